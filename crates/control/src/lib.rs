@@ -1,0 +1,1 @@
+//! armctl_control: not implemented yet; see the project's issues.

@@ -1,0 +1,1 @@
+//! armctl_dynamics: not implemented yet; see the project's issues.

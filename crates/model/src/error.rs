@@ -1,0 +1,187 @@
+//! The one error type of the model crate.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while loading a URDF, converting it, or calling a
+/// kinematics function with inputs of the wrong size. Every variant names the item at fault.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The URDF file could not be read.
+    #[error("cannot read URDF file '{path}': {reason}")]
+    Io {
+        /// The path given.
+        path: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The text is not a well-formed URDF document.
+    #[error("malformed URDF: {reason}")]
+    Malformed {
+        /// The parser's message (it carries the position or the missing element).
+        reason: String,
+    },
+    /// Two links or two joints share a name.
+    #[error("duplicate {kind} name '{name}'")]
+    DuplicateName {
+        /// "link" or "joint".
+        kind: &'static str,
+        /// The repeated name.
+        name: String,
+    },
+    /// A joint refers to a link that does not exist.
+    #[error("joint '{joint}': {role} link '{link}' does not exist")]
+    MissingLink {
+        /// The joint.
+        joint: String,
+        /// "parent" or "child".
+        role: &'static str,
+        /// The missing link name.
+        link: String,
+    },
+    /// A link is the child of more than one joint, so the links do not form a tree.
+    #[error("link '{link}' is the child of several joints ({joints}): a URDF must be a tree")]
+    MultipleParents {
+        /// The link.
+        link: String,
+        /// The joints naming it as child, comma-separated.
+        joints: String,
+    },
+    /// The joints form a closed loop.
+    #[error("the joints form a cycle through link(s) {links}")]
+    Cycle {
+        /// The links on or below the cycle, comma-separated.
+        links: String,
+    },
+    /// The URDF has no unique root link.
+    #[error("the URDF must have exactly one root link, found {roots}")]
+    Roots {
+        /// The root links found, comma-separated (or "none").
+        roots: String,
+    },
+    /// A number is NaN or infinite where a finite value is required.
+    #[error("{element}: {field} is not a finite number ({value})")]
+    NonFinite {
+        /// The element, such as "joint 'elbow'" or "link 'upper_arm' inertial".
+        element: String,
+        /// The attribute, such as "origin xyz".
+        field: &'static str,
+        /// The offending text of the value.
+        value: String,
+    },
+    /// A link has a negative mass.
+    #[error("link '{link}': negative mass {mass}")]
+    NegativeMass {
+        /// The link.
+        link: String,
+        /// Its mass.
+        mass: f64,
+    },
+    /// A link's inertia tensor has a negative principal moment.
+    #[error("link '{link}': inertia is not positive semi-definite (smallest principal moment {eigenvalue:e})")]
+    InertiaNotPositive {
+        /// The link.
+        link: String,
+        /// The smallest eigenvalue of the tensor.
+        eigenvalue: f64,
+    },
+    /// A joint has a zero axis vector.
+    #[error("joint '{joint}': axis has zero length")]
+    ZeroAxis {
+        /// The joint.
+        joint: String,
+    },
+    /// A joint type that a serial arm model cannot hold.
+    #[error("joint '{joint}': type '{kind}' is not supported (only revolute, continuous, prismatic and fixed)")]
+    UnsupportedJoint {
+        /// The joint.
+        joint: String,
+        /// The URDF type.
+        kind: String,
+    },
+    /// A mimic joint lies on the controlled chain.
+    #[error("joint '{joint}' mimics '{mimicked}': mimic joints on the chain are not supported; choose a tip that leaves it off the chain (it is then locked)")]
+    MimicOnChain {
+        /// The mimic joint.
+        joint: String,
+        /// The joint it follows.
+        mimicked: String,
+    },
+    /// A chain joint's `<limit>` is missing or invalid.
+    #[error("joint '{joint}': invalid <limit>: {reason}")]
+    InvalidLimit {
+        /// The joint.
+        joint: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A base or tip link name that the URDF does not have.
+    #[error("unknown {role} link '{link}'")]
+    UnknownLink {
+        /// "base" or "tip".
+        role: &'static str,
+        /// The name given.
+        link: String,
+    },
+    /// The tip is not a descendant of the base.
+    #[error("tip link '{tip}' is not below base link '{base}'")]
+    TipNotBelowBase {
+        /// The base link.
+        base: String,
+        /// The tip link.
+        tip: String,
+    },
+    /// No tip was given and several leaves can be reached through moving joints.
+    #[error("several tip links are possible ({candidates}); choose one with --tip / tip_link")]
+    AmbiguousTip {
+        /// The candidate leaves, comma-separated.
+        candidates: String,
+    },
+    /// The chain from base to tip has no moving joint.
+    #[error("no moving joint between base link '{base}' and tip link '{tip}'")]
+    NoMovingJoint {
+        /// The base link.
+        base: String,
+        /// The tip link.
+        tip: String,
+    },
+    /// A lock position names a joint that is not an off-chain moving joint.
+    #[error("cannot lock joint '{joint}': {reason}")]
+    InvalidLock {
+        /// The joint.
+        joint: String,
+        /// Why.
+        reason: String,
+    },
+    /// A hand-built model is inconsistent.
+    #[error("invalid model: {reason}")]
+    InvalidModel {
+        /// What is wrong.
+        reason: String,
+    },
+    /// An input has the wrong size.
+    #[error("{what}: expected length {expected}, got {got}")]
+    Dimension {
+        /// The input.
+        what: &'static str,
+        /// The model's size.
+        expected: usize,
+        /// The size given.
+        got: usize,
+    },
+}
+
+impl ModelError {
+    /// Checks that `got` equals `expected`, naming `what` otherwise.
+    pub fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(ModelError::Dimension {
+                what,
+                expected,
+                got,
+            })
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! `Jdot(q, qd) qd`: the acceleration of a frame when `qdd = 0`, `[a; dw]` with a the
+//! classical linear acceleration of the frame origin, in base link axes. Task-space laws use
+//! it as `xdd = J qdd + Jdot qd`.
+//!
+//! Outward recursion in base link axes with `r_i = o_i - o_{i-1}` (frame origins):
+//! `w_i = w_{i-1} + (1 - sigma_i) qd_i z_i`,
+//! `dw_i = dw_{i-1} + (1 - sigma_i) w_{i-1} x qd_i z_i`,
+//! `a_i = a_{i-1} + dw_{i-1} x r_i + w_{i-1} x (w_{i-1} x r_i) + sigma_i 2 w_{i-1} x qd_i z_i`,
+//! then the frame point `p` on link k: `a = a_k + dw_k x r + w_k x (w_k x r)`, `r = p - o_k`.
+
+use nalgebra::{Vector3, Vector6};
+
+use crate::forward_kinematics::{frame_pose, update_frames};
+use crate::{FrameId, KinematicsWorkspace, ModelError, Robot};
+
+/// `Jdot qd` of `frame` at `(q, qd)`, as `[linear; angular]` in base link axes.
+pub fn jacobian_dot_qd(
+    robot: &Robot,
+    ws: &mut KinematicsWorkspace,
+    q: &[f64],
+    qd: &[f64],
+    frame: FrameId,
+) -> Result<Vector6<f64>, ModelError> {
+    let n = robot.dof();
+    ModelError::check_len("q", n, q.len())?;
+    ModelError::check_len("qd", n, qd.len())?;
+    ModelError::check_len("workspace", n, ws.dof())?;
+    update_frames(robot, ws, q);
+    let (last, pose) = frame_pose(robot, ws, frame)?;
+    let (mut w, mut dw, mut a) = (Vector3::zeros(), Vector3::zeros(), Vector3::zeros());
+    for (i, joint) in robot.joints().iter().enumerate().take(last) {
+        let f = &ws.frames[i + 1];
+        let r = f.translation.vector - ws.frames[i].translation.vector;
+        let zqd = (f.rotation * Vector3::z()) * qd[i];
+        a += dw.cross(&r) + w.cross(&w.cross(&r));
+        let sigma = joint.kind.sigma();
+        a += 2.0 * sigma * w.cross(&zqd);
+        dw += (1.0 - sigma) * w.cross(&zqd);
+        w += (1.0 - sigma) * zqd;
+        ws.omega[i + 1] = w;
+    }
+    let r = pose.translation.vector - ws.frames[last].translation.vector;
+    a += dw.cross(&r) + w.cross(&w.cross(&r));
+    Ok(Vector6::new(a.x, a.y, a.z, dw.x, dw.y, dw.z))
+}

@@ -1,0 +1,227 @@
+//! One joint of the chain: its type, its modified D-H (Craig) parameters, limits and friction.
+//!
+//! `T_{i-1,i} = RotX(alpha_{i-1}) TransX(a_{i-1}) RotZ(theta_i) TransZ(d_i)`; a revolute
+//! joint turns by `theta + q`, a prismatic joint slides by `d + q`.
+
+use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Vector3};
+
+/// The two joint types of a serial arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JointKind {
+    /// Rotation about z_i by `theta + q`.
+    Revolute,
+    /// Translation along z_i by `d + q`.
+    Prismatic,
+}
+
+impl JointKind {
+    /// `sigma_i` of the Newton-Euler equations: 1 for prismatic, 0 for revolute.
+    pub fn sigma(self) -> f64 {
+        match self {
+            JointKind::Revolute => 0.0,
+            JointKind::Prismatic => 1.0,
+        }
+    }
+
+    /// The lower-case name used in tables and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JointKind::Revolute => "revolute",
+            JointKind::Prismatic => "prismatic",
+        }
+    }
+}
+
+/// Craig's modified D-H parameters of joint i. `a` and `alpha` are `a_{i-1}`, `alpha_{i-1}`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MdhParams {
+    a: f64,
+    alpha: f64,
+    d: f64,
+    theta: f64,
+    cos_alpha: f64,
+    sin_alpha: f64,
+}
+
+impl MdhParams {
+    /// Parameters with `theta` the revolute offset (or the constant angle of a prismatic
+    /// joint) and `d` the prismatic offset (or the constant length of a revolute joint).
+    pub fn new(a: f64, alpha: f64, d: f64, theta: f64) -> Self {
+        let (sin_alpha, cos_alpha) = alpha.sin_cos();
+        Self {
+            a,
+            alpha,
+            d,
+            theta,
+            cos_alpha,
+            sin_alpha,
+        }
+    }
+
+    /// `a_{i-1}`: distance from z_{i-1} to z_i along x_{i-1}.
+    pub fn a(&self) -> f64 {
+        self.a
+    }
+    /// `alpha_{i-1}`: angle from z_{i-1} to z_i about x_{i-1}.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+    /// `d_i` at q = 0.
+    pub fn d(&self) -> f64 {
+        self.d
+    }
+    /// `theta_i` at q = 0.
+    pub fn theta(&self) -> f64 {
+        self.theta
+    }
+    /// `cos(alpha_{i-1})`, precomputed.
+    pub fn cos_alpha(&self) -> f64 {
+        self.cos_alpha
+    }
+    /// `sin(alpha_{i-1})`, precomputed.
+    pub fn sin_alpha(&self) -> f64 {
+        self.sin_alpha
+    }
+
+    /// `(theta_i, d_i)` at joint position `q`.
+    #[inline]
+    pub fn theta_d(&self, kind: JointKind, q: f64) -> (f64, f64) {
+        match kind {
+            JointKind::Revolute => (self.theta + q, self.d),
+            JointKind::Prismatic => (self.theta, self.d + q),
+        }
+    }
+
+    /// Rotation `R_{i-1,i}` for a joint angle `theta` given as `(sin, cos)`.
+    #[inline]
+    pub fn rotation(&self, sin_theta: f64, cos_theta: f64) -> Matrix3<f64> {
+        let (ca, sa) = (self.cos_alpha, self.sin_alpha);
+        Matrix3::new(
+            cos_theta,
+            -sin_theta,
+            0.0,
+            sin_theta * ca,
+            cos_theta * ca,
+            -sa,
+            sin_theta * sa,
+            cos_theta * sa,
+            ca,
+        )
+    }
+
+    /// Origin of frame {i} seen from {i-1}: `p_i = [a, -d sin(alpha), d cos(alpha)]`.
+    #[inline]
+    pub fn origin(&self, d: f64) -> Vector3<f64> {
+        Vector3::new(self.a, -d * self.sin_alpha, d * self.cos_alpha)
+    }
+
+    /// `T_{i-1,i}` at joint position `q`.
+    #[inline]
+    pub fn transform(&self, kind: JointKind, q: f64) -> IsometryMatrix3<f64> {
+        let (theta, d) = self.theta_d(kind, q);
+        let (st, ct) = theta.sin_cos();
+        IsometryMatrix3::from_parts(
+            Translation3::from(self.origin(d)),
+            Rotation3::from_matrix_unchecked(self.rotation(st, ct)),
+        )
+    }
+}
+
+/// Position, velocity and effort limits. A continuous joint has infinite position limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointLimits {
+    /// Lower position limit (rad or m).
+    pub lower: f64,
+    /// Upper position limit (rad or m).
+    pub upper: f64,
+    /// Velocity limit (rad/s or m/s).
+    pub velocity: f64,
+    /// Effort limit (N m or N); every command is saturated to it.
+    pub effort: f64,
+}
+
+impl JointLimits {
+    /// Whether the joint has position limits (false for continuous joints).
+    pub fn is_bounded(&self) -> bool {
+        self.lower.is_finite() && self.upper.is_finite()
+    }
+}
+
+/// Joint friction: `F(qd) = viscous qd + coulomb sgn(qd)` (URDF `<dynamics damping friction>`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Friction {
+    /// Viscous coefficient (N m s/rad or N s/m).
+    pub viscous: f64,
+    /// Coulomb friction (N m or N).
+    pub coulomb: f64,
+}
+
+/// One joint of the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joint {
+    /// The URDF joint name.
+    pub name: String,
+    /// Revolute or prismatic.
+    pub kind: JointKind,
+    /// Craig's modified D-H parameters.
+    pub mdh: MdhParams,
+    /// Limits from the URDF.
+    pub limits: JointLimits,
+    /// Friction from the URDF `<dynamics>`.
+    pub friction: Friction,
+    /// Reflected rotor inertia `k_r^2 J_m`, added to the diagonal of M.
+    pub armature: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Craig's closed form of `T_{i-1,i}`, written out element by element.
+    fn craig(a: f64, alpha: f64, d: f64, theta: f64) -> [[f64; 4]; 3] {
+        let (st, ct) = theta.sin_cos();
+        let (sa, ca) = alpha.sin_cos();
+        [
+            [ct, -st, 0.0, a],
+            [st * ca, ct * ca, -sa, -d * sa],
+            [st * sa, ct * sa, ca, d * ca],
+        ]
+    }
+
+    #[test]
+    fn transform_matches_craig_closed_form() {
+        let p = MdhParams::new(0.3, -0.9, 0.2, 0.4);
+        for (kind, q) in [(JointKind::Revolute, 0.7), (JointKind::Prismatic, -0.1)] {
+            let t = p.transform(kind, q).to_homogeneous();
+            let (theta, d) = p.theta_d(kind, q);
+            let want = craig(0.3, -0.9, d, theta);
+            for (r, row) in want.iter().enumerate() {
+                for (c, v) in row.iter().enumerate() {
+                    assert!((t[(r, c)] - v).abs() < 1e-15, "{kind:?} ({r},{c})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn transform_is_rotx_transx_rotz_transz() {
+        let p = MdhParams::new(-0.2, 1.1, 0.5, -0.3);
+        let t = p.transform(JointKind::Revolute, 0.25);
+        let x = Vector3::x_axis();
+        let z = Vector3::z_axis();
+        let product = IsometryMatrix3::from_parts(
+            Translation3::identity(),
+            Rotation3::from_axis_angle(&x, 1.1),
+        ) * IsometryMatrix3::from_parts(
+            Translation3::new(-0.2, 0.0, 0.0),
+            Rotation3::identity(),
+        ) * IsometryMatrix3::from_parts(
+            Translation3::identity(),
+            Rotation3::from_axis_angle(&z, -0.05),
+        ) * IsometryMatrix3::from_parts(
+            Translation3::new(0.0, 0.0, 0.5),
+            Rotation3::identity(),
+        );
+        assert!((t.to_homogeneous() - product.to_homogeneous()).norm() < 1e-15);
+    }
+}

@@ -1,0 +1,181 @@
+//! Placing Craig's modified D-H frames on the axes of a chain (theory.md section 1).
+//!
+//! Frame {i} has z on axis i and x on a common normal from axis i to axis i+1. Rules, in order:
+//! 1. A URDF link frame that already is a valid MDH frame for its joint is kept, so a URDF
+//!    written from a D-H table converts back to that table. The base link frame is kept as
+//!    frame {0} when its x axis is a common normal to axis 1.
+//! 2. Otherwise: skew axes - the unique common normal, x towards axis i+1 (`a >= 0`);
+//!    intersecting axes - origin at the intersection, `x = z_i x z_{i+1}`; parallel and
+//!    anti-parallel axes - the normal slides so that `d_i = 0`, `alpha` is 0 or pi;
+//!    collinear axes - `a = 0`, `d_i = 0`, `x_i = x_{i-1}`; frame {0} coincides with
+//!    frame {1} at q_1 = 0 (the rest goes into the base transform); frame {n} has
+//!    `d_n = 0` and `x_n = x_{n-1}` at q_n = 0 (the rest goes into the tool transform).
+//!
+//! Axes count as parallel when the sine of their angle is below the tolerance, and as
+//! intersecting or collinear when their distance is below it (metres).
+
+use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3};
+
+use crate::chain::ChainJoint;
+
+/// How axis i relates to axis i+1.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Neighbour {
+    /// Unique common normal from `foot` (on axis i) along `normal`.
+    Skew {
+        foot: Vector3<f64>,
+        normal: Unit<Vector3<f64>>,
+    },
+    /// Axes meet at `point`; `normal = z_i x z_{i+1}`.
+    Intersecting {
+        point: Vector3<f64>,
+        normal: Unit<Vector3<f64>>,
+    },
+    /// Parallel or anti-parallel, `toward` points from axis i to axis i+1.
+    Parallel { toward: Unit<Vector3<f64>> },
+    /// The same line (or no next axis).
+    Collinear,
+    /// Frame {n}: no next axis.
+    Last,
+}
+
+impl Neighbour {
+    /// Relation of axis `a` to axis `b`.
+    pub(crate) fn between(a: &ChainJoint, b: &ChainJoint, tolerance: f64) -> Self {
+        let (u, v) = (a.axis.into_inner(), b.axis.into_inner());
+        let w = b.point - a.point;
+        let cross = u.cross(&v);
+        let sine = cross.norm();
+        if sine < tolerance {
+            let perpendicular = w - u * u.dot(&w);
+            return match Unit::try_new(perpendicular, tolerance) {
+                Some(toward) => Neighbour::Parallel { toward },
+                None => Neighbour::Collinear,
+            };
+        }
+        let normal = Unit::new_normalize(cross);
+        // Closest points: a.point + s u and b.point + t v.
+        let (uv, uw, vw) = (u.dot(&v), u.dot(&w), v.dot(&w));
+        let s = (uw - uv * vw) / (1.0 - uv * uv);
+        let t = (uv * uw - vw) / (1.0 - uv * uv);
+        let foot = a.point + u * s;
+        let gap = (b.point + v * t) - foot;
+        if gap.norm() < tolerance {
+            Neighbour::Intersecting {
+                point: foot + gap * 0.5,
+                normal,
+            }
+        } else {
+            let normal = if gap.dot(&normal) < 0.0 {
+                -normal
+            } else {
+                normal
+            };
+            Neighbour::Skew { foot, normal }
+        }
+    }
+
+    /// The fixed origin and the x line of frame {i}, if the relation fixes them.
+    fn constraints(&self) -> (Option<Vector3<f64>>, Option<Unit<Vector3<f64>>>) {
+        match *self {
+            Neighbour::Skew { foot, normal } => (Some(foot), Some(normal)),
+            Neighbour::Intersecting { point, normal } => (Some(point), Some(normal)),
+            Neighbour::Parallel { toward } => (None, Some(toward)),
+            Neighbour::Collinear | Neighbour::Last => (None, None),
+        }
+    }
+}
+
+/// A frame from its origin, x and z axes (x is made exactly orthogonal to z).
+fn frame(origin: Vector3<f64>, x: &Vector3<f64>, z: &Unit<Vector3<f64>>) -> IsometryMatrix3<f64> {
+    let x = Unit::new_normalize(x - z.into_inner() * z.dot(x));
+    let y = z.cross(&x);
+    let r = Matrix3::from_columns(&[x.into_inner(), y, z.into_inner()]);
+    IsometryMatrix3::from_parts(
+        Translation3::from(origin),
+        Rotation3::from_matrix_unchecked(r),
+    )
+}
+
+/// A unit vector orthogonal to `z`, as close as possible to `hint`.
+fn orthogonal_to(z: &Unit<Vector3<f64>>, hint: &Vector3<f64>) -> Vector3<f64> {
+    let projected = hint - z.into_inner() * z.dot(hint);
+    if projected.norm() > 1e-6 {
+        projected.normalize()
+    } else {
+        // Any orthogonal vector: cross with the least aligned basis axis.
+        let basis = if z.x.abs() < 0.9 {
+            Vector3::x()
+        } else {
+            Vector3::y()
+        };
+        z.cross(&basis).normalize()
+    }
+}
+
+/// Frame {i} for `joint`, given its relation to the next axis and frame {i-1} when known.
+/// Returns the frame and whether the URDF frame was kept.
+pub(crate) fn place_frame(
+    joint: &ChainJoint,
+    next: &Neighbour,
+    previous: Option<&IsometryMatrix3<f64>>,
+    tolerance: f64,
+) -> (IsometryMatrix3<f64>, bool) {
+    let z = joint.axis;
+    let (fixed_origin, x_line) = next.constraints();
+    if urdf_frame_is_valid(joint, fixed_origin, x_line, tolerance) {
+        return (joint.urdf_frame, true);
+    }
+    let origin = fixed_origin.unwrap_or_else(|| match previous {
+        // Where the x_{i-1} line meets this axis: d_i = 0.
+        Some(p) => joint.point + z.into_inner() * z.dot(&(p.translation.vector - joint.point)),
+        None => joint.point,
+    });
+    let x = match (x_line, previous) {
+        (Some(line), _) => line.into_inner(),
+        (None, Some(p)) => orthogonal_to(&z, &(p.rotation * Vector3::x())),
+        (None, None) => orthogonal_to(&z, &(joint.urdf_frame.rotation * Vector3::x())),
+    };
+    (frame(origin, &x, &z), false)
+}
+
+fn urdf_frame_is_valid(
+    joint: &ChainJoint,
+    fixed_origin: Option<Vector3<f64>>,
+    x_line: Option<Unit<Vector3<f64>>>,
+    tolerance: f64,
+) -> bool {
+    let f = &joint.urdf_frame;
+    let fz = f.rotation * Vector3::z();
+    let fx = f.rotation * Vector3::x();
+    let z_ok = (fz - joint.axis.into_inner()).norm() < tolerance;
+    let origin_ok = fixed_origin.is_none_or(|o| (f.translation.vector - o).norm() < tolerance);
+    let x_ok = x_line.is_none_or(|n| {
+        (fx - n.into_inner()).norm() < tolerance || (fx + n.into_inner()).norm() < tolerance
+    });
+    z_ok && origin_ok && x_ok
+}
+
+/// Whether the base link frame (identity) can be frame {0}: its x axis must be orthogonal to
+/// axis 1 and meet it.
+pub(crate) fn base_frame_is_valid(first: &ChainJoint, tolerance: f64) -> bool {
+    let u = first.axis.into_inner();
+    let x = Vector3::x();
+    if x.dot(&u).abs() >= tolerance {
+        return false;
+    }
+    let normal = x.cross(&u).normalize();
+    normal.dot(&first.point).abs() < tolerance
+}
+
+/// The MDH parameters `(a, alpha, d, theta)` of `t = T_{i-1,i}` at q = 0. Exact when `t` is
+/// of the MDH form; otherwise the projection onto it.
+pub(crate) fn mdh_parameters(t: &IsometryMatrix3<f64>) -> [f64; 4] {
+    let r = t.rotation.matrix();
+    let p = t.translation.vector;
+    let alpha = (-r[(1, 2)]).atan2(r[(2, 2)]);
+    let theta = (-r[(0, 1)]).atan2(r[(0, 0)]);
+    let (sa, ca) = alpha.sin_cos();
+    let d = -p.y * sa + p.z * ca;
+    [p.x, alpha, d, theta]
+}

@@ -1,0 +1,164 @@
+//! The immutable robot model: modified D-H joints, link inertials, base and tool transforms,
+//! gravity. Algorithms take `&Robot` and a separate mutable workspace.
+
+use nalgebra::{IsometryMatrix3, Vector3};
+
+use crate::{Joint, ModelError, RigidInertia};
+
+/// Default gravity in the base link frame, m/s^2.
+pub const DEFAULT_GRAVITY: [f64; 3] = [0.0, 0.0, -9.81];
+
+/// A serial arm as a modified D-H chain.
+///
+/// `T_tip(q) = base * T_1(q_1) * ... * T_n(q_n) * tool`, with `base` the pose of MDH frame
+/// {0} in the base link frame. Link i's inertial is expressed in MDH frame {i}.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Robot {
+    name: String,
+    base_link: String,
+    tip_link: String,
+    joints: Vec<Joint>,
+    links: Vec<RigidInertia>,
+    base: IsometryMatrix3<f64>,
+    tool: IsometryMatrix3<f64>,
+    gravity: Vector3<f64>,
+}
+
+/// The parts of a [`Robot`], for building one by hand (from a D-H table) or changing one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RobotParts {
+    /// Robot name.
+    pub name: String,
+    /// Name of the base link (frame the base transform and gravity are given in).
+    pub base_link: String,
+    /// Name of the tip link.
+    pub tip_link: String,
+    /// Joints, base to tip.
+    pub joints: Vec<Joint>,
+    /// Inertial of link i in MDH frame {i}, one per joint.
+    pub links: Vec<RigidInertia>,
+    /// Pose of MDH frame {0} in the base link frame.
+    pub base: IsometryMatrix3<f64>,
+    /// Pose of the tip in MDH frame {n}.
+    pub tool: IsometryMatrix3<f64>,
+    /// Gravity in the base link frame.
+    pub gravity: Vector3<f64>,
+}
+
+impl Robot {
+    /// Checks the parts and builds the model.
+    pub fn new(parts: RobotParts) -> Result<Self, ModelError> {
+        let invalid = |reason: String| Err(ModelError::InvalidModel { reason });
+        if parts.joints.is_empty() {
+            return invalid("a robot needs at least one joint".into());
+        }
+        if parts.joints.len() != parts.links.len() {
+            return invalid(format!(
+                "{} joints but {} link inertials",
+                parts.joints.len(),
+                parts.links.len()
+            ));
+        }
+        for (joint, link) in parts.joints.iter().zip(&parts.links) {
+            let m = &joint.mdh;
+            let numbers = [m.a(), m.alpha(), m.d(), m.theta(), joint.armature];
+            if numbers.iter().any(|v| !v.is_finite()) || !link.is_finite() {
+                return invalid(format!("joint '{}' has a non-finite value", joint.name));
+            }
+            if link.mass < 0.0 {
+                return invalid(format!("link of joint '{}' has negative mass", joint.name));
+            }
+            let l = &joint.limits;
+            let ordered = l.lower <= l.upper;
+            if l.effort.is_nan() || l.effort <= 0.0 || !ordered {
+                return invalid(format!("joint '{}' has invalid limits", joint.name));
+            }
+        }
+        let transforms_finite = [&parts.base, &parts.tool]
+            .iter()
+            .all(|t| t.to_homogeneous().iter().all(|v| v.is_finite()));
+        if !transforms_finite || parts.gravity.iter().any(|v| !v.is_finite()) {
+            return invalid("base, tool or gravity has a non-finite value".into());
+        }
+        Ok(Self {
+            name: parts.name,
+            base_link: parts.base_link,
+            tip_link: parts.tip_link,
+            joints: parts.joints,
+            links: parts.links,
+            base: parts.base,
+            tool: parts.tool,
+            gravity: parts.gravity,
+        })
+    }
+
+    /// The parts, to change some and build a new model.
+    pub fn to_parts(&self) -> RobotParts {
+        RobotParts {
+            name: self.name.clone(),
+            base_link: self.base_link.clone(),
+            tip_link: self.tip_link.clone(),
+            joints: self.joints.clone(),
+            links: self.links.clone(),
+            base: self.base,
+            tool: self.tool,
+            gravity: self.gravity,
+        }
+    }
+
+    /// Number of joints (degrees of freedom).
+    pub fn dof(&self) -> usize {
+        self.joints.len()
+    }
+    /// Robot name from the URDF.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Base link name.
+    pub fn base_link(&self) -> &str {
+        &self.base_link
+    }
+    /// Tip link name.
+    pub fn tip_link(&self) -> &str {
+        &self.tip_link
+    }
+    /// Joints, base to tip.
+    pub fn joints(&self) -> &[Joint] {
+        &self.joints
+    }
+    /// Link inertials in their MDH frames.
+    pub fn links(&self) -> &[RigidInertia] {
+        &self.links
+    }
+    /// Pose of MDH frame {0} in the base link frame.
+    pub fn base(&self) -> &IsometryMatrix3<f64> {
+        &self.base
+    }
+    /// Pose of the tip in MDH frame {n}.
+    pub fn tool(&self) -> &IsometryMatrix3<f64> {
+        &self.tool
+    }
+    /// Gravity in the base link frame.
+    pub fn gravity(&self) -> &Vector3<f64> {
+        &self.gravity
+    }
+    /// Gravity in MDH frame {0}, the frame the recursive algorithms start from.
+    pub fn gravity_in_frame0(&self) -> Vector3<f64> {
+        self.base.rotation.inverse() * self.gravity
+    }
+    /// Joint names, base to tip.
+    pub fn joint_names(&self) -> impl Iterator<Item = &str> {
+        self.joints.iter().map(|j| j.name.as_str())
+    }
+    /// Index of the joint called `name`.
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j.name == name)
+    }
+    /// The model with another gravity vector (base link frame).
+    pub fn with_gravity(&self, gravity: Vector3<f64>) -> Result<Self, ModelError> {
+        Self::new(RobotParts {
+            gravity,
+            ..self.to_parts()
+        })
+    }
+}

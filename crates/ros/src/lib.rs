@@ -1,0 +1,1 @@
+//! armctl_ros: not implemented yet; see the project's issues.

@@ -1,0 +1,1 @@
+//! armctl_sim: not implemented yet; see the project's issues.
