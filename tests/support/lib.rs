@@ -134,3 +134,5 @@ pub fn matrix4(rows: &[Vec<f64>]) -> Matrix4<f64> {
 pub fn dmatrix(rows: &[Vec<f64>]) -> DMatrix<f64> {
     DMatrix::from_fn(rows.len(), rows[0].len(), |r, c| rows[r][c])
 }
+
+pub mod random_chain;

@@ -165,10 +165,11 @@ fn nearly_parallel_warnings(joints: &[ChainJoint], neighbours: &[Neighbour]) -> 
                 Neighbour::Skew { .. } | Neighbour::Intersecting { .. } if sine < NEARLY_PARALLEL => Some(format!(
                     "axes of joints '{}' and '{}' are nearly parallel (angle {:.3e} rad) but not within the tolerance: \
                      their common normal is far from the arm and the table is ill-conditioned; \
-                     a larger tolerance treats them as parallel",
+                     tolerance {:.0e} treats them as parallel",
                     pair[0].name,
                     pair[1].name,
-                    sine.asin()
+                    sine.asin(),
+                    sine * 10.0
                 )),
                 _ => None,
             }

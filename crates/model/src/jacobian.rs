@@ -37,3 +37,61 @@ pub fn jacobian(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_robots::mixed_arm;
+    use crate::{forward_kinematics, FrameId};
+    use nalgebra::Vector6;
+
+    /// Twist of `frame` by central differences of forward kinematics along `qd`.
+    fn numeric_twist(robot: &Robot, q: &[f64], qd: &[f64], frame: FrameId) -> Vector6<f64> {
+        let h = 1e-6;
+        let mut ws = KinematicsWorkspace::new(robot);
+        let step = |s: f64| -> Vec<f64> { q.iter().zip(qd).map(|(a, b)| a + s * h * b).collect() };
+        let plus = forward_kinematics(robot, &mut ws, &step(1.0))
+            .unwrap()
+            .get(frame)
+            .unwrap();
+        let minus = forward_kinematics(robot, &mut ws, &step(-1.0))
+            .unwrap()
+            .get(frame)
+            .unwrap();
+        let v = (plus.translation.vector - minus.translation.vector) / (2.0 * h);
+        // The skew part of the small relative rotation: accurate where acos-based angles are not.
+        let d = plus.rotation.matrix() * minus.rotation.matrix().transpose();
+        let w = Vector3::new(
+            d[(2, 1)] - d[(1, 2)],
+            d[(0, 2)] - d[(2, 0)],
+            d[(1, 0)] - d[(0, 1)],
+        ) / (4.0 * h);
+        Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z)
+    }
+
+    #[test]
+    fn jacobian_matches_finite_differences() {
+        let robot = mixed_arm();
+        let q = [0.3, -0.5, 0.1, 1.2, -0.7];
+        let qd = [0.4, 0.9, -0.3, 0.2, -1.1];
+        let mut ws = KinematicsWorkspace::new(&robot);
+        let mut j = Matrix6xX::zeros(robot.dof());
+        for frame in [FrameId::Tip, FrameId::Mdh(3), FrameId::Mdh(0)] {
+            jacobian(&robot, &mut ws, &q, frame, &mut j).unwrap();
+            let twist = &j * nalgebra::DVector::from_column_slice(&qd);
+            let err = (twist - numeric_twist(&robot, &q, &qd, frame)).abs().max();
+            assert!(err < 1e-8, "{frame:?}: {err:e}");
+        }
+    }
+
+    #[test]
+    fn wrong_sizes_are_errors() {
+        let robot = mixed_arm();
+        let mut ws = KinematicsWorkspace::new(&robot);
+        let mut j = Matrix6xX::zeros(robot.dof());
+        assert!(jacobian(&robot, &mut ws, &[0.0; 3], FrameId::Tip, &mut j).is_err());
+        assert!(jacobian(&robot, &mut ws, &[0.0; 5], FrameId::Mdh(9), &mut j).is_err());
+        let mut short = Matrix6xX::zeros(2);
+        assert!(jacobian(&robot, &mut ws, &[0.0; 5], FrameId::Tip, &mut short).is_err());
+    }
+}

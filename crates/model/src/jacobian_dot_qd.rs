@@ -43,3 +43,33 @@ pub fn jacobian_dot_qd(
     a += dw.cross(&r) + w.cross(&w.cross(&r));
     Ok(Vector6::new(a.x, a.y, a.z, dw.x, dw.y, dw.z))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jacobian;
+    use crate::test_robots::mixed_arm;
+    use nalgebra::{DVector, Matrix6xX};
+
+    #[test]
+    fn equals_time_derivative_of_jacobian_times_qd() {
+        let robot = mixed_arm();
+        let q = [0.3, -0.5, 0.1, 1.2, -0.7];
+        let qd = [0.4, 0.9, -0.3, 0.2, -1.1];
+        let mut ws = KinematicsWorkspace::new(&robot);
+        let h = 1e-6;
+        for frame in [FrameId::Tip, FrameId::Mdh(4), FrameId::Mdh(2)] {
+            let mut jac = |s: f64| {
+                let qs: Vec<f64> = q.iter().zip(&qd).map(|(a, b)| a + s * h * b).collect();
+                let mut j = Matrix6xX::zeros(robot.dof());
+                jacobian(&robot, &mut ws, &qs, frame, &mut j).unwrap();
+                j
+            };
+            let jdot = (jac(1.0) - jac(-1.0)) / (2.0 * h);
+            let want = jdot * DVector::from_column_slice(&qd);
+            let got = jacobian_dot_qd(&robot, &mut ws, &q, &qd, frame).unwrap();
+            let err = (got - want).abs().max();
+            assert!(err < 1e-7, "{frame:?}: {err:e}\n{got}\n{want}");
+        }
+    }
+}

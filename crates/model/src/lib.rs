@@ -43,6 +43,8 @@ mod joint;
 mod kinematics_workspace;
 mod mdh_frames;
 mod robot;
+#[cfg(test)]
+mod test_robots;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport};

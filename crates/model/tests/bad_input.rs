@@ -1,0 +1,348 @@
+//! Every kind of bad URDF gives an error naming the element at fault, never a panic.
+
+use armctl_model::{urdf_to_robot, BranchPolicy, ChainOptions, ModelError};
+
+const LIMIT: &str = r#"<limit lower="-2" upper="2" effort="10" velocity="1"/>"#;
+
+fn joint_with(name: &str, kind: &str, parent: &str, child: &str, extra: &str) -> String {
+    format!(
+        r#"<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>{LIMIT}{extra}</joint>"#
+    )
+}
+
+fn joint(name: &str, kind: &str, parent: &str, child: &str) -> String {
+    joint_with(name, kind, parent, child, "")
+}
+
+fn link(name: &str) -> String {
+    format!(
+        r#"<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>"#
+    )
+}
+
+fn robot(body: &str) -> String {
+    format!("<robot name=\"bad\">{body}</robot>")
+}
+
+/// A valid two-joint arm with a piece appended.
+fn arm(extra: &str) -> String {
+    robot(&format!(
+        "{}{}{}{}{}{extra}",
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "a"),
+        joint("j2", "revolute", "a", "b")
+    ))
+}
+
+fn error(text: &str) -> ModelError {
+    error_with(text, &ChainOptions::default())
+}
+
+fn error_with(text: &str, options: &ChainOptions) -> ModelError {
+    match urdf_to_robot(text, options) {
+        Ok(_) => panic!("accepted bad URDF:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+fn says(e: &ModelError, words: &[&str]) {
+    let message = e.to_string();
+    for w in words {
+        assert!(message.contains(w), "'{message}' does not mention '{w}'");
+    }
+}
+
+#[test]
+fn valid_arm_is_accepted() {
+    assert_eq!(
+        urdf_to_robot(&arm(""), &ChainOptions::default())
+            .unwrap()
+            .robot
+            .dof(),
+        2
+    );
+}
+
+#[test]
+fn malformed_xml() {
+    let e = error("<robot name=\"x\"><link name=\"a\"></robot>");
+    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+    let e = error("not xml at all");
+    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+}
+
+#[test]
+fn joint_without_child_element() {
+    let e = error(&arm(
+        r#"<joint name="j3" type="fixed"><parent link="b"/></joint>"#,
+    ));
+    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+    says(&e, &["child"]);
+}
+
+#[test]
+fn missing_parent_link() {
+    let e = error(&arm(&joint("j3", "fixed", "ghost", "c")));
+    assert!(matches!(e, ModelError::MissingLink { .. }), "{e}");
+    says(&e, &["j3", "parent", "ghost"]);
+}
+
+#[test]
+fn missing_child_link() {
+    let e = error(&arm(&joint("j3", "fixed", "b", "ghost")));
+    says(&e, &["j3", "child", "ghost"]);
+}
+
+#[test]
+fn cycle() {
+    let text = robot(&format!(
+        "{}{}{}{}{}{}",
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "a"),
+        joint("j2", "revolute", "a", "b"),
+        joint("back", "fixed", "b", "a"),
+    ));
+    // The loop makes link "a" a child twice; the error names it and both joints.
+    says(&error(&text), &["'a'", "j1", "back"]);
+    let pure_loop = robot(&format!(
+        "{}{}{}{}",
+        link("a"),
+        link("b"),
+        joint("ab", "revolute", "a", "b"),
+        joint("ba", "revolute", "b", "a"),
+    ));
+    let e = error(&pure_loop);
+    assert!(matches!(e, ModelError::Cycle { .. }), "{e}");
+    says(&e, &["a", "b"]);
+}
+
+#[test]
+fn unknown_tip_and_base() {
+    let options = ChainOptions {
+        tip_link: Some("nowhere".into()),
+        ..ChainOptions::default()
+    };
+    says(&error_with(&arm(""), &options), &["tip", "nowhere"]);
+    let options = ChainOptions {
+        base_link: Some("nobase".into()),
+        ..ChainOptions::default()
+    };
+    says(&error_with(&arm(""), &options), &["base", "nobase"]);
+}
+
+#[test]
+fn tip_not_below_base() {
+    let options = ChainOptions {
+        base_link: Some("b".into()),
+        tip_link: Some("a".into()),
+        ..ChainOptions::default()
+    };
+    let e = error_with(&arm(""), &options);
+    assert!(matches!(e, ModelError::TipNotBelowBase { .. }), "{e}");
+}
+
+#[test]
+fn tree_without_unique_chain() {
+    let text = arm(&format!(
+        "{}{}",
+        link("c"),
+        joint("j3", "revolute", "a", "c")
+    ));
+    let e = error(&text);
+    assert!(matches!(e, ModelError::AmbiguousTip { .. }), "{e}");
+    says(&e, &["b", "c", "--tip"]);
+    // Naming the tip resolves it; the other branch is locked with its mass kept.
+    let options = ChainOptions {
+        tip_link: Some("b".into()),
+        ..ChainOptions::default()
+    };
+    let conversion = urdf_to_robot(&text, &options).unwrap();
+    assert_eq!(
+        conversion.report.chain.locked,
+        vec![("j3".to_string(), 0.0)]
+    );
+    assert_eq!(conversion.robot.links()[0].mass, 2.0);
+    let dropped = ChainOptions {
+        branches: BranchPolicy::Drop,
+        ..options
+    };
+    let conversion = urdf_to_robot(&text, &dropped).unwrap();
+    assert_eq!(conversion.report.chain.dropped, vec!["c".to_string()]);
+    assert_eq!(conversion.robot.links()[0].mass, 1.0);
+}
+
+#[test]
+fn no_moving_joint() {
+    let text = robot(&format!(
+        "{}{}{}",
+        link("base"),
+        link("a"),
+        joint("j", "fixed", "base", "a")
+    ));
+    assert!(matches!(error(&text), ModelError::NoMovingJoint { .. }));
+}
+
+#[test]
+fn negative_mass() {
+    let text = arm(
+        r#"<link name="c"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+    );
+    let e = error(&text);
+    assert!(matches!(e, ModelError::NegativeMass { .. }), "{e}");
+    says(&e, &["'c'", "-1"]);
+}
+
+#[test]
+fn non_positive_definite_inertia() {
+    let text = arm(
+        r#"<link name="c"><inertial><mass value="1"/><inertia ixx="1" ixy="2" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+    );
+    let e = error(&text);
+    assert!(matches!(e, ModelError::InertiaNotPositive { .. }), "{e}");
+    says(&e, &["'c'", "inertia"]);
+}
+
+#[test]
+fn nan_in_a_number() {
+    let cases = [
+        (
+            r#"<link name="c"><inertial><origin xyz="0 NaN 0"/><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            "origin xyz",
+        ),
+        (
+            r#"<link name="c"><inertial><mass value="nan"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            "mass",
+        ),
+        (
+            r#"<link name="c"><inertial><mass value="1"/><inertia ixx="inf" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            "inertia",
+        ),
+    ];
+    for (extra, word) in cases {
+        let e = error(&arm(extra));
+        assert!(matches!(e, ModelError::NonFinite { .. }), "{e}");
+        says(&e, &["link 'c'", word]);
+    }
+    let bad_origin = arm("").replacen(
+        r#"<origin xyz="0 0 0.1"/>"#,
+        r#"<origin xyz="0 0 0.1" rpy="0 nan 0"/>"#,
+        1,
+    );
+    says(&error(&bad_origin), &["joint 'j1'", "origin rpy"]);
+    let bad_axis = arm("").replacen(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 NaN 1"/>"#, 1);
+    says(&error(&bad_axis), &["joint 'j1'", "axis"]);
+    let bad_limit = arm("").replacen(r#"effort="10""#, r#"effort="nan""#, 1);
+    says(&error(&bad_limit), &["j1"]);
+}
+
+#[test]
+fn duplicate_names() {
+    says(&error(&arm(&link("a"))), &["duplicate link", "'a'"]);
+    says(
+        &error(&arm(&format!(
+            "{}{}",
+            link("c"),
+            joint("j1", "fixed", "b", "c")
+        ))),
+        &["duplicate joint", "'j1'"],
+    );
+}
+
+#[test]
+fn several_roots() {
+    let e = error(&arm(&link("floating_piece")));
+    assert!(matches!(e, ModelError::Roots { .. }), "{e}");
+    says(&e, &["base", "floating_piece"]);
+}
+
+#[test]
+fn unsupported_joint_types() {
+    for kind in ["floating", "planar"] {
+        let e = error(&arm(&format!(
+            "{}{}",
+            link("c"),
+            joint("j3", kind, "b", "c")
+        )));
+        says(&e, &["j3", kind]);
+    }
+}
+
+#[test]
+fn mimic_joint_on_chain_is_refused() {
+    let text = robot(&format!(
+        "{}{}{}{}{}",
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "a"),
+        joint_with(
+            "j2",
+            "revolute",
+            "a",
+            "b",
+            r#"<mimic joint="j1" multiplier="2"/>"#
+        )
+    ));
+    let e = error(&text);
+    assert!(matches!(e, ModelError::MimicOnChain { .. }), "{e}");
+    says(&e, &["j2", "j1"]);
+}
+
+#[test]
+fn mimic_joint_off_chain_follows_its_locked_master() {
+    let text = arm(&format!(
+        "{}{}{}{}",
+        link("f1"),
+        link("f2"),
+        joint("finger1", "prismatic", "b", "f1"),
+        joint_with(
+            "finger2",
+            "prismatic",
+            "b",
+            "f2",
+            r#"<mimic joint="finger1" multiplier="-1" offset="0.1"/>"#
+        )
+    ));
+    let mut options = ChainOptions {
+        tip_link: Some("b".into()),
+        ..ChainOptions::default()
+    };
+    options.locked_positions.insert("finger1".into(), 0.5);
+    let locked = urdf_to_robot(&text, &options).unwrap().report.chain.locked;
+    assert!(locked.contains(&("finger1".to_string(), 0.5)), "{locked:?}");
+    assert!(
+        locked.contains(&("finger2".to_string(), -0.4)),
+        "{locked:?}"
+    );
+}
+
+#[test]
+fn zero_axis_and_missing_limits() {
+    let zero = arm("").replacen(r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 0 0"/>"#, 1);
+    says(&error(&zero), &["j1", "axis"]);
+    let no_limit = arm("").replacen(LIMIT, "", 1);
+    let e = error(&no_limit);
+    assert!(matches!(e, ModelError::InvalidLimit { .. }), "{e}");
+    says(&e, &["j1", "effort"]);
+}
+
+#[test]
+fn locking_a_chain_joint_is_refused() {
+    let mut options = ChainOptions::default();
+    options.locked_positions.insert("j1".into(), 0.3);
+    says(&error_with(&arm(""), &options), &["j1", "off the chain"]);
+}
+
+#[test]
+fn missing_file() {
+    let e = armctl_model::urdf_file_to_robot(
+        std::path::Path::new("/nonexistent/arm.urdf"),
+        &ChainOptions::default(),
+    )
+    .unwrap_err();
+    says(&e, &["/nonexistent/arm.urdf"]);
+}
