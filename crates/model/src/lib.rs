@@ -32,6 +32,8 @@
 //! - Axes within the tolerance of parallel are treated as parallel; the converter reports the
 //!   resulting tip-pose difference ([`ConversionReport::fk_residual`]).
 
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
 mod chain;
 mod conversion;
 mod error;

@@ -177,5 +177,25 @@ pub(crate) fn mdh_parameters(t: &IsometryMatrix3<f64>) -> [f64; 4] {
     let theta = (-r[(0, 1)]).atan2(r[(0, 0)]);
     let (sa, ca) = alpha.sin_cos();
     let d = -p.y * sa + p.z * ca;
-    [p.x, alpha, d, theta]
+    [clean(p.x), clean_angle(alpha), clean(d), clean_angle(theta)]
+}
+
+/// Rounding noise below this is written as an exact zero, so tables read as they were meant.
+const ROUNDING: f64 = 1e-12;
+
+fn clean(v: f64) -> f64 {
+    if v.abs() < ROUNDING {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// An angle in (-pi, pi], with rounding noise removed.
+fn clean_angle(v: f64) -> f64 {
+    if (v + std::f64::consts::PI).abs() < ROUNDING {
+        std::f64::consts::PI
+    } else {
+        clean(v)
+    }
 }
