@@ -106,7 +106,9 @@ fn render_pose(name: &str, pose: &IsometryMatrix3<f64>) -> String {
     let m = pose.to_homogeneous();
     let mut out = format!("{name}:\n");
     for r in 0..4 {
-        let row: Vec<String> = (0..4).map(|c| format!("{:10.6}", tidy(m[(r, c)]))).collect();
+        let row: Vec<String> = (0..4)
+            .map(|c| format!("{:10.6}", tidy(m[(r, c)])))
+            .collect();
         out += &format!("  [{}]\n", row.join(" "));
     }
     out
@@ -143,11 +145,22 @@ fn render(conversion: &Conversion, branches: BranchPolicy) -> String {
             limit(j.limits.upper),
             j.limits.velocity,
             j.limits.effort,
-            if report.urdf_frame_kept[i + 1] { "urdf" } else { "default" },
+            if report.urdf_frame_kept[i + 1] {
+                "urdf"
+            } else {
+                "default"
+            },
         );
     }
-    out += &format!("\n{}{}", render_pose("base (base link -> frame {0})", robot.base()), render_pose("tool (frame {n} -> tip)", robot.tool()));
-    out += &format!("\n{:>3} {:<22} {:>9}  {:<32} inertia about COM [xx xy xz yy yz zz] (frame i)\n", "i", "link of joint", "mass", "com (frame i)");
+    out += &format!(
+        "\n{}{}",
+        render_pose("base (base link -> frame {0})", robot.base()),
+        render_pose("tool (frame {n} -> tip)", robot.tool())
+    );
+    out += &format!(
+        "\n{:>3} {:<22} {:>9}  {:<32} inertia about COM [xx xy xz yy yz zz] (frame i)\n",
+        "i", "link of joint", "mass", "com (frame i)"
+    );
     for (i, (j, l)) in robot.joints().iter().zip(robot.links()).enumerate() {
         let c = l.com.map(tidy);
         let t = l.inertia_com.map(tidy);
@@ -166,7 +179,10 @@ fn render(conversion: &Conversion, branches: BranchPolicy) -> String {
     for (link, joint) in &report.chain.lumped {
         out += &format!("  lumped {link} into the link of {joint}\n");
     }
-    out += &format!("tip pose check against the URDF: max difference {:.1e}\n", report.fk_residual);
+    out += &format!(
+        "tip pose check against the URDF: max difference {:.1e}\n",
+        report.fk_residual
+    );
     for w in &report.warnings {
         out += &format!("warning: {w}\n");
     }

@@ -118,7 +118,10 @@ impl ModelJson {
                 .chain
                 .lumped
                 .iter()
-                .map(|(link, joint)| LumpedJson { link: link.clone(), into_joint: joint.clone() })
+                .map(|(link, joint)| LumpedJson {
+                    link: link.clone(),
+                    into_joint: joint.clone(),
+                })
                 .collect(),
             fk_residual: report.fk_residual,
             warnings: report.warnings.clone(),

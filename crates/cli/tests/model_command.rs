@@ -1,0 +1,71 @@
+//! `armctl model` as a user runs it: tables, JSON, and clear errors.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn armctl(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("armctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn table_names_every_joint() {
+    let (ok, out, err) = armctl(&["model", "urdf/panda.urdf"]);
+    assert!(ok, "{err}");
+    for i in 1..=7 {
+        assert!(out.contains(&format!("panda_joint{i}")), "{out}");
+    }
+    assert!(out.contains("off-chain moving joints: lock"), "{out}");
+}
+
+#[test]
+fn json_follows_the_documented_schema() {
+    let (ok, out, err) = armctl(&[
+        "model",
+        "urdf/puma560.urdf",
+        "--base",
+        "base_link",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let joints = v["joints"].as_array().expect("joints");
+    assert_eq!(joints.len(), 6);
+    // The AKB table: joint 3 has a_2 = 0.4318, d_3 = -0.0934; joint 4 has a_3 = -0.0203.
+    let close = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-12;
+    assert!(close(&joints[2]["a"], 0.4318));
+    assert!(close(&joints[2]["d"], -0.0934));
+    assert!(close(&joints[3]["a"], -0.0203));
+    for key in [
+        "name", "type", "a", "alpha", "d", "theta", "lower", "upper", "velocity", "effort",
+    ] {
+        assert!(joints[0].get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["base"].as_array().unwrap().len(), 4);
+    assert!(close(&v["tool"][2][3], 0.0563));
+    assert!(close(&v["links"][1]["mass"], 17.4));
+    assert!(close(&v["links"][1]["inertia"][2][2], 0.539));
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let (ok, _, err) = armctl(&["model", "no/such/file.urdf"]);
+    assert!(!ok && err.contains("no/such/file.urdf"), "{err}");
+    let (ok, _, err) = armctl(&["model", "urdf/panda.urdf", "--tip", "nowhere"]);
+    assert!(!ok && err.contains("unknown tip link 'nowhere'"), "{err}");
+    let (ok, _, err) = armctl(&["model", "urdf/panda.urdf", "--lock", "oops"]);
+    assert!(!ok && err.contains("JOINT=VALUE"), "{err}");
+    assert!(!err.contains("panicked"));
+}
