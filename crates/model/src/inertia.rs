@@ -135,6 +135,52 @@ impl RigidInertia {
     }
 }
 
+/// The inertial parameters in the form the dynamics is linear in: inertia tensor about the
+/// frame origin, first moment of mass `h = m c`, mass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkParameters {
+    /// Inertia tensor about the frame origin (`XX XY XZ; XY YY YZ; XZ YZ ZZ`).
+    pub inertia_origin: Matrix3<f64>,
+    /// First moment of mass `[MX, MY, MZ]`.
+    pub first_moment: Vector3<f64>,
+    /// Mass `M`.
+    pub mass: f64,
+}
+
+impl LinkParameters {
+    /// The parameters of a body.
+    pub fn from_inertia(body: &RigidInertia) -> Self {
+        Self::from_vector(&body.parameters())
+    }
+
+    /// From `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`.
+    pub fn from_vector(p: &[f64; PARAMS_PER_LINK]) -> Self {
+        Self {
+            inertia_origin: Matrix3::new(p[0], p[1], p[2], p[1], p[3], p[4], p[2], p[4], p[5]),
+            first_moment: Vector3::new(p[6], p[7], p[8]),
+            mass: p[9],
+        }
+    }
+
+    /// As `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`.
+    pub fn to_vector(&self) -> [f64; PARAMS_PER_LINK] {
+        let i = &self.inertia_origin;
+        let h = &self.first_moment;
+        [
+            i[(0, 0)],
+            i[(0, 1)],
+            i[(0, 2)],
+            i[(1, 1)],
+            i[(1, 2)],
+            i[(2, 2)],
+            h.x,
+            h.y,
+            h.z,
+            self.mass,
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,7 +53,7 @@ pub use chain::{BranchPolicy, ChainOptions, ChainReport};
 pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport};
 pub use error::ModelError;
 pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
-pub use inertia::{RigidInertia, PARAMS_PER_LINK};
+pub use inertia::{LinkParameters, RigidInertia, PARAMS_PER_LINK};
 pub use jacobian::jacobian;
 pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};

@@ -3,7 +3,7 @@
 
 use nalgebra::{IsometryMatrix3, Vector3};
 
-use crate::{Joint, ModelError, RigidInertia};
+use crate::{Joint, LinkParameters, ModelError, RigidInertia};
 
 /// Default gravity in the base link frame, m/s^2.
 pub const DEFAULT_GRAVITY: [f64; 3] = [0.0, 0.0, -9.81];
@@ -19,6 +19,7 @@ pub struct Robot {
     tip_link: String,
     joints: Vec<Joint>,
     links: Vec<RigidInertia>,
+    link_parameters: Vec<LinkParameters>,
     base: IsometryMatrix3<f64>,
     tool: IsometryMatrix3<f64>,
     gravity: Vector3<f64>,
@@ -85,6 +86,11 @@ impl Robot {
             base_link: parts.base_link,
             tip_link: parts.tip_link,
             joints: parts.joints,
+            link_parameters: parts
+                .links
+                .iter()
+                .map(LinkParameters::from_inertia)
+                .collect(),
             links: parts.links,
             base: parts.base,
             tool: parts.tool,
@@ -129,6 +135,18 @@ impl Robot {
     /// Link inertials in their MDH frames.
     pub fn links(&self) -> &[RigidInertia] {
         &self.links
+    }
+    /// Link inertials as `(inertia about the frame origin, m c, m)`, precomputed.
+    pub fn link_parameters(&self) -> &[LinkParameters] {
+        &self.link_parameters
+    }
+    /// The stacked parameter vector p (10 per link, `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`)
+    /// with `Y(q, qd, v, a) p = M a + C v + G`.
+    pub fn parameter_vector(&self) -> Vec<f64> {
+        self.link_parameters
+            .iter()
+            .flat_map(|l| l.to_vector())
+            .collect()
     }
     /// Pose of MDH frame {0} in the base link frame.
     pub fn base(&self) -> &IsometryMatrix3<f64> {

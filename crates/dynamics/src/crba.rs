@@ -1,0 +1,41 @@
+//! Mass matrix by the composite-rigid-body algorithm, in frame {0} (theory.md section 4):
+//! `M_ij = S_i^T I^c_j S_j` for `i <= j`, with `I^c_j` the spatial inertia of links j..n about
+//! the frame-{0} origin and `S_i` the joint motion subspaces. Both triangles are filled;
+//! armature is added to the diagonal. Cost O(n) composites plus n(n+1)/2 six-vector dots.
+//! Reference: Featherstone, Rigid Body Dynamics Algorithms, section 6.2.
+
+use armctl_model::Robot;
+use nalgebra::DMatrix;
+
+use crate::error::check;
+use crate::gravity::update_composites;
+use crate::{DynamicsError, DynamicsWorkspace};
+
+/// `M(q)` into `out` (n x n).
+pub fn mass_matrix(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    q: &[f64],
+    out: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    check("M rows", ws.n, out.nrows())?;
+    check("M columns", ws.n, out.ncols())?;
+    fill_mass_matrix(robot, ws, out);
+    Ok(())
+}
+
+/// The algorithm; `ws.rot`/`ws.pos` set and `out` sized.
+pub(crate) fn fill_mass_matrix(robot: &Robot, ws: &mut DynamicsWorkspace, out: &mut DMatrix<f64>) {
+    ws.update_world_frames(robot);
+    update_composites(robot, ws);
+    for j in 0..ws.n {
+        ws.column[j] = ws.composite[j] * ws.axis[j];
+        for i in 0..=j {
+            let mij = ws.axis[i].dot(&ws.column[j]);
+            out[(i, j)] = mij;
+            out[(j, i)] = mij;
+        }
+        out[(j, j)] += robot.joints()[j].armature;
+    }
+}

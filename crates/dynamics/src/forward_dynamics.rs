@@ -1,0 +1,49 @@
+//! Forward dynamics: `qdd = M(q)^-1 (tau - C(q, qd) qd - G(q))` (theory.md section 4), with
+//! M from the composite-rigid-body algorithm (armature included), the bias from RNEA with zero
+//! acceleration, and a Cholesky solve. Friction is not applied here: subtract
+//! [`crate::friction_torques`] from tau first when the model should have it.
+
+use armctl_model::Robot;
+use nalgebra::{Cholesky, DMatrix, DVector};
+
+use crate::crba::fill_mass_matrix;
+use crate::error::check;
+use crate::rnea::newton_euler;
+use crate::{DynamicsError, DynamicsWorkspace};
+
+/// `qdd` for joint torques `tau` at `(q, qd)`.
+pub fn forward_dynamics(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    q: &[f64],
+    qd: &[f64],
+    tau: &[f64],
+    qdd: &mut [f64],
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    check("qd", ws.n, qd.len())?;
+    check("tau", ws.n, tau.len())?;
+    check("qdd", ws.n, qdd.len())?;
+    // Buffers are moved out and back so the factorisation reuses them (no allocation).
+    let mut rhs = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
+    newton_euler(robot, ws, qd, None, true, None, rhs.as_mut_slice());
+    for (r, t) in rhs.iter_mut().zip(tau) {
+        *r = t - *r;
+    }
+    let mut m = std::mem::replace(&mut ws.mass_matrix, DMatrix::zeros(0, 0));
+    fill_mass_matrix(robot, ws, &mut m);
+    let result = match Cholesky::new(m) {
+        Some(cholesky) => {
+            cholesky.solve_mut(&mut rhs);
+            qdd.copy_from_slice(rhs.as_slice());
+            ws.mass_matrix = cholesky.unpack();
+            Ok(())
+        }
+        None => {
+            ws.mass_matrix = DMatrix::zeros(ws.n, ws.n);
+            Err(DynamicsError::SingularMassMatrix)
+        }
+    };
+    ws.rhs = rhs;
+    result
+}

@@ -1,0 +1,119 @@
+//! The two-velocity form `M(q) a + C(q, qd) v + G(q)` that the Slotine-Li controller needs,
+//! computed recursively with the Christoffel-consistent C (Niemeyer and Slotine).
+//!
+//! Spatial recursion in MDH frames with the actual velocity `(w, v_O)` from qd, a reference
+//! angular velocity `w_r` from v, and spatial acceleration `(alpha, a_O)` from
+//! `acc_i = X acc_{i-1} + S a_i + vel_i x S v_i` (base `a_O = -g`). With
+//! `abar = a_O + w_r x v_O`, each link needs the force
+//! `F = m abar + alpha x h + w_r x (w x h)` and moment
+//! `N = I_O alpha + 1/2 (w x I_O w_r + w_r x I_O w - I_O (w x w_r)) + h x abar`,
+//! which is `I acc + B(vel) vel_r` with `B = 1/2 (vel x* I - I vel x + (I vel) x-bar*)`
+//! (see `coriolis_matrix`). With `v = qd`, `a = qdd` it is ordinary inverse dynamics.
+//! The inward pass is RNEA's.
+
+use armctl_model::{JointKind, Robot};
+use nalgebra::Vector3;
+
+use crate::error::check;
+use crate::{DynamicsError, DynamicsWorkspace};
+
+const Z: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
+
+/// `tau = M(q) a + C(q, qd) v + G(q)` plus armature times a.
+pub fn rnea_two_velocity(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    q: &[f64],
+    qd: &[f64],
+    v: &[f64],
+    a: &[f64],
+    tau: &mut [f64],
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    for (what, len) in [
+        ("qd", qd.len()),
+        ("v", v.len()),
+        ("a", a.len()),
+        ("tau", tau.len()),
+    ] {
+        check(what, ws.n, len)?;
+    }
+    outward_two_velocity(robot, ws, qd, v, a);
+    let params = robot.link_parameters();
+    for i in 0..ws.n {
+        let l = &params[i];
+        let (w, wr, alpha, abar) = (ws.w[i], ws.wr[i], ws.dw[i], ws.acc[i]);
+        let h = l.first_moment;
+        let i_o = &l.inertia_origin;
+        ws.force[i] = abar * l.mass + alpha.cross(&h) + wr.cross(&w.cross(&h));
+        ws.moment[i] = i_o * alpha
+            + (w.cross(&(i_o * wr)) + wr.cross(&(i_o * w)) - i_o * w.cross(&wr)) * 0.5
+            + h.cross(&abar);
+    }
+    inward(robot, ws, a, tau);
+    Ok(())
+}
+
+/// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha), `vo`
+/// (actual origin velocity) and `acc` (`abar = a_O + w_r x v_O`) per link, in its frame.
+pub(crate) fn outward_two_velocity(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    qd: &[f64],
+    v: &[f64],
+    a: &[f64],
+) {
+    let mut w = Vector3::zeros();
+    let mut wr = Vector3::zeros();
+    let mut vo = Vector3::zeros();
+    let mut alpha = Vector3::zeros();
+    let mut ao = -robot.gravity_in_frame0();
+    for i in 0..ws.n {
+        let rt = ws.rot[i].transpose();
+        let p = ws.pos[i];
+        let zv = Z * v[i];
+        let (mut w_i, mut wr_i) = (rt * w, rt * wr);
+        let mut vo_i = rt * (vo + w.cross(&p));
+        let mut alpha_i = rt * alpha;
+        let mut ao_i = rt * (ao + alpha.cross(&p));
+        match robot.joints()[i].kind {
+            JointKind::Revolute => {
+                w_i += Z * qd[i];
+                wr_i += zv;
+                alpha_i += Z * a[i] + w_i.cross(&zv);
+                ao_i += vo_i.cross(&zv);
+            }
+            JointKind::Prismatic => {
+                vo_i += Z * qd[i];
+                ao_i += Z * a[i] + w_i.cross(&zv);
+            }
+        }
+        ws.w[i] = w_i;
+        ws.wr[i] = wr_i;
+        ws.vo[i] = vo_i;
+        ws.dw[i] = alpha_i;
+        ws.acc[i] = ao_i + wr_i.cross(&vo_i);
+        (w, wr, vo, alpha, ao) = (w_i, wr_i, vo_i, alpha_i, ao_i);
+    }
+}
+
+/// RNEA's inward pass over `ws.force`/`ws.moment`, plus armature times `a`.
+fn inward(robot: &Robot, ws: &DynamicsWorkspace, a: &[f64], tau: &mut [f64]) {
+    let mut f = Vector3::zeros();
+    let mut m = Vector3::zeros();
+    for i in (0..ws.n).rev() {
+        if i + 1 < ws.n {
+            let rf = ws.rot[i + 1] * f;
+            m = ws.moment[i] + ws.rot[i + 1] * m + ws.pos[i + 1].cross(&rf);
+            f = ws.force[i] + rf;
+        } else {
+            m = ws.moment[i];
+            f = ws.force[i];
+        }
+        let joint = &robot.joints()[i];
+        tau[i] = match joint.kind {
+            JointKind::Revolute => m.z,
+            JointKind::Prismatic => f.z,
+        } + joint.armature * a[i];
+    }
+}
