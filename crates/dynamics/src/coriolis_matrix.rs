@@ -55,8 +55,8 @@ pub fn coriolis_matrix(
 /// Body velocities, `Sdot_i = v_i x S_i`, and the composite body Coriolis matrices.
 fn update_body_terms(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64]) {
     let mut v = Vector6::zeros();
-    for i in 0..ws.n {
-        v += ws.axis[i] * qd[i];
+    for (i, &rate) in qd.iter().enumerate() {
+        v += ws.axis[i] * rate;
         ws.axis_rate[i] = motion_cross(&v) * ws.axis[i];
         // B_i in the slot of the composite; accumulated below.
         let (inertia, h, m) =

@@ -40,8 +40,7 @@ pub fn rnea_two_velocity(
     }
     outward_two_velocity(robot, ws, qd, v, a);
     let params = robot.link_parameters();
-    for i in 0..ws.n {
-        let l = &params[i];
+    for (i, l) in params.iter().enumerate() {
         let (w, wr, alpha, abar) = (ws.w[i], ws.wr[i], ws.dw[i], ws.acc[i]);
         let h = l.first_moment;
         let i_o = &l.inertia_origin;
