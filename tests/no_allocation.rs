@@ -1,0 +1,154 @@
+//! Hot paths allocate nothing: a counting global allocator watches each call after a warm-up.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use armctl_dynamics::{
+    coriolis_matrix, forward_dynamics, friction_torques, gravity_torques, mass_matrix,
+    nonlinear_effects, regressor, rnea, rnea_two_velocity, rnea_with_wrench, CoulombSign,
+    DynamicsWorkspace, Wrench,
+};
+use armctl_e2e::urdf_dir;
+use armctl_model::{
+    forward_kinematics, jacobian, jacobian_dot_qd, ChainOptions, FrameId, KinematicsWorkspace,
+    Robot,
+};
+use nalgebra::{DMatrix, Matrix6xX};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static WATCHING: Cell<bool> = const { Cell::new(false) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if WATCHING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        if WATCHING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by `f` on this thread.
+fn allocations(mut f: impl FnMut()) -> usize {
+    f(); // warm-up
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    WATCHING.with(|w| w.set(true));
+    for _ in 0..3 {
+        f();
+    }
+    WATCHING.with(|w| w.set(false));
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn kinematics_and_dynamics_allocate_nothing() {
+    for file in ["panda.urdf", "puma560.urdf", "ur5e.urdf"] {
+        let robot = Robot::from_urdf_file(urdf_dir().join(file), &ChainOptions::default()).unwrap();
+        let n = robot.dof();
+        let q: Vec<f64> = (0..n).map(|i| 0.1 * i as f64 - 0.3).collect();
+        let qd: Vec<f64> = (0..n).map(|i| 0.5 - 0.2 * i as f64).collect();
+        let qdd: Vec<f64> = (0..n).map(|i| 0.3 * i as f64).collect();
+        let mut kin = KinematicsWorkspace::new(&robot);
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let mut out = vec![0.0; n];
+        let mut mat = DMatrix::zeros(n, n);
+        let mut y = DMatrix::zeros(n, 10 * n);
+        let mut jac = Matrix6xX::zeros(n);
+        let wrench = Wrench::default();
+        let checks: Vec<(&str, usize)> = vec![
+            (
+                "forward_kinematics",
+                allocations(|| {
+                    forward_kinematics(&robot, &mut kin, &q).unwrap();
+                }),
+            ),
+            (
+                "jacobian",
+                allocations(|| jacobian(&robot, &mut kin, &q, FrameId::Tip, &mut jac).unwrap()),
+            ),
+            (
+                "jacobian_dot_qd",
+                allocations(|| {
+                    jacobian_dot_qd(&robot, &mut kin, &q, &qd, FrameId::Tip).unwrap();
+                }),
+            ),
+            (
+                "rnea",
+                allocations(|| rnea(&robot, &mut ws, &q, &qd, &qdd, &mut out).unwrap()),
+            ),
+            (
+                "rnea_with_wrench",
+                allocations(|| {
+                    rnea_with_wrench(&robot, &mut ws, &q, &qd, &qdd, &wrench, &mut out).unwrap()
+                }),
+            ),
+            (
+                "rnea_two_velocity",
+                allocations(|| {
+                    rnea_two_velocity(&robot, &mut ws, &q, &qd, &qdd, &qd, &mut out).unwrap()
+                }),
+            ),
+            (
+                "nonlinear_effects",
+                allocations(|| nonlinear_effects(&robot, &mut ws, &q, &qd, &mut out).unwrap()),
+            ),
+            (
+                "gravity_torques",
+                allocations(|| gravity_torques(&robot, &mut ws, &q, &mut out).unwrap()),
+            ),
+            (
+                "mass_matrix",
+                allocations(|| mass_matrix(&robot, &mut ws, &q, &mut mat).unwrap()),
+            ),
+            (
+                "coriolis_matrix",
+                allocations(|| coriolis_matrix(&robot, &mut ws, &q, &qd, &mut mat).unwrap()),
+            ),
+            (
+                "forward_dynamics",
+                allocations(|| forward_dynamics(&robot, &mut ws, &q, &qd, &qdd, &mut out).unwrap()),
+            ),
+            (
+                "friction_torques",
+                allocations(|| {
+                    friction_torques(&robot, &qd, CoulombSign::Smooth { width: 0.01 }, &mut out)
+                        .unwrap()
+                }),
+            ),
+            (
+                "regressor",
+                allocations(|| regressor(&robot, &mut ws, &q, &qd, &qdd, &qd, &mut y).unwrap()),
+            ),
+        ];
+        for (name, count) in checks {
+            assert_eq!(
+                count, 0,
+                "{file}: {name} allocated {count} times in 3 calls"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    assert_eq!(
+        allocations(|| drop(std::hint::black_box(vec![1.0f64; 16]))),
+        3
+    );
+}
