@@ -1,7 +1,10 @@
 //! The `armctl` command.
 
+mod bench_command;
+mod dynamics_command;
 mod model_command;
 mod model_json;
+mod random_states;
 
 use std::process::ExitCode;
 
@@ -19,12 +22,18 @@ struct Cli {
 enum Command {
     /// Convert a URDF to a modified D-H (Craig) model and print it.
     Model(model_command::ModelArgs),
+    /// Inverse and forward dynamics, M, C, G and the tip pose for states from a JSON file.
+    Dynamics(dynamics_command::DynamicsArgs),
+    /// Time the kinematics and dynamics algorithms on random states (ns per call).
+    Bench(bench_command::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Model(args) => model_command::run(&args),
+        Command::Dynamics(args) => dynamics_command::run(&args),
+        Command::Bench(args) => bench_command::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

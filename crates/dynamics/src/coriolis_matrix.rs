@@ -3,20 +3,23 @@
 //!
 //! With everything in frame {0}: `M = sum_k J_k^T I_k J_k`, `J_k = [S_1 .. S_k 0]`,
 //! `Sdot_i = v_i x S_i`, and `C = sum_k J_k^T (I_k Jdot_k + B_k J_k)` with the body Coriolis
-//! matrix `B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) x-bar*)`. Composites
-//! `I^c_j = sum_{k >= j} I_k`, `B^c_j = sum_{k >= j} B_k` give
-//! `C_ij = S_i^T (I^c_j Sdot_j + B^c_j S_j)` for `i <= j` and
-//! `C_ij = (I^c_i S_i)^T Sdot_j + (B^c_i^T S_i)^T S_j` for `i > j`.
-//! Cost O(n) 6x6 products plus O(n^2) six-vector dots.
+//! matrix `B_k = 1/2 (v_k x* I_k - I_k v_k x + (I_k v_k) x-bar*) = 1/2 (Idot_k + (I_k v_k) x-bar*)`.
+//! Composites `I^c_j`, `Idot^c_j`, momentum `p^c_j = sum_{k >= j} I_k v_k` give
+//! `B^c_j u = 1/2 (Idot^c_j u + u x* p^c_j)` and
+//! `C_ij = S_i^T (I^c_j Sdot_j + B^c_j S_j)` for `i <= j`,
+//! `C_ij = (I^c_i S_i)^T Sdot_j + (B^c_i^T S_i)^T S_j` for `i > j`
+//! (`B^c^T u = 1/2 (Idot^c u - u x* p^c)`). `Idot = [[Idot_O, S(hdot)], [-S(hdot), 0]]` with
+//! `Idot_O = S(w) I_O - I_O S(w) - S(v) S(h) - S(h) S(v)`, `hdot = w x h + m v`.
+//! Cost O(n) 3x3 products plus O(n^2) six-vector dots; no 6x6 matrix is formed.
 //! Reference: Echeandia and Wensing, "Numerical methods to compute the Coriolis matrix and
 //! Christoffel symbols for rigid-body systems", J. Comput. Nonlinear Dyn. 16(9), 2021.
 
 use armctl_model::Robot;
-use nalgebra::{DMatrix, Matrix6, Vector6};
+use nalgebra::{DMatrix, Matrix3, Vector3, Vector6};
 
+use crate::composite::update_composites;
 use crate::error::check;
-use crate::gravity::update_composites;
-use crate::spatial::{force_cross_bar, motion_cross, spatial_inertia, to_world};
+use crate::spatial::{bottom, cross_force, cross_motion, inertia_times, join, top, world_inertia};
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// `C(q, qd)` into `out` (n x n).
@@ -32,19 +35,20 @@ pub fn coriolis_matrix(
     check("C rows", ws.n, out.nrows())?;
     check("C columns", ws.n, out.ncols())?;
     ws.update_world_frames(robot);
-    update_body_terms(robot, ws, qd);
     update_composites(robot, ws);
+    update_rates(robot, ws, qd);
     let n = ws.n;
     for j in 0..n {
-        // Column part for i <= j, and the row helpers for i = j used by later columns.
-        let f = ws.composite[j] * ws.axis_rate[j] + ws.composite_b[j] * ws.axis[j];
+        let (s, sdot) = (ws.axis[j], ws.axis_rate[j]);
+        let f = composite_times(ws, j, &sdot) + coriolis_times(ws, j, &s, 1.0);
         for i in 0..=j {
             out[(i, j)] = ws.axis[i].dot(&f);
         }
-        ws.column[j] = ws.composite_b[j].transpose() * ws.axis[j];
+        // Row helpers of row j for the columns before it.
+        ws.column[j] = coriolis_times(ws, j, &s, -1.0);
     }
     for i in 1..n {
-        let g = ws.composite[i] * ws.axis[i];
+        let g = composite_times(ws, i, &ws.axis[i]);
         for j in 0..i {
             out[(i, j)] = g.dot(&ws.axis_rate[j]) + ws.column[i].dot(&ws.axis[j]);
         }
@@ -52,23 +56,46 @@ pub fn coriolis_matrix(
     Ok(())
 }
 
-/// Body velocities, `Sdot_i = v_i x S_i`, and the composite body Coriolis matrices.
-fn update_body_terms(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64]) {
+fn composite_times(ws: &DynamicsWorkspace, j: usize, u: &Vector6<f64>) -> Vector6<f64> {
+    inertia_times(&ws.c_inertia[j], &ws.c_first_moment[j], ws.c_mass[j], u)
+}
+
+/// `B^c_j u` (sign +1) or `B^c_j^T u` (sign -1).
+fn coriolis_times(ws: &DynamicsWorkspace, j: usize, u: &Vector6<f64>, sign: f64) -> Vector6<f64> {
+    let (w, v) = (top(u), bottom(u));
+    let hdot = &ws.c_first_moment_rate[j];
+    let idot_u = join(
+        &(ws.c_inertia_rate[j] * w + hdot.cross(&v)),
+        &(-hdot.cross(&w)),
+    );
+    (idot_u + cross_force(u, &ws.c_momentum[j]) * sign) * 0.5
+}
+
+/// Link velocities, `Sdot_i`, and the composite inertia rates and momenta.
+fn update_rates(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64]) {
     let mut v = Vector6::zeros();
     for (i, &rate) in qd.iter().enumerate() {
         v += ws.axis[i] * rate;
-        ws.axis_rate[i] = motion_cross(&v) * ws.axis[i];
-        // B_i in the slot of the composite; accumulated below.
-        let (inertia, h, m) =
-            to_world(&robot.link_parameters()[i], &ws.world_rot[i], &ws.origin[i]);
-        let body = spatial_inertia(&inertia, &h, m);
-        let cross = motion_cross(&v);
-        ws.composite_b[i] =
-            (-(cross.transpose()) * body - body * cross + force_cross_bar(&(body * v))) * 0.5;
+        ws.velocity[i] = v;
+        ws.axis_rate[i] = cross_motion(&v, &ws.axis[i]);
     }
-    let mut total = Matrix6::zeros();
+    let (mut idot, mut hdot, mut momentum) = (Matrix3::zeros(), Vector3::zeros(), Vector6::zeros());
     for i in (0..ws.n).rev() {
-        total += ws.composite_b[i];
-        ws.composite_b[i] = total;
+        let (inertia, h, m) = world_inertia(&robot.links()[i], &ws.world_rot[i], &ws.origin[i]);
+        let vel = ws.velocity[i];
+        let (w, vo) = (top(&vel), bottom(&vel));
+        // S(w) I - I S(w) = A + A^T with A = S(w) I; S(v)S(h) + S(h)S(v) = h v^T + v h^T - 2 (v.h) 1.
+        let a = crate::spatial::skew(&w) * inertia;
+        let mut rate = a + a.transpose() - (h * vo.transpose() + vo * h.transpose());
+        let vh = 2.0 * vo.dot(&h);
+        for k in 0..3 {
+            rate[(k, k)] += vh;
+        }
+        idot += rate;
+        hdot += w.cross(&h) + vo * m;
+        momentum += inertia_times(&inertia, &h, m, &vel);
+        ws.c_inertia_rate[i] = idot;
+        ws.c_first_moment_rate[i] = hdot;
+        ws.c_momentum[i] = momentum;
     }
 }

@@ -7,8 +7,9 @@
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
+use crate::composite::update_composites;
 use crate::error::check;
-use crate::gravity::update_composites;
+use crate::spatial::inertia_times;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// `M(q)` into `out` (n x n).
@@ -30,7 +31,12 @@ pub(crate) fn fill_mass_matrix(robot: &Robot, ws: &mut DynamicsWorkspace, out: &
     ws.update_world_frames(robot);
     update_composites(robot, ws);
     for j in 0..ws.n {
-        ws.column[j] = ws.composite[j] * ws.axis[j];
+        ws.column[j] = inertia_times(
+            &ws.c_inertia[j],
+            &ws.c_first_moment[j],
+            ws.c_mass[j],
+            &ws.axis[j],
+        );
         for i in 0..=j {
             let mij = ws.axis[i].dot(&ws.column[j]);
             out[(i, j)] = mij;

@@ -6,7 +6,6 @@ use armctl_model::Robot;
 use nalgebra::Vector3;
 
 use crate::error::check;
-use crate::spatial::to_world;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// `G(q)`.
@@ -32,16 +31,4 @@ pub fn gravity_torques(
         out[i] = -(s.fixed_rows::<3>(0).dot(&moment) + s.fixed_rows::<3>(3).dot(&force));
     }
     Ok(())
-}
-
-/// Composite spatial inertias `I^c_j = sum_{k >= j} I_k` in frame {0} (used by CRBA and the
-/// Coriolis matrix); needs `update_world_frames`.
-pub(crate) fn update_composites(robot: &Robot, ws: &mut DynamicsWorkspace) {
-    let mut total = nalgebra::Matrix6::zeros();
-    for i in (0..ws.n).rev() {
-        let (inertia, h, m) =
-            to_world(&robot.link_parameters()[i], &ws.world_rot[i], &ws.origin[i]);
-        total += crate::spatial::spatial_inertia(&inertia, &h, m);
-        ws.composite[i] = total;
-    }
 }

@@ -35,6 +35,7 @@
 //!   rigid-body plus armature.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod composite;
 mod coriolis_matrix;
 mod crba;
 mod error;

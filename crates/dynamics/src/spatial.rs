@@ -1,8 +1,9 @@
 //! Spatial (6-D) vector helpers in Featherstone's convention: motion `[w; v_O]`, force
-//! `[n_O; f]`, both about the origin of the frame they are written in.
+//! `[n_O; f]`, both about the origin of frame {0}. A spatial inertia is kept as its blocks
+//! `(I_O, h, m)`: `[[I_O, S(h)], [S(h)^T, m 1]]`.
 
-use armctl_model::LinkParameters;
-use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+use armctl_model::RigidInertia;
+use nalgebra::{Matrix3, Vector3, Vector6};
 
 /// `S(v)` with `S(v) w = v x w`.
 #[inline]
@@ -10,56 +11,77 @@ pub(crate) fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
     Matrix3::new(0.0, -v.z, v.y, v.z, 0.0, -v.x, -v.y, v.x, 0.0)
 }
 
-/// Link parameters moved to frame {0}: rotation `r` and origin `o` of the link frame.
-/// Returns (inertia about the frame-{0} origin, first moment, mass).
 #[inline]
-pub(crate) fn to_world(
-    p: &LinkParameters,
+pub(crate) fn top(v: &Vector6<f64>) -> Vector3<f64> {
+    Vector3::new(v[0], v[1], v[2])
+}
+
+#[inline]
+pub(crate) fn bottom(v: &Vector6<f64>) -> Vector3<f64> {
+    Vector3::new(v[3], v[4], v[5])
+}
+
+#[inline]
+pub(crate) fn join(a: &Vector3<f64>, b: &Vector3<f64>) -> Vector6<f64> {
+    Vector6::new(a.x, a.y, a.z, b.x, b.y, b.z)
+}
+
+/// `r m r^T` for a symmetric m, computing one triangle.
+#[inline]
+fn rotate_symmetric(r: &Matrix3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
+    let a = r * m;
+    let mut out = Matrix3::zeros();
+    for i in 0..3 {
+        for j in i..3 {
+            let v = a[(i, 0)] * r[(j, 0)] + a[(i, 1)] * r[(j, 1)] + a[(i, 2)] * r[(j, 2)];
+            out[(i, j)] = v;
+            out[(j, i)] = v;
+        }
+    }
+    out
+}
+
+/// A link's spatial inertia in frame {0} about its origin, from the link frame's rotation
+/// `r` and origin `o`: `(I_O, h = m c, m)`.
+#[inline]
+pub(crate) fn world_inertia(
+    body: &RigidInertia,
     r: &Matrix3<f64>,
     o: &Vector3<f64>,
 ) -> (Matrix3<f64>, Vector3<f64>, f64) {
-    let m = p.mass;
-    let h_rot = r * p.first_moment;
-    // Parallel axis with a first moment: I_A = I_B - m S(o)^2 - S(o) S(h) - S(h) S(o).
-    let so = skew(o);
-    let sh = skew(&h_rot);
-    let inertia = r * p.inertia_origin * r.transpose() - so * (so * m + sh) - sh * so;
-    (inertia, h_rot + o * m, m)
+    let m = body.mass;
+    let c = o + r * body.com;
+    let mc = c * m;
+    let mut inertia = rotate_symmetric(r, &body.inertia_com) - mc * c.transpose();
+    let shift = mc.dot(&c);
+    for k in 0..3 {
+        inertia[(k, k)] += shift;
+    }
+    (inertia, mc, m)
 }
 
-/// The 6x6 spatial inertia `[[I, S(h)], [S(h)^T, m 1]]`.
+/// Spatial inertia times a motion vector: `[I_O w + h x v; m v - h x w]`.
 #[inline]
-pub(crate) fn spatial_inertia(inertia: &Matrix3<f64>, h: &Vector3<f64>, m: f64) -> Matrix6<f64> {
-    let sh = skew(h);
-    let mut out = Matrix6::zeros();
-    out.fixed_view_mut::<3, 3>(0, 0).copy_from(inertia);
-    out.fixed_view_mut::<3, 3>(0, 3).copy_from(&sh);
-    out.fixed_view_mut::<3, 3>(3, 0).copy_from(&sh.transpose());
-    out.fixed_view_mut::<3, 3>(3, 3)
-        .copy_from(&(Matrix3::identity() * m));
-    out
+pub(crate) fn inertia_times(
+    inertia: &Matrix3<f64>,
+    h: &Vector3<f64>,
+    m: f64,
+    u: &Vector6<f64>,
+) -> Vector6<f64> {
+    let (w, v) = (top(u), bottom(u));
+    join(&(inertia * w + h.cross(&v)), &(v * m - h.cross(&w)))
 }
 
-/// `v x` for a motion vector: `[[S(w), 0], [S(v), S(w)]]`.
+/// Motion cross product `v x u`: `[w x w_u; w x v_u + v x w_u]`.
 #[inline]
-pub(crate) fn motion_cross(v: &Vector6<f64>) -> Matrix6<f64> {
-    let sw = skew(&v.fixed_rows::<3>(0).into_owned());
-    let sv = skew(&v.fixed_rows::<3>(3).into_owned());
-    let mut out = Matrix6::zeros();
-    out.fixed_view_mut::<3, 3>(0, 0).copy_from(&sw);
-    out.fixed_view_mut::<3, 3>(3, 0).copy_from(&sv);
-    out.fixed_view_mut::<3, 3>(3, 3).copy_from(&sw);
-    out
+pub(crate) fn cross_motion(v: &Vector6<f64>, u: &Vector6<f64>) -> Vector6<f64> {
+    let (w, vo, wu, vu) = (top(v), bottom(v), top(u), bottom(u));
+    join(&w.cross(&wu), &(w.cross(&vu) + vo.cross(&wu)))
 }
 
-/// `f x-bar*`, defined by `(f x-bar*) v = v x* f`: `[[-S(n), -S(f)], [-S(f), 0]]`.
+/// Force cross product `v x* f`: `[w x n + v x f; w x f]`.
 #[inline]
-pub(crate) fn force_cross_bar(f: &Vector6<f64>) -> Matrix6<f64> {
-    let sn = skew(&f.fixed_rows::<3>(0).into_owned());
-    let sf = skew(&f.fixed_rows::<3>(3).into_owned());
-    let mut out = Matrix6::zeros();
-    out.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-sn));
-    out.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-sf));
-    out.fixed_view_mut::<3, 3>(3, 0).copy_from(&(-sf));
-    out
+pub(crate) fn cross_force(v: &Vector6<f64>, f: &Vector6<f64>) -> Vector6<f64> {
+    let (w, vo, n, fl) = (top(v), bottom(v), top(f), bottom(f));
+    join(&(w.cross(&n) + vo.cross(&fl)), &w.cross(&fl))
 }

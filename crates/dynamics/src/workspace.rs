@@ -1,7 +1,7 @@
 //! Every scratch buffer of the dynamics algorithms, allocated once per robot.
 
 use armctl_model::{JointKind, Robot};
-use nalgebra::{DMatrix, DVector, Matrix3, Matrix6, Vector3, Vector6};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 
 use crate::error::check;
 use crate::DynamicsError;
@@ -31,11 +31,18 @@ pub struct DynamicsWorkspace {
     pub(crate) origin: Vec<Vector3<f64>>,
     /// Joint motion subspaces `S_i = [z_i; o_i x z_i]` (prismatic `[0; z_i]`) in frame {0}.
     pub(crate) axis: Vec<Vector6<f64>>,
-    /// Composite inertias and Coriolis matrices (frame {0}, about its origin).
-    pub(crate) composite: Vec<Matrix6<f64>>,
-    pub(crate) composite_b: Vec<Matrix6<f64>>,
+    /// Spatial velocity of each link (frame {0}), `Sdot_i = v_i x S_i`, and scratch columns.
+    pub(crate) velocity: Vec<Vector6<f64>>,
     pub(crate) axis_rate: Vec<Vector6<f64>>,
     pub(crate) column: Vec<Vector6<f64>>,
+    /// Composite spatial inertias of links i..n in frame {0}: `(I_O, h, m)`.
+    pub(crate) c_inertia: Vec<Matrix3<f64>>,
+    pub(crate) c_first_moment: Vec<Vector3<f64>>,
+    pub(crate) c_mass: Vec<f64>,
+    /// Composite time derivatives of the inertia (`I_O` and h parts) and composite momentum.
+    pub(crate) c_inertia_rate: Vec<Matrix3<f64>>,
+    pub(crate) c_first_moment_rate: Vec<Vector3<f64>>,
+    pub(crate) c_momentum: Vec<Vector6<f64>>,
     /// Forward dynamics: mass matrix (factorised in place) and right-hand side.
     pub(crate) mass_matrix: DMatrix<f64>,
     pub(crate) rhs: DVector<f64>,
@@ -49,7 +56,6 @@ impl DynamicsWorkspace {
         let n = robot.dof();
         let v3 = vec![Vector3::zeros(); n];
         let v6 = vec![Vector6::zeros(); n];
-        let m6 = vec![Matrix6::zeros(); n];
         Self {
             n,
             rot: vec![Matrix3::identity(); n],
@@ -62,12 +68,17 @@ impl DynamicsWorkspace {
             force: v3.clone(),
             moment: v3.clone(),
             world_rot: vec![Matrix3::identity(); n],
-            origin: v3,
+            origin: v3.clone(),
             axis: v6.clone(),
-            composite: m6.clone(),
-            composite_b: m6,
+            velocity: v6.clone(),
             axis_rate: v6.clone(),
-            column: v6,
+            column: v6.clone(),
+            c_inertia: vec![Matrix3::zeros(); n],
+            c_first_moment: v3.clone(),
+            c_mass: vec![0.0; n],
+            c_inertia_rate: vec![Matrix3::zeros(); n],
+            c_first_moment_rate: v3.clone(),
+            c_momentum: v6,
             mass_matrix: DMatrix::zeros(n, n),
             rhs: DVector::zeros(n),
             link_regressor: vec![nalgebra::SMatrix::zeros(); n],

@@ -1,0 +1,46 @@
+// Pinocchio on a URDF: prints "pinocchio <algorithm> <ns>" per line.
+// usage: pinocchio_bench URDF TIP_FRAME STATES_FILE [BATCHES]
+#include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/frames.hpp>
+#include <pinocchio/algorithm/jacobian.hpp>
+#include <pinocchio/algorithm/kinematics.hpp>
+#include <pinocchio/algorithm/regressor.hpp>
+#include <pinocchio/algorithm/rnea.hpp>
+#include <pinocchio/multibody.hpp>
+#include <pinocchio/parsers/urdf.hpp>
+
+#include "bench_common.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s URDF TIP_FRAME STATES_FILE [BATCHES]\n", argv[0]);
+    return 2;
+  }
+  const int batches = argc > 4 ? std::atoi(argv[4]) : 41;
+  pinocchio::Model model;
+  pinocchio::urdf::buildModel(argv[1], model);
+  pinocchio::Data data(model);
+  const auto tip = model.getFrameId(argv[2]);
+  const bench::States s = bench::read_states(argv[3], model.nv);
+  const int m = s.size();
+  Eigen::MatrixXd jac = Eigen::MatrixXd::Zero(6, model.nv);
+  auto report = [](const char* name, double ns) { std::printf("pinocchio %s %.1f\n", name, ns); };
+  using namespace pinocchio;
+  report("rnea", bench::median_ns(batches, m, [&](int k) { rnea(model, data, s.q[k], s.qd[k], s.qdd[k]); }));
+  report("mass_matrix", bench::median_ns(batches, m, [&](int k) { crba(model, data, s.q[k]); }));
+  report("coriolis_matrix", bench::median_ns(batches, m, [&](int k) { computeCoriolisMatrix(model, data, s.q[k], s.qd[k]); }));
+  report("gravity", bench::median_ns(batches, m, [&](int k) { computeGeneralizedGravity(model, data, s.q[k]); }));
+  report("forward_dynamics", bench::median_ns(batches, m, [&](int k) { aba(model, data, s.q[k], s.qd[k], s.qdd[k]); }));
+  report("forward_kinematics", bench::median_ns(batches, m, [&](int k) {
+    forwardKinematics(model, data, s.q[k]);
+    updateFramePlacement(model, data, tip);
+  }));
+  report("jacobian", bench::median_ns(batches, m, [&](int k) {
+    computeFrameJacobian(model, data, s.q[k], tip, LOCAL_WORLD_ALIGNED, jac);
+  }));
+  report("regressor", bench::median_ns(batches, m, [&](int k) {
+    computeJointTorqueRegressor(model, data, s.q[k], s.qd[k], s.qdd[k]);
+  }));
+  return 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: armctl, Pinocchio and KDL on the same URDFs and the same random
+# states, in one run; prints ns per call and the ratios ours / theirs. Not run by CI.
+#
+#   bench/run.sh [URDF ROOT TIP]...      default: the reference Panda and UR5, and urdf/panda.urdf
+#
+# Installs Pinocchio from PyPI (`pin`, with Eigen from `cmeel-eigen`) into a venv under
+# target/bench, and KDL from Debian (liborocos-kdl-dev, libkdl-parser-dev) when run as root.
+# armctl and the Pinocchio benchmark are built with -march=native (target-cpu=native).
+# The KDL benchmark is built without it: KDL's Debian library is not, and mixing the two
+# Eigen configurations crashes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+work="$top/target/bench"
+batches=${BATCHES:-41}
+mkdir -p "$work"
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet pin cmeel-eigen
+fi
+prefix=$("$work/venv/bin/python" -c 'import cmeel, os; print(os.path.join(os.path.dirname(cmeel.__file__), "..", "cmeel.prefix"))' 2>/dev/null || true)
+[ -d "$prefix/include/pinocchio" ] || prefix=$(echo "$work"/venv/lib/python3*/site-packages/cmeel.prefix)
+
+if [ ! -f /usr/include/kdl_parser/kdl_parser.hpp ] && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liborocos-kdl-dev libkdl-parser-dev >/dev/null
+fi
+
+if [ ! -x "$work/pinocchio_bench" ] || [ "$here/pinocchio_bench.cpp" -nt "$work/pinocchio_bench" ]; then
+  echo "building the Pinocchio benchmark (about 3 minutes)..." >&2
+  g++ -O3 -march=native -std=c++17 -DNDEBUG -w \
+    -DEIGEN_MAX_STATIC_ALIGN_BYTES=16 -DEIGEN_MAX_ALIGN_BYTES=16 \
+    -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS \
+    -DBOOST_FUSION_INVOKE_MAX_ARITY=12 -DPINOCCHIO_WITH_URDFDOM -DPINOCCHIO_URDFDOM_HEADERS_MAJOR_VERSION=3 \
+    -DPINOCCHIO_URDFDOM_HEADERS_MINOR_VERSION=0 -DPINOCCHIO_URDFDOM_HEADERS_PATCH_VERSION=0 \
+    -I"$prefix/include" -I"$prefix/include/eigen3" "$here/pinocchio_bench.cpp" -o "$work/pinocchio_bench" \
+    -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lpinocchio_default -lpinocchio_parsers -lurdfdom_model -lconsole_bridge
+fi
+have_kdl=0
+if [ -f /usr/include/kdl_parser/kdl_parser.hpp ]; then
+  if [ ! -x "$work/kdl_bench" ] || [ "$here/kdl_bench.cpp" -nt "$work/kdl_bench" ]; then
+    g++ -O3 -std=c++17 -DNDEBUG -I/usr/include/eigen3 "$here/kdl_bench.cpp" -o "$work/kdl_bench" -lorocos-kdl -lkdl_parser
+  fi
+  have_kdl=1
+fi
+
+echo "building armctl with target-cpu=native..." >&2
+(cd "$top" && RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR="$work/native" cargo build --quiet --release -p armctl)
+armctl="$work/native/release/armctl"
+
+if [ $# -eq 0 ]; then
+  ref="$top/../shared/reference"
+  set -- "$ref/panda_arm.urdf" panda_link0 panda_link8 "$ref/ur5.urdf" world tool0 "$top/urdf/panda.urdf" world panda_link8
+fi
+while [ $# -ge 3 ]; do
+  urdf=$1 root=$2 tip=$3
+  shift 3
+  states="$work/states.txt"
+  out="$work/results.txt"
+  : >"$out"
+  # Alternate the runs and keep each one's better median, so a noisy neighbour hurts both alike.
+  for round in 1 2; do
+    "$armctl" bench "$urdf" --tip "$tip" --batches "$batches" --states-out "$states" |
+      awk 'NR > 1 { print "armctl", $1, $2 }' >>"$out"
+    "$work/pinocchio_bench" "$urdf" "$tip" "$states" "$batches" >>"$out"
+    [ $have_kdl = 1 ] && "$work/kdl_bench" "$urdf" "$root" "$tip" "$states" "$batches" >>"$out"
+  done
+  echo
+  echo "$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds)"
+  awk '
+    { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3; algos[$2] = 1 }
+    END {
+      printf "%-20s %10s %10s %10s %14s %10s\n", "algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl"
+      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor", order, " ")
+      for (i = 1; i <= n; i++) {
+        a = order[i]; ours = best["armctl " a]; pin = best["pinocchio " a]
+        kdl = best["kdl " a]; if (a == "coriolis_matrix" && kdl == "") kdl = best["kdl coriolis_vector"]
+        printf "%-20s %10.1f %10s %10s %14s %10s\n", a, ours,
+          (pin == "" ? "-" : sprintf("%.1f", pin)), (kdl == "" ? "-" : sprintf("%.1f", kdl)),
+          (pin == "" ? "-" : sprintf("%.2f", ours / pin)), (kdl == "" ? "-" : sprintf("%.2f", ours / kdl))
+      }
+    }' "$out"
+done
+echo
+echo "kdl coriolis: KDL has no Coriolis matrix; its column is JntToCoriolis (the vector C qd)."

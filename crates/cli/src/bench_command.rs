@@ -1,0 +1,173 @@
+//! `armctl bench`: nanoseconds per call of each algorithm, median over batches on
+//! pre-generated random states. For side-by-side ratios against Pinocchio and KDL see
+//! `bench/` at the top of the workspace.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use armctl_dynamics::{
+    coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, regressor, rnea,
+    DynamicsWorkspace,
+};
+use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
+use clap::Args;
+use nalgebra::{DMatrix, Matrix6xX};
+use serde::Serialize;
+
+use crate::model_command::UrdfArgs;
+use crate::random_states::{random_states, State};
+
+/// `armctl bench` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    #[command(flatten)]
+    urdf: UrdfArgs,
+    /// Print JSON (`{"robot", "dof", "ns_per_call": {name: ns}}`).
+    #[arg(long)]
+    json: bool,
+    /// Batches per algorithm (the median is reported).
+    #[arg(long, default_value_t = 41)]
+    batches: usize,
+    /// Also write the random states, one per line (q, then qd, then qdd), so that peer
+    /// benchmarks (bench/) time the same states.
+    #[arg(long, value_name = "FILE")]
+    states_out: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    robot: String,
+    dof: usize,
+    ns_per_call: Vec<(String, f64)>,
+}
+
+const STATES: usize = 256;
+const CALLS_PER_BATCH: usize = 2048;
+
+/// Median ns per call of `f` over `batches` batches, cycling through the states.
+fn time(states: &[State], batches: usize, mut f: impl FnMut(&State)) -> f64 {
+    for s in states {
+        f(s);
+    }
+    let mut samples: Vec<f64> = (0..batches.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            for k in 0..CALLS_PER_BATCH {
+                f(black_box(&states[k % states.len()]));
+            }
+            start.elapsed().as_nanos() as f64 / CALLS_PER_BATCH as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+pub(crate) fn run(args: &BenchArgs) -> Result<()> {
+    let robot = args.urdf.load()?.robot;
+    let states = random_states(&robot, STATES, 7);
+    if let Some(path) = &args.states_out {
+        write_states(path, &states)?;
+    }
+    let report = measure(&robot, &states, args.batches);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "{} ({} joints), ns per call, median of {} batches of {CALLS_PER_BATCH}:",
+            report.robot, report.dof, args.batches
+        );
+        for (name, ns) in &report.ns_per_call {
+            println!("  {name:<20} {ns:9.1}");
+        }
+    }
+    Ok(())
+}
+
+fn write_states(path: &PathBuf, states: &[State]) -> Result<()> {
+    let mut text = String::new();
+    for s in states {
+        let values: Vec<String> =
+            s.q.iter()
+                .chain(&s.qd)
+                .chain(&s.qdd)
+                .map(|v| format!("{v:e}"))
+                .collect();
+        let _ = writeln!(text, "{}", values.join(" "));
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(robot);
+    let mut kin = KinematicsWorkspace::new(robot);
+    let mut out = vec![0.0; n];
+    let mut mat = DMatrix::zeros(n, n);
+    let mut y = DMatrix::zeros(n, 10 * n);
+    let mut jac = Matrix6xX::zeros(n);
+    let mut results = Vec::new();
+    // Errors cannot happen here: every buffer is sized for the robot.
+    let mut record = |name: &str, ns: f64| results.push((name.to_string(), ns));
+    record(
+        "rnea",
+        time(states, batches, |s| {
+            drop(rnea(robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut out))
+        }),
+    );
+    record(
+        "mass_matrix",
+        time(states, batches, |s| {
+            drop(mass_matrix(robot, &mut ws, &s.q, &mut mat))
+        }),
+    );
+    record(
+        "coriolis_matrix",
+        time(states, batches, |s| {
+            drop(coriolis_matrix(robot, &mut ws, &s.q, &s.qd, &mut mat))
+        }),
+    );
+    record(
+        "gravity",
+        time(states, batches, |s| {
+            drop(gravity_torques(robot, &mut ws, &s.q, &mut out))
+        }),
+    );
+    record(
+        "forward_dynamics",
+        time(states, batches, |s| {
+            drop(forward_dynamics(
+                robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut out,
+            ))
+        }),
+    );
+    record(
+        "forward_kinematics",
+        time(states, batches, |s| {
+            drop(black_box(
+                forward_kinematics(robot, &mut kin, &s.q).map(|p| p.tip()),
+            ))
+        }),
+    );
+    record(
+        "jacobian",
+        time(states, batches, |s| {
+            drop(jacobian(robot, &mut kin, &s.q, FrameId::Tip, &mut jac))
+        }),
+    );
+    record(
+        "regressor",
+        time(states, batches, |s| {
+            drop(regressor(
+                robot, &mut ws, &s.q, &s.qd, &s.qd, &s.qdd, &mut y,
+            ))
+        }),
+    );
+    Report {
+        robot: robot.name().to_string(),
+        dof: n,
+        ns_per_call: results,
+    }
+}

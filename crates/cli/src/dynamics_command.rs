@@ -1,0 +1,134 @@
+//! `armctl dynamics`: the model's dynamics for given states, as JSON.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use armctl_dynamics::{
+    coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, rnea, DynamicsWorkspace,
+};
+use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
+use clap::Args;
+use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
+
+use crate::model_command::UrdfArgs;
+
+/// `armctl dynamics` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct DynamicsArgs {
+    #[command(flatten)]
+    urdf: UrdfArgs,
+    /// JSON file `{"samples":[{"q":[..],"qd":[..],"qdd":[..],"tau":[..]}]}` (`tau` optional),
+    /// or `-` for standard input.
+    #[arg(long)]
+    states: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+struct Input {
+    samples: Vec<InputSample>,
+}
+
+#[derive(Debug, Deserialize)]
+struct InputSample {
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    qdd: Vec<f64>,
+    tau: Option<Vec<f64>>,
+}
+
+#[derive(Debug, Serialize)]
+struct Output {
+    joint_names: Vec<String>,
+    samples: Vec<OutputSample>,
+}
+
+#[allow(non_snake_case)]
+#[derive(Debug, Serialize)]
+struct OutputSample {
+    tau: Vec<f64>,
+    M: Vec<Vec<f64>>,
+    C: Vec<Vec<f64>>,
+    G: Vec<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    qdd: Option<Vec<f64>>,
+    T_tip: Vec<Vec<f64>>,
+}
+
+fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
+    m.row_iter().map(|r| r.iter().copied().collect()).collect()
+}
+
+fn read_states(path: &PathBuf) -> Result<Input> {
+    let text = if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading states from standard input")?;
+        text
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+    };
+    serde_json::from_str(&text).with_context(|| format!("parsing states from {}", path.display()))
+}
+
+pub(crate) fn run(args: &DynamicsArgs) -> Result<()> {
+    let robot = args.urdf.load()?.robot;
+    let input = read_states(&args.states)?;
+    let samples = input
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(k, s)| evaluate(&robot, s).with_context(|| format!("sample {k}")))
+        .collect::<Result<Vec<_>>>()?;
+    let output = Output {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        samples,
+    };
+    println!("{}", serde_json::to_string(&output)?);
+    Ok(())
+}
+
+fn evaluate(robot: &Robot, s: &InputSample) -> Result<OutputSample> {
+    let n = robot.dof();
+    for (name, v) in [("q", &s.q), ("qd", &s.qd), ("qdd", &s.qdd)]
+        .into_iter()
+        .chain(s.tau.as_ref().map(|t| ("tau", t)))
+    {
+        if v.len() != n {
+            bail!("'{name}' has {} values, the robot has {n} joints", v.len());
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            bail!("'{name}' holds a non-finite value");
+        }
+    }
+    let mut ws = DynamicsWorkspace::new(robot);
+    let (mut tau, mut g) = (vec![0.0; n], vec![0.0; n]);
+    let (mut m, mut c) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
+    rnea(robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut tau)?;
+    mass_matrix(robot, &mut ws, &s.q, &mut m)?;
+    coriolis_matrix(robot, &mut ws, &s.q, &s.qd, &mut c)?;
+    gravity_torques(robot, &mut ws, &s.q, &mut g)?;
+    let qdd = match &s.tau {
+        Some(t) => {
+            let mut qdd = vec![0.0; n];
+            forward_dynamics(robot, &mut ws, &s.q, &s.qd, t, &mut qdd)?;
+            Some(qdd)
+        }
+        None => None,
+    };
+    let tip = forward_kinematics(robot, &mut KinematicsWorkspace::new(robot), &s.q)?.tip();
+    Ok(OutputSample {
+        tau,
+        M: rows(&m),
+        C: rows(&c),
+        G: g,
+        qdd,
+        T_tip: rows(&DMatrix::from_iterator(
+            4,
+            4,
+            tip.to_homogeneous().iter().copied(),
+        )),
+    })
+}
