@@ -1,0 +1,103 @@
+//! `armctl dynamics` as a user runs it: reference states in on stdin, reference numbers out.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run(args: &[&str], stdin: &str) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("armctl starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("armctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a, b) {
+        (serde_json::Value::Array(x), serde_json::Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| close(p, q))
+        }
+        (x, y) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            (x - y).abs() <= 1e-9 * y.abs().max(1.0)
+        }
+    }
+}
+
+#[test]
+fn reproduces_reference_dynamics_from_stdin() {
+    let reference_path = workspace().join("../shared/reference/panda_arm.json");
+    let reference: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&reference_path).expect("reference data beside the checkout"),
+    )
+    .unwrap();
+    let samples: Vec<serde_json::Value> = reference["samples"].as_array().unwrap()[..5]
+        .iter()
+        .map(|s| serde_json::json!({"q": s["q"], "qd": s["qd"], "qdd": s["qdd"], "tau": s["tau_rand"]}))
+        .collect();
+    let input = serde_json::json!({ "samples": samples }).to_string();
+    let urdf = reference_path.with_file_name("panda_arm.urdf");
+    let (ok, out, err) = run(
+        &["dynamics", urdf.to_str().unwrap(), "--states", "-"],
+        &input,
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["joint_names"][0], "panda_joint1");
+    for (got, want) in v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(reference["samples"].as_array().unwrap())
+    {
+        assert!(close(&got["tau"], &want["tau"]), "tau");
+        assert!(close(&got["M"], &want["M"]), "M");
+        assert!(close(&got["C"], &want["C"]), "C");
+        assert!(close(&got["G"], &want["G"]), "G");
+        assert!(close(&got["qdd"], &want["qdd_fd"]), "qdd");
+        assert!(close(&got["T_tip"], &want["T_tip"]), "T_tip");
+    }
+}
+
+#[test]
+fn qdd_is_absent_without_tau_and_bad_states_are_named() {
+    let input = r#"{"samples":[{"q":[0,0],"qd":[0,0],"qdd":[0,0]}]}"#;
+    let (ok, out, err) = run(
+        &["dynamics", "urdf/planar_2link.urdf", "--states", "-"],
+        input,
+    );
+    assert!(ok, "{err}");
+    assert!(!out.contains("\"qdd\""), "{out}");
+    let (ok, _, err) = run(
+        &["dynamics", "urdf/planar_2link.urdf", "--states", "-"],
+        r#"{"samples":[{"q":[0],"qd":[0,0],"qdd":[0,0]}]}"#,
+    );
+    assert!(
+        !ok && err.contains("sample 0") && err.contains("'q' has 1 values"),
+        "{err}"
+    );
+    let (ok, _, err) = run(
+        &["dynamics", "urdf/planar_2link.urdf", "--states", "-"],
+        "{not json",
+    );
+    assert!(!ok && err.contains("parsing states"), "{err}");
+}
