@@ -18,14 +18,24 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int batches = argc > 4 ? std::atoi(argv[4]) : 41;
-  pinocchio::Model model;
+  // The parser is precompiled with generic flags and this file with -march=native: the model
+  // is built there and never destroyed here (destroying it across the two builds crashes).
+  auto& model = *new pinocchio::Model;
   pinocchio::urdf::buildModel(argv[1], model);
-  pinocchio::Data data(model);
+  auto& data = *new pinocchio::Data(model);
   const auto tip = model.getFrameId(argv[2]);
   const bench::States s = bench::read_states(argv[3], model.nv);
   const int m = s.size();
   Eigen::MatrixXd jac = Eigen::MatrixXd::Zero(6, model.nv);
-  auto report = [](const char* name, double ns) { std::printf("pinocchio %s %.1f\n", name, ns); };
+  auto report = [](const char* name, double ns) {
+    std::printf("pinocchio %s %.1f\n", name, ns);
+    std::fflush(stdout);
+  };
+  // One inverse-dynamics result on stderr, to check against armctl that the model is sound.
+  pinocchio::rnea(model, data, s.q[0], s.qd[0], s.qdd[0]);
+  std::fprintf(stderr, "pinocchio rnea(state 0) =");
+  for (int i = 0; i < model.nv; ++i) std::fprintf(stderr, " %.12g", data.tau[i]);
+  std::fprintf(stderr, "\n");
   using namespace pinocchio;
   report("rnea", bench::median_ns(batches, m, [&](int k) { rnea(model, data, s.q[k], s.qd[k], s.qdd[k]); }));
   report("mass_matrix", bench::median_ns(batches, m, [&](int k) { crba(model, data, s.q[k]); }));

@@ -30,18 +30,20 @@ pub fn mass_matrix(
 pub(crate) fn fill_mass_matrix(robot: &Robot, ws: &mut DynamicsWorkspace, out: &mut DMatrix<f64>) {
     ws.update_world_frames(robot);
     update_composites(robot, ws);
-    for j in 0..ws.n {
-        ws.column[j] = inertia_times(
+    let n = ws.n;
+    let m = out.as_mut_slice();
+    for j in 0..n {
+        let f = inertia_times(
             &ws.c_inertia[j],
             &ws.c_first_moment[j],
             ws.c_mass[j],
             &ws.axis[j],
         );
-        for i in 0..=j {
-            let mij = ws.axis[i].dot(&ws.column[j]);
-            out[(i, j)] = mij;
-            out[(j, i)] = mij;
+        for (i, s) in ws.axis[..=j].iter().enumerate() {
+            let mij = s.dot(&f);
+            m[i + j * n] = mij;
+            m[j + i * n] = mij;
         }
-        out[(j, j)] += robot.joints()[j].armature;
+        m[j + j * n] += robot.joints()[j].armature;
     }
 }

@@ -47,13 +47,24 @@ pub fn regressor(
     for k in 0..n {
         ws.link_regressor[k] = link_block(ws, k);
     }
-    out.fill(0.0);
+    let y = out.as_mut_slice();
     for k in 0..n {
         let block = &ws.link_regressor[k];
-        for i in 0..=k {
-            let s = &ws.axis[i];
-            for c in 0..PARAMS_PER_LINK {
-                out[(i, PARAMS_PER_LINK * k + c)] = s.dot(&block.column(c));
+        // The inertia columns have no force part: their dot needs only the angular half of S.
+        for c in 0..PARAMS_PER_LINK {
+            let column = block.column(c);
+            let base = (PARAMS_PER_LINK * k + c) * n;
+            // Links before k do not move link k's parameters: rows below k are zero.
+            y[base + k + 1..base + n].fill(0.0);
+            if c < 6 {
+                let moment = Vector3::new(column[0], column[1], column[2]);
+                for (i, s) in ws.axis[..=k].iter().enumerate() {
+                    y[base + i] = s[0] * moment.x + s[1] * moment.y + s[2] * moment.z;
+                }
+            } else {
+                for (i, s) in ws.axis[..=k].iter().enumerate() {
+                    y[base + i] = s.dot(&column);
+                }
             }
         }
     }
