@@ -6,14 +6,18 @@
 #
 # Installs Pinocchio from PyPI (`pin`, with Eigen from `cmeel-eigen`) into a venv under
 # target/bench, and KDL from Debian (liborocos-kdl-dev, libkdl-parser-dev) when run as root.
-# armctl and the Pinocchio benchmark are built with -march=native (target-cpu=native).
-# The KDL benchmark is built without it: KDL's Debian library is not, and mixing the two
-# Eigen configurations crashes.
+# Both sides are built for the same instruction set: generic x86-64 by default, or
+# ARCH=x86-64-v3 (say) for -march=$ARCH and target-cpu=$ARCH. -march=native does not work for
+# Pinocchio here: its URDF parser comes precompiled for generic x86-64 in the wheel, and a
+# model built there and used by code compiled with AVX-512 crashes. KDL's benchmark is always
+# built generic, like Debian's library.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 work="$top/target/bench"
 batches=${BATCHES:-41}
+arch=${ARCH:-}
+march=${arch:+-march=$arch}
 mkdir -p "$work"
 
 if [ ! -x "$work/venv/bin/python" ]; then
@@ -27,14 +31,14 @@ if [ ! -f /usr/include/kdl_parser/kdl_parser.hpp ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liborocos-kdl-dev libkdl-parser-dev >/dev/null
 fi
 
-if [ ! -x "$work/pinocchio_bench" ] || [ "$here/pinocchio_bench.cpp" -nt "$work/pinocchio_bench" ]; then
+pin_bench="$work/pinocchio_bench${arch:+-$arch}"
+if [ ! -x "$pin_bench" ] || [ "$here/pinocchio_bench.cpp" -nt "$pin_bench" ]; then
   echo "building the Pinocchio benchmark (about 3 minutes)..." >&2
-  g++ -O3 -march=native -std=c++17 -DNDEBUG -w \
-    -DEIGEN_MAX_STATIC_ALIGN_BYTES=16 -DEIGEN_MAX_ALIGN_BYTES=16 \
+  g++ -O3 $march -std=c++17 -DNDEBUG -w \
     -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS \
     -DBOOST_FUSION_INVOKE_MAX_ARITY=12 -DPINOCCHIO_WITH_URDFDOM -DPINOCCHIO_URDFDOM_HEADERS_MAJOR_VERSION=3 \
     -DPINOCCHIO_URDFDOM_HEADERS_MINOR_VERSION=0 -DPINOCCHIO_URDFDOM_HEADERS_PATCH_VERSION=0 \
-    -I"$prefix/include" -I"$prefix/include/eigen3" "$here/pinocchio_bench.cpp" -o "$work/pinocchio_bench" \
+    -I"$prefix/include" -I"$prefix/include/eigen3" "$here/pinocchio_bench.cpp" -o "$pin_bench" \
     -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lpinocchio_default -lpinocchio_parsers -lurdfdom_model -lconsole_bridge
 fi
 have_kdl=0
@@ -45,9 +49,9 @@ if [ -f /usr/include/kdl_parser/kdl_parser.hpp ]; then
   have_kdl=1
 fi
 
-echo "building armctl with target-cpu=native..." >&2
-(cd "$top" && RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR="$work/native" cargo build --quiet --release -p armctl)
-armctl="$work/native/release/armctl"
+echo "building armctl${arch:+ with target-cpu=$arch}..." >&2
+(cd "$top" && RUSTFLAGS="${arch:+-C target-cpu=$arch}" CARGO_TARGET_DIR="$work/armctl${arch:+-$arch}" cargo build --quiet --release -p armctl)
+armctl="$work/armctl${arch:+-$arch}/release/armctl"
 
 if [ $# -eq 0 ]; then
   ref="$top/../shared/reference"
@@ -63,11 +67,11 @@ while [ $# -ge 3 ]; do
   for round in 1 2; do
     "$armctl" bench "$urdf" --tip "$tip" --batches "$batches" --states-out "$states" |
       awk 'NR > 1 { print "armctl", $1, $2 }' >>"$out"
-    "$work/pinocchio_bench" "$urdf" "$tip" "$states" "$batches" >>"$out"
+    "$pin_bench" "$urdf" "$tip" "$states" "$batches" >>"$out" 2>/dev/null
     [ $have_kdl = 1 ] && "$work/kdl_bench" "$urdf" "$root" "$tip" "$states" "$batches" >>"$out"
   done
   echo
-  echo "$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds)"
+  echo "$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds), ${arch:-generic x86-64}"
   awk '
     { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3; algos[$2] = 1 }
     END {

@@ -101,3 +101,49 @@ fn qdd_is_absent_without_tau_and_bad_states_are_named() {
     );
     assert!(!ok && err.contains("parsing states"), "{err}");
 }
+
+/// Structure only: timings are never asserted in the test suite (the machine is shared).
+#[test]
+fn bench_reports_every_algorithm_and_writes_states() {
+    let states =
+        std::env::temp_dir().join(format!("armctl-bench-states-{}.txt", std::process::id()));
+    let (ok, out, err) = run(
+        &[
+            "bench",
+            "urdf/planar_2link.urdf",
+            "--batches",
+            "1",
+            "--json",
+            "--states-out",
+            states.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v["ns_per_call"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    for algorithm in [
+        "rnea",
+        "mass_matrix",
+        "coriolis_matrix",
+        "gravity",
+        "forward_dynamics",
+        "forward_kinematics",
+        "jacobian",
+        "regressor",
+    ] {
+        assert!(
+            names.contains(&algorithm),
+            "{algorithm} missing from {names:?}"
+        );
+    }
+    let text = std::fs::read_to_string(&states).unwrap();
+    assert_eq!(text.lines().count(), 256);
+    assert!(text.lines().all(|l| l.split_whitespace().count() == 6));
+    let _ = std::fs::remove_file(states);
+}
