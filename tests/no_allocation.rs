@@ -14,6 +14,7 @@ use armctl_model::{
     forward_kinematics, jacobian, jacobian_dot_qd, ChainOptions, FrameId, KinematicsWorkspace,
     Robot,
 };
+use armctl_sim::{SensorNoise, SimConfig, Simulator};
 use nalgebra::{DMatrix, Matrix6xX};
 
 struct Counting;
@@ -71,6 +72,18 @@ fn kinematics_and_dynamics_allocate_nothing() {
         let mut y = DMatrix::zeros(n, 10 * n);
         let mut jac = Matrix6xX::zeros(n);
         let wrench = Wrench::default();
+        let noisy = SimConfig {
+            noise: Some(SensorNoise {
+                position: 1e-4,
+                velocity: 1e-3,
+                seed: 1,
+            }),
+            command_delay_steps: 2,
+            external_wrench: Some(Wrench::default()),
+            ..SimConfig::default()
+        };
+        let mut sim = Simulator::new(&robot, &q, noisy).unwrap();
+        let (mut q_meas, mut qd_meas) = (vec![0.0; n], vec![0.0; n]);
         let checks: Vec<(&str, usize)> = vec![
             (
                 "forward_kinematics",

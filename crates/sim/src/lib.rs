@@ -1,1 +1,38 @@
-//! armctl_sim: not implemented yet; see the project's issues.
+//! # armctl_sim
+//!
+//! The embedded simulator: a stand-in for the real arm or Gazebo. It integrates the forward
+//! dynamics of [`armctl_dynamics`] at a fixed step (RK4 or semi-implicit Euler), with the
+//! model's friction and armature, joint limits as stiff spring-dampers, effort saturation at the
+//! URDF limits, and optional non-ideal effects: sensor noise, command delay, a plant that
+//! differs from the model (payload, scaled masses), an external wrench at the tip.
+//!
+//! ```
+//! use armctl_model::{ChainOptions, Robot};
+//! use armctl_sim::{SimConfig, Simulator};
+//!
+//! let robot = Robot::from_urdf_file(
+//!     concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+//!     &ChainOptions::default(),
+//! )?;
+//! let mut sim = Simulator::new(&robot, &[0.0, 0.0], SimConfig::ideal())?;
+//! for _ in 0..100 {
+//!     sim.step(&[0.0, 0.0])?; // no torque: the arm falls
+//! }
+//! assert!(sim.q()[0] < -0.01);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Limitations
+//! - Joint limits are springs, not hard stops: a fast joint overshoots its limit briefly.
+//! - Coulomb friction uses a smooth sign (`tanh(qd / coulomb_width)`), so there is no true
+//!   stiction.
+//! - The external wrench is constant and acts at the tip only.
+#![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
+
+mod config;
+mod error;
+mod simulator;
+
+pub use config::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
+pub use error::SimError;
+pub use simulator::{Simulator, StepReport};

@@ -1,0 +1,185 @@
+//! Simulator settings. Every non-ideal effect is off by default.
+
+use armctl_dynamics::Wrench;
+use nalgebra::{Matrix3, Vector3};
+
+use crate::SimError;
+
+/// The integration scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Integrator {
+    /// Classic fourth-order Runge-Kutta (four forward-dynamics evaluations per step).
+    #[default]
+    Rk4,
+    /// Semi-implicit (symplectic) Euler: `qd += dt qdd(q, qd)`, then `q += dt qd`.
+    SemiImplicitEuler,
+}
+
+/// Joint position limits as stiff spring-dampers: past a limit the joint feels
+/// `-stiffness * penetration - damping * qd`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimitSpring {
+    /// N m/rad (N/m for prismatic joints).
+    pub stiffness: f64,
+    /// N m s/rad.
+    pub damping: f64,
+}
+
+impl Default for LimitSpring {
+    fn default() -> Self {
+        Self {
+            stiffness: 1e4,
+            damping: 50.0,
+        }
+    }
+}
+
+/// A rigid payload held at the tip, in the tip frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Payload {
+    /// kg.
+    pub mass: f64,
+    /// Centre of mass in the tip frame, m.
+    pub com: Vector3<f64>,
+    /// Inertia about the centre of mass, tip-frame axes.
+    pub inertia: Matrix3<f64>,
+}
+
+/// Gaussian measurement noise (standard deviations) and its seed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensorNoise {
+    /// On positions, rad or m.
+    pub position: f64,
+    /// On velocities, rad/s or m/s.
+    pub velocity: f64,
+    /// Seed of the noise generator (same seed, same noise).
+    pub seed: u64,
+}
+
+/// How the simulated arm differs from the model the controller uses.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ModelMismatch {
+    /// A payload at the tip.
+    pub payload: Option<Payload>,
+    /// Scale of every link's mass and inertia (1 = as modelled).
+    pub mass_scale: Option<f64>,
+}
+
+/// Everything the simulator can be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Step, s.
+    pub dt: f64,
+    /// Integration scheme.
+    pub integrator: Integrator,
+    /// Apply the model's viscous and Coulomb friction.
+    pub friction: bool,
+    /// Velocity over which the Coulomb sign goes smoothly from -1 to 1 (tanh), rad/s.
+    pub coulomb_width: f64,
+    /// Joint limits as spring-dampers; `None` lets joints pass their limits.
+    pub limits: Option<LimitSpring>,
+    /// Saturate commands at the URDF effort limits.
+    pub saturate: bool,
+    /// Measurement noise; `None` measures the true state.
+    pub noise: Option<SensorNoise>,
+    /// Commands act this many steps after they are given.
+    pub command_delay_steps: usize,
+    /// The simulated arm differs from the model.
+    pub mismatch: ModelMismatch,
+    /// A constant wrench the environment applies to the tip (base link axes).
+    pub external_wrench: Option<Wrench>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            dt: 1e-3,
+            integrator: Integrator::Rk4,
+            friction: true,
+            coulomb_width: 1e-3,
+            limits: Some(LimitSpring::default()),
+            saturate: true,
+            noise: None,
+            command_delay_steps: 0,
+            mismatch: ModelMismatch::default(),
+            external_wrench: None,
+        }
+    }
+}
+
+impl SimConfig {
+    /// The ideal arm: no friction, no limits, no saturation, nothing non-ideal.
+    pub fn ideal() -> Self {
+        Self {
+            friction: false,
+            limits: None,
+            saturate: false,
+            ..Self::default()
+        }
+    }
+
+    /// Checks every value, naming the first bad one.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |name: &'static str, reason: &str| {
+            Err(SimError::InvalidConfig {
+                name,
+                reason: reason.into(),
+            })
+        };
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return bad("dt", "must be positive");
+        }
+        if !(self.coulomb_width.is_finite() && self.coulomb_width > 0.0) {
+            return bad("coulomb_width", "must be positive");
+        }
+        if let Some(l) = self.limits {
+            if !(l.stiffness >= 0.0
+                && l.damping >= 0.0
+                && l.stiffness.is_finite()
+                && l.damping.is_finite())
+            {
+                return bad(
+                    "limits",
+                    "stiffness and damping must be finite and not negative",
+                );
+            }
+        }
+        if let Some(n) = self.noise {
+            if !(n.position >= 0.0
+                && n.velocity >= 0.0
+                && n.position.is_finite()
+                && n.velocity.is_finite())
+            {
+                return bad(
+                    "noise",
+                    "standard deviations must be finite and not negative",
+                );
+            }
+        }
+        if let Some(p) = self.mismatch.payload {
+            if !(p.mass >= 0.0 && p.mass.is_finite())
+                || p.com.iter().chain(p.inertia.iter()).any(|v| !v.is_finite())
+            {
+                return bad(
+                    "payload",
+                    "mass must be finite and not negative, com and inertia finite",
+                );
+            }
+        }
+        if let Some(s) = self.mismatch.mass_scale {
+            if !(s.is_finite() && s > 0.0) {
+                return bad("mass_scale", "must be positive");
+            }
+        }
+        if let Some(w) = self.external_wrench {
+            if w.force
+                .iter()
+                .chain(w.torque.iter())
+                .any(|v| !v.is_finite())
+            {
+                return bad("external_wrench", "must be finite");
+            }
+        }
+        Ok(())
+    }
+}

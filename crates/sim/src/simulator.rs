@@ -1,0 +1,327 @@
+//! The simulated arm: joint state, one fixed step at a time.
+//!
+//! Per step the command is checked, saturated at the effort limits, delayed, and the state is
+//! integrated with `qdd = M^-1 (tau - F(qd) + tau_limits + J^T w - C qd - G)` (forward dynamics
+//! of the plant, which may differ from the controller's model).
+
+use armctl_dynamics::{
+    forward_dynamics, friction_torques, mass_matrix, CoulombSign, DynamicsWorkspace,
+};
+use armctl_model::{
+    forward_kinematics, jacobian, FrameId, KinematicsWorkspace, RigidInertia, Robot, RobotParts,
+};
+use nalgebra::{DMatrix, DVector, Matrix6xX, Point3, Vector6};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+
+use crate::error::check;
+use crate::{Integrator, ModelMismatch, SimConfig, SimError};
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StepReport {
+    /// Joints whose command was clipped at the effort limit.
+    pub saturated: usize,
+}
+
+/// The embedded simulator of one arm.
+#[derive(Debug)]
+pub struct Simulator {
+    plant: Robot,
+    config: SimConfig,
+    ws: DynamicsWorkspace,
+    kin: KinematicsWorkspace,
+    jacobian: Matrix6xX<f64>,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    time: f64,
+    /// Ring of pending commands (delay + 1 slots) and the slot of the newest.
+    pending: Vec<Vec<f64>>,
+    newest: usize,
+    applied: Vec<f64>,
+    /// Runge-Kutta stages: accelerations, stage state, scratch torques.
+    stage_qdd: [Vec<f64>; 4],
+    stage_qd: [Vec<f64>; 4],
+    stage_q: Vec<f64>,
+    torque: Vec<f64>,
+    friction: Vec<f64>,
+    noise: Option<(StdRng, Normal<f64>, Normal<f64>)>,
+    mass: DMatrix<f64>,
+}
+
+/// The plant: the model with the configured mismatch.
+fn plant(model: &Robot, mismatch: &ModelMismatch) -> Result<Robot, SimError> {
+    let mut parts: RobotParts = model.to_parts();
+    if let Some(s) = mismatch.mass_scale {
+        for link in &mut parts.links {
+            link.mass *= s;
+            link.inertia_com *= s;
+        }
+    }
+    if let Some(p) = mismatch.payload {
+        let payload = RigidInertia {
+            mass: p.mass,
+            com: p.com,
+            inertia_com: p.inertia,
+        }
+        .transformed(&parts.tool);
+        if let Some(last) = parts.links.last_mut() {
+            *last = last.combined(&payload);
+        }
+    }
+    Ok(Robot::new(parts)?)
+}
+
+impl Simulator {
+    /// A simulator of `model` (changed by `config.mismatch`) starting at rest at `q0`.
+    pub fn new(model: &Robot, q0: &[f64], config: SimConfig) -> Result<Self, SimError> {
+        config.validate()?;
+        let n = model.dof();
+        check("q0", n, q0.len())?;
+        if q0.iter().any(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite {
+                what: "initial state",
+            });
+        }
+        let plant = plant(model, &config.mismatch)?;
+        let noise = match config.noise {
+            Some(n) => Some((
+                StdRng::seed_from_u64(n.seed),
+                Normal::new(0.0, n.position).map_err(|e| SimError::InvalidConfig {
+                    name: "noise",
+                    reason: e.to_string(),
+                })?,
+                Normal::new(0.0, n.velocity).map_err(|e| SimError::InvalidConfig {
+                    name: "noise",
+                    reason: e.to_string(),
+                })?,
+            )),
+            None => None,
+        };
+        let zeros = vec![0.0; n];
+        Ok(Self {
+            ws: DynamicsWorkspace::new(&plant),
+            kin: KinematicsWorkspace::new(&plant),
+            jacobian: Matrix6xX::zeros(n),
+            q: q0.to_vec(),
+            qd: zeros.clone(),
+            time: 0.0,
+            pending: vec![zeros.clone(); config.command_delay_steps + 1],
+            newest: 0,
+            applied: zeros.clone(),
+            stage_qdd: std::array::from_fn(|_| zeros.clone()),
+            stage_qd: std::array::from_fn(|_| zeros.clone()),
+            stage_q: zeros.clone(),
+            torque: zeros.clone(),
+            friction: zeros,
+            noise,
+            mass: DMatrix::zeros(n, n),
+            plant,
+            config,
+        })
+    }
+
+    /// The simulated robot (the model with the mismatch applied).
+    pub fn plant(&self) -> &Robot {
+        &self.plant
+    }
+    /// The settings.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+    /// Simulated time, s.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// True joint positions.
+    pub fn q(&self) -> &[f64] {
+        &self.q
+    }
+    /// True joint velocities.
+    pub fn qd(&self) -> &[f64] {
+        &self.qd
+    }
+    /// The torques applied in the last step (after saturation and delay).
+    pub fn applied_effort(&self) -> &[f64] {
+        &self.applied
+    }
+
+    /// Puts the arm at `(q, qd)`.
+    pub fn set_state(&mut self, q: &[f64], qd: &[f64]) -> Result<(), SimError> {
+        check("q", self.q.len(), q.len())?;
+        check("qd", self.q.len(), qd.len())?;
+        if q.iter().chain(qd).any(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite { what: "state" });
+        }
+        self.q.copy_from_slice(q);
+        self.qd.copy_from_slice(qd);
+        Ok(())
+    }
+
+    /// The state a sensor reports: the true state plus the configured noise.
+    pub fn measure(&mut self, q: &mut [f64], qd: &mut [f64]) -> Result<(), SimError> {
+        check("q", self.q.len(), q.len())?;
+        check("qd", self.q.len(), qd.len())?;
+        q.copy_from_slice(&self.q);
+        qd.copy_from_slice(&self.qd);
+        if let Some((rng, position, velocity)) = &mut self.noise {
+            for v in q.iter_mut() {
+                *v += position.sample(rng);
+            }
+            for v in qd.iter_mut() {
+                *v += velocity.sample(rng);
+            }
+        }
+        Ok(())
+    }
+
+    /// Advances one step under `command` (joint efforts). Allocates nothing.
+    pub fn step(&mut self, command: &[f64]) -> Result<StepReport, SimError> {
+        check("command", self.q.len(), command.len())?;
+        if command.iter().any(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite { what: "command" });
+        }
+        let mut report = StepReport::default();
+        let slots = self.pending.len();
+        self.newest = (self.newest + 1) % slots;
+        for (slot, (&c, joint)) in self.pending[self.newest]
+            .iter_mut()
+            .zip(command.iter().zip(self.plant.joints()))
+        {
+            let limit = joint.limits.effort;
+            *slot = if self.config.saturate && c.abs() > limit {
+                report.saturated += 1;
+                c.clamp(-limit, limit)
+            } else {
+                c
+            };
+        }
+        // The oldest slot is the command from `delay` steps ago (zeros before any).
+        let oldest = (self.newest + 1) % slots;
+        self.applied.copy_from_slice(&self.pending[oldest]);
+        match self.config.integrator {
+            Integrator::Rk4 => self.rk4()?,
+            Integrator::SemiImplicitEuler => self.semi_implicit_euler()?,
+        }
+        self.time += self.config.dt;
+        if self.q.iter().chain(&self.qd).any(|v| !v.is_finite()) {
+            return Err(SimError::NonFinite {
+                what: "state (the simulation diverged)",
+            });
+        }
+        Ok(report)
+    }
+
+    fn semi_implicit_euler(&mut self) -> Result<(), SimError> {
+        let dt = self.config.dt;
+        self.stage_q.copy_from_slice(&self.q);
+        self.stage_qd[0].copy_from_slice(&self.qd);
+        self.acceleration(0)?;
+        for i in 0..self.q.len() {
+            self.qd[i] += dt * self.stage_qdd[0][i];
+            self.q[i] += dt * self.qd[i];
+        }
+        Ok(())
+    }
+
+    fn rk4(&mut self) -> Result<(), SimError> {
+        let dt = self.config.dt;
+        for stage in 0..4 {
+            // Stage state: x + h k_{stage-1} with h = dt/2, dt/2, dt.
+            let h = [0.0, 0.5 * dt, 0.5 * dt, dt][stage];
+            for i in 0..self.q.len() {
+                let (dq, dqd) = if stage == 0 {
+                    (0.0, 0.0)
+                } else {
+                    (self.stage_qd[stage - 1][i], self.stage_qdd[stage - 1][i])
+                };
+                self.stage_q[i] = self.q[i] + h * dq;
+                self.stage_qd[stage][i] = self.qd[i] + h * dqd;
+            }
+            self.acceleration(stage)?;
+        }
+        for i in 0..self.q.len() {
+            let v = &self.stage_qd;
+            let a = &self.stage_qdd;
+            self.q[i] += dt / 6.0 * (v[0][i] + 2.0 * v[1][i] + 2.0 * v[2][i] + v[3][i]);
+            self.qd[i] += dt / 6.0 * (a[0][i] + 2.0 * a[1][i] + 2.0 * a[2][i] + a[3][i]);
+        }
+        Ok(())
+    }
+
+    /// `stage_qdd[stage]` at `(stage_q, stage_qd[stage])` under the applied command.
+    fn acceleration(&mut self, stage: usize) -> Result<(), SimError> {
+        let (q, qd) = (&self.stage_q, &self.stage_qd[stage]);
+        self.torque.copy_from_slice(&self.applied);
+        if self.config.friction {
+            friction_torques(
+                &self.plant,
+                qd,
+                CoulombSign::Smooth {
+                    width: self.config.coulomb_width,
+                },
+                &mut self.friction,
+            )?;
+            for (t, f) in self.torque.iter_mut().zip(&self.friction) {
+                *t -= f;
+            }
+        }
+        if let Some(spring) = self.config.limits {
+            for ((t, joint), (&qi, &qdi)) in self
+                .torque
+                .iter_mut()
+                .zip(self.plant.joints())
+                .zip(q.iter().zip(qd))
+            {
+                let past = if qi > joint.limits.upper {
+                    qi - joint.limits.upper
+                } else if qi < joint.limits.lower {
+                    qi - joint.limits.lower
+                } else {
+                    continue;
+                };
+                *t -= spring.stiffness * past + spring.damping * qdi;
+            }
+        }
+        if let Some(w) = self.config.external_wrench {
+            jacobian(
+                &self.plant,
+                &mut self.kin,
+                q,
+                FrameId::Tip,
+                &mut self.jacobian,
+            )?;
+            let wrench = Vector6::new(
+                w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z,
+            );
+            for (j, t) in self.torque.iter_mut().enumerate() {
+                *t += self.jacobian.column(j).dot(&wrench);
+            }
+        }
+        forward_dynamics(
+            &self.plant,
+            &mut self.ws,
+            q,
+            qd,
+            &self.torque,
+            &mut self.stage_qdd[stage],
+        )?;
+        Ok(())
+    }
+
+    /// Kinetic plus potential energy of the plant, J (potential zero at the base link origin).
+    pub fn energy(&mut self) -> Result<f64, SimError> {
+        mass_matrix(&self.plant, &mut self.ws, &self.q, &mut self.mass)?;
+        let qd = DVector::from_column_slice(&self.qd);
+        let kinetic = 0.5 * qd.dot(&(&self.mass * &qd));
+        let poses = forward_kinematics(&self.plant, &mut self.kin, &self.q)?;
+        let g = self.plant.gravity();
+        let potential: f64 = poses.mdh_frames()[1..]
+            .iter()
+            .zip(self.plant.links())
+            .map(|(pose, link)| -link.mass * g.dot(&(pose * Point3::from(link.com)).coords))
+            .sum();
+        Ok(kinetic + potential)
+    }
+}

@@ -1,0 +1,298 @@
+//! The simulator's physics and each of its options.
+
+use armctl_dynamics::{gravity_torques, rnea_with_wrench, DynamicsWorkspace, Wrench};
+use armctl_model::{ChainOptions, Robot};
+use armctl_sim::{
+    Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig, SimError, Simulator,
+};
+use nalgebra::{Matrix2, Matrix3, Vector2, Vector3};
+
+fn robot(file: &str) -> Robot {
+    let path = format!("{}/../../urdf/{file}", env!("CARGO_MANIFEST_DIR"));
+    Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+}
+
+/// Largest relative energy change over 10 s at 1 kHz with RK4, no torque, from rest at `q0`
+/// with initial velocities `qd0`.
+fn energy_drift(robot: &Robot, q0: &[f64], qd0: &[f64]) -> f64 {
+    let mut sim = Simulator::new(robot, q0, SimConfig::ideal()).unwrap();
+    sim.set_state(q0, qd0).unwrap();
+    let e0 = sim.energy().unwrap();
+    let zero = vec![0.0; robot.dof()];
+    let mut worst = 0.0f64;
+    for k in 0..10_000 {
+        sim.step(&zero).unwrap();
+        if k % 10 == 0 {
+            worst = worst.max((sim.energy().unwrap() - e0).abs() / e0.abs());
+        }
+    }
+    worst
+}
+
+#[test]
+fn energy_is_conserved_without_torque_friction_or_limits() {
+    let panda = robot("panda.urdf");
+    let drift = energy_drift(
+        &panda,
+        &[0.3, -0.5, 0.2, -1.8, 0.4, 1.2, -0.6],
+        &[0.5, -0.3, 0.4, 0.2, -0.6, 0.3, 0.8],
+    );
+    eprintln!("Panda: largest relative energy change over 10 s {drift:e}");
+    assert!(drift < 1e-6, "Panda energy drift {drift:e}");
+    let puma = robot("puma560.urdf");
+    let drift = energy_drift(
+        &puma,
+        &[0.2, -0.4, 0.6, 0.1, -0.5, 0.3],
+        &[0.4, 0.2, -0.3, 0.6, 0.1, -0.5],
+    );
+    eprintln!("PUMA: largest relative energy change over 10 s {drift:e}");
+    assert!(drift < 1e-6, "PUMA energy drift {drift:e}");
+}
+
+/// theory.md section 7: point masses m1 = 2, m2 = 1.5 at l1 = 1, l2 = 0.8.
+fn two_link_qdd(q: Vector2<f64>, qd: Vector2<f64>) -> Vector2<f64> {
+    let (m1, m2, l1, l2, g) = (2.0, 1.5, 1.0, 0.8, 9.81);
+    let (c1, c2, s2, c12) = (q[0].cos(), q[1].cos(), q[1].sin(), (q[0] + q[1]).cos());
+    let m12 = m2 * l2 * l2 + m2 * l1 * l2 * c2;
+    let m = Matrix2::new(
+        m2 * l2 * l2 + 2.0 * m2 * l1 * l2 * c2 + (m1 + m2) * l1 * l1,
+        m12,
+        m12,
+        m2 * l2 * l2,
+    );
+    let h = m2 * l1 * l2 * s2;
+    let c = Matrix2::new(-h * qd[1], -h * (qd[0] + qd[1]), h * qd[0], 0.0);
+    let gv = Vector2::new(
+        m2 * l2 * g * c12 + (m1 + m2) * l1 * g * c1,
+        m2 * l2 * g * c12,
+    );
+    m.lu().solve(&(-(c * qd) - gv)).unwrap()
+}
+
+#[test]
+fn free_fall_matches_independent_integration_of_the_closed_form() {
+    let arm = robot("planar_2link.urdf");
+    let q0 = [0.4, -0.3];
+    let mut sim = Simulator::new(&arm, &q0, SimConfig::ideal()).unwrap();
+    // Reference: the closed form integrated by RK4 with a 100x smaller step.
+    let (mut q, mut qd) = (Vector2::from(q0), Vector2::zeros());
+    let h = 1e-5;
+    let mut worst = 0.0f64;
+    for _ in 0..2000 {
+        sim.step(&[0.0, 0.0]).unwrap();
+        for _ in 0..100 {
+            let k1 = (qd, two_link_qdd(q, qd));
+            let k2 = (
+                qd + k1.1 * h / 2.0,
+                two_link_qdd(q + k1.0 * h / 2.0, qd + k1.1 * h / 2.0),
+            );
+            let k3 = (
+                qd + k2.1 * h / 2.0,
+                two_link_qdd(q + k2.0 * h / 2.0, qd + k2.1 * h / 2.0),
+            );
+            let k4 = (qd + k3.1 * h, two_link_qdd(q + k3.0 * h, qd + k3.1 * h));
+            q += (k1.0 + 2.0 * k2.0 + 2.0 * k3.0 + k4.0) * h / 6.0;
+            qd += (k1.1 + 2.0 * k2.1 + 2.0 * k3.1 + k4.1) * h / 6.0;
+        }
+        worst = worst.max((Vector2::from_column_slice(sim.q()) - q).amax());
+    }
+    // 2 s of swinging (several rad/s): RK4 at 1 kHz stays within 1e-6 rad of the reference.
+    eprintln!("two-link free fall: largest difference from the reference {worst:e} rad");
+    assert!(worst < 1e-6, "largest position difference {worst:e}");
+    assert!(qd.amax() > 1.0, "the arm should have been swinging");
+}
+
+#[test]
+fn semi_implicit_euler_also_falls_correctly_at_first_order() {
+    let arm = robot("planar_2link.urdf");
+    let config = SimConfig {
+        integrator: Integrator::SemiImplicitEuler,
+        ..SimConfig::ideal()
+    };
+    let mut euler = Simulator::new(&arm, &[0.4, -0.3], config).unwrap();
+    let mut rk4 = Simulator::new(&arm, &[0.4, -0.3], SimConfig::ideal()).unwrap();
+    for _ in 0..200 {
+        euler.step(&[0.0, 0.0]).unwrap();
+        rk4.step(&[0.0, 0.0]).unwrap();
+    }
+    let diff = (0..2)
+        .map(|i| (euler.q()[i] - rk4.q()[i]).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        diff < 1e-2 && diff > 1e-7,
+        "first-order difference expected, got {diff:e}"
+    );
+}
+
+#[test]
+fn commands_are_saturated_at_the_effort_limits() {
+    let arm = robot("planar_2link.urdf");
+    let mut sim = Simulator::new(&arm, &[0.0, 0.0], SimConfig::default()).unwrap();
+    let report = sim.step(&[1e6, -1e6]).unwrap();
+    assert_eq!(report.saturated, 2);
+    assert_eq!(sim.applied_effort(), &[100.0, -50.0]);
+    assert_eq!(sim.step(&[10.0, -5.0]).unwrap().saturated, 0);
+}
+
+#[test]
+fn commands_act_after_the_configured_delay() {
+    let arm = robot("planar_2link.urdf");
+    let config = SimConfig {
+        command_delay_steps: 3,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&arm, &[0.0, 0.0], config).unwrap();
+    for k in 0..6 {
+        sim.step(&[k as f64 + 1.0, 0.0]).unwrap();
+        let want = if k < 3 { 0.0 } else { (k - 2) as f64 };
+        assert_eq!(sim.applied_effort()[0], want, "step {k}");
+    }
+}
+
+#[test]
+fn sensor_noise_has_the_configured_spread_and_repeats_with_its_seed() {
+    let arm = robot("planar_2link.urdf");
+    let noise = SensorNoise {
+        position: 1e-3,
+        velocity: 1e-2,
+        seed: 42,
+    };
+    let config = SimConfig {
+        noise: Some(noise),
+        ..SimConfig::default()
+    };
+    let mut a = Simulator::new(&arm, &[0.1, 0.2], config.clone()).unwrap();
+    let mut b = Simulator::new(&arm, &[0.1, 0.2], config).unwrap();
+    let (mut q, mut qd, mut q2, mut qd2) = ([0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+    let (mut sum_q, mut sum_qd) = (0.0, 0.0);
+    let samples = 4000;
+    for _ in 0..samples {
+        a.measure(&mut q, &mut qd).unwrap();
+        b.measure(&mut q2, &mut qd2).unwrap();
+        assert_eq!((q, qd), (q2, qd2), "same seed, same noise");
+        sum_q += (q[0] - 0.1).powi(2);
+        sum_qd += qd[1].powi(2);
+    }
+    let (std_q, std_qd) = (
+        (sum_q / samples as f64).sqrt(),
+        (sum_qd / samples as f64).sqrt(),
+    );
+    assert!(
+        (std_q / 1e-3 - 1.0).abs() < 0.1,
+        "position noise std {std_q}"
+    );
+    assert!(
+        (std_qd / 1e-2 - 1.0).abs() < 0.1,
+        "velocity noise std {std_qd}"
+    );
+}
+
+#[test]
+fn payload_and_mass_scale_change_the_plant_not_the_model() {
+    let panda = robot("panda.urdf");
+    let payload = Payload {
+        mass: 2.0,
+        com: Vector3::new(0.0, 0.0, 0.05),
+        inertia: Matrix3::identity() * 1e-3,
+    };
+    let config = SimConfig {
+        mismatch: ModelMismatch {
+            payload: Some(payload),
+            mass_scale: Some(1.2),
+        },
+        ..SimConfig::default()
+    };
+    let sim = Simulator::new(&panda, &[0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.7], config).unwrap();
+    let model_mass: f64 = panda.links().iter().map(|l| l.mass).sum();
+    let plant_mass: f64 = sim.plant().links().iter().map(|l| l.mass).sum();
+    assert!((plant_mass - (1.2 * model_mass + 2.0)).abs() < 1e-12);
+}
+
+#[test]
+fn torques_from_rnea_with_the_wrench_hold_the_arm_against_it() {
+    let panda = robot("panda.urdf");
+    let q = [0.1, -0.4, 0.2, -2.0, 0.1, 1.7, 0.3];
+    let wrench = Wrench {
+        force: Vector3::new(5.0, -3.0, 10.0),
+        torque: Vector3::new(0.2, 0.0, -0.1),
+    };
+    let config = SimConfig {
+        external_wrench: Some(wrench),
+        ..SimConfig::ideal()
+    };
+    let mut sim = Simulator::new(&panda, &q, config).unwrap();
+    let mut hold = [0.0; 7];
+    rnea_with_wrench(
+        &panda,
+        &mut DynamicsWorkspace::new(&panda),
+        &q,
+        &[0.0; 7],
+        &[0.0; 7],
+        &wrench,
+        &mut hold,
+    )
+    .unwrap();
+    for _ in 0..100 {
+        sim.step(&hold).unwrap();
+    }
+    let moved = sim
+        .q()
+        .iter()
+        .zip(&q)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(moved < 1e-9, "arm moved by {moved:e}");
+    // Without compensating the wrench (gravity only) it does move.
+    let mut g = [0.0; 7];
+    gravity_torques(&panda, &mut DynamicsWorkspace::new(&panda), &q, &mut g).unwrap();
+    sim.set_state(&q, &[0.0; 7]).unwrap();
+    for _ in 0..100 {
+        sim.step(&g).unwrap();
+    }
+    assert!(sim.q().iter().zip(&q).any(|(a, b)| (a - b).abs() > 1e-4));
+}
+
+#[test]
+fn a_joint_past_its_limit_is_pushed_back() {
+    let arm = robot("planar_2link.urdf");
+    let config = SimConfig {
+        limits: Some(LimitSpring::default()),
+        friction: false,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&arm, &[0.0, 3.2], config).unwrap();
+    sim.step(&[0.0, 0.0]).unwrap();
+    assert!(
+        sim.qd()[1] < -1.0,
+        "joint 2 is 0.1 rad past 3.1 and should be pushed back: qd {}",
+        sim.qd()[1]
+    );
+}
+
+#[test]
+fn bad_commands_and_settings_are_errors() {
+    let arm = robot("planar_2link.urdf");
+    let mut sim = Simulator::new(&arm, &[0.0, 0.0], SimConfig::default()).unwrap();
+    assert!(matches!(
+        sim.step(&[f64::NAN, 0.0]),
+        Err(SimError::NonFinite { .. })
+    ));
+    assert!(matches!(sim.step(&[0.0]), Err(SimError::Dimension { .. })));
+    let bad = SimConfig {
+        dt: 0.0,
+        ..SimConfig::default()
+    };
+    let e = Simulator::new(&arm, &[0.0, 0.0], bad).unwrap_err();
+    assert!(e.to_string().contains("dt"), "{e}");
+    let bad = SimConfig {
+        mismatch: ModelMismatch {
+            payload: None,
+            mass_scale: Some(-1.0),
+        },
+        ..SimConfig::default()
+    };
+    assert!(Simulator::new(&arm, &[0.0, 0.0], bad)
+        .unwrap_err()
+        .to_string()
+        .contains("mass_scale"));
+}
