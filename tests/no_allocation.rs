@@ -148,6 +148,14 @@ fn kinematics_and_dynamics_allocate_nothing() {
                 "regressor",
                 allocations(|| regressor(&robot, &mut ws, &q, &qd, &qdd, &qd, &mut y).unwrap()),
             ),
+            (
+                "simulator step",
+                allocations(|| drop(sim.step(&qdd).unwrap())),
+            ),
+            (
+                "simulator measure",
+                allocations(|| sim.measure(&mut q_meas, &mut qd_meas).unwrap()),
+            ),
         ];
         for (name, count) in checks {
             assert_eq!(
