@@ -1,0 +1,24 @@
+//! Joint references: where the arm should be at time t.
+
+mod multi_point;
+mod quintic;
+mod set_point;
+mod sinusoid;
+
+pub use multi_point::{MultiPoint, TrajectoryPoint};
+pub use quintic::Quintic;
+pub use set_point::SetPoint;
+pub use sinusoid::Sinusoid;
+
+use crate::JointReference;
+
+/// A joint trajectory. `sample` allocates nothing.
+pub trait Trajectory: Send {
+    /// Number of joints.
+    fn dof(&self) -> usize;
+    /// Time after which the reference stays constant, s (0 for a set point, infinite for a
+    /// periodic one).
+    fn duration(&self) -> f64;
+    /// The reference at time `t` (before 0: the start; after the end: the end, at rest).
+    fn sample(&self, t: f64, out: &mut JointReference);
+}
