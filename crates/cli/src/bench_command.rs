@@ -17,6 +17,8 @@ use clap::Args;
 use nalgebra::{DMatrix, Matrix6xX};
 use serde::Serialize;
 
+use armctl_sim::{SimConfig, Simulator};
+
 use crate::model_command::UrdfArgs;
 use crate::random_states::{random_states, State};
 
@@ -81,6 +83,16 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         );
         for (name, ns) in &report.ns_per_call {
             println!("  {name:<20} {ns:9.1}");
+        }
+        if let Some((_, ns)) = report
+            .ns_per_call
+            .iter()
+            .find(|(name, _)| name == "simulator_step_rk4")
+        {
+            println!(
+                "  simulator real-time factor at 1 kHz (RK4): {:.0}x",
+                1e6 / ns
+            );
         }
     }
     Ok(())
@@ -165,6 +177,18 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
             ))
         }),
     );
+    // One 1 ms RK4 step of the ideal simulator under the sample's qdd as torque; the real-time
+    // factor is 1 ms divided by this.
+    if let Ok(mut sim) = Simulator::new(robot, &states[0].q, SimConfig::ideal()) {
+        record(
+            "simulator_step_rk4",
+            time(states, batches, |s| {
+                if sim.set_state(&s.q, &s.qd).is_ok() {
+                    let _ = sim.step(&s.qdd);
+                }
+            }),
+        );
+    }
     Report {
         robot: robot.name().to_string(),
         dof: n,

@@ -4,7 +4,11 @@ mod bench_command;
 mod dynamics_command;
 mod model_command;
 mod model_json;
+mod params_file;
+mod plots;
 mod random_states;
+mod sim_command;
+mod trajectory_spec;
 
 use std::process::ExitCode;
 
@@ -26,6 +30,8 @@ enum Command {
     Dynamics(dynamics_command::DynamicsArgs),
     /// Time the kinematics and dynamics algorithms on random states (ns per call).
     Bench(bench_command::BenchArgs),
+    /// Run a controller against the embedded simulator (no ROS): summary, run.csv, plots.
+    Sim(sim_command::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,7 @@ fn main() -> ExitCode {
         Command::Model(args) => model_command::run(&args),
         Command::Dynamics(args) => dynamics_command::run(&args),
         Command::Bench(args) => bench_command::run(&args),
+        Command::Sim(args) => sim_command::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,129 @@
+//! Line charts of a run, as PNG and SVG (plotters, with an embedded DejaVu font so that no
+//! system font is needed).
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+
+/// Points drawn per series at most (longer runs are thinned evenly).
+const MAX_POINTS: usize = 2000;
+
+/// One curve.
+pub(crate) struct Series<'a> {
+    pub(crate) label: String,
+    pub(crate) values: &'a [f64],
+    /// Colour index (the same joint gets the same colour in every chart).
+    pub(crate) color: usize,
+    /// Drawn dashed (references).
+    pub(crate) dashed: bool,
+}
+
+fn register_font() {
+    static FONT: Once = Once::new();
+    FONT.call_once(|| {
+        // Registering the embedded font cannot fail for a valid TTF; a failure only loses text.
+        let _ = register_font_file();
+    });
+}
+
+fn register_font_file() -> Result<(), String> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "invalid font".to_string())
+}
+
+/// Writes `<stem>.png` and `<stem>.svg`; returns both paths.
+pub(crate) fn line_chart(
+    stem: &Path,
+    title: &str,
+    y_label: &str,
+    time: &[f64],
+    series: &[Series<'_>],
+) -> Result<[PathBuf; 2]> {
+    register_font();
+    let png = stem.with_extension("png");
+    let svg = stem.with_extension("svg");
+    draw(
+        BitMapBackend::new(&png, (1280, 720)).into_drawing_area(),
+        title,
+        y_label,
+        time,
+        series,
+    )
+    .map_err(|e| anyhow!("drawing {}: {e}", png.display()))?;
+    draw(
+        SVGBackend::new(&svg, (1280, 720)).into_drawing_area(),
+        title,
+        y_label,
+        time,
+        series,
+    )
+    .map_err(|e| anyhow!("drawing {}: {e}", svg.display()))?;
+    Ok([png, svg])
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    y_label: &str,
+    time: &[f64],
+    series: &[Series<'_>],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let step = time.len().div_ceil(MAX_POINTS).max(1);
+    let (t0, t1) = (
+        time.first().copied().unwrap_or(0.0),
+        time.last().copied().unwrap_or(1.0),
+    );
+    let (mut lo, mut hi) = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        (lo, hi) = (-1.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.05).max(1e-12);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(t0..t1.max(t0 + 1e-9), (lo - pad)..(hi + pad))?;
+    chart
+        .configure_mesh()
+        .x_desc("time [s]")
+        .y_desc(y_label)
+        .label_style(("sans-serif", 15))
+        .draw()?;
+    for s in series {
+        let color = Palette99::pick(s.color).mix(0.9);
+        let points = time
+            .iter()
+            .zip(s.values)
+            .step_by(step)
+            .map(|(&t, &v)| (t, v));
+        let style = color.stroke_width(2);
+        let drawn = if s.dashed {
+            chart.draw_series(DashedLineSeries::new(points, 8, 5, style))?
+        } else {
+            chart.draw_series(LineSeries::new(points, style))?
+        };
+        drawn.label(&s.label).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+        });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()
+}

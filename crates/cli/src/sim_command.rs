@@ -1,0 +1,458 @@
+//! `armctl sim`: a controller against the embedded simulator, in-process (no ROS): progress,
+//! a summary table, `run.csv` and plots.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use armctl_control::{controller_by_name, Controller, JointReference, JointState, CONTROLLERS};
+use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
+use armctl_sim::{Integrator, SimConfig, Simulator};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::plots::{line_chart, Series};
+use crate::{params_file, trajectory_spec};
+
+/// Integration scheme on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum IntegratorArg {
+    /// Fourth-order Runge-Kutta.
+    Rk4,
+    /// Semi-implicit Euler.
+    Euler,
+}
+
+/// `armctl sim` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct SimArgs {
+    /// The robot's URDF.
+    #[arg(long)]
+    urdf: PathBuf,
+    /// Base link (default: the root).
+    #[arg(long)]
+    base: Option<String>,
+    /// Tip link (default: the only leaf reached through moving joints).
+    #[arg(long)]
+    tip: Option<String>,
+    /// Drop off-chain moving joints instead of locking them.
+    #[arg(long)]
+    drop_branches: bool,
+    /// The controller.
+    #[arg(long, default_value = "pd_gravity")]
+    controller: String,
+    /// Controller parameters (ROS 2 parameter file or a plain mapping).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (Q comma-separated).
+    #[arg(long, default_value = "hold")]
+    trajectory: String,
+    /// Start configuration, comma-separated (default: the middle of each joint's range).
+    #[arg(long)]
+    q0: Option<String>,
+    /// Simulated time, s.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Step of simulator and controller, s.
+    #[arg(long, default_value_t = 1e-3)]
+    dt: f64,
+    /// Integration scheme.
+    #[arg(long, value_enum, default_value_t = IntegratorArg::Rk4)]
+    integrator: IntegratorArg,
+    /// Folder for run.csv and the plots.
+    #[arg(long, default_value = "out/sim")]
+    out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Per-joint results.
+#[derive(Debug, Serialize)]
+struct JointSummary {
+    joint: String,
+    rms_error: f64,
+    max_error: f64,
+    final_error: f64,
+    /// Largest effort applied (after saturation).
+    max_effort: f64,
+}
+
+/// The run's results.
+#[derive(Debug, Serialize)]
+struct Summary {
+    robot: String,
+    controller: String,
+    trajectory: String,
+    duration: f64,
+    dt: f64,
+    steps: usize,
+    joints: Vec<JointSummary>,
+    saturated_commands: usize,
+    real_time_factor: f64,
+    files: Vec<PathBuf>,
+}
+
+/// Everything recorded per step.
+struct Log {
+    time: Vec<f64>,
+    q: Vec<Vec<f64>>,
+    reference: Vec<Vec<f64>>,
+    effort: Vec<Vec<f64>>,
+    estimates: Vec<Vec<f64>>,
+}
+
+impl Log {
+    fn new(n: usize, estimates: usize, steps: usize) -> Self {
+        let columns = |k: usize| (0..k).map(|_| Vec::with_capacity(steps)).collect();
+        Self {
+            time: Vec::with_capacity(steps),
+            q: columns(n),
+            reference: columns(n),
+            effort: columns(n),
+            estimates: columns(estimates),
+        }
+    }
+}
+
+fn load_robot(args: &SimArgs) -> Result<Robot> {
+    let options = ChainOptions {
+        base_link: args.base.clone(),
+        tip_link: args.tip.clone(),
+        branches: if args.drop_branches {
+            BranchPolicy::Drop
+        } else {
+            BranchPolicy::Lock
+        },
+        ..ChainOptions::default()
+    };
+    Ok(urdf_file_to_robot(&args.urdf, &options)
+        .with_context(|| format!("loading {}", args.urdf.display()))?
+        .robot)
+}
+
+fn start_configuration(args: &SimArgs, robot: &Robot) -> Result<Vec<f64>> {
+    match &args.q0 {
+        Some(text) => trajectory_spec::parse_values(text, robot.dof(), "--q0", false),
+        None => Ok(robot
+            .joints()
+            .iter()
+            .map(|j| {
+                if j.limits.is_bounded() {
+                    0.5 * (j.limits.lower + j.limits.upper)
+                } else {
+                    0.0
+                }
+            })
+            .collect()),
+    }
+}
+
+pub(crate) fn run(args: &SimArgs) -> Result<()> {
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        bail!("--duration must be positive");
+    }
+    let robot = load_robot(args)?;
+    let mut controller = controller_by_name(&args.controller, &robot)
+        .with_context(|| format!("controllers: {}", CONTROLLERS.join(", ")))?;
+    if let Some(path) = &args.params {
+        params_file::apply(path, controller.as_mut())?;
+    }
+    let q0 = start_configuration(args, &robot)?;
+    let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
+    let config = SimConfig {
+        dt: args.dt,
+        integrator: match args.integrator {
+            IntegratorArg::Rk4 => Integrator::Rk4,
+            IntegratorArg::Euler => Integrator::SemiImplicitEuler,
+        },
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &q0, config)?;
+    let steps = (args.duration / args.dt).round() as usize;
+    let (log, saturated, wall) = simulate(
+        &mut sim,
+        controller.as_mut(),
+        trajectory.as_ref(),
+        steps,
+        args.dt,
+    )?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
+    files.extend(write_plots(&args.out, &robot, &log)?);
+    let summary = summarize(
+        args,
+        &robot,
+        controller.name(),
+        &log,
+        saturated,
+        wall,
+        files,
+    );
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", render(&summary));
+    }
+    Ok(())
+}
+
+/// The control loop. Returns the log, the number of saturated commands and the wall time.
+fn simulate(
+    sim: &mut Simulator,
+    controller: &mut dyn Controller,
+    trajectory: &dyn armctl_control::reference::Trajectory,
+    steps: usize,
+    dt: f64,
+) -> Result<(Log, usize, f64)> {
+    let n = sim.q().len();
+    let mut log = Log::new(n, controller.estimates().len(), steps);
+    let (mut q, mut qd, mut effort, mut q_true) =
+        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut reference = JointReference::hold(sim.q());
+    sim.measure(&mut q, &mut qd)?;
+    controller.reset(&JointState { q: &q, qd: &qd });
+    let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {percent:>3}% simulated {msg} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let mut saturated = 0;
+    for k in 0..steps {
+        let t = k as f64 * dt;
+        sim.measure(&mut q, &mut qd)?;
+        trajectory.sample(t, &mut reference);
+        controller
+            .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
+            .with_context(|| format!("controller at t = {t:.3} s"))?;
+        if effort.iter().any(|e| !e.is_finite()) {
+            bail!("the controller produced a non-finite effort at t = {t:.3} s");
+        }
+        let position_at_t = q_true_copy(sim.q(), &mut q_true);
+        saturated += sim
+            .step(&effort)
+            .with_context(|| format!("simulator at t = {t:.3} s"))?
+            .saturated;
+        // Logged: the true position at t and the effort the arm received (after saturation).
+        record(
+            &mut log,
+            t,
+            position_at_t,
+            &reference.q,
+            sim.applied_effort(),
+            controller.estimates(),
+        );
+        if k % 1000 == 999 {
+            if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
+                progress.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            progress.set_position(k as u64 + 1);
+            progress.set_message(format!("{:.1} s", t + dt));
+        }
+    }
+    progress.finish_and_clear();
+    Ok((log, saturated, start.elapsed().as_secs_f64()))
+}
+
+fn q_true_copy<'a>(q: &[f64], buffer: &'a mut [f64]) -> &'a [f64] {
+    buffer.copy_from_slice(q);
+    buffer
+}
+
+fn record(log: &mut Log, t: f64, q: &[f64], reference: &[f64], effort: &[f64], estimates: &[f64]) {
+    log.time.push(t);
+    for i in 0..q.len() {
+        log.q[i].push(q[i]);
+        log.reference[i].push(reference[i]);
+        log.effort[i].push(effort[i]);
+    }
+    for (column, &v) in log.estimates.iter_mut().zip(estimates) {
+        column.push(v);
+    }
+}
+
+fn write_csv(path: &Path, robot: &Robot, log: &Log) -> Result<PathBuf> {
+    let names: Vec<&str> = robot.joint_names().collect();
+    let mut text = String::from("t");
+    for prefix in ["q", "q_ref", "error", "effort"] {
+        for name in &names {
+            let _ = write!(text, ",{prefix}_{name}");
+        }
+    }
+    for k in 0..log.estimates.len() {
+        let _ = write!(text, ",estimate_{k}");
+    }
+    text.push('\n');
+    for (row, t) in log.time.iter().enumerate() {
+        let _ = write!(text, "{t}");
+        let n = names.len();
+        for i in 0..n {
+            let _ = write!(text, ",{}", log.q[i][row]);
+        }
+        for i in 0..n {
+            let _ = write!(text, ",{}", log.reference[i][row]);
+        }
+        for i in 0..n {
+            let _ = write!(text, ",{}", log.reference[i][row] - log.q[i][row]);
+        }
+        for i in 0..n {
+            let _ = write!(text, ",{}", log.effort[i][row]);
+        }
+        for column in &log.estimates {
+            let _ = write!(text, ",{}", column[row]);
+        }
+        text.push('\n');
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path.to_path_buf())
+}
+
+fn write_plots(dir: &Path, robot: &Robot, log: &Log) -> Result<Vec<PathBuf>> {
+    let names: Vec<&str> = robot.joint_names().collect();
+    let errors: Vec<Vec<f64>> = (0..names.len())
+        .map(|i| {
+            log.reference[i]
+                .iter()
+                .zip(&log.q[i])
+                .map(|(r, q)| r - q)
+                .collect()
+        })
+        .collect();
+    fn curves<'a>(
+        names: &[&str],
+        data: &'a [Vec<f64>],
+        suffix: &str,
+        dashed: bool,
+    ) -> Vec<Series<'a>> {
+        data.iter()
+            .enumerate()
+            .map(|(i, v)| Series {
+                label: format!("{}{suffix}", names.get(i).copied().unwrap_or("")),
+                values: v,
+                color: i,
+                dashed,
+            })
+            .collect()
+    }
+    let mut positions = curves(&names, &log.q, "", false);
+    positions.extend(curves(&names, &log.reference, " ref", true));
+    let mut files = Vec::new();
+    files.extend(line_chart(
+        &dir.join("positions"),
+        "Joint positions (solid) and references (dashed)",
+        "position [rad, m]",
+        &log.time,
+        &positions,
+    )?);
+    files.extend(line_chart(
+        &dir.join("errors"),
+        "Tracking error q_ref - q",
+        "error [rad, m]",
+        &log.time,
+        &curves(&names, &errors, "", false),
+    )?);
+    files.extend(line_chart(
+        &dir.join("efforts"),
+        "Efforts applied (after saturation)",
+        "effort [N m, N]",
+        &log.time,
+        &curves(&names, &log.effort, "", false),
+    )?);
+    if !log.estimates.is_empty() {
+        let estimates: Vec<Series<'_>> = log
+            .estimates
+            .iter()
+            .enumerate()
+            .map(|(k, v)| Series {
+                label: format!("p{k}"),
+                values: v,
+                color: k,
+                dashed: false,
+            })
+            .collect();
+        files.extend(line_chart(
+            &dir.join("estimates"),
+            "Parameter estimates",
+            "value",
+            &log.time,
+            &estimates,
+        )?);
+    }
+    Ok(files)
+}
+
+fn summarize(
+    args: &SimArgs,
+    robot: &Robot,
+    controller: &str,
+    log: &Log,
+    saturated: usize,
+    wall: f64,
+    files: Vec<PathBuf>,
+) -> Summary {
+    let joints = robot
+        .joint_names()
+        .enumerate()
+        .map(|(i, name)| {
+            let errors: Vec<f64> = log.reference[i]
+                .iter()
+                .zip(&log.q[i])
+                .map(|(r, q)| r - q)
+                .collect();
+            let rms =
+                (errors.iter().map(|e| e * e).sum::<f64>() / errors.len().max(1) as f64).sqrt();
+            JointSummary {
+                joint: name.to_string(),
+                rms_error: rms,
+                max_error: errors.iter().fold(0.0, |m, e| m.max(e.abs())),
+                final_error: errors.last().copied().unwrap_or(0.0).abs(),
+                max_effort: log.effort[i].iter().fold(0.0, |m, e| m.max(e.abs())),
+            }
+        })
+        .collect();
+    Summary {
+        robot: robot.name().to_string(),
+        controller: controller.to_string(),
+        trajectory: args.trajectory.clone(),
+        duration: args.duration,
+        dt: args.dt,
+        steps: log.time.len(),
+        joints,
+        saturated_commands: saturated,
+        real_time_factor: args.duration / wall.max(1e-9),
+        files,
+    }
+}
+
+fn render(s: &Summary) -> String {
+    let mut out = format!(
+        "{} with {} following '{}' for {} s (dt {} s, {} steps)\n\n{:<24} {:>12} {:>12} {:>12} {:>12}\n",
+        s.robot, s.controller, s.trajectory, s.duration, s.dt, s.steps, "joint", "rms error", "max error", "final error", "max effort"
+    );
+    for j in &s.joints {
+        let _ = writeln!(
+            out,
+            "{:<24} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3}",
+            j.joint, j.rms_error, j.max_error, j.final_error, j.max_effort
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nsaturated commands: {}\nreal-time factor: {:.0}x",
+        s.saturated_commands, s.real_time_factor
+    );
+    let _ = writeln!(
+        out,
+        "wrote: {}",
+        s.files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out
+}

@@ -1,0 +1,149 @@
+//! `--trajectory SPEC`: the references `armctl sim` can follow.
+//!
+//! - `hold`: stay at the start configuration;
+//! - `setpoint:Q`: jump to Q (comma-separated, one value per joint);
+//! - `quintic:Q:T`: quintic point-to-point from the start to Q in T seconds;
+//! - `sine:AMP:FREQ`: a sinusoid per joint about the start, AMP rad and FREQ Hz (one value for
+//!   all joints or one per joint);
+//! - `file:PATH` (or a path ending in .yaml/.yml): waypoints in the shape of
+//!   trajectory_msgs/JointTrajectory: `{joint_names: [..], points: [{positions: [..],
+//!   velocities: [..], accelerations: [..], time_from_start: S}]}`; joints are matched by name,
+//!   and a start at t = 0 is added when the first point comes later.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use armctl_control::reference::{
+    MultiPoint, Quintic, SetPoint, Sinusoid, Trajectory, TrajectoryPoint,
+};
+use armctl_model::Robot;
+use serde::Deserialize;
+
+/// Comma-separated numbers, one per joint (or one for all when `broadcast`).
+pub(crate) fn parse_values(text: &str, n: usize, what: &str, broadcast: bool) -> Result<Vec<f64>> {
+    let values = text
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .with_context(|| format!("{what}: '{v}' is not a number"))
+        })
+        .collect::<Result<Vec<f64>>>()?;
+    if values.iter().any(|v| !v.is_finite()) {
+        bail!("{what}: values must be finite");
+    }
+    match values.len() {
+        1 if broadcast => Ok(vec![values[0]; n]),
+        len if len == n => Ok(values),
+        len => bail!("{what}: expected {n} values (one per joint), got {len}"),
+    }
+}
+
+/// The trajectory for `spec`, starting from `q0`.
+pub(crate) fn parse(spec: &str, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajectory>> {
+    let n = robot.dof();
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let parts: Vec<&str> = if rest.is_empty() {
+        vec![]
+    } else {
+        rest.split(':').collect()
+    };
+    let trajectory: Box<dyn Trajectory> = match (kind, parts.as_slice()) {
+        ("hold", []) => Box::new(SetPoint::new(q0.to_vec())),
+        ("setpoint", [q]) => Box::new(SetPoint::new(parse_values(q, n, "setpoint", false)?)),
+        ("quintic", [q, t]) => {
+            let duration: f64 = t.trim().parse().with_context(|| format!("quintic: duration '{t}' is not a number"))?;
+            Box::new(Quintic::new(q0.to_vec(), parse_values(q, n, "quintic goal", false)?, duration)?)
+        }
+        ("sine", [amplitude, frequency]) => Box::new(Sinusoid::new(
+            q0.to_vec(),
+            parse_values(amplitude, n, "sine amplitude", true)?,
+            parse_values(frequency, n, "sine frequency", true)?,
+            vec![0.0; n],
+        )?),
+        ("file", [path]) => load_file(Path::new(path), robot, q0)?,
+        _ if spec.ends_with(".yaml") || spec.ends_with(".yml") => load_file(Path::new(spec), robot, q0)?,
+        _ => bail!(
+            "unknown trajectory '{spec}': use hold, setpoint:Q, quintic:Q:T, sine:AMP:FREQ or file:PATH.yaml (Q comma-separated, one value per joint)"
+        ),
+    };
+    Ok(trajectory)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrajectoryFile {
+    joint_names: Option<Vec<String>>,
+    points: Vec<PointFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PointFile {
+    positions: Vec<f64>,
+    velocities: Option<Vec<f64>>,
+    accelerations: Option<Vec<f64>>,
+    time_from_start: f64,
+}
+
+/// Reorders `values` (in `names` order) into the robot's joint order.
+fn reorder(values: Option<Vec<f64>>, order: &[usize]) -> Option<Vec<f64>> {
+    values.map(|v| {
+        order
+            .iter()
+            .map(|&k| v.get(k).copied().unwrap_or(f64::NAN))
+            .collect()
+    })
+}
+
+fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajectory>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading trajectory {}", path.display()))?;
+    let file: TrajectoryFile = serde_yaml::from_str(&text)
+        .with_context(|| format!("parsing trajectory {}", path.display()))?;
+    let names: Vec<String> = file
+        .joint_names
+        .unwrap_or_else(|| robot.joint_names().map(str::to_string).collect());
+    let order = robot
+        .joint_names()
+        .map(|j| {
+            names.iter().position(|n| n == j).with_context(|| {
+                format!(
+                    "{}: joint '{j}' is missing from joint_names",
+                    path.display()
+                )
+            })
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let mut points: Vec<TrajectoryPoint> = Vec::with_capacity(file.points.len() + 1);
+    for (k, p) in file.points.into_iter().enumerate() {
+        if p.positions.len() != names.len() {
+            bail!(
+                "{}: point {k} has {} positions for {} joint names",
+                path.display(),
+                p.positions.len(),
+                names.len()
+            );
+        }
+        points.push(TrajectoryPoint {
+            time: p.time_from_start,
+            positions: order.iter().map(|&i| p.positions[i]).collect(),
+            velocities: reorder(p.velocities, &order),
+            accelerations: reorder(p.accelerations, &order),
+        });
+    }
+    if points.first().is_some_and(|p| p.time > 0.0) {
+        points.insert(
+            0,
+            TrajectoryPoint {
+                time: 0.0,
+                positions: q0.to_vec(),
+                velocities: None,
+                accelerations: None,
+            },
+        );
+    }
+    Ok(Box::new(
+        MultiPoint::new(robot.dof(), &points).with_context(|| path.display().to_string())?,
+    ))
+}

@@ -1,0 +1,193 @@
+//! `armctl sim` as a user runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn armctl(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("armctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("armctl-sim-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn pd_gravity_on_panda_reaches_the_set_point_and_writes_plots() {
+    let dir = out_dir("setpoint");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--controller",
+        "pd_gravity",
+        "--params",
+        "config/panda_pd_gravity.yaml",
+        "--trajectory",
+        "setpoint:0.3,-0.5,0.2,-2.0,0.4,1.5,0.6",
+        "--duration",
+        "5",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for joint in summary["joints"].as_array().unwrap() {
+        let final_error = joint["final_error"].as_f64().unwrap();
+        assert!(
+            final_error < 1e-4,
+            "{}: final error {final_error}",
+            joint["joint"]
+        );
+        assert!(joint["max_effort"].as_f64().unwrap() <= 87.0 + 1e-9);
+    }
+    assert!(summary["real_time_factor"].as_f64().unwrap() > 0.0);
+    for name in ["positions", "errors", "efforts"] {
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png is not a PNG");
+        assert_eq!(
+            u32::from_be_bytes(png[16..20].try_into().unwrap()),
+            1280,
+            "{name}.png width"
+        );
+        assert_eq!(
+            u32::from_be_bytes(png[20..24].try_into().unwrap()),
+            720,
+            "{name}.png height"
+        );
+        assert!(png.len() > 20_000, "{name}.png is suspiciously small");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{name}.svg"
+        );
+    }
+    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+    assert!(csv.starts_with("t,q_panda_joint1,"));
+    assert_eq!(csv.lines().count(), 5001);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn follows_a_waypoint_file_and_the_table_names_every_joint() {
+    let dir = out_dir("file");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--params",
+        "config/panda_pd_gravity.yaml",
+        "--trajectory",
+        "config/trajectories/panda_wave.yaml",
+        "--duration",
+        "6",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    for i in 1..=7 {
+        assert!(out.contains(&format!("panda_joint{i}")), "{out}");
+    }
+    assert!(out.contains("real-time factor"), "{out}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_input_is_named() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["--controller", "nope"], "unknown controller 'nope'"),
+        (&["--trajectory", "zigzag"], "unknown trajectory 'zigzag'"),
+        (&["--trajectory", "setpoint:1,2"], "expected 7 values"),
+        (
+            &["--trajectory", "quintic:0,0,0,-2,0,2,0:-1"],
+            "duration -1 must be positive",
+        ),
+        (&["--q0", "0,0,0,x,0,0,0"], "'x' is not a number"),
+        (&["--params", "Cargo.toml"], "parsing parameters"),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec![
+            "sim",
+            "--urdf",
+            "urdf/panda.urdf",
+            "--duration",
+            "0.01",
+            "--out",
+            "/tmp/armctl-sim-bad",
+        ];
+        args.extend_from_slice(extra);
+        let (ok, _, err) = armctl(&args);
+        assert!(!ok && err.contains(message), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn invalid_gains_in_a_parameter_file_are_rejected_with_a_reason() {
+    let dir = out_dir("params");
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("bad.yaml");
+    std::fs::write(
+        &params,
+        "controller_node:\n  ros__parameters:\n    kp: [1, 2, 3]\n",
+    )
+    .unwrap();
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--params",
+        params.to_str().unwrap(),
+        "--duration",
+        "0.01",
+    ]);
+    assert!(
+        !ok && err.contains("parameter 'kp' rejected: needs 7 values"),
+        "{err}"
+    );
+    std::fs::write(
+        &params,
+        "/**:\n  ros__parameters:\n    kd: [1, 1, 1, 1, 1, 1, -1]\n",
+    )
+    .unwrap();
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--params",
+        params.to_str().unwrap(),
+        "--duration",
+        "0.01",
+    ]);
+    assert!(
+        !ok && err.contains("parameter 'kd' rejected: -1 is outside"),
+        "{err}"
+    );
+    std::fs::write(&params, "kp_typo: [1, 1, 1, 1, 1, 1, 1]\n").unwrap();
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--params",
+        params.to_str().unwrap(),
+        "--duration",
+        "0.01",
+    ]);
+    assert!(!ok && err.contains("unknown parameter 'kp_typo'"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
