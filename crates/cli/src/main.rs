@@ -8,6 +8,7 @@ mod params_file;
 mod plots;
 mod random_states;
 mod sim_command;
+mod sim_config_file;
 mod trajectory_spec;
 
 use std::process::ExitCode;

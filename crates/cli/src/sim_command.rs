@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
-use crate::{params_file, trajectory_spec};
+use crate::{params_file, sim_config_file, trajectory_spec};
 
 /// Integration scheme on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -58,9 +58,12 @@ pub(crate) struct SimArgs {
     /// Step of simulator and controller, s.
     #[arg(long, default_value_t = 1e-3)]
     dt: f64,
-    /// Integration scheme.
-    #[arg(long, value_enum, default_value_t = IntegratorArg::Rk4)]
-    integrator: IntegratorArg,
+    /// Integration scheme (overrides the settings file).
+    #[arg(long, value_enum)]
+    integrator: Option<IntegratorArg>,
+    /// Simulator settings (YAML): friction, limits, noise, delay, payload, mass scale, wrench.
+    #[arg(long)]
+    sim_config: Option<PathBuf>,
     /// Folder for run.csv and the plots.
     #[arg(long, default_value = "out/sim")]
     out: PathBuf,
@@ -162,14 +165,19 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let q0 = start_configuration(args, &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
-    let config = SimConfig {
+    let mut config = SimConfig {
         dt: args.dt,
-        integrator: match args.integrator {
-            IntegratorArg::Rk4 => Integrator::Rk4,
-            IntegratorArg::Euler => Integrator::SemiImplicitEuler,
-        },
         ..SimConfig::default()
     };
+    if let Some(path) = &args.sim_config {
+        config = sim_config_file::load(path, config)?;
+    }
+    if let Some(integrator) = args.integrator {
+        config.integrator = match integrator {
+            IntegratorArg::Rk4 => Integrator::Rk4,
+            IntegratorArg::Euler => Integrator::SemiImplicitEuler,
+        };
+    }
     let mut sim = Simulator::new(&robot, &q0, config)?;
     let steps = (args.duration / args.dt).round() as usize;
     let (log, saturated, wall) = simulate(

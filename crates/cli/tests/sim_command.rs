@@ -191,3 +191,50 @@ fn invalid_gains_in_a_parameter_file_are_rejected_with_a_reason() {
     assert!(!ok && err.contains("unknown parameter 'kp_typo'"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn simulator_settings_file_changes_the_plant_and_bad_keys_are_named() {
+    let dir = out_dir("simconfig");
+    let run = |config: &str| {
+        armctl(&[
+            "sim",
+            "--urdf",
+            "urdf/panda.urdf",
+            "--params",
+            "config/panda_pd_gravity.yaml",
+            "--sim-config",
+            config,
+            "--trajectory",
+            "setpoint:0.3,-0.5,0.2,-2.0,0.4,1.5,0.6",
+            "--duration",
+            "3",
+            "--out",
+            dir.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let (ok, out, err) = run("config/sim_realistic.yaml");
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // PD + gravity with a payload and 10% heavier links than the model: a steady-state error
+    // remains (the model's G is wrong), unlike the exact-model run.
+    let worst = summary["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["final_error"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(worst > 1e-4 && worst < 0.1, "final error {worst}");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "noise: {position: -1, velocity: 0}\n").unwrap();
+    let (ok, _, err) = run(bad.to_str().unwrap());
+    assert!(!ok && err.contains("noise"), "{err}");
+    std::fs::write(&bad, "frictoin: true\n").unwrap();
+    let (ok, _, err) = run(bad.to_str().unwrap());
+    assert!(!ok && err.contains("frictoin"), "{err}");
+    std::fs::write(&bad, "limits: null\nintegrator: euler\n").unwrap();
+    let (ok, _, err) = run(bad.to_str().unwrap());
+    assert!(ok, "limits: null and euler are valid: {err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,148 @@
+//! `armctl sim --sim-config FILE.yaml`: the simulator's settings. Every key is optional and
+//! every non-ideal effect is off unless given:
+//!
+//! ```yaml
+//! integrator: rk4            # or euler
+//! friction: true             # the model's viscous and Coulomb friction
+//! coulomb_width: 0.001       # rad/s over which the Coulomb sign changes (tanh)
+//! limits: {stiffness: 1.0e4, damping: 50.0}   # or null: joints pass their limits
+//! saturate: true             # clip commands at the URDF effort limits
+//! noise: {position: 1.0e-4, velocity: 1.0e-3, seed: 7}
+//! command_delay_steps: 2
+//! payload: {mass: 1.5, com: [0, 0, 0.05], inertia: [[0.002, 0, 0], [0, 0.002, 0], [0, 0, 0.002]]}
+//! mass_scale: 1.2
+//! external_wrench: {force: [0, 0, -20], torque: [0, 0, 0]}   # on the tip, base link axes
+//! ```
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use armctl_dynamics::Wrench;
+use armctl_sim::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
+use nalgebra::{Matrix3, Vector3};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LimitsFile {
+    stiffness: f64,
+    damping: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoiseFile {
+    position: f64,
+    velocity: f64,
+    #[serde(default)]
+    seed: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PayloadFile {
+    mass: f64,
+    com: [f64; 3],
+    inertia: [[f64; 3]; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrenchFile {
+    force: [f64; 3],
+    #[serde(default)]
+    torque: [f64; 3],
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SimConfigFile {
+    integrator: Option<String>,
+    friction: Option<bool>,
+    coulomb_width: Option<f64>,
+    /// Absent: keep the default; `null`: no limits; a mapping: these springs.
+    #[serde(default, deserialize_with = "present")]
+    limits: Option<Option<LimitsFile>>,
+    saturate: Option<bool>,
+    noise: Option<NoiseFile>,
+    command_delay_steps: Option<usize>,
+    payload: Option<PayloadFile>,
+    mass_scale: Option<f64>,
+    external_wrench: Option<WrenchFile>,
+}
+
+/// Marks a key that is present (even as `null`) as `Some`.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// `base` with the settings of `path` applied; the result is validated.
+pub(crate) fn load(path: &Path, base: SimConfig) -> Result<SimConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading simulator settings {}", path.display()))?;
+    let file: SimConfigFile = if text.trim().is_empty() {
+        SimConfigFile::default()
+    } else {
+        serde_yaml::from_str(&text)
+            .with_context(|| format!("parsing simulator settings {}", path.display()))?
+    };
+    let integrator = match file.integrator.as_deref() {
+        None => base.integrator,
+        Some("rk4") => Integrator::Rk4,
+        Some("euler") => Integrator::SemiImplicitEuler,
+        Some(other) => anyhow::bail!(
+            "{}: integrator '{other}' is not rk4 or euler",
+            path.display()
+        ),
+    };
+    let config = SimConfig {
+        integrator,
+        friction: file.friction.unwrap_or(base.friction),
+        coulomb_width: file.coulomb_width.unwrap_or(base.coulomb_width),
+        limits: match file.limits {
+            None => base.limits,
+            Some(None) => None,
+            Some(Some(l)) => Some(LimitSpring {
+                stiffness: l.stiffness,
+                damping: l.damping,
+            }),
+        },
+        saturate: file.saturate.unwrap_or(base.saturate),
+        noise: file
+            .noise
+            .map(|n| SensorNoise {
+                position: n.position,
+                velocity: n.velocity,
+                seed: n.seed,
+            })
+            .or(base.noise),
+        command_delay_steps: file.command_delay_steps.unwrap_or(base.command_delay_steps),
+        mismatch: ModelMismatch {
+            payload: file
+                .payload
+                .map(|p| Payload {
+                    mass: p.mass,
+                    com: Vector3::from(p.com),
+                    inertia: Matrix3::from_fn(|r, c| p.inertia[r][c]),
+                })
+                .or(base.mismatch.payload),
+            mass_scale: file.mass_scale.or(base.mismatch.mass_scale),
+        },
+        external_wrench: file
+            .external_wrench
+            .map(|w| Wrench {
+                force: Vector3::from(w.force),
+                torque: Vector3::from(w.torque),
+            })
+            .or(base.external_wrench),
+        ..base
+    };
+    config
+        .validate()
+        .with_context(|| path.display().to_string())?;
+    Ok(config)
+}
