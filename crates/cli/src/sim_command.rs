@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use armctl_control::{controller_by_name, Controller, JointReference, JointState, CONTROLLERS};
+use armctl_control::reference::Trajectory;
+use armctl_control::{controller_by_name, Controller, CONTROLLERS};
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
-use armctl_sim::{Integrator, SimConfig, Simulator};
+use armctl_sim::{run_closed_loop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -95,29 +96,9 @@ struct Summary {
     joints: Vec<JointSummary>,
     saturated_commands: usize,
     real_time_factor: f64,
+    /// Conditions the controller's claims need that do not hold.
+    warnings: Vec<String>,
     files: Vec<PathBuf>,
-}
-
-/// Everything recorded per step.
-struct Log {
-    time: Vec<f64>,
-    q: Vec<Vec<f64>>,
-    reference: Vec<Vec<f64>>,
-    effort: Vec<Vec<f64>>,
-    estimates: Vec<Vec<f64>>,
-}
-
-impl Log {
-    fn new(n: usize, estimates: usize, steps: usize) -> Self {
-        let columns = |k: usize| (0..k).map(|_| Vec::with_capacity(steps)).collect();
-        Self {
-            time: Vec::with_capacity(steps),
-            q: columns(n),
-            reference: columns(n),
-            effort: columns(n),
-            estimates: columns(estimates),
-        }
-    }
 }
 
 fn load_robot(args: &SimArgs) -> Result<Robot> {
@@ -180,26 +161,12 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
     let steps = (args.duration / args.dt).round() as usize;
-    let (log, saturated, wall) = simulate(
-        &mut sim,
-        controller.as_mut(),
-        trajectory.as_ref(),
-        steps,
-        args.dt,
-    )?;
+    let log = simulate(&mut sim, controller.as_mut(), trajectory.as_ref(), steps)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
-    let summary = summarize(
-        args,
-        &robot,
-        controller.name(),
-        &log,
-        saturated,
-        wall,
-        files,
-    );
+    let summary = summarize(args, &robot, controller.as_ref(), &log, files);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -208,52 +175,21 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
-/// The control loop. Returns the log, the number of saturated commands and the wall time.
+/// The control loop with a progress bar that appears once the run has taken a second.
 fn simulate(
     sim: &mut Simulator,
     controller: &mut dyn Controller,
-    trajectory: &dyn armctl_control::reference::Trajectory,
+    trajectory: &dyn Trajectory,
     steps: usize,
-    dt: f64,
-) -> Result<(Log, usize, f64)> {
-    let n = sim.q().len();
-    let mut log = Log::new(n, controller.estimates().len(), steps);
-    let (mut q, mut qd, mut effort, mut q_true) =
-        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let mut reference = JointReference::hold(sim.q());
-    sim.measure(&mut q, &mut qd)?;
-    controller.reset(&JointState { q: &q, qd: &qd });
+) -> Result<RunLog> {
     let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {percent:>3}% simulated {msg} eta {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let mut saturated = 0;
-    for k in 0..steps {
-        let t = k as f64 * dt;
-        sim.measure(&mut q, &mut qd)?;
-        trajectory.sample(t, &mut reference);
-        controller
-            .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
-            .with_context(|| format!("controller at t = {t:.3} s"))?;
-        if effort.iter().any(|e| !e.is_finite()) {
-            bail!("the controller produced a non-finite effort at t = {t:.3} s");
-        }
-        let position_at_t = q_true_copy(sim.q(), &mut q_true);
-        saturated += sim
-            .step(&effort)
-            .with_context(|| format!("simulator at t = {t:.3} s"))?
-            .saturated;
-        // Logged: the true position at t and the effort the arm received (after saturation).
-        record(
-            &mut log,
-            t,
-            position_at_t,
-            &reference.q,
-            sim.applied_effort(),
-            controller.estimates(),
-        );
+    let dt = sim.config().dt;
+    let log = run_closed_loop(sim, controller, trajectory, steps, |k, t, _| {
         if k % 1000 == 999 {
             if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
                 progress.set_draw_target(ProgressDrawTarget::stderr());
@@ -261,29 +197,12 @@ fn simulate(
             progress.set_position(k as u64 + 1);
             progress.set_message(format!("{:.1} s", t + dt));
         }
-    }
+    })?;
     progress.finish_and_clear();
-    Ok((log, saturated, start.elapsed().as_secs_f64()))
+    Ok(log)
 }
 
-fn q_true_copy<'a>(q: &[f64], buffer: &'a mut [f64]) -> &'a [f64] {
-    buffer.copy_from_slice(q);
-    buffer
-}
-
-fn record(log: &mut Log, t: f64, q: &[f64], reference: &[f64], effort: &[f64], estimates: &[f64]) {
-    log.time.push(t);
-    for i in 0..q.len() {
-        log.q[i].push(q[i]);
-        log.reference[i].push(reference[i]);
-        log.effort[i].push(effort[i]);
-    }
-    for (column, &v) in log.estimates.iter_mut().zip(estimates) {
-        column.push(v);
-    }
-}
-
-fn write_csv(path: &Path, robot: &Robot, log: &Log) -> Result<PathBuf> {
+fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
     let names: Vec<&str> = robot.joint_names().collect();
     let mut text = String::from("t");
     for prefix in ["q", "q_ref", "error", "effort"] {
@@ -319,7 +238,7 @@ fn write_csv(path: &Path, robot: &Robot, log: &Log) -> Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-fn write_plots(dir: &Path, robot: &Robot, log: &Log) -> Result<Vec<PathBuf>> {
+fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec<PathBuf>> {
     let names: Vec<&str> = robot.joint_names().collect();
     let errors: Vec<Vec<f64>> = (0..names.len())
         .map(|i| {
@@ -396,10 +315,8 @@ fn write_plots(dir: &Path, robot: &Robot, log: &Log) -> Result<Vec<PathBuf>> {
 fn summarize(
     args: &SimArgs,
     robot: &Robot,
-    controller: &str,
-    log: &Log,
-    saturated: usize,
-    wall: f64,
+    controller: &dyn Controller,
+    log: &RunLog,
     files: Vec<PathBuf>,
 ) -> Summary {
     let joints = robot
@@ -424,14 +341,15 @@ fn summarize(
         .collect();
     Summary {
         robot: robot.name().to_string(),
-        controller: controller.to_string(),
+        controller: controller.name().to_string(),
+        warnings: controller.warnings().to_vec(),
         trajectory: args.trajectory.clone(),
         duration: args.duration,
         dt: args.dt,
         steps: log.time.len(),
         joints,
-        saturated_commands: saturated,
-        real_time_factor: args.duration / wall.max(1e-9),
+        saturated_commands: log.saturated,
+        real_time_factor: args.duration / log.wall_seconds.max(1e-9),
         files,
     }
 }

@@ -39,8 +39,17 @@ pub trait Controller: Send {
     fn name(&self) -> &'static str;
     /// The declared parameters and their current values.
     fn parameters(&self) -> &ParameterSet;
+    /// The parameters, to change them or their ramp.
+    fn parameters_mut(&mut self) -> &mut ParameterSet;
     /// Changes a parameter; an invalid value is rejected with a reason and the old value kept.
-    fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError>;
+    /// Live gains ramp to the new value (see [`ParameterSet::advance`]).
+    fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
+        self.parameters_mut().set(name, value)?;
+        self.parameters_changed();
+        Ok(())
+    }
+    /// Called after a parameter changed (to re-check conditions that depend on gains).
+    fn parameters_changed(&mut self) {}
     /// Forgets internal state (integrators, estimates) and starts from `state`.
     fn reset(&mut self, state: &JointState<'_>);
     /// Joint efforts for `state` tracking `reference`, `dt` seconds after the last update.
@@ -53,6 +62,11 @@ pub trait Controller: Send {
     ) -> Result<(), ControlError>;
     /// Parameter estimates of adaptive controllers, for plotting (empty otherwise).
     fn estimates(&self) -> &[f64] {
+        &[]
+    }
+    /// Conditions the controller's claims need that do not hold with the current parameters
+    /// (for example the gain condition of PD with fixed gravity compensation).
+    fn warnings(&self) -> &[String] {
         &[]
     }
 }

@@ -3,23 +3,42 @@
 //! Torque controllers behind one [`Controller`] trait, their typed parameters
 //! ([`ParameterSet`]), and joint references ([`reference`]).
 //!
-//! Controllers: [`PdGravity`] (PD with online gravity compensation). More follow the same
-//! shape: one file per controller, the law in its module documentation.
+//! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
+//! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`]. Every live gain
+//! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
+//! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod computed_torque;
 mod controller;
 mod error;
+mod gains;
+mod independent_pd;
+mod joint_impedance;
 mod parameters;
+mod pd_fixed_gravity;
 mod pd_gravity;
 pub mod reference;
+mod safety;
 
+pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState};
 pub use error::ControlError;
-pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet};
+pub use independent_pd::IndependentPd;
+pub use joint_impedance::JointImpedance;
+pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet, DEFAULT_RAMP_TIME};
+pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
 pub use pd_gravity::PdGravity;
+pub use safety::{EffortSafety, Guarded, SafetyReport};
 
 /// The controllers this crate offers, by configuration name.
-pub const CONTROLLERS: [&str; 1] = ["pd_gravity"];
+pub const CONTROLLERS: [&str; 5] = [
+    "independent_pd",
+    "pd_gravity",
+    "pd_fixed_gravity",
+    "computed_torque",
+    "joint_impedance",
+];
 
 /// A controller by its configuration name, with default parameters.
 pub fn controller_by_name(
@@ -27,7 +46,11 @@ pub fn controller_by_name(
     robot: &armctl_model::Robot,
 ) -> Result<Box<dyn Controller>, ControlError> {
     match name {
+        "independent_pd" => Ok(Box::new(IndependentPd::new(robot)?)),
         "pd_gravity" => Ok(Box::new(PdGravity::new(robot)?)),
+        "pd_fixed_gravity" => Ok(Box::new(PdFixedGravity::new(robot)?)),
+        "computed_torque" => Ok(Box::new(ComputedTorque::new(robot)?)),
+        "joint_impedance" => Ok(Box::new(JointImpedance::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(

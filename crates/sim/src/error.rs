@@ -1,5 +1,6 @@
 //! The one error type of the simulator.
 
+use armctl_control::ControlError;
 use armctl_dynamics::DynamicsError;
 use armctl_model::ModelError;
 use thiserror::Error;
@@ -38,6 +39,14 @@ pub enum SimError {
     /// Building the simulated robot failed.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The controller failed during a closed-loop run.
+    #[error("controller at t = {time:.3} s: {source}")]
+    Controller {
+        /// Simulated time.
+        time: f64,
+        /// The controller's error.
+        source: ControlError,
+    },
 }
 
 pub(crate) fn check(what: &'static str, expected: usize, got: usize) -> Result<(), SimError> {

@@ -29,10 +29,12 @@
 //! - The external wrench is constant and acts at the tip only.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod closed_loop;
 mod config;
 mod error;
 mod simulator;
 
+pub use closed_loop::{run_closed_loop, RunLog};
 pub use config::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
 pub use error::SimError;
 pub use simulator::{Simulator, StepReport};

@@ -1,0 +1,85 @@
+//! Pieces shared by the joint-space controllers: gain declarations, model-sized defaults and
+//! the PD term.
+
+use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
+use armctl_model::Robot;
+use nalgebra::DMatrix;
+
+use crate::error::check;
+use crate::{ControlError, JointReference, JointState, ParamKind, ParamSpec};
+
+/// Natural frequency of model-sized default gains, rad/s.
+pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
+
+/// `M_ii` at the middle of each joint's range (0 for unlimited joints).
+pub(crate) fn joint_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
+    let n = robot.dof();
+    let q: Vec<f64> = robot
+        .joints()
+        .iter()
+        .map(|j| {
+            if j.limits.is_bounded() {
+                0.5 * (j.limits.lower + j.limits.upper)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut m = DMatrix::zeros(n, n);
+    mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
+    Ok((0..n).map(|i| m[(i, i)]).collect())
+}
+
+/// Critically damped gains for natural frequency `w` on inertias `m`: `(w^2 m, 2 w m)`.
+pub(crate) fn sized_gains(m: &[f64], w: f64) -> (Vec<f64>, Vec<f64>) {
+    (
+        m.iter().map(|mi| w * w * mi).collect(),
+        m.iter().map(|mi| 2.0 * w * mi).collect(),
+    )
+}
+
+/// A live per-joint gain.
+pub(crate) fn joint_gain(name: &'static str, description: &'static str, max: f64) -> ParamSpec {
+    ParamSpec {
+        name,
+        description,
+        kind: ParamKind::JointVector,
+        min: 0.0,
+        max,
+        live: true,
+    }
+}
+
+/// Checks the sizes of a control step's inputs and output.
+pub(crate) fn check_step(
+    n: usize,
+    state: &JointState<'_>,
+    reference: &JointReference,
+    effort: &[f64],
+) -> Result<(), ControlError> {
+    check("q", n, state.q.len())?;
+    check("qd", n, state.qd.len())?;
+    check("reference positions", n, reference.q.len())?;
+    check("reference velocities", n, reference.qd.len())?;
+    check("reference accelerations", n, reference.qdd.len())?;
+    check("effort", n, effort.len())?;
+    if state.q.iter().chain(state.qd).any(|v| !v.is_finite()) {
+        return Err(ControlError::NonFinite {
+            what: "joint state",
+        });
+    }
+    Ok(())
+}
+
+/// `out_i = kp_i e_i + kd_i de_i`.
+pub(crate) fn pd(
+    kp: &[f64],
+    kd: &[f64],
+    state: &JointState<'_>,
+    reference: &JointReference,
+    out: &mut [f64],
+) {
+    for i in 0..out.len() {
+        out[i] = kp[i] * (reference.q[i] - state.q[i]) + kd[i] * (reference.qd[i] - state.qd[i]);
+    }
+}

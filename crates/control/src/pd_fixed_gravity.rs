@@ -1,0 +1,159 @@
+//! PD with fixed gravity compensation (Takegaki-Arimoto, theory.md section 6):
+//! `tau = Kp e + Kd de + G(q_d)`. Claim: the set point is globally asymptotically stable when
+//! `Kp + dG/dq > 0` for all q, which `lambda_min(Kp) > sup ||dG/dq||` guarantees. The supremum
+//! over the joint limits is estimated once from the model (largest singular value of the
+//! central-difference dG/dq at 512 random configurations and the range centre); when the
+//! condition does not hold, [`Controller::warnings`] says so.
+
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_model::Robot;
+use nalgebra::DMatrix;
+
+use crate::gains::{check_step, joint_gain, joint_inertias, pd, sized_gains, DEFAULT_BANDWIDTH};
+use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+
+/// Configurations sampled to estimate `sup ||dG/dq||`.
+const SAMPLES: usize = 512;
+
+/// PD plus gravity compensation at the set point.
+#[derive(Debug, Clone)]
+pub struct PdFixedGravity {
+    robot: Robot,
+    ws: DynamicsWorkspace,
+    parameters: ParameterSet,
+    gravity: Vec<f64>,
+    gravity_gradient_bound: f64,
+    warnings: Vec<String>,
+}
+
+/// Estimated `sup ||dG/dq||_2` over the joint limits (within +-pi for unlimited joints).
+pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(robot);
+    let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
+    let mut jac = DMatrix::zeros(n, n);
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut unit = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut worst = 0.0f64;
+    for sample in 0..=SAMPLES {
+        let q: Vec<f64> = robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = (
+                    j.limits.lower.max(-std::f64::consts::PI),
+                    j.limits.upper.min(std::f64::consts::PI),
+                );
+                if sample == 0 {
+                    0.5 * (lo + hi)
+                } else {
+                    lo + (hi - lo) * unit()
+                }
+            })
+            .collect();
+        let h = 1e-6;
+        for k in 0..n {
+            let mut qk = q.clone();
+            qk[k] += h;
+            gravity_torques(robot, &mut ws, &qk, &mut plus)?;
+            qk[k] -= 2.0 * h;
+            gravity_torques(robot, &mut ws, &qk, &mut minus)?;
+            for i in 0..n {
+                jac[(i, k)] = (plus[i] - minus[i]) / (2.0 * h);
+            }
+        }
+        worst = worst.max(jac.clone().singular_values().max());
+    }
+    Ok(worst)
+}
+
+impl PdFixedGravity {
+    /// The controller for `robot` with default gains and the gain condition checked.
+    pub fn new(robot: &Robot) -> Result<Self, ControlError> {
+        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
+        let parameters = ParameterSet::new(
+            robot.dof(),
+            vec![
+                (joint_gain("kp", "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.", 1e6), ParamValue::Vector(kp)),
+                (joint_gain("kd", "Derivative gain per joint, N m s/rad (N s/m).", 1e5), ParamValue::Vector(kd)),
+            ],
+        )?;
+        let mut controller = Self {
+            ws: DynamicsWorkspace::new(robot),
+            gravity: vec![0.0; robot.dof()],
+            gravity_gradient_bound: gravity_gradient_bound(robot)?,
+            robot: robot.clone(),
+            parameters,
+            warnings: Vec::new(),
+        };
+        controller.parameters_changed();
+        Ok(controller)
+    }
+
+    /// The estimated `sup ||dG/dq||` the gain condition compares `lambda_min(Kp)` with.
+    pub fn gravity_gradient_bound(&self) -> f64 {
+        self.gravity_gradient_bound
+    }
+
+    /// Whether `lambda_min(Kp) > sup ||dG/dq||` holds for the gains last set.
+    pub fn gain_condition_holds(&self) -> bool {
+        self.warnings.is_empty()
+    }
+}
+
+impl Controller for PdFixedGravity {
+    fn name(&self) -> &'static str {
+        "pd_fixed_gravity"
+    }
+    fn parameters(&self) -> &ParameterSet {
+        &self.parameters
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        &mut self.parameters
+    }
+    fn parameters_changed(&mut self) {
+        let kp_min = self.parameters.get("kp").map_or(0.0, |v| {
+            v.values().iter().copied().fold(f64::INFINITY, f64::min)
+        });
+        self.warnings.clear();
+        if kp_min <= self.gravity_gradient_bound {
+            self.warnings.push(format!(
+                "gain condition of PD with fixed gravity compensation does not hold: min(kp) = {kp_min:.3} <= sup ||dG/dq|| = {:.3} (estimated over the joint limits); the set point may not be stable",
+                self.gravity_gradient_bound
+            ));
+        }
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    fn reset(&mut self, _state: &JointState<'_>) {
+        self.parameters.settle();
+    }
+    fn update(
+        &mut self,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        check_step(self.robot.dof(), state, reference, effort)?;
+        self.parameters.advance(dt);
+        gravity_torques(&self.robot, &mut self.ws, &reference.q, &mut self.gravity)?;
+        pd(
+            self.parameters.values("kp"),
+            self.parameters.values("kd"),
+            state,
+            reference,
+            effort,
+        );
+        for (e, g) in effort.iter_mut().zip(&self.gravity) {
+            *e += g;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,178 @@
+//! The safety layer after every controller: no NaN or infinity leaves it, every effort is
+//! within the URDF effort limit, and (optionally) no effort changes faster than a rate limit.
+//! [`Guarded`] wraps any [`Controller`] with it.
+
+use armctl_model::Robot;
+
+use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+
+/// What the safety layer changed in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SafetyReport {
+    /// Efforts that were NaN or infinite (replaced by the previous safe effort).
+    pub non_finite: usize,
+    /// Efforts clipped at the effort limit.
+    pub saturated: usize,
+    /// Efforts held back by the rate limit.
+    pub rate_limited: usize,
+}
+
+/// Effort limits, an optional rate limit and the last effort sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EffortSafety {
+    limits: Vec<f64>,
+    rate_limit: Option<f64>,
+    last: Vec<f64>,
+}
+
+impl EffortSafety {
+    /// The URDF effort limits of `robot`; `rate_limit` in N m/s (N/s), `None` for none.
+    pub fn new(robot: &Robot, rate_limit: Option<f64>) -> Result<Self, ControlError> {
+        let mut safety = Self {
+            limits: robot.joints().iter().map(|j| j.limits.effort).collect(),
+            rate_limit: None,
+            last: vec![0.0; robot.dof()],
+        };
+        safety.set_rate_limit(rate_limit)?;
+        Ok(safety)
+    }
+
+    /// Changes the rate limit (`None`: no limit).
+    pub fn set_rate_limit(&mut self, rate_limit: Option<f64>) -> Result<(), ControlError> {
+        if let Some(r) = rate_limit {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(ControlError::InvalidParameter {
+                    name: "rate_limit".into(),
+                    reason: format!("{r} must be positive"),
+                });
+            }
+        }
+        self.rate_limit = rate_limit;
+        Ok(())
+    }
+
+    /// The rate limit, N m/s.
+    pub fn rate_limit(&self) -> Option<f64> {
+        self.rate_limit
+    }
+
+    /// Starts the rate limit from `effort` (for example the effort a hold mode sent).
+    pub fn reset(&mut self, effort: &[f64]) {
+        for (last, (&e, &limit)) in self.last.iter_mut().zip(effort.iter().zip(&self.limits)) {
+            *last = if e.is_finite() {
+                e.clamp(-limit, limit)
+            } else {
+                0.0
+            };
+        }
+    }
+
+    /// Makes `effort` safe in place, `dt` seconds after the last call. Allocates nothing.
+    pub fn apply(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
+        let mut report = SafetyReport::default();
+        let step = self.rate_limit.map(|r| r * dt.max(0.0));
+        for ((e, last), &limit) in effort
+            .iter_mut()
+            .zip(self.last.iter_mut())
+            .zip(&self.limits)
+        {
+            if !e.is_finite() {
+                report.non_finite += 1;
+                *e = *last;
+            }
+            if let Some(step) = step {
+                let limited = e.clamp(*last - step, *last + step);
+                if limited != *e {
+                    report.rate_limited += 1;
+                    *e = limited;
+                }
+            }
+            if e.abs() > limit {
+                report.saturated += 1;
+                *e = e.clamp(-limit, limit);
+            }
+            *last = *e;
+        }
+        report
+    }
+}
+
+/// Any controller followed by the safety layer; its parameters ramp each step.
+pub struct Guarded {
+    inner: Box<dyn Controller>,
+    safety: EffortSafety,
+    last_report: SafetyReport,
+}
+
+impl std::fmt::Debug for Guarded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guarded")
+            .field("controller", &self.inner.name())
+            .field("safety", &self.safety)
+            .finish()
+    }
+}
+
+impl Guarded {
+    /// Wraps `inner` with the effort limits of `robot` and an optional rate limit.
+    pub fn new(
+        inner: Box<dyn Controller>,
+        robot: &Robot,
+        rate_limit: Option<f64>,
+    ) -> Result<Self, ControlError> {
+        Ok(Self {
+            inner,
+            safety: EffortSafety::new(robot, rate_limit)?,
+            last_report: SafetyReport::default(),
+        })
+    }
+
+    /// What the safety layer changed in the last update.
+    pub fn last_report(&self) -> SafetyReport {
+        self.last_report
+    }
+
+    /// The safety layer.
+    pub fn safety_mut(&mut self) -> &mut EffortSafety {
+        &mut self.safety
+    }
+}
+
+impl Controller for Guarded {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn parameters(&self) -> &ParameterSet {
+        self.inner.parameters()
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        self.inner.parameters_mut()
+    }
+    fn reset(&mut self, state: &JointState<'_>) {
+        self.inner.reset(state);
+    }
+    fn update(
+        &mut self,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let result = self.inner.update(state, reference, dt, effort);
+        if result.is_err() {
+            // Whatever the controller left in the buffer is not trusted: hold the last effort.
+            effort.fill(f64::NAN);
+        }
+        self.last_report = self.safety.apply(effort, dt);
+        result
+    }
+    fn estimates(&self) -> &[f64] {
+        self.inner.estimates()
+    }
+    fn warnings(&self) -> &[String] {
+        self.inner.warnings()
+    }
+    fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
+        self.inner.set_parameter(name, value)
+    }
+}

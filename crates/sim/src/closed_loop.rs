@@ -1,0 +1,141 @@
+//! A controller against the simulator, one step at a time, with everything recorded.
+//!
+//! Per step: measure (with the configured noise), sample the reference, let `hook` act (change
+//! a parameter, report progress), update the controller, step the simulator. The log holds the
+//! true position at t and the effort the arm received.
+
+use std::time::Instant;
+
+use armctl_control::reference::Trajectory;
+use armctl_control::{Controller, JointReference, JointState};
+
+use crate::{SimError, Simulator};
+
+/// What a run recorded (per-joint columns).
+#[derive(Debug, Clone, Default)]
+pub struct RunLog {
+    /// Time of each step, s.
+    pub time: Vec<f64>,
+    /// True joint positions at each time.
+    pub q: Vec<Vec<f64>>,
+    /// Reference positions.
+    pub reference: Vec<Vec<f64>>,
+    /// Efforts commanded by the controller.
+    pub commanded: Vec<Vec<f64>>,
+    /// Efforts applied to the arm (after saturation and delay).
+    pub effort: Vec<Vec<f64>>,
+    /// Controller estimates (adaptive controllers), one column per estimate.
+    pub estimates: Vec<Vec<f64>>,
+    /// Commands clipped at the effort limit, summed over joints and steps.
+    pub saturated: usize,
+    /// Wall-clock time of the loop, s.
+    pub wall_seconds: f64,
+}
+
+impl RunLog {
+    /// Tracking error `reference - q` of joint `i` at every step.
+    pub fn error(&self, i: usize) -> Vec<f64> {
+        self.reference[i]
+            .iter()
+            .zip(&self.q[i])
+            .map(|(r, q)| r - q)
+            .collect()
+    }
+
+    /// RMS of joint `i`'s error over the steps in `[from, to)` seconds.
+    pub fn rms_error(&self, i: usize, from: f64, to: f64) -> f64 {
+        let errors: Vec<f64> = self
+            .error(i)
+            .into_iter()
+            .zip(&self.time)
+            .filter(|(_, t)| **t >= from && **t < to)
+            .map(|(e, _)| e)
+            .collect();
+        (errors.iter().map(|e| e * e).sum::<f64>() / errors.len().max(1) as f64).sqrt()
+    }
+
+    /// RMS over all joints of the error in `[from, to)` seconds.
+    pub fn rms_error_all(&self, from: f64, to: f64) -> f64 {
+        let n = self.q.len();
+        ((0..n)
+            .map(|i| self.rms_error(i, from, to).powi(2))
+            .sum::<f64>()
+            / n.max(1) as f64)
+            .sqrt()
+    }
+
+    fn record(
+        &mut self,
+        t: f64,
+        q: &[f64],
+        reference: &[f64],
+        commanded: &[f64],
+        applied: &[f64],
+        estimates: &[f64],
+    ) {
+        self.time.push(t);
+        let columns = [
+            (&mut self.q, q),
+            (&mut self.reference, reference),
+            (&mut self.commanded, commanded),
+            (&mut self.effort, applied),
+            (&mut self.estimates, estimates),
+        ];
+        for (log, values) in columns {
+            for (column, &v) in log.iter_mut().zip(values) {
+                column.push(v);
+            }
+        }
+    }
+}
+
+/// Runs `steps` steps of `sim.config().dt`. `hook(step, t, controller)` runs before each
+/// controller update.
+pub fn run_closed_loop(
+    sim: &mut Simulator,
+    controller: &mut dyn Controller,
+    trajectory: &dyn Trajectory,
+    steps: usize,
+    mut hook: impl FnMut(usize, f64, &mut dyn Controller),
+) -> Result<RunLog, SimError> {
+    let n = sim.q().len();
+    let dt = sim.config().dt;
+    let columns =
+        |k: usize| -> Vec<Vec<f64>> { (0..k).map(|_| Vec::with_capacity(steps)).collect() };
+    let mut log = RunLog {
+        time: Vec::with_capacity(steps),
+        q: columns(n),
+        reference: columns(n),
+        commanded: columns(n),
+        effort: columns(n),
+        estimates: columns(controller.estimates().len()),
+        ..RunLog::default()
+    };
+    let (mut q, mut qd, mut effort, mut q_true) =
+        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut reference = JointReference::hold(sim.q());
+    sim.measure(&mut q, &mut qd)?;
+    controller.reset(&JointState { q: &q, qd: &qd });
+    let start = Instant::now();
+    for k in 0..steps {
+        let t = k as f64 * dt;
+        sim.measure(&mut q, &mut qd)?;
+        trajectory.sample(t, &mut reference);
+        hook(k, t, controller);
+        controller
+            .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
+            .map_err(|source| SimError::Controller { time: t, source })?;
+        q_true.copy_from_slice(sim.q());
+        log.saturated += sim.step(&effort)?.saturated;
+        log.record(
+            t,
+            &q_true,
+            &reference.q,
+            &effort,
+            sim.applied_effort(),
+            controller.estimates(),
+        );
+    }
+    log.wall_seconds = start.elapsed().as_secs_f64();
+    Ok(log)
+}
