@@ -5,7 +5,7 @@
 //! integrator: rk4            # or euler
 //! friction: true             # the model's viscous and Coulomb friction
 //! coulomb_width: 0.001       # rad/s over which the Coulomb sign changes (tanh)
-//! limits: {stiffness: 1.0e4, damping: 50.0}   # or null: joints pass their limits
+//! limits: {frequency: 100.0, damping_ratio: 1.0}   # rad/s, scaled by each joint's inertia; null: none
 //! saturate: true             # clip commands at the URDF effort limits
 //! noise: {position: 1.0e-4, velocity: 1.0e-3, seed: 7}
 //! command_delay_steps: 2
@@ -25,8 +25,8 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LimitsFile {
-    stiffness: f64,
-    damping: f64,
+    frequency: f64,
+    damping_ratio: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,8 +107,8 @@ pub(crate) fn load(path: &Path, base: SimConfig) -> Result<SimConfig> {
             None => base.limits,
             Some(None) => None,
             Some(Some(l)) => Some(LimitSpring {
-                stiffness: l.stiffness,
-                damping: l.damping,
+                frequency: l.frequency,
+                damping_ratio: l.damping_ratio,
             }),
         },
         saturate: file.saturate.unwrap_or(base.saturate),

@@ -48,6 +48,38 @@ pub struct Simulator {
     friction: Vec<f64>,
     noise: Option<(StdRng, Normal<f64>, Normal<f64>)>,
     mass: DMatrix<f64>,
+    /// Per joint (stiffness, damping) of the limit springs.
+    limit_springs: Vec<(f64, f64)>,
+}
+
+/// `(w^2 M_ii, 2 zeta w M_ii)` per joint at mid-range, or zeros without limit springs.
+fn limit_springs(plant: &Robot, config: &SimConfig) -> Result<Vec<(f64, f64)>, SimError> {
+    let n = plant.dof();
+    let Some(spring) = config.limits else {
+        return Ok(vec![(0.0, 0.0); n]);
+    };
+    let mid: Vec<f64> = plant
+        .joints()
+        .iter()
+        .map(|j| {
+            if j.limits.is_bounded() {
+                0.5 * (j.limits.lower + j.limits.upper)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut m = DMatrix::zeros(n, n);
+    mass_matrix(plant, &mut DynamicsWorkspace::new(plant), &mid, &mut m)?;
+    let w = spring.frequency;
+    Ok((0..n)
+        .map(|i| {
+            (
+                w * w * m[(i, i)],
+                2.0 * spring.damping_ratio * w * m[(i, i)],
+            )
+        })
+        .collect())
 }
 
 /// The plant: the model with the configured mismatch.
@@ -100,7 +132,9 @@ impl Simulator {
             None => None,
         };
         let zeros = vec![0.0; n];
+        let limit_springs = limit_springs(&plant, &config)?;
         Ok(Self {
+            limit_springs,
             ws: DynamicsWorkspace::new(&plant),
             kin: KinematicsWorkspace::new(&plant),
             jacobian: Matrix6xX::zeros(n),
@@ -267,12 +301,10 @@ impl Simulator {
                 *t -= f;
             }
         }
-        if let Some(spring) = self.config.limits {
-            for ((t, joint), (&qi, &qdi)) in self
-                .torque
-                .iter_mut()
-                .zip(self.plant.joints())
-                .zip(q.iter().zip(qd))
+        if self.config.limits.is_some() {
+            let joints = self.plant.joints().iter().zip(&self.limit_springs);
+            for ((t, (joint, &(stiffness, damping))), (&qi, &qdi)) in
+                self.torque.iter_mut().zip(joints).zip(q.iter().zip(qd))
             {
                 let past = if qi > joint.limits.upper {
                     qi - joint.limits.upper
@@ -281,7 +313,7 @@ impl Simulator {
                 } else {
                     continue;
                 };
-                *t -= spring.stiffness * past + spring.damping * qdi;
+                *t -= stiffness * past + damping * qdi;
             }
         }
         if let Some(w) = self.config.external_wrench {

@@ -1,0 +1,383 @@
+//! Controllers in closed loop on the embedded simulator (Panda and PUMA): the claims of
+//! theory.md section 6, with the numbers asserted.
+
+use armctl_control::reference::{Quintic, SetPoint, Trajectory};
+use armctl_control::{
+    gravity_gradient_bound, ComputedTorque, Controller, Guarded, IndependentPd, JointImpedance,
+    ParamValue, PdFixedGravity, PdGravity,
+};
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace, Wrench};
+use armctl_e2e::urdf_dir;
+use armctl_model::{jacobian, ChainOptions, FrameId, KinematicsWorkspace, Robot};
+use armctl_sim::{run_closed_loop, ModelMismatch, RunLog, SimConfig, Simulator};
+use nalgebra::{DVector, Matrix6xX, Vector3, Vector6};
+
+fn robot(file: &str) -> Robot {
+    Robot::from_urdf_file(urdf_dir().join(file), &ChainOptions::default()).unwrap()
+}
+
+/// Start and goal configurations well inside the limits.
+fn poses(robot: &Robot) -> (Vec<f64>, Vec<f64>) {
+    match robot.dof() {
+        7 => (
+            vec![0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8],
+            vec![0.3, -0.5, 0.2, -2.2, 0.4, 1.5, 0.6],
+        ),
+        _ => (
+            vec![0.0, 0.5, -1.2, 0.0, 0.4, 0.0],
+            vec![0.3, 0.7, -1.5, 0.3, 0.6, 0.4],
+        ),
+    }
+}
+
+fn run(
+    robot: &Robot,
+    controller: &mut dyn Controller,
+    trajectory: &dyn Trajectory,
+    q0: &[f64],
+    seconds: f64,
+    config: SimConfig,
+) -> RunLog {
+    let steps = (seconds / config.dt).round() as usize;
+    let mut sim = Simulator::new(robot, q0, config).unwrap();
+    run_closed_loop(&mut sim, controller, trajectory, steps, |_, _, _| {}).unwrap()
+}
+
+/// `M_ii` at `q`.
+fn joint_inertias(robot: &Robot, q: &[f64]) -> Vec<f64> {
+    let mut m = nalgebra::DMatrix::zeros(robot.dof(), robot.dof());
+    armctl_dynamics::mass_matrix(robot, &mut DynamicsWorkspace::new(robot), q, &mut m).unwrap();
+    (0..robot.dof()).map(|i| m[(i, i)]).collect()
+}
+
+fn final_q(log: &RunLog) -> Vec<f64> {
+    log.q.iter().map(|c| *c.last().unwrap()).collect()
+}
+
+fn set(controller: &mut dyn Controller, name: &str, values: Vec<f64>) {
+    controller
+        .set_parameter(name, ParamValue::Vector(values))
+        .unwrap();
+    controller.parameters_mut().settle();
+}
+
+#[test]
+fn independent_pd_leaves_the_predicted_gravity_error() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let mut pd = IndependentPd::new(&robot).unwrap();
+        let kp = pd.parameters().values("kp").to_vec();
+        let log = run(
+            &robot,
+            &mut pd,
+            &SetPoint::new(goal.clone()),
+            &q0,
+            10.0,
+            SimConfig::default(),
+        );
+        let q = final_q(&log);
+        let mut g = vec![0.0; robot.dof()];
+        gravity_torques(&robot, &mut DynamicsWorkspace::new(&robot), &q, &mut g).unwrap();
+        for i in 0..robot.dof() {
+            let (error, predicted) = (goal[i] - q[i], g[i] / kp[i]);
+            assert!(
+                (error - predicted).abs() <= 0.05 * predicted.abs() + 1e-9,
+                "{file} joint {i}: error {error}, Kp^-1 G(q) = {predicted}"
+            );
+        }
+        let worst = (0..robot.dof())
+            .map(|i| (goal[i] - q[i]).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            worst > 1e-3,
+            "{file}: gravity should leave a visible error, got {worst}"
+        );
+    }
+}
+
+#[test]
+fn pd_with_online_gravity_reaches_the_set_point() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let log = run(
+            &robot,
+            &mut PdGravity::new(&robot).unwrap(),
+            &SetPoint::new(goal.clone()),
+            &q0,
+            5.0,
+            SimConfig::default(),
+        );
+        let worst = final_q(&log)
+            .iter()
+            .zip(&goal)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-4, "{file}: final error {worst:e}");
+    }
+}
+
+#[test]
+fn pd_with_fixed_gravity_reaches_the_set_point_where_the_gain_condition_holds() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let mut controller = PdFixedGravity::new(&robot).unwrap();
+        let bound = controller.gravity_gradient_bound();
+        assert!((bound - gravity_gradient_bound(&robot).unwrap()).abs() < 1e-9);
+        eprintln!("{file}: estimated sup ||dG/dq|| = {bound:.2} N m/rad");
+        // Soft gains: the condition fails and the controller says so.
+        set(&mut controller, "kp", vec![0.5 * bound; robot.dof()]);
+        assert!(!controller.gain_condition_holds());
+        assert!(
+            controller.warnings()[0].contains("gain condition"),
+            "{:?}",
+            controller.warnings()
+        );
+        // Every kp above the bound: it holds, and the set point is reached. Critical damping
+        // per joint; the PUMA's last link has 4e-5 kg m^2 about its axis, too light for such a
+        // kp at 1 kHz, so it runs at 10 kHz.
+        let n = robot.dof();
+        let kp = 1.5 * bound;
+        set(&mut controller, "kp", vec![kp; n]);
+        set(
+            &mut controller,
+            "kd",
+            joint_inertias(&robot, &goal)
+                .iter()
+                .map(|m| 2.0 * (kp * m).sqrt())
+                .collect(),
+        );
+        assert!(
+            controller.gain_condition_holds(),
+            "{:?}",
+            controller.warnings()
+        );
+        let dt = if n == 7 { 1e-3 } else { 1e-4 };
+        let log = run(
+            &robot,
+            &mut controller,
+            &SetPoint::new(goal.clone()),
+            &q0,
+            8.0,
+            SimConfig {
+                dt,
+                ..SimConfig::default()
+            },
+        );
+        let worst = final_q(&log)
+            .iter()
+            .zip(&goal)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-4, "{file}: final error {worst:e}");
+    }
+}
+
+#[test]
+fn computed_torque_tracks_a_quintic_and_stays_bounded_with_a_mass_error() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let quintic = Quintic::new(q0.clone(), goal, 2.0).unwrap();
+        let log = run(
+            &robot,
+            &mut ComputedTorque::new(&robot).unwrap(),
+            &quintic,
+            &q0,
+            2.0,
+            SimConfig::default(),
+        );
+        let rms = log.rms_error_all(0.0, 2.0);
+        eprintln!("{file}: computed torque RMS {rms:e} rad (exact model)");
+        assert!(rms < 1e-4, "{file}: RMS {rms:e}");
+        // The plant is 20% heavier than the model: the error grows but stays bounded.
+        let heavier = SimConfig {
+            mismatch: ModelMismatch {
+                mass_scale: Some(1.2),
+                payload: None,
+            },
+            ..SimConfig::default()
+        };
+        let log = run(
+            &robot,
+            &mut ComputedTorque::new(&robot).unwrap(),
+            &quintic,
+            &q0,
+            3.0,
+            heavier,
+        );
+        let worst = (0..robot.dof())
+            .flat_map(|i| log.error(i))
+            .fold(0.0, |m: f64, e| m.max(e.abs()));
+        eprintln!(
+            "{file}: computed torque, 20% mass error: largest error {worst:e} rad, RMS {:e}",
+            log.rms_error_all(0.0, 3.0)
+        );
+        assert!(
+            worst < 0.02 && log.rms_error_all(0.0, 3.0) > rms,
+            "{file}: largest error {worst}"
+        );
+    }
+}
+
+/// Static deflection of joint impedance under a tip wrench equals `K^-1 J^T F`.
+#[test]
+fn joint_impedance_deflects_by_k_inverse_j_transpose_f() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, _) = poses(&robot);
+        let force = Wrench {
+            force: Vector3::new(8.0, -5.0, 6.0),
+            torque: Vector3::zeros(),
+        };
+        let config = SimConfig {
+            external_wrench: Some(force),
+            ..SimConfig::default()
+        };
+        let mut controller = JointImpedance::new(&robot).unwrap();
+        let k = controller.parameters().values("stiffness").to_vec();
+        let log = run(
+            &robot,
+            &mut controller,
+            &SetPoint::new(q0.clone()),
+            &q0,
+            8.0,
+            config,
+        );
+        let q = final_q(&log);
+        let mut j = Matrix6xX::zeros(robot.dof());
+        jacobian(
+            &robot,
+            &mut KinematicsWorkspace::new(&robot),
+            &q,
+            FrameId::Tip,
+            &mut j,
+        )
+        .unwrap();
+        let torque = j.transpose() * Vector6::new(8.0, -5.0, 6.0, 0.0, 0.0, 0.0);
+        let predicted =
+            DVector::from_iterator(robot.dof(), (0..robot.dof()).map(|i| torque[i] / k[i]));
+        let measured = DVector::from_iterator(robot.dof(), (0..robot.dof()).map(|i| q[i] - q0[i]));
+        let relative = (&measured - &predicted).norm() / predicted.norm();
+        eprintln!("{file}: joint deflection {:.4e} rad, relative difference from K^-1 J^T F {relative:.2e}", measured.norm());
+        assert!(
+            relative < 0.02,
+            "{file}: measured {measured} predicted {predicted}"
+        );
+    }
+}
+
+/// Holding a pose against a tip wrench, the stiffness is quadrupled at 1.5 s. Applied at once
+/// the effort would step by tens of N m; with the ramp and a 1000 N m/s rate limit no step
+/// exceeds 1 N m, and the new stiffness is in effect by the end.
+#[test]
+fn a_stiffness_change_while_running_makes_no_effort_jump() {
+    let robot = robot("panda.urdf");
+    let (q0, _) = poses(&robot);
+    let rate_limit = 1000.0;
+    let mut guarded = Guarded::new(
+        Box::new(JointImpedance::new(&robot).unwrap()),
+        &robot,
+        Some(rate_limit),
+    )
+    .unwrap();
+    let stiffer: Vec<f64> = guarded
+        .parameters()
+        .values("stiffness")
+        .iter()
+        .map(|k| 4.0 * k)
+        .collect();
+    // Taking over from a brake that held the arm: the rate limit starts from the holding torque.
+    let mut hold = vec![0.0; robot.dof()];
+    gravity_torques(&robot, &mut DynamicsWorkspace::new(&robot), &q0, &mut hold).unwrap();
+    guarded.safety_mut().reset(&hold);
+    let push = Wrench {
+        force: Vector3::new(10.0, 10.0, -10.0),
+        torque: Vector3::zeros(),
+    };
+    let mut sim = Simulator::new(
+        &robot,
+        &q0,
+        SimConfig {
+            external_wrench: Some(push),
+            ..SimConfig::default()
+        },
+    )
+    .unwrap();
+    let switch = 1500;
+    let mut jump_if_immediate = 0.0f64;
+    let log = run_closed_loop(
+        &mut sim,
+        &mut guarded,
+        &SetPoint::new(q0.clone()),
+        3000,
+        |k, _, c| {
+            if k == switch {
+                c.set_parameter("stiffness", ParamValue::Vector(stiffer.clone()))
+                    .unwrap();
+            }
+        },
+    )
+    .unwrap();
+    for i in 0..robot.dof() {
+        let deflection = log.q[i][switch] - q0[i];
+        jump_if_immediate = jump_if_immediate.max((3.0 * stiffer[i] / 4.0 * deflection).abs());
+    }
+    let largest_step = (0..robot.dof())
+        .flat_map(|i| {
+            log.commanded[i]
+                .windows(2)
+                .map(|w| (w[1] - w[0]).abs())
+                .collect::<Vec<_>>()
+        })
+        .fold(0.0, f64::max);
+    eprintln!("stiffness x4: effort step if applied at once {jump_if_immediate:.2} N m, largest step {largest_step:.3} N m");
+    assert!(
+        jump_if_immediate > 10.0 * rate_limit * 1e-3,
+        "the test should change the effort noticeably"
+    );
+    assert!(
+        largest_step <= rate_limit * 1e-3 + 1e-9,
+        "largest effort step {largest_step}"
+    );
+    assert!((guarded.parameters().values("stiffness")[0] - stiffer[0]).abs() < 1e-6 * stiffer[0]);
+}
+
+#[test]
+fn bad_parameters_are_rejected_and_the_old_values_kept() {
+    let robot = robot("panda.urdf");
+    let mut controllers: Vec<Box<dyn Controller>> = [
+        "independent_pd",
+        "pd_gravity",
+        "pd_fixed_gravity",
+        "computed_torque",
+        "joint_impedance",
+    ]
+    .iter()
+    .map(|name| armctl_control::controller_by_name(name, &robot).unwrap())
+    .collect();
+    for c in &mut controllers {
+        let name = c.parameters().specs()[0].name;
+        let before = c.parameters().values(name).to_vec();
+        for bad in [
+            ParamValue::Vector(vec![-1.0; 7]),
+            ParamValue::Vector(vec![1.0; 3]),
+            ParamValue::Vector(vec![f64::NAN; 7]),
+            ParamValue::Scalar(1.0),
+        ] {
+            let e = c.set_parameter(name, bad.clone()).unwrap_err();
+            assert!(e.to_string().contains(name), "{}: {e}", c.name());
+            assert_eq!(
+                c.parameters().values(name),
+                before.as_slice(),
+                "{}: value changed",
+                c.name()
+            );
+        }
+        assert!(c
+            .set_parameter("no_such_gain", ParamValue::Scalar(1.0))
+            .is_err());
+    }
+}
