@@ -381,3 +381,108 @@ fn bad_parameters_are_rejected_and_the_old_values_kept() {
             .is_err());
     }
 }
+
+/// The model with every link's mass and inertia scaled by `factor` (centres of mass kept).
+fn scaled(robot: &Robot, factor: f64) -> Robot {
+    let mut parts = robot.to_parts();
+    for link in &mut parts.links {
+        link.mass *= factor;
+        link.inertia_com *= factor;
+    }
+    Robot::new(parts).unwrap()
+}
+
+/// A repeating, exciting reference that starts at rest at `start`:
+/// `q = start + A (1 - cos(2 pi f t))` with f multiples of 0.2 Hz (period 5 s).
+fn exciting(robot: &Robot, start: &[f64]) -> armctl_control::reference::Sinusoid {
+    let n = robot.dof();
+    let amplitude: Vec<f64> = (0..n).map(|i| if i < 4 { 0.25 } else { 0.3 }).collect();
+    let center: Vec<f64> = start.iter().zip(&amplitude).map(|(q, a)| q + a).collect();
+    let frequency: Vec<f64> = (0..n).map(|i| 0.2 * (1 + i % 3) as f64).collect();
+    armctl_control::reference::Sinusoid::new(
+        center,
+        amplitude,
+        frequency,
+        vec![-std::f64::consts::FRAC_PI_2; n],
+    )
+    .unwrap()
+}
+
+#[test]
+fn slotine_li_known_model_tracks() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, _) = poses(&robot);
+        let reference = exciting(&robot, &q0);
+        let log = run(
+            &robot,
+            &mut armctl_control::SlotineLi::new(&robot).unwrap(),
+            &reference,
+            &q0,
+            5.0,
+            SimConfig::default(),
+        );
+        let rms = log.rms_error_all(1.0, 5.0);
+        eprintln!("{file}: Slotine-Li, known model: RMS {rms:e} rad");
+        assert!(rms < 1e-3, "{file}: RMS {rms:e}");
+    }
+}
+
+#[test]
+fn slotine_li_adaptive_learns_a_model_fifty_percent_off() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let truth = robot(file);
+        let model = scaled(&truth, 0.5);
+        let (q0, _) = poses(&truth);
+        let reference = exciting(&truth, &q0);
+        let period = 5.0;
+        let seconds = 60.0;
+        let mut adaptive = armctl_control::SlotineLiAdaptive::new(&model).unwrap();
+        let log = run(
+            &truth,
+            &mut adaptive,
+            &reference,
+            &q0,
+            seconds,
+            SimConfig::default(),
+        );
+        let first = log.rms_error_all(0.0, period);
+        let last = log.rms_error_all(seconds - period, seconds);
+        let at_20 = log.rms_error_all(20.0 - period, 20.0);
+        let mut fixed = armctl_control::SlotineLiAdaptive::new(&model).unwrap();
+        for rate in ["gamma_inertia", "gamma_first_moment", "gamma_mass"] {
+            fixed.set_parameter(rate, ParamValue::Scalar(0.0)).unwrap();
+        }
+        let without = run(
+            &truth,
+            &mut fixed,
+            &reference,
+            &q0,
+            seconds,
+            SimConfig::default(),
+        )
+        .rms_error_all(seconds - period, seconds);
+        let masses: Vec<f64> = adaptive.estimate().chunks(10).map(|p| p[9]).collect();
+        let true_masses: Vec<f64> = truth.links().iter().map(|l| l.mass).collect();
+        eprintln!(
+            "{file}: adaptive RMS first period {first:.3e}, period ending at 20 s {at_20:.3e}, last {last:.3e}; without adaptation {without:.3e}\n  masses {masses:.3?}\n  true   {true_masses:.3?}"
+        );
+        assert!(
+            first >= 10.0 * last,
+            "{file}: first {first:e} last {last:e}"
+        );
+        assert!(at_20 < 1e-3, "{file}: RMS by 20 s {at_20:e}");
+        assert!(
+            without > 2.0 * last,
+            "{file}: adaptation should help: {without:e} vs {last:e}"
+        );
+        let bounded = log
+            .estimates
+            .iter()
+            .all(|c| c.iter().all(|v| v.is_finite() && v.abs() < 100.0));
+        assert!(
+            bounded && masses.iter().all(|&m| m >= 1e-3),
+            "{file}: estimates {masses:?}"
+        );
+    }
+}

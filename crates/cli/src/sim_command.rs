@@ -290,21 +290,33 @@ fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec<PathBuf>> 
         &curves(&names, &log.effort, "", false),
     )?);
     if !log.estimates.is_empty() {
+        // Ten parameters per link: plot the link masses (the last of each ten), else all.
+        let per_link = log.estimates.len() == 10 * names.len();
         let estimates: Vec<Series<'_>> = log
             .estimates
             .iter()
             .enumerate()
+            .filter(|(k, _)| !per_link || k % 10 == 9)
             .map(|(k, v)| Series {
-                label: format!("p{k}"),
+                label: if per_link {
+                    format!("mass of {}", names[k / 10])
+                } else {
+                    format!("p{k}")
+                },
                 values: v,
-                color: k,
+                color: if per_link { k / 10 } else { k },
                 dashed: false,
             })
             .collect();
+        let title = if per_link {
+            "Estimated link masses"
+        } else {
+            "Parameter estimates"
+        };
         files.extend(line_chart(
             &dir.join("estimates"),
-            "Parameter estimates",
-            "value",
+            title,
+            if per_link { "mass [kg]" } else { "value" },
             &log.time,
             &estimates,
         )?);

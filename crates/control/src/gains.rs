@@ -30,6 +30,37 @@ pub(crate) fn joint_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     Ok((0..n).map(|i| m[(i, i)]).collect())
 }
 
+/// The inertia each joint feels when the others are free, `1 / (M^-1)_ii`, at mid-range. Where
+/// axes line up (the Panda's joints 1 and 3 at joint 2 = 0) it is far below `M_ii`, and a
+/// damping gain sized from `M_ii` would be too stiff for that mode at a 1 kHz control rate.
+pub(crate) fn effective_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
+    let n = robot.dof();
+    let q = mid_range(robot);
+    let mut m = DMatrix::zeros(n, n);
+    mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
+    let inverse = m
+        .cholesky()
+        .ok_or(ControlError::Dynamics(
+            armctl_dynamics::DynamicsError::SingularMassMatrix,
+        ))?
+        .inverse();
+    Ok((0..n).map(|i| 1.0 / inverse[(i, i)]).collect())
+}
+
+fn mid_range(robot: &Robot) -> Vec<f64> {
+    robot
+        .joints()
+        .iter()
+        .map(|j| {
+            if j.limits.is_bounded() {
+                0.5 * (j.limits.lower + j.limits.upper)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
 /// Critically damped gains for natural frequency `w` on inertias `m`: `(w^2 m, 2 w m)`.
 pub(crate) fn sized_gains(m: &[f64], w: f64) -> (Vec<f64>, Vec<f64>) {
     (

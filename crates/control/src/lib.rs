@@ -4,7 +4,8 @@
 //! ([`ParameterSet`]), and joint references ([`reference`]).
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
-//! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`]. Every live gain
+//! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
+//! [`SlotineLiAdaptive`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -20,6 +21,8 @@ mod pd_fixed_gravity;
 mod pd_gravity;
 pub mod reference;
 mod safety;
+mod slotine_li;
+mod slotine_li_adaptive;
 
 pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState};
@@ -30,6 +33,8 @@ pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet, DEFAULT_RAM
 pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
 pub use pd_gravity::PdGravity;
 pub use safety::{EffortSafety, Guarded, SafetyReport};
+pub use slotine_li::SlotineLi;
+pub use slotine_li_adaptive::SlotineLiAdaptive;
 
 /// The controllers this crate offers, by configuration name.
 pub const CONTROLLERS: [&str; 5] = [
@@ -51,6 +56,8 @@ pub fn controller_by_name(
         "pd_fixed_gravity" => Ok(Box::new(PdFixedGravity::new(robot)?)),
         "computed_torque" => Ok(Box::new(ComputedTorque::new(robot)?)),
         "joint_impedance" => Ok(Box::new(JointImpedance::new(robot)?)),
+        "slotine_li" => Ok(Box::new(SlotineLi::new(robot)?)),
+        "slotine_li_adaptive" => Ok(Box::new(SlotineLiAdaptive::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(
