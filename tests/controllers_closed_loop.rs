@@ -272,23 +272,14 @@ fn joint_impedance_deflects_by_k_inverse_j_transpose_f() {
 /// Holding a pose against a tip wrench, the stiffness is quadrupled at 1.5 s. Applied at once
 /// the effort would step by tens of N m; with the ramp and a 1000 N m/s rate limit no step
 /// exceeds 1 N m, and the new stiffness is in effect by the end.
-#[test]
-fn a_stiffness_change_while_running_makes_no_effort_jump() {
+fn stiffness_change_is_smooth(controller: Box<dyn Controller>) {
     let robot = robot("panda.urdf");
     let (q0, _) = poses(&robot);
     let rate_limit = 1000.0;
-    let mut guarded = Guarded::new(
-        Box::new(JointImpedance::new(&robot).unwrap()),
-        &robot,
-        Some(rate_limit),
-    )
-    .unwrap();
-    let stiffer: Vec<f64> = guarded
-        .parameters()
-        .values("stiffness")
-        .iter()
-        .map(|k| 4.0 * k)
-        .collect();
+    let name = controller.name();
+    let mut guarded = Guarded::new(controller, &robot, Some(rate_limit)).unwrap();
+    let before = guarded.parameters().values("stiffness").to_vec();
+    let stiffer: Vec<f64> = before.iter().map(|k| 4.0 * k).collect();
     // Taking over from a brake that held the arm: the rate limit starts from the holding torque.
     let mut hold = vec![0.0; robot.dof()];
     gravity_torques(&robot, &mut DynamicsWorkspace::new(&robot), &q0, &mut hold).unwrap();
@@ -307,7 +298,6 @@ fn a_stiffness_change_while_running_makes_no_effort_jump() {
     )
     .unwrap();
     let switch = 1500;
-    let mut jump_if_immediate = 0.0f64;
     let log = run_closed_loop(
         &mut sim,
         &mut guarded,
@@ -321,10 +311,30 @@ fn a_stiffness_change_while_running_makes_no_effort_jump() {
         },
     )
     .unwrap();
-    for i in 0..robot.dof() {
-        let deflection = log.q[i][switch] - q0[i];
-        jump_if_immediate = jump_if_immediate.max((3.0 * stiffer[i] / 4.0 * deflection).abs());
-    }
+    // What the change would do at once: the same law with the new stiffness at the same state.
+    let mut instant = armctl_control::controller_by_name(name, &robot).unwrap();
+    instant
+        .set_parameter("stiffness", ParamValue::Vector(stiffer.clone()))
+        .unwrap();
+    instant.parameters_mut().settle();
+    let q: Vec<f64> = (0..robot.dof()).map(|i| log.q[i][switch]).collect();
+    instant.reset(&armctl_control::JointState {
+        q: &q0,
+        qd: &vec![0.0; robot.dof()],
+    });
+    let mut stiff_effort = vec![0.0; robot.dof()];
+    let qd = vec![0.0; robot.dof()];
+    instant
+        .update(
+            &armctl_control::JointState { q: &q, qd: &qd },
+            &armctl_control::JointReference::hold(&q0),
+            1e-3,
+            &mut stiff_effort,
+        )
+        .unwrap();
+    let jump_if_immediate = (0..robot.dof())
+        .map(|i| (stiff_effort[i] - log.commanded[i][switch - 1]).abs())
+        .fold(0.0, f64::max);
     let largest_step = (0..robot.dof())
         .flat_map(|i| {
             log.commanded[i]
@@ -333,16 +343,25 @@ fn a_stiffness_change_while_running_makes_no_effort_jump() {
                 .collect::<Vec<_>>()
         })
         .fold(0.0, f64::max);
-    eprintln!("stiffness x4: effort step if applied at once {jump_if_immediate:.2} N m, largest step {largest_step:.3} N m");
+    eprintln!("{name}: stiffness x4: effort step if applied at once {jump_if_immediate:.2} N m, largest step {largest_step:.3} N m");
     assert!(
-        jump_if_immediate > 10.0 * rate_limit * 1e-3,
-        "the test should change the effort noticeably"
+        jump_if_immediate > 5.0 * rate_limit * 1e-3,
+        "{name}: the test should change the effort noticeably"
     );
     assert!(
         largest_step <= rate_limit * 1e-3 + 1e-9,
-        "largest effort step {largest_step}"
+        "{name}: largest effort step {largest_step}"
     );
     assert!((guarded.parameters().values("stiffness")[0] - stiffer[0]).abs() < 1e-6 * stiffer[0]);
+}
+
+#[test]
+fn a_stiffness_change_while_running_makes_no_effort_jump() {
+    let robot = robot("panda.urdf");
+    stiffness_change_is_smooth(Box::new(JointImpedance::new(&robot).unwrap()));
+    stiffness_change_is_smooth(Box::new(
+        armctl_control::CartesianImpedance::new(&robot).unwrap(),
+    ));
 }
 
 #[test]
@@ -485,4 +504,109 @@ fn slotine_li_adaptive_learns_a_model_fifty_percent_off() {
             "{file}: estimates {masses:?}"
         );
     }
+}
+
+/// Static deflection of the tip under a constant force equals `K_x^-1 F` (within 2%).
+#[test]
+fn cartesian_impedance_deflects_by_k_inverse_f() {
+    for (file, projector) in [
+        ("panda.urdf", 0.0),
+        ("puma560.urdf", 0.0),
+        ("panda.urdf", 1.0),
+    ] {
+        let robot = robot(file);
+        let (q0, _) = poses(&robot);
+        let force = Vector3::new(10.0, -6.0, 8.0);
+        let config = SimConfig {
+            external_wrench: Some(Wrench {
+                force,
+                torque: Vector3::zeros(),
+            }),
+            ..SimConfig::default()
+        };
+        let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
+        controller
+            .set_parameter("projector", ParamValue::Scalar(projector))
+            .unwrap();
+        set(
+            &mut controller,
+            "stiffness",
+            vec![2000.0, 2000.0, 2000.0, 5.0, 5.0, 5.0],
+        );
+        let k = controller.parameters().values("stiffness").to_vec();
+        let start =
+            armctl_model::forward_kinematics(&robot, &mut KinematicsWorkspace::new(&robot), &q0)
+                .unwrap()
+                .tip();
+        let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+        run_closed_loop(
+            &mut sim,
+            &mut controller,
+            &SetPoint::new(q0.clone()),
+            6000,
+            |_, _, _| {},
+        )
+        .unwrap();
+        let moved = controller.tip_pose().translation.vector - start.translation.vector;
+        let predicted = Vector3::new(force.x / k[0], force.y / k[1], force.z / k[2]);
+        eprintln!("{file}: stiffness {k:.3?}");
+        let relative = (moved - predicted).norm() / predicted.norm();
+        let turned = orientation_change(&controller, &start);
+        eprintln!("{file} projector {projector}: deflection {:.4} m, predicted {:.4} m, relative difference {relative:.2e}, rotation {turned:.2e} rad", moved.norm(), predicted.norm());
+        let bound = if projector == 0.0 { 0.02 } else { 0.05 };
+        assert!(
+            relative < bound,
+            "{file}: moved {moved} predicted {predicted}"
+        );
+    }
+}
+
+/// Angle between the measured tip orientation and `start`.
+fn orientation_change(
+    controller: &armctl_control::CartesianImpedance,
+    start: &nalgebra::IsometryMatrix3<f64>,
+) -> f64 {
+    let d = (controller.tip_pose().rotation * start.rotation.inverse()).into_inner();
+    Vector3::new(
+        d[(2, 1)] - d[(1, 2)],
+        d[(0, 2)] - d[(2, 0)],
+        d[(1, 0)] - d[(0, 1)],
+    )
+    .norm()
+        / 2.0
+}
+
+#[test]
+fn cartesian_impedance_reaches_a_moved_target() {
+    let robot = robot("panda.urdf");
+    let (q0, _) = poses(&robot);
+    let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
+    let mut sim = Simulator::new(&robot, &q0, SimConfig::default()).unwrap();
+    let start =
+        armctl_model::forward_kinematics(&robot, &mut KinematicsWorkspace::new(&robot), &q0)
+            .unwrap()
+            .tip();
+    let goal = nalgebra::IsometryMatrix3::from_parts(
+        (start.translation.vector + Vector3::new(0.05, -0.08, 0.04)).into(),
+        nalgebra::Rotation3::from_euler_angles(0.1, -0.1, 0.2) * start.rotation,
+    );
+    run_closed_loop(
+        &mut sim,
+        &mut controller,
+        &SetPoint::new(q0.clone()),
+        4000,
+        |k, _, c| {
+            if k == 500 {
+                c.set_target_pose(goal, 1.0).unwrap();
+            }
+        },
+    )
+    .unwrap();
+    let error = (controller.tip_pose().translation.vector - goal.translation.vector).norm();
+    let turned = orientation_change(&controller, &goal);
+    eprintln!("Cartesian target: position error {error:.2e} m, orientation error {turned:.2e} rad");
+    assert!(
+        error < 1e-3 && turned < 1e-3,
+        "position {error} orientation {turned}"
+    );
 }

@@ -1,5 +1,7 @@
 //! The one trait every controller implements.
 
+use nalgebra::IsometryMatrix3;
+
 use crate::{ControlError, ParamValue, ParameterSet};
 
 /// The measured joint state handed to a controller.
@@ -63,6 +65,21 @@ pub trait Controller: Send {
     /// Parameter estimates of adaptive controllers, for plotting (empty otherwise).
     fn estimates(&self) -> &[f64] {
         &[]
+    }
+    /// A new tip pose target (base link frame), reached in `duration` seconds, for task-space
+    /// controllers; the others refuse it.
+    fn set_target_pose(
+        &mut self,
+        pose: IsometryMatrix3<f64>,
+        duration: f64,
+    ) -> Result<(), ControlError> {
+        let _ = (pose, duration);
+        Err(ControlError::InvalidReference {
+            reason: format!(
+                "controller '{}' takes joint references, not pose targets",
+                self.name()
+            ),
+        })
     }
     /// Conditions the controller's claims need that do not hold with the current parameters
     /// (for example the gain condition of PD with fixed gravity compensation).

@@ -5,11 +5,12 @@
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
-//! [`SlotineLiAdaptive`]. Every live gain
+//! [`SlotineLiAdaptive`], [`CartesianImpedance`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod cartesian_impedance;
 mod computed_torque;
 mod controller;
 mod error;
@@ -24,6 +25,7 @@ mod safety;
 mod slotine_li;
 mod slotine_li_adaptive;
 
+pub use cartesian_impedance::CartesianImpedance;
 pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState};
 pub use error::ControlError;
@@ -58,6 +60,7 @@ pub fn controller_by_name(
         "joint_impedance" => Ok(Box::new(JointImpedance::new(robot)?)),
         "slotine_li" => Ok(Box::new(SlotineLi::new(robot)?)),
         "slotine_li_adaptive" => Ok(Box::new(SlotineLiAdaptive::new(robot)?)),
+        "cartesian_impedance" => Ok(Box::new(CartesianImpedance::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(

@@ -11,6 +11,8 @@ pub enum ParamKind {
     Scalar,
     /// One number per joint.
     JointVector,
+    /// Six numbers: x, y, z (translation) then rx, ry, rz (rotation), in base link axes.
+    Cartesian,
 }
 
 /// A parameter value.
@@ -184,6 +186,10 @@ impl ParameterSet {
             }
             (ParamKind::Scalar, ParamValue::Vector(_)) => {
                 return reject("needs a single number".into())
+            }
+            (ParamKind::Cartesian, ParamValue::Vector(v)) if v.len() == 6 => v.as_slice(),
+            (ParamKind::Cartesian, _) => {
+                return reject("needs 6 values: x, y, z, rx, ry, rz".into())
             }
         };
         for v in numbers {

@@ -175,4 +175,11 @@ impl Controller for Guarded {
     fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
         self.inner.set_parameter(name, value)
     }
+    fn set_target_pose(
+        &mut self,
+        pose: nalgebra::IsometryMatrix3<f64>,
+        duration: f64,
+    ) -> Result<(), ControlError> {
+        self.inner.set_target_pose(pose, duration)
+    }
 }

@@ -1,0 +1,445 @@
+//! Cartesian impedance (theory.md section 6):
+//! `F = K_x x_err + D_x (xd_d - xd)`,
+//! `tau = J^T F + N (K_n (q_n - q) - D_n qd) + C(q, qd) qd + G(q)`,
+//! with J the tip Jacobian (base link axes, `[v; w]`), the position error `p_d - p` and the
+//! orientation error `e_o = 1/2 (n x n_d + o x o_d + a x a_d)` (columns of R and R_d), and the
+//! nullspace projector `N = I - J^T J#^T`: dynamically consistent
+//! `J# = M^-1 J^T (J M^-1 J^T)^-1` (default) or damped `J# = J^T (J J^T + l^2 I)^-1`.
+//! Damping is critical from the stiffness and the task-space inertia
+//! `Lambda = (J M^-1 J^T)^-1` by double diagonalisation: with `Lambda = Q Q^T` and
+//! `K = Q diag(k0) Q^T`, `D = Q diag(2 zeta sqrt(k0)) Q^T` (Albu-Schaeffer et al., 2003): every
+//! mode, light or heavy, gets the damping ratio zeta. (A diagonal `2 zeta sqrt(K_i Lambda_ii)`
+//! over-damps a light wrist axis until the discrete loop goes unstable.)
+//! Claim: the tip behaves as a spring of stiffness K_x: a constant wrench F on the tip deflects
+//! it statically by `K_x^-1 F` (with the dynamically consistent projector the posture task does
+//! not disturb it).
+//!
+//! The pose target comes from [`Controller::set_target_pose`] (interpolated with
+//! [`PoseInterpolation`]); `reset` holds the current pose; the joint reference handed to
+//! `update` is the nullspace posture q_n. Default stiffness per direction:
+//! `(20 rad/s)^2` times the smallest eigenvalue of the translational and rotational blocks of the
+//! task inertia (median over configurations), so a light wrist gets a soft rotation (a stiffer
+//! one than the control rate can damp oscillates).
+//!
+//! Limitations: no inertia shaping (the apparent inertia is the arm's own task-space inertia);
+//! near a singularity the task inertia is regularised by 1e-9.
+
+use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
+use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
+use nalgebra::{
+    Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6,
+};
+
+use crate::gains::check_step;
+use crate::reference::{PoseInterpolation, PoseSample};
+use crate::{
+    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
+    ParameterSet,
+};
+
+/// Tip impedance with a posture task in the nullspace.
+#[derive(Debug, Clone)]
+pub struct CartesianImpedance {
+    robot: Robot,
+    ws: DynamicsWorkspace,
+    kin: KinematicsWorkspace,
+    parameters: ParameterSet,
+    target: PoseInterpolation,
+    elapsed: f64,
+    jac: Matrix6xX<f64>,
+    mass: DMatrix<f64>,
+    minv_jt: DMatrix<f64>,
+    nonlinear: Vec<f64>,
+    posture: DVector<f64>,
+    last_pose: IsometryMatrix3<f64>,
+}
+
+fn scalar(
+    name: &'static str,
+    description: &'static str,
+    min: f64,
+    max: f64,
+    live: bool,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        description,
+        kind: ParamKind::Scalar,
+        min,
+        max,
+        live,
+    }
+}
+
+/// `D = Q diag(2 zeta sqrt(k0)) Q^T` with `Lambda = Q Q^T`, `diag(k) = Q diag(k0) Q^T`.
+pub(crate) fn damping_matrix(lambda: &Matrix6<f64>, k: &[f64], zeta: f64) -> Matrix6<f64> {
+    let stiffness = Matrix6::from_diagonal(&Vector6::from_fn(|i, _| k[i]));
+    let Some(l) = lambda.cholesky().map(|c| c.l()) else {
+        return Matrix6::zeros();
+    };
+    let Some(l_inv) = l.try_inverse() else {
+        return Matrix6::zeros();
+    };
+    let c = l_inv * stiffness * l_inv.transpose();
+    let eigen = nalgebra::SymmetricEigen::new((c + c.transpose()) * 0.5);
+    let q = l * eigen.eigenvectors;
+    let d0 = Matrix6::from_diagonal(&eigen.eigenvalues.map(|v| 2.0 * zeta * v.max(0.0).sqrt()));
+    q * d0 * q.transpose()
+}
+
+/// `1/2 (n x n_d + o x o_d + a x a_d)`.
+pub(crate) fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> Vector3<f64> {
+    (0..3)
+        .map(|c| r.column(c).cross(&r_desired.column(c)))
+        .fold(Vector3::zeros(), |a, b| a + b)
+        * 0.5
+}
+
+/// Isotropic per block: translation `(20 rad/s)^2 lambda_min(Lambda_tt)`, rotation
+/// `(20 rad/s)^2 lambda_min(Lambda_rr)`, each the median over 33 fixed pseudo-random
+/// configurations within the limits. The smallest eigenvalue, because a light wrist is light
+/// about one axis only and a stiffness set on base-link axes meets that axis in every
+/// direction; the median, because a single configuration may sit on a singularity.
+fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
+    let mut probe = CartesianImpedance::with_stiffness(robot, vec![0.0; 6])?;
+    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+    let mut unit = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut samples: Vec<[f64; 6]> = Vec::new();
+    for _ in 0..33 {
+        let q: Vec<f64> = robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = (
+                    j.limits.lower.max(-std::f64::consts::PI),
+                    j.limits.upper.min(std::f64::consts::PI),
+                );
+                lo + (hi - lo) * unit()
+            })
+            .collect();
+        jacobian(robot, &mut probe.kin, &q, FrameId::Tip, &mut probe.jac).map_err(|e| {
+            ControlError::InvalidReference {
+                reason: e.to_string(),
+            }
+        })?;
+        let lambda = probe.task_inertia(&q)?;
+        let smallest = |k: usize| {
+            nalgebra::SymmetricEigen::new(lambda.fixed_view::<3, 3>(k, k).into_owned())
+                .eigenvalues
+                .min()
+                .max(0.0)
+        };
+        let (translation, rotation) = (smallest(0), smallest(3));
+        samples.push(std::array::from_fn(|i| {
+            if i < 3 {
+                translation
+            } else {
+                rotation
+            }
+        }));
+    }
+    Ok((0..6)
+        .map(|i| {
+            let mut column: Vec<f64> = samples.iter().map(|s| s[i]).collect();
+            column.sort_by(f64::total_cmp);
+            400.0 * column[column.len() / 2]
+        })
+        .collect())
+}
+
+impl CartesianImpedance {
+    /// The controller with `robot` as its model: stiffness `(20 rad/s)^2` times the smallest
+    /// task inertia of each block (median over configurations), critical damping, posture stiffness 10 N m/rad and damping
+    /// 1 N m s/rad.
+    pub fn new(robot: &Robot) -> Result<Self, ControlError> {
+        Self::with_stiffness(robot, default_stiffness(robot)?)
+    }
+
+    fn with_stiffness(robot: &Robot, stiffness: Vec<f64>) -> Result<Self, ControlError> {
+        let n = robot.dof();
+        let parameters = ParameterSet::new(
+            n,
+            vec![
+                (
+                    ParamSpec {
+                        name: "stiffness",
+                        description:
+                            "Tip stiffness [x y z rx ry rz], N/m and N m/rad, base link axes.",
+                        kind: ParamKind::Cartesian,
+                        min: 0.0,
+                        max: 1e6,
+                        live: true,
+                    },
+                    ParamValue::Vector(stiffness),
+                ),
+                (
+                    scalar(
+                        "damping_ratio",
+                        "Damping ratio of each task direction against the task-space inertia.",
+                        0.0,
+                        10.0,
+                        true,
+                    ),
+                    ParamValue::Scalar(1.0),
+                ),
+                (
+                    scalar(
+                        "nullspace_stiffness",
+                        "Posture stiffness K_n in the nullspace, N m/rad.",
+                        0.0,
+                        1e4,
+                        true,
+                    ),
+                    ParamValue::Scalar(10.0),
+                ),
+                (
+                    scalar(
+                        "nullspace_damping",
+                        "Posture damping D_n in the nullspace, N m s/rad.",
+                        0.0,
+                        1e3,
+                        true,
+                    ),
+                    ParamValue::Scalar(1.0),
+                ),
+                (
+                    scalar(
+                        "projector",
+                        "0: dynamically consistent nullspace projector; 1: damped pseudo-inverse.",
+                        0.0,
+                        1.0,
+                        false,
+                    ),
+                    ParamValue::Scalar(0.0),
+                ),
+                (
+                    scalar(
+                        "pinv_damping",
+                        "Damping l of the damped pseudo-inverse, m.",
+                        0.0,
+                        1.0,
+                        true,
+                    ),
+                    ParamValue::Scalar(0.01),
+                ),
+            ],
+        )?;
+        Ok(Self {
+            ws: DynamicsWorkspace::new(robot),
+            kin: KinematicsWorkspace::new(robot),
+            parameters,
+            target: PoseInterpolation::hold(IsometryMatrix3::identity()),
+            elapsed: 0.0,
+            jac: Matrix6xX::zeros(n),
+            mass: DMatrix::zeros(n, n),
+            minv_jt: DMatrix::zeros(n, 6),
+            nonlinear: vec![0.0; n],
+            posture: DVector::zeros(n),
+            last_pose: IsometryMatrix3::identity(),
+            robot: robot.clone(),
+        })
+    }
+
+    /// The tip pose measured at the last update.
+    pub fn tip_pose(&self) -> &IsometryMatrix3<f64> {
+        &self.last_pose
+    }
+
+    /// The target pose and twist in effect now.
+    pub fn target(&self) -> PoseSample {
+        self.target.sample(self.elapsed)
+    }
+
+    /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
+    fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
+        let mut m = std::mem::replace(&mut self.mass, DMatrix::zeros(0, 0));
+        mass_matrix(&self.robot, &mut self.ws, q, &mut m)?;
+        self.jac.transpose_to(&mut self.minv_jt);
+        let result = match Cholesky::new(m) {
+            Some(cholesky) => {
+                cholesky.solve_mut(&mut self.minv_jt);
+                self.mass = cholesky.unpack();
+                Ok(())
+            }
+            None => {
+                self.mass = DMatrix::zeros(self.robot.dof(), self.robot.dof());
+                Err(ControlError::Dynamics(
+                    armctl_dynamics::DynamicsError::SingularMassMatrix,
+                ))
+            }
+        };
+        result?;
+        let mut inverse = Matrix6::<f64>::from_fn(|r, c| {
+            self.jac
+                .row(r)
+                .iter()
+                .zip(self.minv_jt.column(c).iter())
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+        });
+        for k in 0..6 {
+            inverse[(k, k)] += 1e-9;
+        }
+        inverse.try_inverse().ok_or(ControlError::Dynamics(
+            armctl_dynamics::DynamicsError::SingularMassMatrix,
+        ))
+    }
+
+    /// `N tau_n = tau_n - J^T (J#^T tau_n)`, added to `effort`.
+    fn add_nullspace(&mut self, lambda: &Matrix6<f64>, effort: &mut [f64]) {
+        let y: Vector6<f64> = if self.parameters.values("projector")[0] < 0.5 {
+            // J#^T = Lambda J M^-1.
+            let jm = Vector6::from_fn(|r, _| self.minv_jt.column(r).dot(&self.posture));
+            lambda * jm
+        } else {
+            let l = self.parameters.values("pinv_damping")[0];
+            let mut jjt = Matrix6::from_fn(|r, c| self.jac.row(r).dot(&self.jac.row(c)));
+            for k in 0..6 {
+                jjt[(k, k)] += l * l;
+            }
+            let jt = Vector6::<f64>::from_fn(|r, _| {
+                self.jac
+                    .row(r)
+                    .iter()
+                    .zip(self.posture.iter())
+                    .map(|(a, b)| a * b)
+                    .sum::<f64>()
+            });
+            jjt.try_inverse().map_or(Vector6::zeros(), |inv| inv * jt)
+        };
+        for (k, e) in effort.iter_mut().enumerate() {
+            *e += self.posture[k] - self.jac.column(k).dot(&y);
+        }
+    }
+}
+
+impl Controller for CartesianImpedance {
+    fn name(&self) -> &'static str {
+        "cartesian_impedance"
+    }
+    fn parameters(&self) -> &ParameterSet {
+        &self.parameters
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        &mut self.parameters
+    }
+    /// Holds the tip where it is.
+    fn reset(&mut self, state: &JointState<'_>) {
+        self.parameters.settle();
+        if let Ok(poses) = forward_kinematics(&self.robot, &mut self.kin, state.q) {
+            self.last_pose = poses.tip();
+            self.target = PoseInterpolation::hold(self.last_pose);
+            self.elapsed = 0.0;
+        }
+    }
+    fn set_target_pose(
+        &mut self,
+        goal: IsometryMatrix3<f64>,
+        duration: f64,
+    ) -> Result<(), ControlError> {
+        let now = self.target.sample(self.elapsed).pose;
+        self.target = PoseInterpolation::new(now, goal, duration)?;
+        self.elapsed = 0.0;
+        Ok(())
+    }
+    fn update(
+        &mut self,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let n = self.robot.dof();
+        check_step(n, state, reference, effort)?;
+        self.parameters.advance(dt);
+        self.elapsed += dt;
+        self.last_pose = forward_kinematics(&self.robot, &mut self.kin, state.q)
+            .map_err(|e| ControlError::InvalidReference {
+                reason: e.to_string(),
+            })?
+            .tip();
+        jacobian(
+            &self.robot,
+            &mut self.kin,
+            state.q,
+            FrameId::Tip,
+            &mut self.jac,
+        )
+        .map_err(|e| ControlError::InvalidReference {
+            reason: e.to_string(),
+        })?;
+        let lambda = self.task_inertia(state.q)?;
+        let desired = self.target.sample(self.elapsed);
+        let position = desired.pose.translation.vector - self.last_pose.translation.vector;
+        let rotation = orientation_error(
+            self.last_pose.rotation.matrix(),
+            desired.pose.rotation.matrix(),
+        );
+        let error = Vector6::new(
+            position.x, position.y, position.z, rotation.x, rotation.y, rotation.z,
+        );
+        let velocity = Vector6::<f64>::from_fn(|r, _| {
+            self.jac
+                .row(r)
+                .iter()
+                .zip(state.qd)
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+        });
+        let (k, zeta) = (
+            self.parameters.values("stiffness"),
+            self.parameters.values("damping_ratio")[0],
+        );
+        let damping = damping_matrix(&lambda, k, zeta);
+        let force = Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity);
+        nonlinear_effects(
+            &self.robot,
+            &mut self.ws,
+            state.q,
+            state.qd,
+            &mut self.nonlinear,
+        )?;
+        let (kn, dn) = (
+            self.parameters.values("nullspace_stiffness")[0],
+            self.parameters.values("nullspace_damping")[0],
+        );
+        for (i, e) in effort.iter_mut().enumerate() {
+            *e = self.jac.column(i).dot(&force) + self.nonlinear[i];
+            self.posture[i] = kn * (reference.q[i] - state.q[i]) - dn * state.qd[i];
+        }
+        self.add_nullspace(&lambda, effort);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damping_is_critical_in_every_mode() {
+        // A scalar inertia gives the familiar 2 zeta sqrt(k m) per axis.
+        let d = damping_matrix(
+            &(Matrix6::identity() * 4.0),
+            &[9.0, 16.0, 25.0, 1.0, 1.0, 1.0],
+            1.0,
+        );
+        assert!((d[(0, 0)] - 2.0 * 6.0).abs() < 1e-12 && (d[(2, 2)] - 2.0 * 10.0).abs() < 1e-12);
+        // A general inertia: D satisfies D Lambda^-1 D = 4 zeta^2 K when K and Lambda share
+        // their modes (here K = k Lambda).
+        let a = Matrix6::from_fn(|r, c| {
+            ((r * 7 + c * 3) % 5) as f64 * 0.1 + if r == c { 1.0 } else { 0.0 }
+        });
+        let lambda = a * a.transpose();
+        let k: Vec<f64> = vec![100.0; 6];
+        let d = damping_matrix(&lambda, &k, 0.7);
+        let lhs = d * lambda.try_inverse().unwrap() * d;
+        let rhs = Matrix6::from_diagonal(&Vector6::from_element(100.0)) * 4.0 * 0.49;
+        assert!((lhs - rhs).amax() < 1e-9, "{lhs}");
+    }
+}
