@@ -610,3 +610,99 @@ fn cartesian_impedance_reaches_a_moved_target() {
         "position {error} orientation {turned}"
     );
 }
+
+/// RMS over all joints and steps of the effort's second difference, N m: high-frequency content.
+fn effort_roughness(log: &RunLog) -> f64 {
+    let values: Vec<f64> = log
+        .commanded
+        .iter()
+        .flat_map(|c| {
+            c.windows(3)
+                .map(|w| w[2] - 2.0 * w[1] + w[0])
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    (values.iter().map(|v| v * v).sum::<f64>() / values.len() as f64).sqrt()
+}
+
+fn largest_error(log: &RunLog) -> f64 {
+    (0..log.q.len())
+        .flat_map(|i| log.error(i))
+        .fold(0.0, |m: f64, e| m.max(e.abs()))
+}
+
+#[test]
+fn sliding_mode_boundary_layer_removes_chattering_and_keeps_the_error_bounded() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let quintic = Quintic::new(q0.clone(), goal, 2.0).unwrap();
+        let heavier = SimConfig {
+            mismatch: ModelMismatch {
+                mass_scale: Some(1.2),
+                payload: None,
+            },
+            ..SimConfig::default()
+        };
+        let mut results = Vec::new();
+        for phi in [0.0, 0.1] {
+            let mut controller = armctl_control::SlidingMode::new(&robot).unwrap();
+            controller
+                .set_parameter("phi", ParamValue::Scalar(phi))
+                .unwrap();
+            let log = run(&robot, &mut controller, &quintic, &q0, 3.0, heavier.clone());
+            results.push((effort_roughness(&log), largest_error(&log)));
+        }
+        let ((chatter, switching_error), (smooth, layer_error)) = (results[0], results[1]);
+        eprintln!("{file}: sliding mode, effort second-difference RMS: switching {chatter:.3e} N m, boundary layer {smooth:.3e} N m; largest error {switching_error:.2e} / {layer_error:.2e} rad");
+        assert!(smooth < 0.01, "{file}: boundary layer roughness {smooth}");
+        assert!(
+            chatter > 10.0 * smooth,
+            "{file}: switching should chatter: {chatter} vs {smooth}"
+        );
+        assert!(
+            layer_error < 0.01 && switching_error < 0.01,
+            "{file}: errors {switching_error} {layer_error}"
+        );
+    }
+}
+
+#[test]
+fn robust_control_keeps_the_error_bounded_under_a_thirty_percent_model_error() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = robot(file);
+        let (q0, goal) = poses(&robot);
+        let quintic = Quintic::new(q0.clone(), goal, 2.0).unwrap();
+        let heavier = SimConfig {
+            mismatch: ModelMismatch {
+                mass_scale: Some(1.3),
+                payload: None,
+            },
+            ..SimConfig::default()
+        };
+        let robust = run(
+            &robot,
+            &mut armctl_control::Robust::new(&robot).unwrap(),
+            &quintic,
+            &q0,
+            4.0,
+            heavier.clone(),
+        );
+        let nominal = run(
+            &robot,
+            &mut ComputedTorque::new(&robot).unwrap(),
+            &quintic,
+            &q0,
+            4.0,
+            heavier,
+        );
+        let (r, c) = (largest_error(&robust), largest_error(&nominal));
+        let (r_end, c_end) = (
+            robust.rms_error_all(3.0, 4.0),
+            nominal.rms_error_all(3.0, 4.0),
+        );
+        eprintln!("{file}: 30% model error: robust largest {r:.2e} rad (last second RMS {r_end:.2e}), computed torque {c:.2e} ({c_end:.2e})");
+        assert!(r < 5e-3, "{file}: robust largest error {r}");
+        assert!(r < c && r_end <= c_end, "{file}: robust {r} vs nominal {c}");
+    }
+}

@@ -5,7 +5,7 @@
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
-//! [`SlotineLiAdaptive`], [`CartesianImpedance`]. Every live gain
+//! [`SlotineLiAdaptive`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -21,7 +21,9 @@ mod parameters;
 mod pd_fixed_gravity;
 mod pd_gravity;
 pub mod reference;
+mod robust;
 mod safety;
+mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
 
@@ -34,7 +36,9 @@ pub use joint_impedance::JointImpedance;
 pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet, DEFAULT_RAMP_TIME};
 pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
 pub use pd_gravity::PdGravity;
+pub use robust::Robust;
 pub use safety::{EffortSafety, Guarded, SafetyReport};
+pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
 
@@ -61,6 +65,8 @@ pub fn controller_by_name(
         "slotine_li" => Ok(Box::new(SlotineLi::new(robot)?)),
         "slotine_li_adaptive" => Ok(Box::new(SlotineLiAdaptive::new(robot)?)),
         "cartesian_impedance" => Ok(Box::new(CartesianImpedance::new(robot)?)),
+        "sliding_mode" => Ok(Box::new(SlidingMode::new(robot)?)),
+        "robust" => Ok(Box::new(Robust::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(
