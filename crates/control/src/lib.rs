@@ -5,7 +5,8 @@
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
-//! [`SlotineLiAdaptive`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`]. Every live gain
+//! [`SlotineLiAdaptive`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
+//! [`ResolvedAcceleration`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -21,6 +22,7 @@ mod parameters;
 mod pd_fixed_gravity;
 mod pd_gravity;
 pub mod reference;
+mod resolved_acceleration;
 mod robust;
 mod safety;
 mod sliding_mode;
@@ -36,6 +38,7 @@ pub use joint_impedance::JointImpedance;
 pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet, DEFAULT_RAMP_TIME};
 pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
 pub use pd_gravity::PdGravity;
+pub use resolved_acceleration::ResolvedAcceleration;
 pub use robust::Robust;
 pub use safety::{EffortSafety, Guarded, SafetyReport};
 pub use sliding_mode::SlidingMode;
@@ -67,6 +70,7 @@ pub fn controller_by_name(
         "cartesian_impedance" => Ok(Box::new(CartesianImpedance::new(robot)?)),
         "sliding_mode" => Ok(Box::new(SlidingMode::new(robot)?)),
         "robust" => Ok(Box::new(Robust::new(robot)?)),
+        "resolved_acceleration" => Ok(Box::new(ResolvedAcceleration::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(

@@ -7,13 +7,16 @@ use nalgebra::{IsometryMatrix3, UnitQuaternion, Vector3, Vector6};
 
 use crate::ControlError;
 
-/// A desired pose and twist (`[v; w]`, base link axes) at one instant.
+/// A desired pose, twist and acceleration (`[v; w]`, `[a; dw]`, base link axes) at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PoseSample {
     /// Desired pose of the tip in the base link frame.
     pub pose: IsometryMatrix3<f64>,
     /// Desired linear and angular velocity.
     pub twist: Vector6<f64>,
+    /// Desired linear and angular acceleration (the rotation turns about a fixed axis, so the
+    /// angular acceleration is the axis times the angle's second derivative).
+    pub acceleration: Vector6<f64>,
 }
 
 /// Interpolation between two poses.
@@ -68,25 +71,29 @@ impl PoseInterpolation {
         &self.goal
     }
 
-    /// The desired pose and twist `t` seconds after the start.
+    /// The desired pose, twist and acceleration `t` seconds after the start.
     pub fn sample(&self, t: f64) -> PoseSample {
         if self.duration <= 0.0 || t >= self.duration {
             return PoseSample {
                 pose: self.goal,
                 twist: Vector6::zeros(),
+                acceleration: Vector6::zeros(),
             };
         }
         let u = (t / self.duration).clamp(0.0, 1.0);
         let s = u * u * u * (10.0 - 15.0 * u + 6.0 * u * u);
         let ds = 30.0 * u * u * (1.0 - 2.0 * u + u * u) / self.duration;
+        let dds = 60.0 * u * (1.0 - 3.0 * u + 2.0 * u * u) / (self.duration * self.duration);
         let translation = self.goal.translation.vector - self.start.translation.vector;
         let position = self.start.translation.vector + translation * s;
         let rotation = UnitQuaternion::from_scaled_axis(self.rotation * s).to_rotation_matrix()
             * self.start.rotation;
         let (v, w) = (translation * ds, self.rotation * ds);
+        let (a, dw) = (translation * dds, self.rotation * dds);
         PoseSample {
             pose: IsometryMatrix3::from_parts(position.into(), rotation),
             twist: Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z),
+            acceleration: Vector6::new(a.x, a.y, a.z, dw.x, dw.y, dw.z),
         }
     }
 }
@@ -121,6 +128,12 @@ mod tests {
         ) / (2.0 * h);
         assert!((v - p0.twist.fixed_rows::<3>(0)).amax() < 1e-5);
         assert!((w - p0.twist.fixed_rows::<3>(3)).amax() < 1e-5);
+        let acceleration = (p1.twist - p0.twist) / h;
+        assert!(
+            (acceleration - p0.acceleration).amax() < 1e-4,
+            "{acceleration} {}",
+            p0.acceleration
+        );
         assert!(PoseInterpolation::new(a, b, -1.0).is_err());
     }
 }
