@@ -6,11 +6,13 @@
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
 //! [`SlotineLiAdaptive`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
-//! [`ResolvedAcceleration`]. Every live gain
+//! [`ResolvedAcceleration`], [`AdaptiveComputedTorque`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod adaptation;
+mod adaptive_computed_torque;
 mod cartesian_impedance;
 mod computed_torque;
 mod controller;
@@ -29,6 +31,7 @@ mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
 
+pub use adaptive_computed_torque::AdaptiveComputedTorque;
 pub use cartesian_impedance::CartesianImpedance;
 pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState};
@@ -71,6 +74,7 @@ pub fn controller_by_name(
         "sliding_mode" => Ok(Box::new(SlidingMode::new(robot)?)),
         "robust" => Ok(Box::new(Robust::new(robot)?)),
         "resolved_acceleration" => Ok(Box::new(ResolvedAcceleration::new(robot)?)),
+        "adaptive_computed_torque" => Ok(Box::new(AdaptiveComputedTorque::new(robot)?)),
         other => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(

@@ -18,12 +18,10 @@ use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
+use crate::adaptation::{adapt, adaptation_parameters, parameter_scales};
 use crate::gains::check_step;
 use crate::slotine_li::{reference_terms, slotine_li_gains};
-use crate::{
-    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
-    ParameterSet,
-};
+use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 
 /// Adaptive Slotine-Li.
 #[derive(Debug, Clone)]
@@ -43,64 +41,12 @@ pub struct SlotineLiAdaptive {
     s: DVector<f64>,
 }
 
-fn rate(name: &'static str, description: &'static str) -> ParamSpec {
-    ParamSpec {
-        name,
-        description,
-        kind: ParamKind::Scalar,
-        min: 0.0,
-        max: 1e6,
-        live: true,
-    }
-}
-
-/// `sigma_k`: per link and group (inertia elements, first moments, mass) the largest initial
-/// magnitude, at least 1e-6 of the arm's largest in that group.
-fn parameter_scales(initial: &[f64]) -> Vec<f64> {
-    let groups = [0..6, 6..9, 9..10];
-    let largest = |range: &std::ops::Range<usize>, link: &[f64]| {
-        link[range.clone()]
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.abs()))
-    };
-    let arm: Vec<f64> = groups
-        .iter()
-        .map(|g| {
-            initial
-                .chunks(PARAMS_PER_LINK)
-                .map(|l| largest(g, l))
-                .fold(0.0, f64::max)
-        })
-        .collect();
-    initial
-        .chunks(PARAMS_PER_LINK)
-        .flat_map(|link| {
-            groups.iter().zip(&arm).flat_map(move |(g, &top)| {
-                let sigma = largest(g, link).max(1e-6 * top).max(f64::MIN_POSITIVE);
-                g.clone().map(move |_| sigma)
-            })
-        })
-        .collect()
-}
-
 impl SlotineLiAdaptive {
     /// The controller starting from `robot`'s parameters (the initial estimate).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut declared = slotine_li_gains(robot)?;
-        declared.extend([
-            (rate("gamma_inertia", "Adaptation rate of the inertia elements XX..ZZ; Gamma^-1 = rate times each parameter's scale."), ParamValue::Scalar(1.0)),
-            (rate("gamma_first_moment", "Adaptation rate of the first moments MX, MY, MZ; Gamma^-1 = rate times scale."), ParamValue::Scalar(1.0)),
-            (rate("gamma_mass", "Adaptation rate of the masses; Gamma^-1 = rate times scale."), ParamValue::Scalar(1.0)),
-            (
-                ParamSpec { name: "min_mass", description: "Projection: no link mass estimate goes below this, kg.", kind: ParamKind::Scalar, min: 0.0, max: 1e3, live: true },
-                ParamValue::Scalar(1e-3),
-            ),
-            (
-                ParamSpec { name: "adapt", description: "Per link: 1 adapts its parameters, 0 keeps the model's.", kind: ParamKind::JointVector, min: 0.0, max: 1.0, live: true },
-                ParamValue::Vector(vec![1.0; n]),
-            ),
-        ]);
+        declared.extend(adaptation_parameters(n, 1.0));
         let initial = robot.parameter_vector();
         let scale = parameter_scales(&initial);
         Ok(Self {
@@ -127,29 +73,13 @@ impl SlotineLiAdaptive {
     /// `p_hat += dt Gamma^-1 Y^T s` on adapted links, then the mass projection.
     fn adapt(&mut self, dt: f64) {
         self.y_t_s.gemv_tr(1.0, &self.y, &self.s, 0.0);
-        let p = &self.parameters;
-        let rates = [
-            p.values("gamma_inertia")[0],
-            p.values("gamma_first_moment")[0],
-            p.values("gamma_mass")[0],
-        ];
-        let min_mass = p.values("min_mass")[0];
-        for (link, &on) in p.values("adapt").iter().enumerate() {
-            if on < 0.5 {
-                continue;
-            }
-            for k in 0..PARAMS_PER_LINK {
-                let rate = rates[match k {
-                    0..=5 => 0,
-                    6..=8 => 1,
-                    _ => 2,
-                }];
-                let i = PARAMS_PER_LINK * link + k;
-                self.estimate[i] += dt * rate * self.scale[i] * self.y_t_s[i];
-            }
-            let mass = &mut self.estimate[PARAMS_PER_LINK * link + 9];
-            *mass = mass.max(min_mass);
-        }
+        adapt(
+            &self.parameters,
+            &self.scale,
+            &self.y_t_s,
+            dt,
+            &mut self.estimate,
+        );
     }
 }
 

@@ -1,0 +1,250 @@
+//! Adaptive computed torque (Craig, Hsu and Sastry; theory.md section 6):
+//! `tau = M_hat a + C_hat qd + G_hat = Y(q, qd, qd, a) p_hat`, `a = qdd_d + Kd de + Kp e`, and
+//! `d p_hat / dt = Gamma^-1 Y(q, qd, qd, qdd)^T M_hat^-1 e1`, `e1 = de + Psi e`, from
+//! `edd + Kd de + Kp e = M_hat^-1 Y(q, qd, qd, qdd) (p - p_hat)`.
+//! Needs the measured acceleration qdd (here: differences of qd, low-pass filtered with time
+//! constant `accel_filter`) and an invertible `M_hat` (built column by column from the regressor
+//! and the estimate; where it is not positive definite the step skips adaptation). Rates
+//! (default 0.01), projection and per-link mask as in [`crate::SlotineLiAdaptive`].
+//!
+//! Limitations: `M_hat^-1` amplifies the update of light links. On the Panda the defaults learn
+//! (the tracking error falls 4.6x below the fixed model's in 30 s); on the PUMA 560 without
+//! rotor inertia (4e-5 kg m^2 about joint 6) it is unstable at 1e-3 and bounded at 1e-4, where
+//! it learns little: use Slotine-Li adaptive there, which needs neither `M_hat^-1` nor qdd.
+
+use armctl_dynamics::{regressor, DynamicsWorkspace};
+use armctl_model::{Robot, PARAMS_PER_LINK};
+use nalgebra::{Cholesky, DMatrix, DVector};
+
+use crate::adaptation::{adapt, adaptation_parameters, parameter_scales};
+use crate::gains::{check_step, joint_gain};
+use crate::{
+    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
+    ParameterSet,
+};
+
+/// Adaptive computed torque.
+#[derive(Debug, Clone)]
+pub struct AdaptiveComputedTorque {
+    robot: Robot,
+    ws: DynamicsWorkspace,
+    parameters: ParameterSet,
+    initial: Vec<f64>,
+    scale: Vec<f64>,
+    estimate: DVector<f64>,
+    y: DMatrix<f64>,
+    mass: DMatrix<f64>,
+    column: DVector<f64>,
+    gravity: DVector<f64>,
+    direction: DVector<f64>,
+    e1: DVector<f64>,
+    command: Vec<f64>,
+    unit: Vec<f64>,
+    zeros: Vec<f64>,
+    qd_previous: Option<Vec<f64>>,
+    qdd: Vec<f64>,
+}
+
+impl AdaptiveComputedTorque {
+    /// `Kp = 900`, `Kd = 60`, `Psi = 10/s`, acceleration filter 5 ms, adaptation rates 0.01.
+    pub fn new(robot: &Robot) -> Result<Self, ControlError> {
+        let n = robot.dof();
+        let mut declared = vec![
+            (
+                joint_gain(
+                    "kp",
+                    "Stiffness of the error dynamics per joint, 1/s^2.",
+                    1e6,
+                ),
+                ParamValue::Vector(vec![900.0; n]),
+            ),
+            (
+                joint_gain("kd", "Damping of the error dynamics per joint, 1/s.", 1e4),
+                ParamValue::Vector(vec![60.0; n]),
+            ),
+            (
+                joint_gain(
+                    "psi",
+                    "Filtered error e1 = de + psi e, per joint, 1/s.",
+                    1e4,
+                ),
+                ParamValue::Vector(vec![10.0; n]),
+            ),
+            (
+                ParamSpec {
+                    name: "accel_filter",
+                    description: "Time constant of the acceleration estimate's low-pass filter, s.",
+                    kind: ParamKind::Scalar,
+                    min: 0.0,
+                    max: 1.0,
+                    live: true,
+                },
+                ParamValue::Scalar(0.005),
+            ),
+        ];
+        declared.extend(adaptation_parameters(n, 0.01));
+        let initial = robot.parameter_vector();
+        let p = PARAMS_PER_LINK * n;
+        Ok(Self {
+            scale: parameter_scales(&initial),
+            estimate: DVector::from_vec(initial.clone()),
+            initial,
+            parameters: ParameterSet::new(n, declared)?,
+            ws: DynamicsWorkspace::new(robot),
+            y: DMatrix::zeros(n, p),
+            mass: DMatrix::zeros(n, n),
+            column: DVector::zeros(n),
+            gravity: DVector::zeros(n),
+            direction: DVector::zeros(p),
+            e1: DVector::zeros(n),
+            command: vec![0.0; n],
+            unit: vec![0.0; n],
+            zeros: vec![0.0; n],
+            qd_previous: None,
+            qdd: vec![0.0; n],
+            robot: robot.clone(),
+        })
+    }
+
+    /// The current estimate p_hat (10 per link).
+    pub fn estimate(&self) -> &[f64] {
+        self.estimate.as_slice()
+    }
+
+    /// Filtered finite difference of the measured velocity.
+    fn estimate_acceleration(&mut self, qd: &[f64], dt: f64) {
+        let tau = self.parameters.values("accel_filter")[0];
+        let alpha = if tau > 0.0 {
+            (dt / (tau + dt)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        if let Some(previous) = &mut self.qd_previous {
+            for ((a, p), v) in self.qdd.iter_mut().zip(previous.iter_mut()).zip(qd) {
+                let raw = if dt > 0.0 { (v - *p) / dt } else { 0.0 };
+                *a += alpha * (raw - *a);
+                *p = *v;
+            }
+        }
+    }
+
+    /// `M_hat` from the regressor: column j is `Y(q, 0, 0, e_j) p_hat - G_hat`.
+    fn model_mass_matrix(&mut self, q: &[f64]) -> Result<(), ControlError> {
+        regressor(
+            &self.robot,
+            &mut self.ws,
+            q,
+            &self.zeros,
+            &self.zeros,
+            &self.zeros,
+            &mut self.y,
+        )?;
+        self.gravity.gemv(1.0, &self.y, &self.estimate, 0.0);
+        for j in 0..self.robot.dof() {
+            self.unit.fill(0.0);
+            self.unit[j] = 1.0;
+            regressor(
+                &self.robot,
+                &mut self.ws,
+                q,
+                &self.zeros,
+                &self.zeros,
+                &self.unit,
+                &mut self.y,
+            )?;
+            self.column.gemv(1.0, &self.y, &self.estimate, 0.0);
+            self.column -= &self.gravity;
+            self.mass.set_column(j, &self.column);
+        }
+        Ok(())
+    }
+
+    /// `p_hat += dt Gamma^-1 Y(q, qd, qd, qdd)^T M_hat^-1 e1` (skipped if M_hat is not PD).
+    fn adapt(&mut self, state: &JointState<'_>, dt: f64) -> Result<(), ControlError> {
+        self.model_mass_matrix(state.q)?;
+        let m = std::mem::replace(&mut self.mass, DMatrix::zeros(0, 0));
+        match Cholesky::new(m) {
+            Some(cholesky) => {
+                cholesky.solve_mut(&mut self.e1);
+                self.mass = cholesky.unpack();
+            }
+            None => {
+                self.mass = DMatrix::zeros(self.robot.dof(), self.robot.dof());
+                return Ok(());
+            }
+        }
+        regressor(
+            &self.robot,
+            &mut self.ws,
+            state.q,
+            state.qd,
+            state.qd,
+            &self.qdd,
+            &mut self.y,
+        )?;
+        self.direction.gemv_tr(1.0, &self.y, &self.e1, 0.0);
+        adapt(
+            &self.parameters,
+            &self.scale,
+            &self.direction,
+            dt,
+            &mut self.estimate,
+        );
+        Ok(())
+    }
+}
+
+impl Controller for AdaptiveComputedTorque {
+    fn name(&self) -> &'static str {
+        "adaptive_computed_torque"
+    }
+    fn parameters(&self) -> &ParameterSet {
+        &self.parameters
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        &mut self.parameters
+    }
+    fn reset(&mut self, state: &JointState<'_>) {
+        self.parameters.settle();
+        self.estimate.copy_from_slice(&self.initial);
+        self.qd_previous = Some(state.qd.to_vec());
+        self.qdd.fill(0.0);
+    }
+    fn update(
+        &mut self,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let n = self.robot.dof();
+        check_step(n, state, reference, effort)?;
+        self.parameters.advance(dt);
+        self.estimate_acceleration(state.qd, dt);
+        let (kp, kd, psi) = (
+            self.parameters.values("kp"),
+            self.parameters.values("kd"),
+            self.parameters.values("psi"),
+        );
+        for i in 0..n {
+            let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
+            self.command[i] = reference.qdd[i] + kd[i] * de + kp[i] * e;
+            self.e1[i] = de + psi[i] * e;
+        }
+        regressor(
+            &self.robot,
+            &mut self.ws,
+            state.q,
+            state.qd,
+            state.qd,
+            &self.command,
+            &mut self.y,
+        )?;
+        self.column.gemv(1.0, &self.y, &self.estimate, 0.0);
+        effort.copy_from_slice(self.column.as_slice());
+        self.adapt(state, dt)
+    }
+    fn estimates(&self) -> &[f64] {
+        self.estimate.as_slice()
+    }
+}
