@@ -4,6 +4,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use armctl_control::Controller;
 use armctl_dynamics::{
     coriolis_matrix, forward_dynamics, friction_torques, gravity_torques, mass_matrix,
     nonlinear_effects, regressor, rnea, rnea_two_velocity, rnea_with_wrench, CoulombSign,
@@ -174,4 +175,37 @@ fn the_counter_sees_allocations() {
         allocations(|| drop(std::hint::black_box(vec![1.0f64; 16]))),
         3
     );
+}
+
+/// Every controller's update, behind the safety layer, allocates nothing.
+#[test]
+fn controller_updates_allocate_nothing() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let robot = Robot::from_urdf_file(urdf_dir().join(file), &ChainOptions::default()).unwrap();
+        let n = robot.dof();
+        let q: Vec<f64> = robot
+            .joints()
+            .iter()
+            .map(|j| 0.5 * (j.limits.lower + j.limits.upper) + 0.1)
+            .collect();
+        let qd: Vec<f64> = (0..n).map(|i| 0.3 - 0.1 * i as f64).collect();
+        let mut reference = armctl_control::JointReference::hold(&q);
+        reference.qd.iter_mut().for_each(|v| *v = 0.2);
+        let mut effort = vec![0.0; n];
+        for name in armctl_control::CONTROLLERS {
+            let inner = armctl_control::controller_by_name(name, &robot).unwrap();
+            let mut controller = armctl_control::Guarded::new(inner, &robot, Some(1000.0)).unwrap();
+            let state = armctl_control::JointState { q: &q, qd: &qd };
+            controller.reset(&state);
+            let count = allocations(|| {
+                controller
+                    .update(&state, &reference, 1e-3, &mut effort)
+                    .unwrap()
+            });
+            assert_eq!(
+                count, 0,
+                "{file}: {name} allocated {count} times in 3 updates"
+            );
+        }
+    }
 }

@@ -17,6 +17,7 @@ use clap::Args;
 use nalgebra::{DMatrix, Matrix6xX};
 use serde::Serialize;
 
+use armctl_control::{controller_by_name, JointReference, JointState, CONTROLLERS};
 use armctl_sim::{SimConfig, Simulator};
 
 use crate::model_command::UrdfArgs;
@@ -82,7 +83,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
             report.robot, report.dof, args.batches
         );
         for (name, ns) in &report.ns_per_call {
-            println!("  {name:<20} {ns:9.1}");
+            println!("  {name:<36} {ns:9.1}");
         }
         if let Some((_, ns)) = report
             .ns_per_call
@@ -188,6 +189,28 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
                 }
             }),
         );
+    }
+    for name in CONTROLLERS {
+        if let Ok(mut controller) = controller_by_name(name, robot) {
+            let mut reference = JointReference::hold(&states[0].q);
+            let start = JointState {
+                q: &states[0].q,
+                qd: &states[0].qd,
+            };
+            controller.reset(&start);
+            record(
+                &format!("controller_{name}"),
+                time(states, batches, |s| {
+                    reference.q.copy_from_slice(&s.q);
+                    let _ = controller.update(
+                        &JointState { q: &s.q, qd: &s.qd },
+                        &reference,
+                        1e-3,
+                        &mut out,
+                    );
+                }),
+            );
+        }
     }
     Report {
         robot: robot.name().to_string(),

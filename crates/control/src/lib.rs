@@ -48,37 +48,57 @@ pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
 
-/// The controllers this crate offers, by configuration name.
-pub const CONTROLLERS: [&str; 5] = [
-    "independent_pd",
-    "pd_gravity",
-    "pd_fixed_gravity",
-    "computed_torque",
-    "joint_impedance",
+/// Builds a controller with default parameters for a robot.
+type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;
+
+fn boxed<C: Controller + 'static>(
+    built: Result<C, ControlError>,
+) -> Result<Box<dyn Controller>, ControlError> {
+    built.map(|c| Box::new(c) as Box<dyn Controller>)
+}
+
+/// Every controller by configuration name: the one list the names and the factory come from.
+const REGISTRY: [(&str, Constructor); 12] = [
+    ("independent_pd", |r| boxed(IndependentPd::new(r))),
+    ("pd_gravity", |r| boxed(PdGravity::new(r))),
+    ("pd_fixed_gravity", |r| boxed(PdFixedGravity::new(r))),
+    ("computed_torque", |r| boxed(ComputedTorque::new(r))),
+    ("joint_impedance", |r| boxed(JointImpedance::new(r))),
+    ("slotine_li", |r| boxed(SlotineLi::new(r))),
+    ("slotine_li_adaptive", |r| boxed(SlotineLiAdaptive::new(r))),
+    ("cartesian_impedance", |r| boxed(CartesianImpedance::new(r))),
+    ("sliding_mode", |r| boxed(SlidingMode::new(r))),
+    ("robust", |r| boxed(Robust::new(r))),
+    ("resolved_acceleration", |r| {
+        boxed(ResolvedAcceleration::new(r))
+    }),
+    ("adaptive_computed_torque", |r| {
+        boxed(AdaptiveComputedTorque::new(r))
+    }),
 ];
+
+/// The controllers this crate offers, by configuration name.
+pub const CONTROLLERS: [&str; REGISTRY.len()] = {
+    let mut names = [""; REGISTRY.len()];
+    let mut i = 0;
+    while i < REGISTRY.len() {
+        names[i] = REGISTRY[i].0;
+        i += 1;
+    }
+    names
+};
 
 /// A controller by its configuration name, with default parameters.
 pub fn controller_by_name(
     name: &str,
     robot: &armctl_model::Robot,
 ) -> Result<Box<dyn Controller>, ControlError> {
-    match name {
-        "independent_pd" => Ok(Box::new(IndependentPd::new(robot)?)),
-        "pd_gravity" => Ok(Box::new(PdGravity::new(robot)?)),
-        "pd_fixed_gravity" => Ok(Box::new(PdFixedGravity::new(robot)?)),
-        "computed_torque" => Ok(Box::new(ComputedTorque::new(robot)?)),
-        "joint_impedance" => Ok(Box::new(JointImpedance::new(robot)?)),
-        "slotine_li" => Ok(Box::new(SlotineLi::new(robot)?)),
-        "slotine_li_adaptive" => Ok(Box::new(SlotineLiAdaptive::new(robot)?)),
-        "cartesian_impedance" => Ok(Box::new(CartesianImpedance::new(robot)?)),
-        "sliding_mode" => Ok(Box::new(SlidingMode::new(robot)?)),
-        "robust" => Ok(Box::new(Robust::new(robot)?)),
-        "resolved_acceleration" => Ok(Box::new(ResolvedAcceleration::new(robot)?)),
-        "adaptive_computed_torque" => Ok(Box::new(AdaptiveComputedTorque::new(robot)?)),
-        other => Err(ControlError::InvalidParameter {
+    match REGISTRY.iter().find(|(n, _)| *n == name) {
+        Some((_, build)) => build(robot),
+        None => Err(ControlError::InvalidParameter {
             name: "controller".into(),
             reason: format!(
-                "unknown controller '{other}' (known: {})",
+                "unknown controller '{name}' (known: {})",
                 CONTROLLERS.join(", ")
             ),
         }),

@@ -199,11 +199,11 @@ impl Controller for ResolvedAcceleration {
             desired.acceleration[i] + kd[i] * (desired.twist[i] - velocity[i]) + kp[i] * error[i]
         }) - bias;
         let l = self.parameters.values("pinv_damping")[0];
-        let y = self
-            .pseudo_inverse_times(&task, l)
-            .ok_or(ControlError::InvalidReference {
-                reason: "the tip Jacobian is singular".into(),
-            })?;
+        let y =
+            self.pseudo_inverse_times(&task, l)
+                .ok_or_else(|| ControlError::InvalidReference {
+                    reason: "the tip Jacobian is singular".into(),
+                })?;
         // Self-motion damping projected into the nullspace: z - J# (J z), z = -k_n qd.
         let k_n = self.parameters.values("nullspace_damping")[0];
         for (z, qd) in self.self_motion.iter_mut().zip(state.qd) {
