@@ -812,3 +812,77 @@ fn adaptive_computed_torque_learns_on_the_panda_and_stays_bounded_on_the_puma() 
         }
     }
 }
+
+/// With inertia shaping the tip answers a force step as the chosen target dynamics
+/// (M_d = 8 kg, K = 2000 N/m, critical damping), and settles at K^-1 F.
+#[test]
+fn cartesian_inertia_shaping_gives_the_chosen_apparent_inertia() {
+    let robot = robot("panda.urdf");
+    let (q0, _) = poses(&robot);
+    let force = Vector3::new(10.0, 0.0, 0.0);
+    let config = SimConfig {
+        external_wrench: Some(Wrench {
+            force,
+            torque: Vector3::zeros(),
+        }),
+        ..SimConfig::default()
+    };
+    let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
+    set(
+        &mut controller,
+        "stiffness",
+        vec![2000.0, 2000.0, 2000.0, 5.0, 5.0, 5.0],
+    );
+    controller
+        .set_parameter(
+            "inertia",
+            ParamValue::Vector(vec![8.0, 8.0, 8.0, 0.5, 0.5, 0.5]),
+        )
+        .unwrap();
+    let mut kin = KinematicsWorkspace::new(&robot);
+    let start = armctl_model::forward_kinematics(&robot, &mut kin, &q0)
+        .unwrap()
+        .tip();
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let log = run_closed_loop(
+        &mut sim,
+        &mut controller,
+        &SetPoint::new(q0.clone()),
+        6000,
+        |k, _, c| {
+            if k == 0 {
+                c.set_external_wrench(&[force.x, force.y, force.z, 0.0, 0.0, 0.0]);
+            }
+        },
+    )
+    .unwrap();
+    let tip_x = |k: usize| {
+        let q: Vec<f64> = log.q.iter().map(|c| c[k]).collect();
+        armctl_model::forward_kinematics(&robot, &mut KinematicsWorkspace::new(&robot), &q)
+            .unwrap()
+            .tip()
+            .translation
+            .x
+    };
+    // The target dynamics M_d x'' + D x' + K x = F, critically damped, from rest:
+    // x(t) = (F/K)(1 - (1 + w t) e^(-w t)), w = sqrt(K / M_d).
+    let w = (2000.0f64 / 8.0).sqrt();
+    let settled = controller.tip_pose().translation.x - start.translation.x;
+    for k in [10usize, 20, 50, 100, 200] {
+        let t = k as f64 * 1e-3;
+        let want = 10.0 / 2000.0 * (1.0 - (1.0 + w * t) * (-w * t).exp());
+        let got = tip_x(k) - start.translation.x;
+        eprintln!(
+            "inertia shaping: t = {t:.3} s tip moved {got:.4e} m, target dynamics {want:.4e} m"
+        );
+        assert!((got / want - 1.0).abs() < 0.05, "t {t}: {got} vs {want}");
+    }
+    eprintln!(
+        "inertia shaping: static deflection {settled:.5} m (K^-1 F = {:.5})",
+        10.0 / 2000.0
+    );
+    assert!(
+        (settled / (10.0 / 2000.0) - 1.0).abs() < 0.02,
+        "deflection {settled}"
+    );
+}

@@ -21,11 +21,19 @@
 //! task inertia (median over configurations), so a light wrist gets a soft rotation (a stiffer
 //! one than the control rate can damp oscillates).
 //!
-//! Limitations: no inertia shaping (the apparent inertia is the arm's own task-space inertia);
-//! near a singularity the task inertia is regularised by 1e-9.
+//! Inertia shaping (when every entry of `inertia` is positive): with the measured tip wrench
+//! `F_ext` ([`Controller::set_external_wrench`]) the tip follows
+//! `M_d (xdd - xdd_d) + D (xd - xd_d) + K (x - x_d) = F_ext` through
+//! `F = Lambda (xdd_d - Jdot qd) + Lambda M_d^-1 (K x_err + D (xd_d - xd) + F_ext) - F_ext`
+//! (from `M qdd = J^T (F + F_ext)` under `tau = J^T F + C qd + G`), with `D = 2 zeta sqrt(K M_d)`.
+//! Without shaping (default) the apparent inertia is the arm's own task-space inertia.
+//!
+//! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
 use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
-use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
+use armctl_model::{
+    forward_kinematics, jacobian, jacobian_dot_qd, FrameId, KinematicsWorkspace, Robot,
+};
 use nalgebra::{
     Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6,
 };
@@ -52,6 +60,7 @@ pub struct CartesianImpedance {
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
     last_pose: IsometryMatrix3<f64>,
+    external_wrench: Vector6<f64>,
 }
 
 fn scalar(
@@ -227,6 +236,17 @@ impl CartesianImpedance {
                     ),
                     ParamValue::Scalar(0.01),
                 ),
+                (
+                    ParamSpec {
+                        name: "inertia",
+                        description: "Target apparent inertia M_d [x y z rx ry rz] (kg, kg m^2) for inertia shaping with the measured external wrench; all 0 (default) disables shaping.",
+                        kind: ParamKind::Cartesian,
+                        min: 0.0,
+                        max: 1e4,
+                        live: false,
+                    },
+                    ParamValue::Vector(vec![0.0; 6]),
+                ),
             ],
         )?;
         Ok(Self {
@@ -241,6 +261,7 @@ impl CartesianImpedance {
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
             last_pose: IsometryMatrix3::identity(),
+            external_wrench: Vector6::zeros(),
             robot: robot.clone(),
         })
     }
@@ -337,6 +358,11 @@ impl Controller for CartesianImpedance {
             self.elapsed = 0.0;
         }
     }
+    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
+        if wrench.iter().all(|v| v.is_finite()) {
+            self.external_wrench = Vector6::from_column_slice(wrench);
+        }
+    }
     fn set_target_pose(
         &mut self,
         goal: IsometryMatrix3<f64>,
@@ -395,8 +421,23 @@ impl Controller for CartesianImpedance {
             self.parameters.values("stiffness"),
             self.parameters.values("damping_ratio")[0],
         );
-        let damping = damping_matrix(&lambda, k, zeta);
-        let force = Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity);
+        let inertia = self.parameters.values("inertia");
+        let force = if inertia.iter().all(|&m| m > 0.0) {
+            // Inertia shaping: the target dynamics with M_d, critically damped against it.
+            let bias = jacobian_dot_qd(&self.robot, &mut self.kin, state.q, state.qd, FrameId::Tip)
+                .map_err(|e| ControlError::InvalidReference {
+                    reason: e.to_string(),
+                })?;
+            let target = Vector6::from_fn(|i, _| {
+                let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
+                (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + self.external_wrench[i])
+                    / inertia[i]
+            });
+            lambda * (desired.acceleration - bias + target) - self.external_wrench
+        } else {
+            let damping = damping_matrix(&lambda, k, zeta);
+            Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity)
+        };
         nonlinear_effects(
             &self.robot,
             &mut self.ws,

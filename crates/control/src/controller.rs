@@ -81,6 +81,11 @@ pub trait Controller: Send {
             ),
         })
     }
+    /// The measured wrench the environment applies to the tip (`[f; m]`, base link axes), for
+    /// controllers that use it (inertia shaping); the others ignore it.
+    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
+        let _ = wrench;
+    }
     /// Conditions the controller's claims need that do not hold with the current parameters
     /// (for example the gain condition of PD with fixed gravity compensation).
     fn warnings(&self) -> &[String] {

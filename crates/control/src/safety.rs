@@ -175,6 +175,9 @@ impl Controller for Guarded {
     fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
         self.inner.set_parameter(name, value)
     }
+    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
+        self.inner.set_external_wrench(wrench);
+    }
     fn set_target_pose(
         &mut self,
         pose: nalgebra::IsometryMatrix3<f64>,
