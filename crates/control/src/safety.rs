@@ -186,3 +186,116 @@ impl Controller for Guarded {
         self.inner.set_target_pose(pose, duration)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::{
+        Friction, Joint, JointKind, JointLimits, MdhParams, RigidInertia, RobotParts,
+    };
+    use nalgebra::{IsometryMatrix3, Vector3};
+
+    fn two_joints() -> Robot {
+        let joint = |name: &str, effort: f64| Joint {
+            name: name.into(),
+            kind: JointKind::Revolute,
+            mdh: MdhParams::new(0.3, 0.0, 0.0, 0.0),
+            limits: JointLimits {
+                lower: -3.0,
+                upper: 3.0,
+                velocity: 2.0,
+                effort,
+            },
+            friction: Friction::default(),
+            armature: 0.0,
+        };
+        let link = RigidInertia {
+            mass: 1.0,
+            com: Vector3::new(0.1, 0.0, 0.0),
+            inertia_com: nalgebra::Matrix3::identity() * 0.01,
+        };
+        Robot::new(RobotParts {
+            name: "two".into(),
+            base_link: "base".into(),
+            tip_link: "tip".into(),
+            joints: vec![joint("a", 10.0), joint("b", 5.0)],
+            links: vec![link, link],
+            base: IsometryMatrix3::identity(),
+            tool: IsometryMatrix3::identity(),
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn non_finite_efforts_are_replaced_by_the_last_safe_ones() {
+        let mut safety = EffortSafety::new(&two_joints(), None).unwrap();
+        let mut effort = [2.0, -1.0];
+        assert_eq!(safety.apply(&mut effort, 1e-3), SafetyReport::default());
+        let mut bad = [f64::NAN, f64::INFINITY];
+        let report = safety.apply(&mut bad, 1e-3);
+        assert_eq!(report.non_finite, 2);
+        assert_eq!(bad, [2.0, -1.0]);
+    }
+
+    #[test]
+    fn efforts_are_clipped_at_the_limits_and_rate_limited() {
+        let mut safety = EffortSafety::new(&two_joints(), Some(100.0)).unwrap();
+        let mut effort = [50.0, -50.0];
+        let report = safety.apply(&mut effort, 1e-3);
+        assert_eq!(report.rate_limited, 2);
+        assert_eq!(effort, [0.1, -0.1]);
+        safety.set_rate_limit(None).unwrap();
+        let mut effort = [50.0, -50.0];
+        assert_eq!(safety.apply(&mut effort, 1e-3).saturated, 2);
+        assert_eq!(effort, [10.0, -5.0]);
+        assert!(safety.set_rate_limit(Some(-1.0)).is_err());
+    }
+
+    #[test]
+    fn a_failing_controller_holds_the_last_safe_effort() {
+        struct Failing(ParameterSet);
+        impl Controller for Failing {
+            fn name(&self) -> &'static str {
+                "failing"
+            }
+            fn parameters(&self) -> &ParameterSet {
+                &self.0
+            }
+            fn parameters_mut(&mut self) -> &mut ParameterSet {
+                &mut self.0
+            }
+            fn reset(&mut self, _: &JointState<'_>) {}
+            fn update(
+                &mut self,
+                _: &JointState<'_>,
+                _: &JointReference,
+                _: f64,
+                effort: &mut [f64],
+            ) -> Result<(), ControlError> {
+                effort.fill(1e9);
+                Err(ControlError::NonFinite { what: "test" })
+            }
+        }
+        let robot = two_joints();
+        let mut guarded = Guarded::new(
+            Box::new(Failing(ParameterSet::new(2, vec![]).unwrap())),
+            &robot,
+            None,
+        )
+        .unwrap();
+        guarded.safety_mut().reset(&[1.5, -0.5]);
+        let mut effort = [0.0; 2];
+        let q = [0.0; 2];
+        assert!(guarded
+            .update(
+                &JointState { q: &q, qd: &q },
+                &JointReference::hold(&q),
+                1e-3,
+                &mut effort
+            )
+            .is_err());
+        assert_eq!(effort, [1.5, -0.5]);
+        assert_eq!(guarded.last_report().non_finite, 2);
+    }
+}
