@@ -31,15 +31,12 @@
 //! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
 use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
-use armctl_model::{
-    forward_kinematics, jacobian, jacobian_dot_qd, FrameId, KinematicsWorkspace, Robot,
-};
-use nalgebra::{
-    Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6,
-};
+use armctl_model::Robot;
+use nalgebra::{Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix3, Matrix6, Vector3, Vector6};
 
 use crate::gains::check_step;
-use crate::reference::{PoseInterpolation, PoseSample};
+use crate::reference::PoseSample;
+use crate::tip_target::TipTarget;
 use crate::{
     ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
     ParameterSet,
@@ -50,16 +47,12 @@ use crate::{
 pub struct CartesianImpedance {
     robot: Robot,
     ws: DynamicsWorkspace,
-    kin: KinematicsWorkspace,
     parameters: ParameterSet,
-    target: PoseInterpolation,
-    elapsed: f64,
-    jac: Matrix6xX<f64>,
     mass: DMatrix<f64>,
     minv_jt: DMatrix<f64>,
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
-    last_pose: IsometryMatrix3<f64>,
+    tip: TipTarget,
     external_wrench: Vector6<f64>,
 }
 
@@ -131,11 +124,7 @@ fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
                 lo + (hi - lo) * unit()
             })
             .collect();
-        jacobian(robot, &mut probe.kin, &q, FrameId::Tip, &mut probe.jac).map_err(|e| {
-            ControlError::InvalidReference {
-                reason: e.to_string(),
-            }
-        })?;
+        probe.tip.update(robot, &q, 0.0)?;
         let lambda = probe.task_inertia(&q)?;
         let smallest = |k: usize| {
             nalgebra::SymmetricEigen::new(lambda.fixed_view::<3, 3>(k, k).into_owned())
@@ -251,16 +240,12 @@ impl CartesianImpedance {
         )?;
         Ok(Self {
             ws: DynamicsWorkspace::new(robot),
-            kin: KinematicsWorkspace::new(robot),
             parameters,
-            target: PoseInterpolation::hold(IsometryMatrix3::identity()),
-            elapsed: 0.0,
-            jac: Matrix6xX::zeros(n),
             mass: DMatrix::zeros(n, n),
             minv_jt: DMatrix::zeros(n, 6),
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
-            last_pose: IsometryMatrix3::identity(),
+            tip: TipTarget::new(robot),
             external_wrench: Vector6::zeros(),
             robot: robot.clone(),
         })
@@ -268,19 +253,19 @@ impl CartesianImpedance {
 
     /// The tip pose measured at the last update.
     pub fn tip_pose(&self) -> &IsometryMatrix3<f64> {
-        &self.last_pose
+        &self.tip.pose
     }
 
     /// The target pose and twist in effect now.
     pub fn target(&self) -> PoseSample {
-        self.target.sample(self.elapsed)
+        self.tip.sample()
     }
 
     /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
     fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
         let mut m = std::mem::replace(&mut self.mass, DMatrix::zeros(0, 0));
         mass_matrix(&self.robot, &mut self.ws, q, &mut m)?;
-        self.jac.transpose_to(&mut self.minv_jt);
+        self.tip.jac.transpose_to(&mut self.minv_jt);
         let result = match Cholesky::new(m) {
             Some(cholesky) => {
                 cholesky.solve_mut(&mut self.minv_jt);
@@ -296,7 +281,8 @@ impl CartesianImpedance {
         };
         result?;
         let mut inverse = Matrix6::<f64>::from_fn(|r, c| {
-            self.jac
+            self.tip
+                .jac
                 .row(r)
                 .iter()
                 .zip(self.minv_jt.column(c).iter())
@@ -319,12 +305,13 @@ impl CartesianImpedance {
             lambda * jm
         } else {
             let l = self.parameters.values("pinv_damping")[0];
-            let mut jjt = Matrix6::from_fn(|r, c| self.jac.row(r).dot(&self.jac.row(c)));
+            let mut jjt = Matrix6::from_fn(|r, c| self.tip.jac.row(r).dot(&self.tip.jac.row(c)));
             for k in 0..6 {
                 jjt[(k, k)] += l * l;
             }
             let jt = Vector6::<f64>::from_fn(|r, _| {
-                self.jac
+                self.tip
+                    .jac
                     .row(r)
                     .iter()
                     .zip(self.posture.iter())
@@ -334,7 +321,7 @@ impl CartesianImpedance {
             jjt.try_inverse().map_or(Vector6::zeros(), |inv| inv * jt)
         };
         for (k, e) in effort.iter_mut().enumerate() {
-            *e += self.posture[k] - self.jac.column(k).dot(&y);
+            *e += self.posture[k] - self.tip.jac.column(k).dot(&y);
         }
     }
 }
@@ -352,11 +339,7 @@ impl Controller for CartesianImpedance {
     /// Holds the tip where it is.
     fn reset(&mut self, state: &JointState<'_>) {
         self.parameters.settle();
-        if let Ok(poses) = forward_kinematics(&self.robot, &mut self.kin, state.q) {
-            self.last_pose = poses.tip();
-            self.target = PoseInterpolation::hold(self.last_pose);
-            self.elapsed = 0.0;
-        }
+        self.tip.hold(&self.robot, state.q);
     }
     fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
         if wrench.iter().all(|v| v.is_finite()) {
@@ -368,10 +351,7 @@ impl Controller for CartesianImpedance {
         goal: IsometryMatrix3<f64>,
         duration: f64,
     ) -> Result<(), ControlError> {
-        let now = self.target.sample(self.elapsed).pose;
-        self.target = PoseInterpolation::new(now, goal, duration)?;
-        self.elapsed = 0.0;
-        Ok(())
+        self.tip.set(goal, duration)
     }
     fn update(
         &mut self,
@@ -383,34 +363,19 @@ impl Controller for CartesianImpedance {
         let n = self.robot.dof();
         check_step(n, state, reference, effort)?;
         self.parameters.advance(dt);
-        self.elapsed += dt;
-        self.last_pose = forward_kinematics(&self.robot, &mut self.kin, state.q)
-            .map_err(|e| ControlError::InvalidReference {
-                reason: e.to_string(),
-            })?
-            .tip();
-        jacobian(
-            &self.robot,
-            &mut self.kin,
-            state.q,
-            FrameId::Tip,
-            &mut self.jac,
-        )
-        .map_err(|e| ControlError::InvalidReference {
-            reason: e.to_string(),
-        })?;
+        let desired = self.tip.update(&self.robot, state.q, dt)?;
         let lambda = self.task_inertia(state.q)?;
-        let desired = self.target.sample(self.elapsed);
-        let position = desired.pose.translation.vector - self.last_pose.translation.vector;
+        let position = desired.pose.translation.vector - self.tip.pose.translation.vector;
         let rotation = orientation_error(
-            self.last_pose.rotation.matrix(),
+            self.tip.pose.rotation.matrix(),
             desired.pose.rotation.matrix(),
         );
         let error = Vector6::new(
             position.x, position.y, position.z, rotation.x, rotation.y, rotation.z,
         );
         let velocity = Vector6::<f64>::from_fn(|r, _| {
-            self.jac
+            self.tip
+                .jac
                 .row(r)
                 .iter()
                 .zip(state.qd)
@@ -424,10 +389,7 @@ impl Controller for CartesianImpedance {
         let inertia = self.parameters.values("inertia");
         let force = if inertia.iter().all(|&m| m > 0.0) {
             // Inertia shaping: the target dynamics with M_d, critically damped against it.
-            let bias = jacobian_dot_qd(&self.robot, &mut self.kin, state.q, state.qd, FrameId::Tip)
-                .map_err(|e| ControlError::InvalidReference {
-                    reason: e.to_string(),
-                })?;
+            let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
             let target = Vector6::from_fn(|i, _| {
                 let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
                 (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + self.external_wrench[i])
@@ -450,7 +412,7 @@ impl Controller for CartesianImpedance {
             self.parameters.values("nullspace_damping")[0],
         );
         for (i, e) in effort.iter_mut().enumerate() {
-            *e = self.jac.column(i).dot(&force) + self.nonlinear[i];
+            *e = self.tip.jac.column(i).dot(&force) + self.nonlinear[i];
             self.posture[i] = kn * (reference.q[i] - state.q[i]) - dn * state.qd[i];
         }
         self.add_nullspace(&lambda, effort);

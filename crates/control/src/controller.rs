@@ -52,8 +52,12 @@ pub trait Controller: Send {
     }
     /// Called after a parameter changed (to re-check conditions that depend on gains).
     fn parameters_changed(&mut self) {}
-    /// Forgets internal state (integrators, estimates) and starts from `state`.
-    fn reset(&mut self, state: &JointState<'_>);
+    /// Forgets internal state (integrators, estimates) and starts from `state`; by default
+    /// puts every ramping gain at its target.
+    fn reset(&mut self, state: &JointState<'_>) {
+        let _ = state;
+        self.parameters_mut().settle();
+    }
     /// Joint efforts for `state` tracking `reference`, `dt` seconds after the last update.
     fn update(
         &mut self,

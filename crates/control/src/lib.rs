@@ -30,6 +30,7 @@ mod safety;
 mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
+mod tip_target;
 
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
 pub use cartesian_impedance::CartesianImpedance;

@@ -131,9 +131,6 @@ impl Controller for PdFixedGravity {
     fn warnings(&self) -> &[String] {
         &self.warnings
     }
-    fn reset(&mut self, _state: &JointState<'_>) {
-        self.parameters.settle();
-    }
     fn update(
         &mut self,
         state: &JointState<'_>,

@@ -9,14 +9,12 @@
 //! Targets come from [`Controller::set_target_pose`]; `reset` holds the current pose.
 
 use armctl_dynamics::{rnea, DynamicsWorkspace};
-use armctl_model::{
-    forward_kinematics, jacobian, jacobian_dot_qd, FrameId, KinematicsWorkspace, ModelError, Robot,
-};
-use nalgebra::{IsometryMatrix3, Matrix6, Matrix6xX, Vector6};
+use armctl_model::Robot;
+use nalgebra::{IsometryMatrix3, Matrix6, Vector6};
 
 use crate::cartesian_impedance::orientation_error;
 use crate::gains::check_step;
-use crate::reference::PoseInterpolation;
+use crate::tip_target::TipTarget;
 use crate::{
     ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
     ParameterSet,
@@ -27,20 +25,10 @@ use crate::{
 pub struct ResolvedAcceleration {
     robot: Robot,
     ws: DynamicsWorkspace,
-    kin: KinematicsWorkspace,
     parameters: ParameterSet,
-    target: PoseInterpolation,
-    elapsed: f64,
-    jac: Matrix6xX<f64>,
     acceleration: Vec<f64>,
     self_motion: Vec<f64>,
-    last_pose: IsometryMatrix3<f64>,
-}
-
-fn kinematics(e: ModelError) -> ControlError {
-    ControlError::InvalidReference {
-        reason: e.to_string(),
-    }
+    tip: TipTarget,
 }
 
 impl ResolvedAcceleration {
@@ -100,26 +88,22 @@ impl ResolvedAcceleration {
         )?;
         Ok(Self {
             ws: DynamicsWorkspace::new(robot),
-            kin: KinematicsWorkspace::new(robot),
             parameters,
-            target: PoseInterpolation::hold(IsometryMatrix3::identity()),
-            elapsed: 0.0,
-            jac: Matrix6xX::zeros(n),
             acceleration: vec![0.0; n],
             self_motion: vec![0.0; n],
-            last_pose: IsometryMatrix3::identity(),
+            tip: TipTarget::new(robot),
             robot: robot.clone(),
         })
     }
 
     /// The tip pose measured at the last update.
     pub fn tip_pose(&self) -> &IsometryMatrix3<f64> {
-        &self.last_pose
+        &self.tip.pose
     }
 
     /// `J^T (J J^T + l^2 I)^-1 b`, or `None` where even the damped matrix is singular.
     fn pseudo_inverse_times(&self, b: &Vector6<f64>, l: f64) -> Option<Vector6<f64>> {
-        let mut jjt = Matrix6::<f64>::from_fn(|r, c| self.jac.row(r).dot(&self.jac.row(c)));
+        let mut jjt = Matrix6::<f64>::from_fn(|r, c| self.tip.jac.row(r).dot(&self.tip.jac.row(c)));
         for k in 0..6 {
             jjt[(k, k)] += l * l;
         }
@@ -139,21 +123,14 @@ impl Controller for ResolvedAcceleration {
     }
     fn reset(&mut self, state: &JointState<'_>) {
         self.parameters.settle();
-        if let Ok(poses) = forward_kinematics(&self.robot, &mut self.kin, state.q) {
-            self.last_pose = poses.tip();
-            self.target = PoseInterpolation::hold(self.last_pose);
-            self.elapsed = 0.0;
-        }
+        self.tip.hold(&self.robot, state.q);
     }
     fn set_target_pose(
         &mut self,
         goal: IsometryMatrix3<f64>,
         duration: f64,
     ) -> Result<(), ControlError> {
-        let now = self.target.sample(self.elapsed).pose;
-        self.target = PoseInterpolation::new(now, goal, duration)?;
-        self.elapsed = 0.0;
-        Ok(())
+        self.tip.set(goal, duration)
     }
     fn update(
         &mut self,
@@ -165,29 +142,17 @@ impl Controller for ResolvedAcceleration {
         let n = self.robot.dof();
         check_step(n, state, reference, effort)?;
         self.parameters.advance(dt);
-        self.elapsed += dt;
-        self.last_pose = forward_kinematics(&self.robot, &mut self.kin, state.q)
-            .map_err(kinematics)?
-            .tip();
-        jacobian(
-            &self.robot,
-            &mut self.kin,
-            state.q,
-            FrameId::Tip,
-            &mut self.jac,
-        )
-        .map_err(kinematics)?;
-        let bias = jacobian_dot_qd(&self.robot, &mut self.kin, state.q, state.qd, FrameId::Tip)
-            .map_err(kinematics)?;
-        let desired = self.target.sample(self.elapsed);
-        let p = desired.pose.translation.vector - self.last_pose.translation.vector;
+        let desired = self.tip.update(&self.robot, state.q, dt)?;
+        let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
+        let p = desired.pose.translation.vector - self.tip.pose.translation.vector;
         let o = orientation_error(
-            self.last_pose.rotation.matrix(),
+            self.tip.pose.rotation.matrix(),
             desired.pose.rotation.matrix(),
         );
         let error = Vector6::new(p.x, p.y, p.z, o.x, o.y, o.z);
         let velocity = Vector6::<f64>::from_fn(|r, _| {
-            self.jac
+            self.tip
+                .jac
                 .row(r)
                 .iter()
                 .zip(state.qd)
@@ -210,7 +175,8 @@ impl Controller for ResolvedAcceleration {
             *z = -k_n * qd;
         }
         let jz = Vector6::<f64>::from_fn(|r, _| {
-            self.jac
+            self.tip
+                .jac
                 .row(r)
                 .iter()
                 .zip(&self.self_motion)
@@ -221,7 +187,7 @@ impl Controller for ResolvedAcceleration {
             .pseudo_inverse_times(&jz, l)
             .unwrap_or_else(Vector6::zeros);
         for (i, a) in self.acceleration.iter_mut().enumerate() {
-            let column = self.jac.column(i);
+            let column = self.tip.jac.column(i);
             *a = column.dot(&y) + self.self_motion[i] - column.dot(&back);
         }
         rnea(

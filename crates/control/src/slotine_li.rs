@@ -93,9 +93,6 @@ impl Controller for SlotineLi {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
-    fn reset(&mut self, _state: &JointState<'_>) {
-        self.parameters.settle();
-    }
     fn update(
         &mut self,
         state: &JointState<'_>,
