@@ -1,0 +1,464 @@
+//! The controller node without the middleware: the newest joint state in, efforts out, with
+//! the safety rules of design.md. A state that lacks a controlled joint, holds NaN, or is older
+//! than `state_timeout` makes the node hold (`safe_mode`: zero effort, or gravity compensation
+//! at the last valid configuration), says so once per incident, and resumes when valid states
+//! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
+
+use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
+use armctl_control::{Controller, Guarded, JointReference, JointState, ParamValue};
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_model::Robot;
+
+use crate::joint_map::{JointMap, MapFault};
+use crate::RosError;
+
+/// What to send while holding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SafeMode {
+    /// Zero effort.
+    Zero,
+    /// Gravity compensation at the last valid configuration.
+    Gravity,
+}
+
+impl SafeMode {
+    /// From the `safe_mode` parameter.
+    pub fn parse(text: &str) -> Option<SafeMode> {
+        match text {
+            "zero" => Some(SafeMode::Zero),
+            "gravity" => Some(SafeMode::Gravity),
+            _ => None,
+        }
+    }
+}
+
+/// Why the node holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// No joint state received yet.
+    NoState,
+    /// A controlled joint is missing from the state.
+    MissingJoint(String),
+    /// A controlled joint's position or velocity is NaN or absent.
+    NonFinite(String),
+    /// The newest state is older than `state_timeout`.
+    Stale(f64),
+    /// The controller failed.
+    Controller(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::NoState => write!(f, "no joint state received yet"),
+            Fault::MissingJoint(j) => write!(f, "joint '{j}' is missing from /joint_states"),
+            Fault::NonFinite(j) => {
+                write!(f, "joint '{j}' has a NaN or missing position or velocity")
+            }
+            Fault::Stale(age) => write!(f, "newest joint state is {age:.3} s old"),
+            Fault::Controller(e) => write!(f, "controller error: {e}"),
+        }
+    }
+}
+
+/// One control step's outcome.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepReport {
+    /// Holding, and why.
+    pub fault: Option<Fault>,
+    /// A line for rosout when the situation changed (once per incident).
+    pub log: Option<(LogLevel, String)>,
+}
+
+/// Severity of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Information.
+    Info,
+    /// Warning.
+    Warn,
+}
+
+/// The node's state between steps.
+pub struct ControllerCore {
+    robot: Robot,
+    controller: Guarded,
+    map: JointMap,
+    safe_mode: SafeMode,
+    state_timeout: f64,
+    ws: DynamicsWorkspace,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    last_valid_q: Option<Vec<f64>>,
+    state_time: Option<f64>,
+    map_fault: Option<MapFault>,
+    fault: Option<Fault>,
+    trajectory: Option<(f64, MultiPoint)>,
+    reference: JointReference,
+    was_holding: bool,
+}
+
+impl std::fmt::Debug for ControllerCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerCore")
+            .field("controller", &self.controller.name())
+            .field("fault", &self.fault)
+            .finish()
+    }
+}
+
+impl ControllerCore {
+    /// A core for `robot`, controlling `joints` (names, all of the robot's, any order of the
+    /// robot's chain is kept) with `controller`.
+    pub fn new(
+        robot: Robot,
+        controller: Box<dyn Controller>,
+        safe_mode: SafeMode,
+        state_timeout: f64,
+        rate_limit: Option<f64>,
+    ) -> Result<Self, RosError> {
+        let controller =
+            Guarded::new(controller, &robot, rate_limit).map_err(|e| RosError::Parameter {
+                name: "rate_limit".into(),
+                reason: e.to_string(),
+            })?;
+        let n = robot.dof();
+        let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        Ok(Self {
+            ws: DynamicsWorkspace::new(&robot),
+            map: JointMap::new(joints),
+            controller,
+            safe_mode,
+            state_timeout,
+            q: vec![0.0; n],
+            qd: vec![0.0; n],
+            last_valid_q: None,
+            state_time: None,
+            map_fault: None,
+            fault: Some(Fault::NoState),
+            trajectory: None,
+            reference: JointReference::hold(&vec![0.0; n]),
+            was_holding: true,
+            robot,
+        })
+    }
+
+    /// The controlled joints, in the order of the command array.
+    pub fn joints(&self) -> &[String] {
+        self.map.joints()
+    }
+
+    /// The controller, to change parameters or hand over targets.
+    pub fn controller_mut(&mut self) -> &mut Guarded {
+        &mut self.controller
+    }
+
+    /// The controller.
+    pub fn controller(&self) -> &Guarded {
+        &self.controller
+    }
+
+    /// The fault the last step held for.
+    pub fn fault(&self) -> Option<&Fault> {
+        self.fault.as_ref()
+    }
+
+    /// The reference in effect (for `~/state`).
+    pub fn reference(&self) -> &JointReference {
+        &self.reference
+    }
+
+    /// The newest measured positions and velocities in the controller's order.
+    pub fn measured(&self) -> (&[f64], &[f64]) {
+        (&self.q, &self.qd)
+    }
+
+    /// Changes the hold behaviour and timeout (live parameters).
+    pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
+        self.safe_mode = safe_mode;
+        self.state_timeout = state_timeout;
+    }
+
+    /// A new joint state, received at `now` (s).
+    pub fn on_joint_state(
+        &mut self,
+        names: &[String],
+        position: &[f64],
+        velocity: &[f64],
+        now: f64,
+    ) {
+        self.map_fault = self
+            .map
+            .extract(names, position, velocity, &mut self.q, &mut self.qd)
+            .err();
+        self.state_time = Some(now);
+        if self.map_fault.is_none() {
+            match &mut self.last_valid_q {
+                Some(q) => q.copy_from_slice(&self.q),
+                None => self.last_valid_q = Some(self.q.clone()),
+            }
+        }
+    }
+
+    /// A joint trajectory to follow from `now`, joints matched by name (the JointTrajectory
+    /// shape). Points must hold one value per listed joint; every controlled joint must be
+    /// listed. Rejected with a reason otherwise (the old reference stays).
+    pub fn set_trajectory(
+        &mut self,
+        joint_names: &[String],
+        points: &[TrajectoryPoint],
+        now: f64,
+    ) -> Result<(), RosError> {
+        let reject = |reason: String| RosError::Parameter {
+            name: "~/reference".into(),
+            reason,
+        };
+        let order = self
+            .map
+            .joints()
+            .iter()
+            .map(|j| {
+                joint_names
+                    .iter()
+                    .position(|n| n == j)
+                    .ok_or_else(|| reject(format!("joint '{j}' is missing from joint_names")))
+            })
+            .collect::<Result<Vec<usize>, _>>()?;
+        let reorder = |k: usize, v: &[f64], what: &str| -> Result<Vec<f64>, RosError> {
+            if v.len() != joint_names.len() {
+                return Err(reject(format!(
+                    "point {k}: {what} has {} values for {} joint names",
+                    v.len(),
+                    joint_names.len()
+                )));
+            }
+            Ok(order.iter().map(|&i| v[i]).collect())
+        };
+        let mut ordered = Vec::with_capacity(points.len() + 1);
+        for (k, p) in points.iter().enumerate() {
+            ordered.push(TrajectoryPoint {
+                time: p.time,
+                positions: reorder(k, &p.positions, "positions")?,
+                velocities: p
+                    .velocities
+                    .as_deref()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| reorder(k, v, "velocities"))
+                    .transpose()?,
+                accelerations: p
+                    .accelerations
+                    .as_deref()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| reorder(k, v, "accelerations"))
+                    .transpose()?,
+            });
+        }
+        if ordered.first().is_some_and(|p| p.time > 0.0) {
+            ordered.insert(
+                0,
+                TrajectoryPoint {
+                    time: 0.0,
+                    positions: self.reference.q.clone(),
+                    velocities: None,
+                    accelerations: None,
+                },
+            );
+        }
+        let trajectory =
+            MultiPoint::new(self.robot.dof(), &ordered).map_err(|e| reject(e.to_string()))?;
+        self.trajectory = Some((now, trajectory));
+        Ok(())
+    }
+
+    /// Changes a controller parameter (live gains ramp; invalid values are rejected).
+    pub fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), RosError> {
+        self.controller
+            .set_parameter(name, value)
+            .map_err(|e| RosError::Parameter {
+                name: name.into(),
+                reason: e.to_string(),
+            })
+    }
+
+    fn current_fault(&self, now: f64) -> Option<Fault> {
+        let Some(time) = self.state_time else {
+            return Some(Fault::NoState);
+        };
+        if let Some(f) = &self.map_fault {
+            return Some(match f {
+                MapFault::Missing(j) => Fault::MissingJoint(j.clone()),
+                MapFault::NonFinite(j) => Fault::NonFinite(j.clone()),
+            });
+        }
+        let age = now - time;
+        (age > self.state_timeout).then_some(Fault::Stale(age))
+    }
+
+    /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
+    pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
+        let mut fault = self.current_fault(now);
+        if fault.is_none() {
+            if self.was_holding {
+                // Resuming: start the controller (and the reference) from where the arm is.
+                let state = JointState {
+                    q: &self.q,
+                    qd: &self.qd,
+                };
+                self.controller.reset(&state);
+                if self.trajectory.is_none() {
+                    self.reference = JointReference::hold(&self.q);
+                }
+            }
+            if let Some((start, trajectory)) = &self.trajectory {
+                trajectory.sample(now - start, &mut self.reference);
+            }
+            let state = JointState {
+                q: &self.q,
+                qd: &self.qd,
+            };
+            if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
+                fault = Some(Fault::Controller(e.to_string()));
+            }
+        }
+        if fault.is_some() {
+            self.hold(effort, dt);
+        }
+        let log = match (&fault, &self.fault) {
+            (Some(new), old)
+                if old.as_ref().map(std::mem::discriminant)
+                    != Some(std::mem::discriminant(new)) =>
+            {
+                Some((
+                    LogLevel::Warn,
+                    format!(
+                        "holding ({}): {new}",
+                        if self.safe_mode == SafeMode::Gravity {
+                            "gravity compensation"
+                        } else {
+                            "zero effort"
+                        }
+                    ),
+                ))
+            }
+            (None, Some(old)) if *old != Fault::NoState => Some((
+                LogLevel::Info,
+                "joint states valid again: control resumed".to_string(),
+            )),
+            _ => None,
+        };
+        self.was_holding = fault.is_some();
+        self.fault = fault.clone();
+        StepReport { fault, log }
+    }
+
+    /// The hold effort, through the safety layer.
+    fn hold(&mut self, effort: &mut [f64], dt: f64) {
+        effort.fill(0.0);
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+                effort.fill(0.0);
+            }
+        }
+        self.controller.safety_mut().apply(effort, dt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_control::controller_by_name;
+    use armctl_model::ChainOptions;
+
+    fn core() -> ControllerCore {
+        let robot = Robot::from_urdf_file(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+            &ChainOptions::default(),
+        )
+        .unwrap();
+        let controller = controller_by_name("pd_gravity", &robot).unwrap();
+        ControllerCore::new(robot, controller, SafeMode::Gravity, 0.05, None).unwrap()
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn holds_on_every_fault_says_so_once_and_resumes() {
+        let mut core = core();
+        let mut effort = [0.0; 2];
+        let joints = names(&["joint1", "joint2"]);
+        // No state yet: gravity hold needs a configuration, so zero effort; no log (expected at start).
+        let r = core.step(0.0, 1e-3, &mut effort);
+        assert_eq!(r.fault, Some(Fault::NoState));
+        assert_eq!(effort, [0.0, 0.0]);
+        // Valid state: control.
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.001);
+        let r = core.step(0.002, 1e-3, &mut effort);
+        assert_eq!(r.fault, None);
+        assert!(effort[0].abs() > 1.0, "gravity is compensated: {effort:?}");
+        // A missing joint: hold with gravity at the last valid configuration, log once.
+        core.on_joint_state(&names(&["joint1"]), &[0.1], &[0.0], 0.003);
+        let r = core.step(0.003, 1e-3, &mut effort);
+        assert_eq!(r.fault, Some(Fault::MissingJoint("joint2".into())));
+        let (level, text) = r.log.unwrap();
+        assert_eq!(level, LogLevel::Warn);
+        assert!(
+            text.contains("joint2") && text.contains("gravity"),
+            "{text}"
+        );
+        assert!(
+            core.step(0.004, 1e-3, &mut effort).log.is_none(),
+            "said once per incident"
+        );
+        // NaN in a state.
+        core.on_joint_state(&joints, &[f64::NAN, 0.2], &[0.0, 0.0], 0.005);
+        let r = core.step(0.005, 1e-3, &mut effort);
+        assert_eq!(r.fault, Some(Fault::NonFinite("joint1".into())));
+        assert!(r.log.is_some());
+        assert!(effort.iter().all(|e| e.is_finite()));
+        // Valid again: resumes, and says so.
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.006);
+        let r = core.step(0.006, 1e-3, &mut effort);
+        assert_eq!(r.fault, None);
+        assert_eq!(r.log.unwrap().0, LogLevel::Info);
+        // The publisher stops: stale after state_timeout (0.05 s).
+        assert_eq!(core.step(0.05, 1e-3, &mut effort).fault, None);
+        let r = core.step(0.0571, 1e-3, &mut effort);
+        assert!(matches!(r.fault, Some(Fault::Stale(_))), "{:?}", r.fault);
+        // Zero mode holds with zero effort.
+        core.set_safety(SafeMode::Zero, 0.05);
+        core.step(0.06, 1e-3, &mut effort);
+        assert_eq!(effort, [0.0, 0.0]);
+    }
+
+    #[test]
+    fn trajectories_are_matched_by_name_and_wrong_lengths_rejected() {
+        let mut core = core();
+        let point = |t: f64, p: Vec<f64>| TrajectoryPoint {
+            time: t,
+            positions: p,
+            velocities: None,
+            accelerations: None,
+        };
+        // Joints in another order.
+        core.set_trajectory(
+            &names(&["joint2", "joint1"]),
+            &[point(1.0, vec![0.5, -0.3])],
+            0.0,
+        )
+        .unwrap();
+        core.on_joint_state(&names(&["joint1", "joint2"]), &[0.0, 0.0], &[0.0, 0.0], 1.0);
+        let mut effort = [0.0; 2];
+        core.step(1.0, 1e-3, &mut effort);
+        assert_eq!(core.reference().q, vec![-0.3, 0.5]);
+        let e = core
+            .set_trajectory(&names(&["joint1", "joint2"]), &[point(1.0, vec![0.5])], 0.0)
+            .unwrap_err();
+        assert!(e.to_string().contains("1 values for 2 joint names"), "{e}");
+        let e = core
+            .set_trajectory(&names(&["joint1"]), &[point(1.0, vec![0.5])], 0.0)
+            .unwrap_err();
+        assert!(e.to_string().contains("joint2"), "{e}");
+    }
+}

@@ -1,0 +1,109 @@
+//! Maps the joints of a `/joint_states` message to the controller's joint order by name
+//! (ros2_control publishes its own order; extra joints such as gripper fingers are ignored).
+//! The index table is rebuilt only when the message's names change.
+
+/// Name-to-index mapping for one message layout.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JointMap {
+    joints: Vec<String>,
+    layout: Vec<String>,
+    /// For each controlled joint, its index in the message, if present.
+    index: Vec<Option<usize>>,
+}
+
+/// What a message lacks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapFault {
+    /// A controlled joint is not in the message.
+    Missing(String),
+    /// A controlled joint's position or velocity is missing or not finite.
+    NonFinite(String),
+}
+
+impl JointMap {
+    /// For the controlled `joints`, in order.
+    pub fn new(joints: Vec<String>) -> Self {
+        let n = joints.len();
+        Self {
+            joints,
+            layout: Vec::new(),
+            index: vec![None; n],
+        }
+    }
+
+    /// The controlled joints.
+    pub fn joints(&self) -> &[String] {
+        &self.joints
+    }
+
+    /// Copies positions and velocities of the controlled joints into `q`, `qd`.
+    pub fn extract(
+        &mut self,
+        names: &[String],
+        position: &[f64],
+        velocity: &[f64],
+        q: &mut [f64],
+        qd: &mut [f64],
+    ) -> Result<(), MapFault> {
+        if self.layout.as_slice() != names {
+            self.layout.clear();
+            self.layout.extend(names.iter().cloned());
+            for (slot, joint) in self.index.iter_mut().zip(&self.joints) {
+                *slot = names.iter().position(|n| n == joint);
+            }
+        }
+        for (k, slot) in self.index.iter().enumerate() {
+            let i = slot.ok_or_else(|| MapFault::Missing(self.joints[k].clone()))?;
+            match (position.get(i), velocity.get(i)) {
+                (Some(p), Some(v)) if p.is_finite() && v.is_finite() => {
+                    q[k] = *p;
+                    qd[k] = *v;
+                }
+                _ => return Err(MapFault::NonFinite(self.joints[k].clone())),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn maps_by_name_ignores_extras_and_names_faults() {
+        let mut map = JointMap::new(names(&["a", "b"]));
+        let (mut q, mut qd) = ([0.0; 2], [0.0; 2]);
+        map.extract(
+            &names(&["finger", "b", "a"]),
+            &[9.0, 2.0, 1.0],
+            &[9.0, 20.0, 10.0],
+            &mut q,
+            &mut qd,
+        )
+        .unwrap();
+        assert_eq!((q, qd), ([1.0, 2.0], [10.0, 20.0]));
+        assert_eq!(
+            map.extract(&names(&["a"]), &[1.0], &[0.0], &mut q, &mut qd),
+            Err(MapFault::Missing("b".into()))
+        );
+        assert_eq!(
+            map.extract(
+                &names(&["a", "b"]),
+                &[1.0, f64::NAN],
+                &[0.0, 0.0],
+                &mut q,
+                &mut qd
+            ),
+            Err(MapFault::NonFinite("b".into()))
+        );
+        assert_eq!(
+            map.extract(&names(&["a", "b"]), &[1.0, 2.0], &[0.0], &mut q, &mut qd),
+            Err(MapFault::NonFinite("b".into()))
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! ROS 2 parameter files: `<node>: ros__parameters: {...}` where `<node>` is the node's name,
+//! its fully qualified name (`/ns/name`), or a wildcard (`/**`, `/ns/*`); nested mappings are
+//! flattened with dots (`gains.kp`). Later files and matches override earlier ones; `-p`
+//! overrides come last.
+
+use serde_yaml::Value;
+
+use crate::RosError;
+
+/// A parameter value as ROS 2 types it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RosValue {
+    /// `bool`.
+    Bool(bool),
+    /// `int64`.
+    Integer(i64),
+    /// `double`.
+    Double(f64),
+    /// `string`.
+    String(String),
+    /// `double[]` (integer lists are widened).
+    DoubleArray(Vec<f64>),
+    /// `string[]`.
+    StringArray(Vec<String>),
+    /// `bool[]`.
+    BoolArray(Vec<bool>),
+}
+
+impl RosValue {
+    /// From YAML, as `ros2 param` types it.
+    pub fn from_yaml(name: &str, value: &Value) -> Result<RosValue, RosError> {
+        let bad = |what: &str| RosError::Parameter {
+            name: name.into(),
+            reason: what.into(),
+        };
+        match value {
+            Value::Bool(b) => Ok(RosValue::Bool(*b)),
+            Value::Number(n) if n.is_i64() => Ok(RosValue::Integer(n.as_i64().unwrap_or_default())),
+            Value::Number(n) => n
+                .as_f64()
+                .map(RosValue::Double)
+                .ok_or_else(|| bad("not a number")),
+            Value::String(s) => Ok(RosValue::String(s.clone())),
+            Value::Sequence(items) if items.is_empty() => Ok(RosValue::DoubleArray(vec![])),
+            Value::Sequence(items) => {
+                if items.iter().all(Value::is_bool) {
+                    Ok(RosValue::BoolArray(
+                        items.iter().filter_map(Value::as_bool).collect(),
+                    ))
+                } else if items.iter().all(Value::is_number) {
+                    Ok(RosValue::DoubleArray(
+                        items.iter().filter_map(Value::as_f64).collect(),
+                    ))
+                } else if items.iter().all(Value::is_string) {
+                    Ok(RosValue::StringArray(
+                        items
+                            .iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect(),
+                    ))
+                } else {
+                    Err(bad(
+                        "a list must hold only numbers, only strings or only booleans",
+                    ))
+                }
+            }
+            Value::Null => Err(bad("has no value")),
+            _ => Err(bad(
+                "unsupported value (mappings are flattened into dotted names)",
+            )),
+        }
+    }
+
+    /// From the text of `-p name:=value` (YAML syntax).
+    pub fn from_text(name: &str, text: &str) -> Result<RosValue, RosError> {
+        let value: Value = serde_yaml::from_str(text).map_err(|e| RosError::Parameter {
+            name: name.into(),
+            reason: format!("'{text}': {e}"),
+        })?;
+        Self::from_yaml(name, &value)
+    }
+
+    /// The ROS 2 type name, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            RosValue::Bool(_) => "bool",
+            RosValue::Integer(_) => "integer",
+            RosValue::Double(_) => "double",
+            RosValue::String(_) => "string",
+            RosValue::DoubleArray(_) => "double array",
+            RosValue::StringArray(_) => "string array",
+            RosValue::BoolArray(_) => "bool array",
+        }
+    }
+}
+
+/// Whether the file key `pattern` selects the node `/ns/name` (`ns` "/" for the root).
+pub fn node_matches(pattern: &str, namespace: &str, name: &str) -> bool {
+    let full = if namespace == "/" {
+        format!("/{name}")
+    } else {
+        format!("{namespace}/{name}")
+    };
+    let pattern = if pattern.starts_with('/') {
+        pattern.to_string()
+    } else {
+        format!("/{pattern}")
+    };
+    if pattern == full || pattern == "/**" {
+        return true;
+    }
+    // Relative names match the node name anywhere; `*` is one token, `**` any number.
+    glob(
+        &pattern.split('/').skip(1).collect::<Vec<_>>(),
+        &full.split('/').skip(1).collect::<Vec<_>>(),
+    ) || (!pattern[1..].contains('/') && &pattern[1..] == name)
+}
+
+fn glob(pattern: &[&str], name: &[&str]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(&"**"), _) => {
+            glob(&pattern[1..], name) || (!name.is_empty() && glob(pattern, &name[1..]))
+        }
+        (Some(p), Some(n)) if *p == "*" || p == n => glob(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, RosValue)>) -> Result<(), RosError> {
+    match value {
+        Value::Mapping(map) => {
+            for (key, v) in map {
+                let key = key.as_str().ok_or_else(|| RosError::Parameter {
+                    name: prefix.into(),
+                    reason: "parameter names must be strings".into(),
+                })?;
+                let name = if prefix.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&name, v, out)?;
+            }
+            Ok(())
+        }
+        other => {
+            out.push((prefix.to_string(), RosValue::from_yaml(prefix, other)?));
+            Ok(())
+        }
+    }
+}
+
+/// The parameters of YAML `text` for node `/namespace/name`, in file order.
+pub fn parameters_for_node(
+    text: &str,
+    path: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<(String, RosValue)>, RosError> {
+    let fail = |reason: String| RosError::ParamsFile {
+        path: path.into(),
+        reason,
+    };
+    let root: Value = serde_yaml::from_str(text).map_err(|e| fail(e.to_string()))?;
+    let map = root
+        .as_mapping()
+        .ok_or_else(|| fail("expected a mapping of node names".into()))?;
+    let mut out = Vec::new();
+    for (node, body) in map {
+        let node = node
+            .as_str()
+            .ok_or_else(|| fail("node names must be strings".into()))?;
+        let params = body
+            .get("ros__parameters")
+            .ok_or_else(|| fail(format!("'{node}' has no ros__parameters")))?;
+        if node_matches(node, namespace, name) {
+            flatten("", params, &mut out).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+/**:
+  ros__parameters:
+    use_sim_time: true
+controller_node:
+  ros__parameters:
+    controller: computed_torque
+    kp: [100, 200.5]
+    joints: [j1, j2]
+    update_rate: 1000
+    gains:
+      scale: 0.5
+/other:
+  ros__parameters:
+    kp: [1, 1]
+"#;
+
+    #[test]
+    fn picks_the_node_and_wildcards_and_flattens() {
+        let p = parameters_for_node(FILE, "f.yaml", "/", "controller_node").unwrap();
+        let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "use_sim_time",
+                "controller",
+                "kp",
+                "joints",
+                "update_rate",
+                "gains.scale"
+            ]
+        );
+        assert_eq!(p[2].1, RosValue::DoubleArray(vec![100.0, 200.5]));
+        assert_eq!(
+            p[3].1,
+            RosValue::StringArray(vec!["j1".into(), "j2".into()])
+        );
+        assert_eq!(p[4].1, RosValue::Integer(1000));
+        // The same file for a node in a namespace: relative names still match the node name.
+        assert_eq!(
+            parameters_for_node(FILE, "f.yaml", "/arm1", "controller_node")
+                .unwrap()
+                .len(),
+            6
+        );
+        assert_eq!(
+            parameters_for_node(FILE, "f.yaml", "/", "sim_node")
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn patterns() {
+        assert!(node_matches(
+            "/arm1/controller_node",
+            "/arm1",
+            "controller_node"
+        ));
+        assert!(!node_matches(
+            "/arm2/controller_node",
+            "/arm1",
+            "controller_node"
+        ));
+        assert!(node_matches("/arm1/*", "/arm1", "controller_node"));
+        assert!(node_matches(
+            "/**/controller_node",
+            "/a/b",
+            "controller_node"
+        ));
+    }
+
+    #[test]
+    fn malformed_files_are_errors_naming_the_file() {
+        let e = parameters_for_node("controller_node: [1, 2", "bad.yaml", "/", "n").unwrap_err();
+        assert!(e.to_string().contains("bad.yaml"), "{e}");
+        let e = parameters_for_node(
+            "controller_node:\n  kp: 1\n",
+            "bad.yaml",
+            "/",
+            "controller_node",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("ros__parameters"), "{e}");
+        let e = parameters_for_node(
+            "n:\n  ros__parameters:\n    kp: [1, a]\n",
+            "bad.yaml",
+            "/",
+            "n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("kp"), "{e}");
+        assert_eq!(
+            RosValue::from_text("kp", "[1, 2]").unwrap(),
+            RosValue::DoubleArray(vec![1.0, 2.0])
+        );
+        assert_eq!(
+            RosValue::from_text("mode", "gravity").unwrap(),
+            RosValue::String("gravity".into())
+        );
+    }
+}
