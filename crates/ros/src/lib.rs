@@ -1,13 +1,24 @@
 //! # armctl_ros
 //!
-//! The ROS 2 side of armctl: `controller_node` and `sim_node`.
+//! The ROS 2 side of armctl: `controller_node` and `sim_node`, their parameters (declared
+//! once, shared by both middleware backends), and the transport trait with the DDS backend
+//! (ros2-client, default) and the rcl backend (r2r, feature `r2r`).
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod controller_core;
+pub mod controller_node;
+#[cfg(feature = "dds")]
+pub mod dds;
+pub mod declarations;
 mod error;
 pub mod joint_map;
+pub mod msgs;
+pub mod names;
 pub mod node_parameters;
 pub mod params_file;
 pub mod ros_args;
+pub mod sim_node;
+pub mod startup;
+pub mod transport;
 
 pub use error::RosError;

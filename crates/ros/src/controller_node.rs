@@ -1,0 +1,377 @@
+//! `controller_node`: `/joint_states` in, efforts out on `command_topic`
+//! (std_msgs/Float64MultiArray in the order of `joints`, for ros2_control's
+//! JointGroupEffortController), references on `~/reference` (trajectory_msgs/JointTrajectory),
+//! `~/target_pose` (geometry_msgs/PoseStamped) and `~/external_wrench`
+//! (geometry_msgs/WrenchStamped), and `~/state` for plotting: a std_msgs/Float64MultiArray with
+//! labelled blocks `reference`, `position`, `error`, `effort`, `estimates`.
+//!
+//! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
+//! controller on the newest state. The node task owns the controller: no lock in the loop.
+
+use std::time::Instant;
+
+use armctl_control::reference::TrajectoryPoint;
+use armctl_control::{controller_by_name, Controller};
+use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
+
+use crate::controller_core::{ControllerCore, LogLevel, SafeMode};
+use crate::declarations::{
+    controller_declarations, controller_node_declarations, to_controller_value,
+};
+use crate::msgs::{labelled_array, Float64MultiArray};
+use crate::names::resolve;
+use crate::node_parameters::ParameterStore;
+use crate::params_file::RosValue;
+use crate::ros_args::RosArgs;
+use crate::startup::{load_robot, NodeStart};
+use crate::transport::{Incoming, NodeSpec, Topic, Transport};
+use crate::RosError;
+
+/// A configured controller node, ready to run on a transport.
+pub struct ControllerNode {
+    spec: NodeSpec,
+    core: ControllerCore,
+    /// Command index -> chain index.
+    order: Vec<usize>,
+    update_rate: f64,
+    use_sim_time: bool,
+    target_duration: f64,
+    effort: Vec<f64>,
+    command: Float64MultiArray,
+    state: Float64MultiArray,
+    error: Vec<f64>,
+}
+
+impl std::fmt::Debug for ControllerNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerNode")
+            .field("name", &self.spec.name)
+            .field("core", &self.core)
+            .finish()
+    }
+}
+
+fn invalid(name: &str, reason: String) -> RosError {
+    RosError::Parameter {
+        name: name.into(),
+        reason,
+    }
+}
+
+/// Command order: the `joints` parameter as indices into the chain (default: the chain).
+fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RosError> {
+    if joints.is_empty() {
+        return Ok((0..chain.len()).collect());
+    }
+    let order = joints
+        .iter()
+        .map(|j| {
+            chain.iter().position(|c| c == j).ok_or_else(|| {
+                invalid(
+                    "joints",
+                    format!("'{j}' is not a joint of the chain ({})", chain.join(", ")),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(missing) = chain.iter().find(|c| !joints.contains(c)) {
+        return Err(invalid(
+            "joints",
+            format!("chain joint '{missing}' is missing: every chain joint must be controlled"),
+        ));
+    }
+    Ok(order)
+}
+
+/// Every declaration, the controller's included, with the start values applied.
+pub fn controller_node_parameters(
+    start: &NodeStart,
+) -> Result<(ParameterStore, Box<dyn Controller>, armctl_model::Robot), RosError> {
+    let mut store = ParameterStore::new(controller_node_declarations());
+    let unknown = start.apply(&mut store)?;
+    let robot = load_robot(&store)?;
+    let controller_name = store.string("controller");
+    let mut controller = controller_by_name(&controller_name, &robot)
+        .map_err(|e| invalid("controller", e.to_string()))?;
+    store.extend(controller_declarations(controller.as_ref()));
+    for name in unknown {
+        if store.declaration(&name).is_none() {
+            return Err(invalid(
+                &name,
+                format!("not declared by controller_node with controller '{controller_name}'"),
+            ));
+        }
+    }
+    start.apply(&mut store)?;
+    for d in controller_declarations(controller.as_ref()) {
+        if let Some(value) = store.get(&d.name).and_then(to_controller_value) {
+            controller
+                .set_parameter(&d.name, value)
+                .map_err(|e| invalid(&d.name, e.to_string()))?;
+        }
+    }
+    controller.parameters_mut().settle();
+    Ok((store, controller, robot))
+}
+
+impl ControllerNode {
+    /// Configures the node from the command line (parameter files, overrides, remaps).
+    pub fn new(args: &RosArgs) -> Result<Self, RosError> {
+        let start = NodeStart::new(args, "controller_node")?;
+        let (store, controller, robot) = controller_node_parameters(&start)?;
+        let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let joints = match store.get("joints") {
+            Some(RosValue::StringArray(j)) => j.clone(),
+            _ => vec![],
+        };
+        let order = command_order(&joints, &chain)?;
+        let safe_mode = SafeMode::parse(&store.string("safe_mode")).unwrap_or(SafeMode::Gravity);
+        let rate_limit = Some(store.double("rate_limit")).filter(|r| *r > 0.0);
+        let n = robot.dof();
+        let core = ControllerCore::new(
+            robot,
+            controller,
+            safe_mode,
+            store.double("state_timeout"),
+            rate_limit,
+        )?;
+        let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
+        let command_topic = match store.string("command_topic") {
+            t if t.is_empty() => format!("{}/commands", store.string("controller")),
+            t => t,
+        };
+        let use_sim_time = store.get("use_sim_time") == Some(&RosValue::Bool(true));
+        let mut subscriptions = vec![
+            (Topic::JointStates, resolve_name("joint_states")),
+            (Topic::Reference, resolve_name("~/reference")),
+            (Topic::TargetPose, resolve_name("~/target_pose")),
+            (Topic::ExternalWrench, resolve_name("~/external_wrench")),
+        ];
+        if use_sim_time {
+            subscriptions.push((Topic::Clock, "/clock".to_string()));
+        }
+        let update_rate = store.double("update_rate");
+        let spec = NodeSpec {
+            name: start.name.clone(),
+            namespace: start.namespace.clone(),
+            subscriptions,
+            publications: vec![
+                (Topic::Commands, resolve_name(&command_topic)),
+                (Topic::State, resolve_name("~/state")),
+            ],
+            tick_rate: (update_rate > 0.0).then_some(update_rate),
+            parameters: store,
+        };
+        Ok(Self {
+            spec,
+            core,
+            order,
+            update_rate,
+            use_sim_time,
+            target_duration: 1.0,
+            effort: vec![0.0; n],
+            command: Float64MultiArray {
+                data: vec![0.0; n],
+                ..Float64MultiArray::default()
+            },
+            state: Float64MultiArray::default(),
+            error: vec![0.0; n],
+        })
+    }
+
+    /// What the middleware must provide.
+    pub fn spec(&self) -> &NodeSpec {
+        &self.spec
+    }
+
+    /// The declarations as YAML (`--print-params`).
+    pub fn describe_parameters(&self) -> String {
+        self.spec.parameters.describe()
+    }
+
+    /// Runs until the middleware stops.
+    pub async fn run<T: Transport>(mut self, transport: &mut T) {
+        let started = Instant::now();
+        let mut sim_time: Option<f64> = None;
+        let mut last_step: Option<f64> = None;
+        transport.log(
+            LogLevel::Info,
+            &format!(
+                "controlling {} with {} ({})",
+                self.core.joints().join(", "),
+                self.core.controller().name(),
+                self.spec.parameters.string("controller")
+            ),
+        );
+        while let Some(incoming) = transport.next().await {
+            let now = match (self.use_sim_time, sim_time) {
+                (true, Some(t)) => t,
+                _ => started.elapsed().as_secs_f64(),
+            };
+            match incoming {
+                Incoming::JointState(msg) => {
+                    self.core
+                        .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
+                    if self.update_rate <= 0.0 {
+                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
+                        last_step = Some(now);
+                        self.step(transport, now, dt);
+                    }
+                }
+                Incoming::Tick => {
+                    self.step(transport, now, 1.0 / self.update_rate);
+                }
+                Incoming::Clock(t) => sim_time = Some(t),
+                Incoming::Reference(msg) => self.on_reference(transport, &msg, now),
+                Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
+                Incoming::ExternalWrench(msg) => {
+                    let (f, t) = (msg.wrench.force, msg.wrench.torque);
+                    self.core
+                        .controller_mut()
+                        .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
+                }
+                Incoming::Parameter(name, value) => self.on_parameter(transport, &name, &value),
+                Incoming::Command(_) => {}
+            }
+        }
+    }
+
+    fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
+        let report = self.core.step(now, dt, &mut self.effort);
+        if let Some((level, text)) = &report.log {
+            transport.log(*level, text);
+        }
+        for (slot, &i) in self.command.data.iter_mut().zip(&self.order) {
+            *slot = self.effort[i];
+        }
+        transport.publish_array(Topic::Commands, &self.command);
+        let reference = self.core.reference();
+        let (q, _) = self.core.measured();
+        for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
+            *e = r - q;
+        }
+        let estimates = self.core.controller().estimates();
+        labelled_array(
+            &[
+                ("reference", &reference.q),
+                ("position", q),
+                ("error", &self.error),
+                ("effort", &self.effort),
+                ("estimates", estimates),
+            ],
+            &mut self.state,
+        );
+        transport.publish_array(Topic::State, &self.state);
+    }
+
+    fn on_reference<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        msg: &crate::msgs::JointTrajectory,
+        now: f64,
+    ) {
+        let points: Vec<TrajectoryPoint> = msg
+            .points
+            .iter()
+            .map(|p| TrajectoryPoint {
+                time: p.time_from_start.seconds(),
+                positions: p.positions.clone(),
+                velocities: Some(p.velocities.clone()).filter(|v| !v.is_empty()),
+                accelerations: Some(p.accelerations.clone()).filter(|v| !v.is_empty()),
+            })
+            .collect();
+        match self.core.set_trajectory(&msg.joint_names, &points, now) {
+            Ok(()) => transport.log(
+                LogLevel::Info,
+                &format!(
+                    "new reference: {} points over {:.3} s",
+                    points.len(),
+                    points.last().map_or(0.0, |p| p.time)
+                ),
+            ),
+            Err(e) => transport.log(LogLevel::Warn, &format!("reference rejected: {e}")),
+        }
+    }
+
+    fn on_target_pose<T: Transport>(&mut self, transport: &mut T, pose: &crate::msgs::Pose) {
+        let (p, o) = (pose.position, pose.orientation);
+        let q = Quaternion::new(o.w, o.x, o.y, o.z);
+        if !(q.norm() > 1e-9
+            && [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
+                .iter()
+                .all(|v| v.is_finite()))
+        {
+            transport.log(
+                LogLevel::Warn,
+                "target pose rejected: not finite or zero quaternion",
+            );
+            return;
+        }
+        let goal = IsometryMatrix3::from_parts(
+            Translation3::new(p.x, p.y, p.z),
+            UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
+        );
+        if let Err(e) = self
+            .core
+            .controller_mut()
+            .set_target_pose(goal, self.target_duration)
+        {
+            transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
+        }
+    }
+
+    fn on_parameter<T: Transport>(&mut self, transport: &mut T, name: &str, value: &RosValue) {
+        // Already validated by the middleware's validator; keep the store in step.
+        if let Err(e) = self.spec.parameters.set(name, value, false) {
+            transport.log(LogLevel::Warn, &e.to_string());
+            return;
+        }
+        match name {
+            "state_timeout" | "safe_mode" => {
+                let mode = SafeMode::parse(&self.spec.parameters.string("safe_mode"))
+                    .unwrap_or(SafeMode::Gravity);
+                self.core
+                    .set_safety(mode, self.spec.parameters.double("state_timeout"));
+            }
+            "rate_limit" => {
+                let limit = Some(self.spec.parameters.double("rate_limit")).filter(|r| *r > 0.0);
+                let _ = self
+                    .core
+                    .controller_mut()
+                    .safety_mut()
+                    .set_rate_limit(limit);
+            }
+            _ => {
+                if let Some(v) = to_controller_value(value) {
+                    if let Err(e) = self.core.set_parameter(name, v) {
+                        transport.log(LogLevel::Warn, &e.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_order_follows_joints_and_names_bad_ones() {
+        let chain: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let joints = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(command_order(&[], &chain).unwrap(), vec![0, 1, 2]);
+        assert_eq!(
+            command_order(&joints(&["c", "a", "b"]), &chain).unwrap(),
+            vec![2, 0, 1]
+        );
+        assert!(command_order(&joints(&["a", "b", "x"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'x'"));
+        assert!(command_order(&joints(&["a", "b"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'c' is missing"));
+    }
+}

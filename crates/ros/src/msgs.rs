@@ -1,0 +1,191 @@
+//! The ROS 2 messages the nodes use, as plain structs with the `.msg` fields in order (CDR
+//! is field-order serde). DDS type names: `<pkg>::msg::dds_::<Type>_`.
+
+use serde::{Deserialize, Serialize};
+
+/// builtin_interfaces/Time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Time {
+    /// Seconds.
+    pub sec: i32,
+    /// Nanoseconds.
+    pub nanosec: u32,
+}
+
+impl Time {
+    /// From seconds.
+    pub fn from_seconds(t: f64) -> Self {
+        let sec = t.floor();
+        Self {
+            sec: sec as i32,
+            nanosec: ((t - sec) * 1e9).round().min(999_999_999.0) as u32,
+        }
+    }
+    /// As seconds.
+    pub fn seconds(&self) -> f64 {
+        self.sec as f64 + self.nanosec as f64 * 1e-9
+    }
+}
+
+/// builtin_interfaces/Duration.
+pub type Duration = Time;
+
+/// std_msgs/Header.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Header {
+    /// Stamp.
+    pub stamp: Time,
+    /// Frame.
+    pub frame_id: String,
+}
+
+/// sensor_msgs/JointState.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JointState {
+    /// Header.
+    pub header: Header,
+    /// Joint names.
+    pub name: Vec<String>,
+    /// Positions.
+    pub position: Vec<f64>,
+    /// Velocities.
+    pub velocity: Vec<f64>,
+    /// Efforts.
+    pub effort: Vec<f64>,
+}
+
+/// std_msgs/MultiArrayDimension.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MultiArrayDimension {
+    /// Label.
+    pub label: String,
+    /// Size.
+    pub size: u32,
+    /// Stride.
+    pub stride: u32,
+}
+
+/// std_msgs/MultiArrayLayout.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MultiArrayLayout {
+    /// Dimensions.
+    pub dim: Vec<MultiArrayDimension>,
+    /// Offset of the first element.
+    pub data_offset: u32,
+}
+
+/// std_msgs/Float64MultiArray.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Float64MultiArray {
+    /// Layout.
+    pub layout: MultiArrayLayout,
+    /// Data.
+    pub data: Vec<f64>,
+}
+
+/// trajectory_msgs/JointTrajectoryPoint.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JointTrajectoryPoint {
+    /// Positions.
+    pub positions: Vec<f64>,
+    /// Velocities (may be empty).
+    pub velocities: Vec<f64>,
+    /// Accelerations (may be empty).
+    pub accelerations: Vec<f64>,
+    /// Efforts (ignored).
+    pub effort: Vec<f64>,
+    /// Time from the start of the trajectory.
+    pub time_from_start: Duration,
+}
+
+/// trajectory_msgs/JointTrajectory.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JointTrajectory {
+    /// Header.
+    pub header: Header,
+    /// Joint names.
+    pub joint_names: Vec<String>,
+    /// Points.
+    pub points: Vec<JointTrajectoryPoint>,
+}
+
+/// geometry_msgs/Point and Vector3 (same layout).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Vector3 {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+}
+
+/// geometry_msgs/Quaternion.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Quaternion {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+    /// w.
+    pub w: f64,
+}
+
+/// geometry_msgs/Pose.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Pose {
+    /// Position.
+    pub position: Vector3,
+    /// Orientation.
+    pub orientation: Quaternion,
+}
+
+/// geometry_msgs/PoseStamped.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PoseStamped {
+    /// Header.
+    pub header: Header,
+    /// Pose.
+    pub pose: Pose,
+}
+
+/// geometry_msgs/Wrench.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Wrench {
+    /// Force.
+    pub force: Vector3,
+    /// Torque.
+    pub torque: Vector3,
+}
+
+/// geometry_msgs/WrenchStamped.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WrenchStamped {
+    /// Header.
+    pub header: Header,
+    /// Wrench.
+    pub wrench: Wrench,
+}
+
+/// rosgraph_msgs/Clock.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Clock {
+    /// Time.
+    pub clock: Time,
+}
+
+/// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each.
+pub fn labelled_array(blocks: &[(&str, &[f64])], out: &mut Float64MultiArray) {
+    out.layout.dim.clear();
+    out.data.clear();
+    for (label, values) in blocks {
+        out.layout.dim.push(MultiArrayDimension {
+            label: (*label).to_string(),
+            size: values.len() as u32,
+            stride: values.len() as u32,
+        });
+        out.data.extend_from_slice(values);
+    }
+}

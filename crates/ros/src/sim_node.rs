@@ -1,0 +1,221 @@
+//! `sim_node`: the embedded simulator as a node, the stand-in for hardware and Gazebo. It
+//! publishes `joint_states` (sensor_msgs/JointState, chain order, stamped with simulated time)
+//! at `rate` and applies the newest effort command from `command_topic`
+//! (std_msgs/Float64MultiArray, chain order). A command of the wrong length or with NaN is
+//! refused with a reason; without a command for `command_timeout` the arm gets zero effort.
+
+use armctl_sim::{Integrator, ModelMismatch, Payload, SensorNoise, SimConfig, Simulator};
+use nalgebra::{Matrix3, Vector3};
+
+use crate::controller_core::LogLevel;
+use crate::declarations::sim_node_declarations;
+use crate::msgs::{Header, JointState, Time};
+use crate::names::resolve;
+use crate::node_parameters::ParameterStore;
+use crate::params_file::RosValue;
+use crate::ros_args::RosArgs;
+use crate::startup::{load_robot, NodeStart};
+use crate::transport::{Incoming, NodeSpec, Topic, Transport};
+use crate::RosError;
+
+/// A configured simulator node.
+pub struct SimNode {
+    spec: NodeSpec,
+    sim: Simulator,
+    command: Vec<f64>,
+    last_command: Option<f64>,
+    command_timeout: f64,
+    message: JointState,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    zero: Vec<f64>,
+}
+
+impl std::fmt::Debug for SimNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimNode")
+            .field("name", &self.spec.name)
+            .finish()
+    }
+}
+
+fn config(store: &ParameterStore, dt: f64) -> SimConfig {
+    let integer = |name: &str| match store.get(name) {
+        Some(RosValue::Integer(i)) => *i,
+        _ => 0,
+    };
+    let noise = (store.double("noise_position") > 0.0 || store.double("noise_velocity") > 0.0)
+        .then(|| SensorNoise {
+            position: store.double("noise_position"),
+            velocity: store.double("noise_velocity"),
+            seed: 1,
+        });
+    let payload = (store.double("payload_mass") > 0.0).then(|| Payload {
+        mass: store.double("payload_mass"),
+        com: Vector3::zeros(),
+        inertia: Matrix3::zeros(),
+    });
+    SimConfig {
+        dt,
+        integrator: if store.string("integrator") == "euler" {
+            Integrator::SemiImplicitEuler
+        } else {
+            Integrator::Rk4
+        },
+        friction: store.get("friction") != Some(&RosValue::Bool(false)),
+        noise,
+        command_delay_steps: integer("command_delay_steps").max(0) as usize,
+        mismatch: ModelMismatch {
+            payload,
+            mass_scale: Some(store.double("mass_scale")).filter(|s| (*s - 1.0).abs() > 0.0),
+        },
+        ..SimConfig::default()
+    }
+}
+
+impl SimNode {
+    /// Configures the node from the command line.
+    pub fn new(args: &RosArgs) -> Result<Self, RosError> {
+        let start = NodeStart::new(args, "sim_node")?;
+        let mut store = ParameterStore::new(sim_node_declarations());
+        if let Some(name) = start.apply(&mut store)?.first() {
+            return Err(RosError::Parameter {
+                name: name.clone(),
+                reason: "not declared by sim_node".into(),
+            });
+        }
+        let robot = load_robot(&store)?;
+        let n = robot.dof();
+        let q0 = match store.get("initial_positions") {
+            Some(RosValue::DoubleArray(q)) if !q.is_empty() => {
+                if q.len() != n {
+                    return Err(RosError::Parameter {
+                        name: "initial_positions".into(),
+                        reason: format!("{} values for {n} joints", q.len()),
+                    });
+                }
+                q.clone()
+            }
+            _ => robot
+                .joints()
+                .iter()
+                .map(|j| {
+                    if j.limits.is_bounded() {
+                        0.5 * (j.limits.lower + j.limits.upper)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+        };
+        let rate = store.double("rate");
+        let sim = Simulator::new(&robot, &q0, config(&store, 1.0 / rate)).map_err(|e| {
+            RosError::Parameter {
+                name: "simulator".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
+        let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let spec = NodeSpec {
+            name: start.name.clone(),
+            namespace: start.namespace.clone(),
+            subscriptions: vec![(
+                Topic::Commands,
+                resolve_name(&store.string("command_topic")),
+            )],
+            publications: vec![(Topic::JointStates, resolve_name("joint_states"))],
+            tick_rate: Some(rate),
+            parameters: store.clone(),
+        };
+        Ok(Self {
+            spec,
+            sim,
+            command: vec![0.0; n],
+            last_command: None,
+            command_timeout: store.double("command_timeout"),
+            message: JointState {
+                header: Header::default(),
+                name: names,
+                position: vec![0.0; n],
+                velocity: vec![0.0; n],
+                effort: vec![0.0; n],
+            },
+            q: vec![0.0; n],
+            qd: vec![0.0; n],
+            zero: vec![0.0; n],
+        })
+    }
+
+    /// What the middleware must provide.
+    pub fn spec(&self) -> &NodeSpec {
+        &self.spec
+    }
+
+    /// The declarations as YAML (`--print-params`).
+    pub fn describe_parameters(&self) -> String {
+        self.spec.parameters.describe()
+    }
+
+    /// Runs until the middleware stops.
+    pub async fn run<T: Transport>(mut self, transport: &mut T) {
+        let mut refused = false;
+        let mut timed_out = false;
+        while let Some(incoming) = transport.next().await {
+            match incoming {
+                Incoming::Command(msg) => {
+                    let n = self.command.len();
+                    if msg.data.len() == n && msg.data.iter().all(|v| v.is_finite()) {
+                        self.command.copy_from_slice(&msg.data);
+                        self.last_command = Some(self.sim.time());
+                        refused = false;
+                    } else if !refused {
+                        transport.log(
+                            LogLevel::Warn,
+                            &format!(
+                                "command refused: {} values for {n} joints, or not finite",
+                                msg.data.len()
+                            ),
+                        );
+                        refused = true;
+                    }
+                }
+                Incoming::Tick => {
+                    let fresh = self
+                        .last_command
+                        .is_some_and(|t| self.sim.time() - t <= self.command_timeout);
+                    if !fresh && self.last_command.is_some() && !timed_out {
+                        transport.log(
+                            LogLevel::Warn,
+                            &format!(
+                                "no command for {} s: applying zero effort",
+                                self.command_timeout
+                            ),
+                        );
+                    }
+                    timed_out = !fresh && self.last_command.is_some();
+                    let command = if fresh { &self.command } else { &self.zero };
+                    if let Err(e) = self.sim.step(command) {
+                        transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));
+                        return;
+                    }
+                    self.publish(transport);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn publish<T: Transport>(&mut self, transport: &mut T) {
+        if self.sim.measure(&mut self.q, &mut self.qd).is_err() {
+            return;
+        }
+        self.message.header.stamp = Time::from_seconds(self.sim.time());
+        self.message.position.copy_from_slice(&self.q);
+        self.message.velocity.copy_from_slice(&self.qd);
+        self.message
+            .effort
+            .copy_from_slice(self.sim.applied_effort());
+        transport.publish_joint_state(&self.message);
+    }
+}

@@ -1,0 +1,89 @@
+//! What both nodes do before they run: resolve the node's name and namespace, gather the
+//! parameter values (parameter files in order, then `-p` overrides), check each against its
+//! declaration, and build the robot model.
+
+use armctl_model::{BranchPolicy, ChainOptions, Robot};
+
+use crate::node_parameters::ParameterStore;
+use crate::params_file::{parameters_for_node, RosValue};
+use crate::ros_args::RosArgs;
+use crate::RosError;
+
+/// A node's identity and raw parameter values, before they are checked.
+#[derive(Debug, Clone)]
+pub struct NodeStart {
+    /// Node name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Remappings.
+    pub remaps: Vec<(String, String)>,
+    /// Values from files and overrides, in order (later wins).
+    pub values: Vec<(String, RosValue)>,
+}
+
+impl NodeStart {
+    /// From the command line; reads every `--params-file`.
+    pub fn new(args: &RosArgs, default_name: &str) -> Result<Self, RosError> {
+        let name = args
+            .node_name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        let namespace = args.namespace.clone().unwrap_or_else(|| "/".to_string());
+        let mut values = Vec::new();
+        for path in &args.params_files {
+            let text = std::fs::read_to_string(path).map_err(|e| RosError::ParamsFile {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+            values.extend(parameters_for_node(&text, path, &namespace, &name)?);
+        }
+        for (param, text) in &args.overrides {
+            values.push((param.clone(), RosValue::from_text(param, text)?));
+        }
+        Ok(Self {
+            name,
+            namespace,
+            remaps: args.remaps.clone(),
+            values,
+        })
+    }
+
+    /// Applies the values `store` declares; returns the names it does not declare.
+    pub fn apply(&self, store: &mut ParameterStore) -> Result<Vec<String>, RosError> {
+        let mut unknown = Vec::new();
+        for (name, value) in &self.values {
+            if store.declaration(name).is_some() {
+                store.set(name, value, true)?;
+            } else if !unknown.contains(name) {
+                unknown.push(name.clone());
+            }
+        }
+        Ok(unknown)
+    }
+}
+
+/// The robot from `robot_description` (URDF text) or `urdf_path`, cut at `base_link`/`tip_link`.
+pub fn load_robot(store: &ParameterStore) -> Result<Robot, RosError> {
+    let options = ChainOptions {
+        base_link: Some(store.string("base_link")).filter(|s| !s.is_empty()),
+        tip_link: Some(store.string("tip_link")).filter(|s| !s.is_empty()),
+        branches: BranchPolicy::Lock,
+        ..ChainOptions::default()
+    };
+    let description = store.string("robot_description");
+    let path = store.string("urdf_path");
+    let robot = if !description.trim().is_empty() {
+        Robot::from_urdf_str(&description, &options)
+    } else if !path.is_empty() {
+        Robot::from_urdf_file(&path, &options)
+    } else {
+        return Err(RosError::Parameter {
+            name: "robot_description".into(),
+            reason: "neither robot_description nor urdf_path is set".into(),
+        });
+    };
+    robot.map_err(|e| RosError::Model {
+        reason: e.to_string(),
+    })
+}

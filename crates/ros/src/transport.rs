@@ -1,0 +1,77 @@
+//! The small trait between the nodes' logic and a middleware. Each backend delivers messages,
+//! timer ticks and accepted parameter changes as [`Incoming`] and publishes outgoing
+//! messages; the node logic is the same for both.
+
+use crate::controller_core::LogLevel;
+use crate::msgs;
+use crate::node_parameters::ParameterStore;
+use crate::params_file::RosValue;
+
+/// A topic a node uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// sensor_msgs/JointState.
+    JointStates,
+    /// std_msgs/Float64MultiArray efforts.
+    Commands,
+    /// trajectory_msgs/JointTrajectory.
+    Reference,
+    /// geometry_msgs/PoseStamped.
+    TargetPose,
+    /// geometry_msgs/WrenchStamped.
+    ExternalWrench,
+    /// std_msgs/Float64MultiArray, labelled.
+    State,
+    /// rosgraph_msgs/Clock.
+    Clock,
+}
+
+/// What a node receives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A joint state.
+    JointState(msgs::JointState),
+    /// An effort command.
+    Command(msgs::Float64MultiArray),
+    /// A joint trajectory reference.
+    Reference(msgs::JointTrajectory),
+    /// A tip pose target.
+    TargetPose(msgs::PoseStamped),
+    /// A measured tip wrench.
+    ExternalWrench(msgs::WrenchStamped),
+    /// The simulation clock, s.
+    Clock(f64),
+    /// An accepted parameter change.
+    Parameter(String, RosValue),
+    /// The node's timer fired.
+    Tick,
+}
+
+/// What a node needs from the middleware.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// Namespace ("/" or "/a/b").
+    pub namespace: String,
+    /// Topics to subscribe, with their resolved names.
+    pub subscriptions: Vec<(Topic, String)>,
+    /// Topics to publish, with their resolved names.
+    pub publications: Vec<(Topic, String)>,
+    /// Timer rate, Hz (none: no ticks).
+    pub tick_rate: Option<f64>,
+    /// Declared parameters with their start values; changes are validated against them.
+    pub parameters: ParameterStore,
+}
+
+/// A running node's connection to the middleware.
+pub trait Transport {
+    /// The next message, tick or parameter change (`None`: the middleware is gone).
+    fn next(&mut self) -> impl std::future::Future<Output = Option<Incoming>>;
+    /// Publishes `msg` on a Float64MultiArray topic.
+    fn publish_array(&mut self, topic: Topic, msg: &msgs::Float64MultiArray);
+    /// Publishes a joint state.
+    fn publish_joint_state(&mut self, msg: &msgs::JointState);
+    /// Logs to rosout (and stderr).
+    fn log(&self, level: LogLevel, text: &str);
+}
