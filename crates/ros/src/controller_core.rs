@@ -200,14 +200,14 @@ impl ControllerCore {
         }
     }
 
-    /// A joint trajectory to follow from `now`, joints matched by name (the JointTrajectory
+    /// A joint trajectory to follow from time `start` (s, the node's clock), joints matched by name (the JointTrajectory
     /// shape). Points must hold one value per listed joint; every controlled joint must be
     /// listed. Rejected with a reason otherwise (the old reference stays).
     pub fn set_trajectory(
         &mut self,
         joint_names: &[String],
         points: &[TrajectoryPoint],
-        now: f64,
+        start: f64,
     ) -> Result<(), RosError> {
         let reject = |reason: String| RosError::Parameter {
             name: "~/reference".into(),
@@ -266,7 +266,7 @@ impl ControllerCore {
         }
         let trajectory =
             MultiPoint::new(self.robot.dof(), &ordered).map_err(|e| reject(e.to_string()))?;
-        self.trajectory = Some((now, trajectory));
+        self.trajectory = Some((start, trajectory));
         Ok(())
     }
 

@@ -24,7 +24,7 @@ use crate::node_parameters::ParameterStore;
 use crate::params_file::RosValue;
 use crate::ros_args::RosArgs;
 use crate::startup::{load_robot, NodeStart};
-use crate::transport::{Incoming, NodeSpec, Topic, Transport};
+use crate::transport::{Incoming, Node, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
 /// A configured controller node, ready to run on a transport.
@@ -179,72 +179,16 @@ impl ControllerNode {
         })
     }
 
-    /// What the middleware must provide.
-    pub fn spec(&self) -> &NodeSpec {
-        &self.spec
-    }
-
-    /// The declarations as YAML (`--print-params`).
-    pub fn describe_parameters(&self) -> String {
-        self.spec.parameters.describe()
-    }
-
-    /// Runs until the middleware stops.
-    pub async fn run<T: Transport>(mut self, transport: &mut T) {
-        let started = Instant::now();
-        let mut sim_time: Option<f64> = None;
-        let mut last_step: Option<f64> = None;
-        transport.log(
-            LogLevel::Info,
-            &format!(
-                "controlling {} with {} ({})",
-                self.core.joints().join(", "),
-                self.core.controller().name(),
-                self.spec.parameters.string("controller")
-            ),
-        );
-        while let Some(incoming) = transport.next().await {
-            let now = match (self.use_sim_time, sim_time) {
-                (true, Some(t)) => t,
-                _ => started.elapsed().as_secs_f64(),
-            };
-            match incoming {
-                Incoming::JointState(msg) => {
-                    self.core
-                        .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
-                    if self.update_rate <= 0.0 {
-                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
-                        last_step = Some(now);
-                        self.step(transport, now, dt);
-                    }
-                }
-                Incoming::Tick => {
-                    self.step(transport, now, 1.0 / self.update_rate);
-                }
-                Incoming::Clock(t) => sim_time = Some(t),
-                Incoming::Reference(msg) => self.on_reference(transport, &msg, now),
-                Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
-                Incoming::ExternalWrench(msg) => {
-                    let (f, t) = (msg.wrench.force, msg.wrench.torque);
-                    self.core
-                        .controller_mut()
-                        .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
-                }
-                Incoming::Parameter(name, value) => self.on_parameter(transport, &name, &value),
-                Incoming::Command(_) => {}
-            }
-        }
-    }
-
     fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
         let report = self.core.step(now, dt, &mut self.effort);
+        let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
         if let Some((level, text)) = &report.log {
             transport.log(*level, text);
         }
         for (slot, &i) in self.command.data.iter_mut().zip(&self.order) {
             *slot = self.effort[i];
         }
-        transport.publish_array(Topic::Commands, &self.command);
+        transport.publish(Outgoing::Array(Topic::Commands, &self.command));
         let reference = self.core.reference();
         let (q, _) = self.core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
@@ -253,6 +197,8 @@ impl ControllerNode {
         let estimates = self.core.controller().estimates();
         labelled_array(
             &[
+                ("time", &[now]),
+                ("holding", &holding),
                 ("reference", &reference.q),
                 ("position", q),
                 ("error", &self.error),
@@ -261,7 +207,7 @@ impl ControllerNode {
             ],
             &mut self.state,
         );
-        transport.publish_array(Topic::State, &self.state);
+        transport.publish(Outgoing::Array(Topic::State, &self.state));
     }
 
     fn on_reference<T: Transport>(
@@ -280,11 +226,14 @@ impl ControllerNode {
                 accelerations: Some(p.accelerations.clone()).filter(|v| !v.is_empty()),
             })
             .collect();
-        match self.core.set_trajectory(&msg.joint_names, &points, now) {
+        // As in ros2_control's trajectory controller: a zero stamp means "start now".
+        let stamp = msg.header.stamp.seconds();
+        let start = if stamp > 0.0 { stamp } else { now };
+        match self.core.set_trajectory(&msg.joint_names, &points, start) {
             Ok(()) => transport.log(
                 LogLevel::Info,
                 &format!(
-                    "new reference: {} points over {:.3} s",
+                    "new reference: {} points over {:.3} s, starting at t = {start:.3} s",
                     points.len(),
                     points.last().map_or(0.0, |p| p.time)
                 ),
@@ -347,6 +296,60 @@ impl ControllerNode {
                         transport.log(LogLevel::Warn, &e.to_string());
                     }
                 }
+            }
+        }
+    }
+}
+
+impl Node for ControllerNode {
+    fn spec(&self) -> &NodeSpec {
+        &self.spec
+    }
+
+    async fn run<T: Transport + Send>(mut self, transport: &mut T) {
+        let started = Instant::now();
+        let mut sim_time: Option<f64> = None;
+        let mut last_step: Option<f64> = None;
+        transport.log(
+            LogLevel::Info,
+            &format!(
+                "controlling {} with {} ({})",
+                self.core.joints().join(", "),
+                self.core.controller().name(),
+                self.spec.parameters.string("controller")
+            ),
+        );
+        while let Some(incoming) = transport.next().await {
+            // With use_sim_time the time is zero until the first /clock, as in rclcpp.
+            let now = if self.use_sim_time {
+                sim_time.unwrap_or(0.0)
+            } else {
+                started.elapsed().as_secs_f64()
+            };
+            match incoming {
+                Incoming::JointState(msg) => {
+                    self.core
+                        .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
+                    if self.update_rate <= 0.0 {
+                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
+                        last_step = Some(now);
+                        self.step(transport, now, dt);
+                    }
+                }
+                Incoming::Tick => {
+                    self.step(transport, now, 1.0 / self.update_rate);
+                }
+                Incoming::Clock(t) => sim_time = Some(t),
+                Incoming::Reference(msg) => self.on_reference(transport, &msg, now),
+                Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
+                Incoming::ExternalWrench(msg) => {
+                    let (f, t) = (msg.wrench.force, msg.wrench.torque);
+                    self.core
+                        .controller_mut()
+                        .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
+                }
+                Incoming::Parameter(name, value) => self.on_parameter(transport, &name, &value),
+                Incoming::Command(_) | Incoming::State(_) => {}
             }
         }
     }

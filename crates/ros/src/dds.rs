@@ -24,7 +24,8 @@ use crate::controller_core::LogLevel;
 use crate::msgs;
 use crate::node_parameters::ParameterStore;
 use crate::params_file::RosValue;
-use crate::transport::{Incoming, NodeSpec, Topic, Transport};
+use crate::ticker::Ticker;
+use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
 fn transport(e: impl std::fmt::Display) -> RosError {
@@ -33,29 +34,53 @@ fn transport(e: impl std::fmt::Display) -> RosError {
     }
 }
 
-/// Whether ROS's environment asks for localhost-only discovery.
-pub fn localhost_only() -> bool {
-    std::env::var("ROS_LOCALHOST_ONLY").is_ok_and(|v| v == "1")
-        || std::env::var("ROS_AUTOMATIC_DISCOVERY_RANGE")
-            .is_ok_and(|v| v.eq_ignore_ascii_case("LOCALHOST"))
+/// Where a node's DDS participant talks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DdsOptions {
+    /// ROS domain (DDS domain id, 0..=232).
+    pub domain_id: u16,
+    /// Use and advertise 127.0.0.1 only.
+    pub localhost_only: bool,
 }
 
-fn domain_id() -> u16 {
-    std::env::var("ROS_DOMAIN_ID")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+impl DdsOptions {
+    /// From ROS's environment: `ROS_DOMAIN_ID`, and `ROS_LOCALHOST_ONLY=1` or
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` for loopback only.
+    pub fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).ok();
+        Self {
+            domain_id: var("ROS_DOMAIN_ID")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            localhost_only: var("ROS_LOCALHOST_ONLY").is_some_and(|v| v == "1")
+                || var("ROS_AUTOMATIC_DISCOVERY_RANGE")
+                    .is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST")),
+        }
+    }
+
+    /// Loopback only, on `domain_id`.
+    pub fn loopback(domain_id: u16) -> Self {
+        Self {
+            domain_id,
+            localhost_only: true,
+        }
+    }
 }
 
-fn context() -> Result<Context, RosError> {
-    if localhost_only() {
-        let participant = DomainParticipantBuilder::new(domain_id())
+fn context(options: &DdsOptions) -> Result<Context, RosError> {
+    if options.domain_id > 232 {
+        return Err(RosError::Transport {
+            reason: format!("ROS domain id {} is above 232", options.domain_id),
+        });
+    }
+    if options.localhost_only {
+        let participant = DomainParticipantBuilder::new(options.domain_id)
             .with_only_networks([IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .build()
             .map_err(transport)?;
         Context::from_domain_participant(participant).map_err(transport)
     } else {
-        Context::with_options(ros2_client::ContextOptions::new().domain_id(domain_id()))
+        Context::with_options(ros2_client::ContextOptions::new().domain_id(options.domain_id))
             .map_err(transport)
     }
 }
@@ -133,17 +158,29 @@ pub struct DdsTransport {
     node: Node,
     _context: Context,
     qos: QosProfile,
-    publishers: Vec<(Topic, Publisher<msgs::Float64MultiArray>)>,
-    joint_state_publisher: Option<Publisher<msgs::JointState>>,
+    publishers: Publishers,
     joint_states: Option<Subscription<msgs::JointState>>,
     commands: Option<Subscription<msgs::Float64MultiArray>>,
+    states: Option<Subscription<msgs::Float64MultiArray>>,
     references: Option<Subscription<msgs::JointTrajectory>>,
     target_poses: Option<Subscription<msgs::PoseStamped>>,
     wrenches: Option<Subscription<msgs::WrenchStamped>>,
     clock: Option<Subscription<msgs::Clock>>,
     changes: mpsc::UnboundedReceiver<(String, RosValue)>,
-    ticker: Option<tokio::time::Interval>,
+    ticker: Option<Ticker>,
     starting: bool,
+}
+
+/// One optional publisher per topic.
+#[derive(Default)]
+struct Publishers {
+    joint_states: Option<Publisher<msgs::JointState>>,
+    commands: Option<Publisher<msgs::Float64MultiArray>>,
+    state: Option<Publisher<msgs::Float64MultiArray>>,
+    reference: Option<Publisher<msgs::JointTrajectory>>,
+    target_pose: Option<Publisher<msgs::PoseStamped>>,
+    external_wrench: Option<Publisher<msgs::WrenchStamped>>,
+    clock: Option<Publisher<msgs::Clock>>,
 }
 
 impl std::fmt::Debug for DdsTransport {
@@ -167,8 +204,8 @@ fn type_name(topic: Topic) -> MessageTypeName {
 
 impl DdsTransport {
     /// Starts the node (must run inside a tokio runtime: the spinner is spawned on it).
-    pub fn start(spec: &NodeSpec) -> Result<Self, RosError> {
-        let context = context()?;
+    pub fn start(spec: &NodeSpec, dds: &DdsOptions) -> Result<Self, RosError> {
+        let context = context(dds)?;
         let (tx, changes) = mpsc::unbounded_channel();
         let name = NodeName::new(&spec.namespace, &spec.name).map_err(transport)?;
         let mut node = context
@@ -183,20 +220,18 @@ impl DdsTransport {
             node,
             _context: context,
             qos,
-            publishers: Vec::new(),
-            joint_state_publisher: None,
+            publishers: Publishers::default(),
             joint_states: None,
             commands: None,
+            states: None,
             references: None,
             target_poses: None,
             wrenches: None,
             clock: None,
             changes,
-            ticker: spec.tick_rate.map(|hz| {
-                let mut interval = tokio::time::interval(Duration::from_secs_f64(1.0 / hz));
-                interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-                interval
-            }),
+            ticker: spec
+                .tick_rate
+                .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz))),
             starting: true,
         };
         for (topic, name) in &spec.subscriptions {
@@ -248,9 +283,7 @@ impl DdsTransport {
                 );
             }
             Topic::State => {
-                return Err(RosError::Transport {
-                    reason: "~/state is published, not subscribed".into(),
-                })
+                self.states = Some(node.create_subscription(&t, None).map_err(transport)?)
             }
         }
         Ok(())
@@ -258,23 +291,46 @@ impl DdsTransport {
 
     fn advertise(&mut self, topic: Topic, name: &str) -> Result<(), RosError> {
         let t = self.topic(topic, name)?;
+        let (node, p) = (&mut self.node, &mut self.publishers);
         match topic {
             Topic::JointStates => {
-                self.joint_state_publisher =
-                    Some(self.node.create_publisher(&t, None).map_err(transport)?)
+                p.joint_states = Some(node.create_publisher(&t, None).map_err(transport)?)
             }
-            Topic::Commands | Topic::State => {
-                let publisher = self.node.create_publisher(&t, None).map_err(transport)?;
-                self.publishers.push((topic, publisher));
+            Topic::Commands => {
+                p.commands = Some(node.create_publisher(&t, None).map_err(transport)?)
             }
-            other => {
-                return Err(RosError::Transport {
-                    reason: format!("{other:?} is not published by armctl nodes"),
-                })
+            Topic::State => p.state = Some(node.create_publisher(&t, None).map_err(transport)?),
+            Topic::Reference => {
+                p.reference = Some(node.create_publisher(&t, None).map_err(transport)?)
             }
+            Topic::TargetPose => {
+                p.target_pose = Some(node.create_publisher(&t, None).map_err(transport)?)
+            }
+            Topic::ExternalWrench => {
+                p.external_wrench = Some(node.create_publisher(&t, None).map_err(transport)?)
+            }
+            Topic::Clock => p.clock = Some(node.create_publisher(&t, None).map_err(transport)?),
         }
         Ok(())
     }
+}
+
+fn send<M: serde::Serialize + Clone + std::fmt::Debug>(
+    publisher: &Option<Publisher<M>>,
+    msg: &M,
+    topic: Topic,
+) {
+    if let Some(publisher) = publisher {
+        if let Err(e) = publisher.publish(msg.clone()) {
+            eprintln!("publishing {topic:?}: {e:?}");
+        }
+    }
+}
+
+fn count<M: serde::Serialize>(publisher: &Option<Publisher<M>>, node: &Node) -> usize {
+    publisher
+        .as_ref()
+        .map_or(0, |p| p.get_subscription_count(node))
 }
 
 /// A future that never resolves when the subscription is absent.
@@ -287,11 +343,9 @@ async fn take<M: serde::de::DeserializeOwned + 'static>(
     }
 }
 
-async fn tick(ticker: &mut Option<tokio::time::Interval>) {
+async fn tick(ticker: &Option<Ticker>) {
     match ticker {
-        Some(t) => {
-            t.tick().await;
-        }
+        Some(t) => t.tick().await,
         None => futures::future::pending().await,
     }
 }
@@ -307,13 +361,15 @@ impl Transport for DdsTransport {
             let incoming = tokio::select! {
                 biased;
                 change = self.changes.recv() => change.map(|(n, v)| Incoming::Parameter(n, v)),
+                // The clock first: a joint state must be stamped with the time it was sent at.
+                m = take(&self.clock) => m.map(|c| Incoming::Clock(c.clock.seconds())),
                 m = take(&self.joint_states) => m.map(Incoming::JointState),
                 m = take(&self.commands) => m.map(Incoming::Command),
+                m = take(&self.states) => m.map(Incoming::State),
                 m = take(&self.references) => m.map(Incoming::Reference),
                 m = take(&self.target_poses) => m.map(Incoming::TargetPose),
                 m = take(&self.wrenches) => m.map(Incoming::ExternalWrench),
-                m = take(&self.clock) => m.map(|c| Incoming::Clock(c.clock.seconds())),
-                _ = tick(&mut self.ticker) => Some(Incoming::Tick),
+                _ = tick(&self.ticker) => Some(Incoming::Tick),
             };
             // A read error on one topic (a malformed sample) is skipped, not fatal.
             if incoming.is_some() {
@@ -322,19 +378,30 @@ impl Transport for DdsTransport {
         }
     }
 
-    fn publish_array(&mut self, topic: Topic, msg: &msgs::Float64MultiArray) {
-        if let Some((_, publisher)) = self.publishers.iter().find(|(t, _)| *t == topic) {
-            if let Err(e) = publisher.publish(msg.clone()) {
-                eprintln!("publishing {topic:?}: {e:?}");
-            }
+    fn publish(&mut self, msg: Outgoing<'_>) {
+        let p = &self.publishers;
+        match msg {
+            Outgoing::JointState(m) => send(&p.joint_states, m, Topic::JointStates),
+            Outgoing::Array(Topic::Commands, m) => send(&p.commands, m, Topic::Commands),
+            Outgoing::Array(Topic::State, m) => send(&p.state, m, Topic::State),
+            Outgoing::Array(..) => {}
+            Outgoing::Reference(m) => send(&p.reference, m, Topic::Reference),
+            Outgoing::TargetPose(m) => send(&p.target_pose, m, Topic::TargetPose),
+            Outgoing::ExternalWrench(m) => send(&p.external_wrench, m, Topic::ExternalWrench),
+            Outgoing::Clock(m) => send(&p.clock, m, Topic::Clock),
         }
     }
 
-    fn publish_joint_state(&mut self, msg: &msgs::JointState) {
-        if let Some(publisher) = &self.joint_state_publisher {
-            if let Err(e) = publisher.publish(msg.clone()) {
-                eprintln!("publishing joint states: {e:?}");
-            }
+    fn subscriber_count(&self, topic: Topic) -> usize {
+        let (p, node) = (&self.publishers, &self.node);
+        match topic {
+            Topic::JointStates => count(&p.joint_states, node),
+            Topic::Commands => count(&p.commands, node),
+            Topic::State => count(&p.state, node),
+            Topic::Reference => count(&p.reference, node),
+            Topic::TargetPose => count(&p.target_pose, node),
+            Topic::ExternalWrench => count(&p.external_wrench, node),
+            Topic::Clock => count(&p.clock, node),
         }
     }
 

@@ -152,6 +152,20 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
         )
         .choices(&["rk4", "euler"]),
         Declaration::new(
+            "hold_until_command",
+            RosKind::Bool,
+            RosValue::Bool(true),
+            true,
+            "Hold the arm at initial_positions, time standing still, until the first command arrives (a braked arm waiting for its controller).",
+        ),
+        Declaration::new(
+            "publish_clock",
+            RosKind::Bool,
+            RosValue::Bool(true),
+            true,
+            "Publish the simulated time on /clock (rosgraph_msgs/Clock), as Gazebo does, for nodes with use_sim_time.",
+        ),
+        Declaration::new(
             "friction",
             RosKind::Bool,
             RosValue::Bool(true),

@@ -10,8 +10,12 @@ pub mod controller_node;
 #[cfg(feature = "dds")]
 pub mod dds;
 pub mod declarations;
+#[cfg(feature = "dds")]
+pub mod demo;
 mod error;
 pub mod joint_map;
+#[cfg(feature = "dds")]
+pub mod launch;
 pub mod msgs;
 pub mod names;
 pub mod node_parameters;
@@ -19,6 +23,7 @@ pub mod params_file;
 pub mod ros_args;
 pub mod sim_node;
 pub mod startup;
+pub mod ticker;
 pub mod transport;
 
 pub use error::RosError;

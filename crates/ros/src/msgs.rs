@@ -176,16 +176,63 @@ pub struct Clock {
     pub clock: Time,
 }
 
-/// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each.
+/// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each
+/// (labels are rewritten only when they change, so a steady shape allocates nothing).
 pub fn labelled_array(blocks: &[(&str, &[f64])], out: &mut Float64MultiArray) {
-    out.layout.dim.clear();
+    out.layout.dim.truncate(blocks.len());
+    out.layout.data_offset = 0;
     out.data.clear();
-    for (label, values) in blocks {
-        out.layout.dim.push(MultiArrayDimension {
-            label: (*label).to_string(),
-            size: values.len() as u32,
-            stride: values.len() as u32,
-        });
+    for (k, (label, values)) in blocks.iter().enumerate() {
+        if k == out.layout.dim.len() {
+            out.layout.dim.push(MultiArrayDimension::default());
+        }
+        let dim = &mut out.layout.dim[k];
+        if dim.label != *label {
+            dim.label.clear();
+            dim.label.push_str(label);
+        }
+        dim.size = values.len() as u32;
+        dim.stride = values.len() as u32;
         out.data.extend_from_slice(values);
+    }
+}
+
+/// The block labelled `label` of a [`labelled_array`] (none when absent or inconsistent).
+pub fn labelled_block<'a>(msg: &'a Float64MultiArray, label: &str) -> Option<&'a [f64]> {
+    let mut start = msg.layout.data_offset as usize;
+    for dim in &msg.layout.dim {
+        let end = start + dim.size as usize;
+        if dim.label == label {
+            return msg.data.get(start..end);
+        }
+        start = end;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labelled_blocks_round_trip_and_reuse_labels() {
+        let mut msg = Float64MultiArray::default();
+        labelled_array(&[("a", &[1.0, 2.0]), ("b", &[]), ("c", &[3.0])], &mut msg);
+        assert_eq!(labelled_block(&msg, "a"), Some(&[1.0, 2.0][..]));
+        assert_eq!(labelled_block(&msg, "b"), Some(&[][..]));
+        assert_eq!(labelled_block(&msg, "c"), Some(&[3.0][..]));
+        assert_eq!(labelled_block(&msg, "d"), None);
+        let label_buffer = msg.layout.dim[0].label.as_ptr();
+        labelled_array(&[("a", &[5.0, 6.0]), ("c", &[7.0])], &mut msg);
+        assert_eq!(msg.layout.dim[0].label.as_ptr(), label_buffer);
+        assert_eq!(labelled_block(&msg, "c"), Some(&[7.0][..]));
+        assert_eq!(msg.data, vec![5.0, 6.0, 7.0]);
+    }
+
+    #[test]
+    fn time_round_trips_through_seconds() {
+        let t = Time::from_seconds(12.345_678_9);
+        assert_eq!((t.sec, t.nanosec), (12, 345_678_900));
+        assert!((t.seconds() - 12.345_678_9).abs() < 1e-9);
     }
 }

@@ -9,13 +9,13 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::controller_core::LogLevel;
 use crate::declarations::sim_node_declarations;
-use crate::msgs::{Header, JointState, Time};
+use crate::msgs::{Clock, Header, JointState, Time};
 use crate::names::resolve;
 use crate::node_parameters::ParameterStore;
 use crate::params_file::RosValue;
 use crate::ros_args::RosArgs;
 use crate::startup::{load_robot, NodeStart};
-use crate::transport::{Incoming, NodeSpec, Topic, Transport};
+use crate::transport::{Incoming, Node, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
 /// A configured simulator node.
@@ -29,6 +29,11 @@ pub struct SimNode {
     q: Vec<f64>,
     qd: Vec<f64>,
     zero: Vec<f64>,
+    publish_clock: bool,
+    clock: Clock,
+    hold_until_command: bool,
+    refused: bool,
+    timed_out: bool,
 }
 
 impl std::fmt::Debug for SimNode {
@@ -116,6 +121,11 @@ impl SimNode {
             }
         })?;
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
+        let publish_clock = store.get("publish_clock") == Some(&RosValue::Bool(true));
+        let mut publications = vec![(Topic::JointStates, resolve_name("joint_states"))];
+        if publish_clock {
+            publications.push((Topic::Clock, "/clock".to_string()));
+        }
         let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let spec = NodeSpec {
             name: start.name.clone(),
@@ -124,7 +134,7 @@ impl SimNode {
                 Topic::Commands,
                 resolve_name(&store.string("command_topic")),
             )],
-            publications: vec![(Topic::JointStates, resolve_name("joint_states"))],
+            publications,
             tick_rate: Some(rate),
             parameters: store.clone(),
         };
@@ -144,66 +154,57 @@ impl SimNode {
             q: vec![0.0; n],
             qd: vec![0.0; n],
             zero: vec![0.0; n],
+            publish_clock,
+            clock: Clock::default(),
+            hold_until_command: store.get("hold_until_command") == Some(&RosValue::Bool(true)),
+            refused: false,
+            timed_out: false,
         })
     }
 
-    /// What the middleware must provide.
-    pub fn spec(&self) -> &NodeSpec {
-        &self.spec
-    }
-
-    /// The declarations as YAML (`--print-params`).
-    pub fn describe_parameters(&self) -> String {
-        self.spec.parameters.describe()
-    }
-
-    /// Runs until the middleware stops.
-    pub async fn run<T: Transport>(mut self, transport: &mut T) {
-        let mut refused = false;
-        let mut timed_out = false;
-        while let Some(incoming) = transport.next().await {
-            match incoming {
-                Incoming::Command(msg) => {
-                    let n = self.command.len();
-                    if msg.data.len() == n && msg.data.iter().all(|v| v.is_finite()) {
-                        self.command.copy_from_slice(&msg.data);
-                        self.last_command = Some(self.sim.time());
-                        refused = false;
-                    } else if !refused {
-                        transport.log(
-                            LogLevel::Warn,
-                            &format!(
-                                "command refused: {} values for {n} joints, or not finite",
-                                msg.data.len()
-                            ),
-                        );
-                        refused = true;
-                    }
-                }
-                Incoming::Tick => {
-                    let fresh = self
-                        .last_command
-                        .is_some_and(|t| self.sim.time() - t <= self.command_timeout);
-                    if !fresh && self.last_command.is_some() && !timed_out {
-                        transport.log(
-                            LogLevel::Warn,
-                            &format!(
-                                "no command for {} s: applying zero effort",
-                                self.command_timeout
-                            ),
-                        );
-                    }
-                    timed_out = !fresh && self.last_command.is_some();
-                    let command = if fresh { &self.command } else { &self.zero };
-                    if let Err(e) = self.sim.step(command) {
-                        transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));
-                        return;
-                    }
-                    self.publish(transport);
-                }
-                _ => {}
-            }
+    fn on_command<T: Transport>(&mut self, transport: &mut T, data: &[f64]) {
+        let n = self.command.len();
+        if data.len() == n && data.iter().all(|v| v.is_finite()) {
+            self.command.copy_from_slice(data);
+            self.last_command = Some(self.sim.time());
+            self.refused = false;
+        } else if !self.refused {
+            transport.log(
+                LogLevel::Warn,
+                &format!(
+                    "command refused: {} values for {n} joints, or not finite",
+                    data.len()
+                ),
+            );
+            self.refused = true;
         }
+    }
+
+    /// One simulation step with the newest fresh command (zero effort once commands stop);
+    /// before the first command a braked arm: time stands still when `hold_until_command`.
+    fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Result<(), armctl_sim::SimError> {
+        if self.hold_until_command && self.last_command.is_none() {
+            self.publish(transport);
+            return Ok(());
+        }
+        let fresh = self
+            .last_command
+            .is_some_and(|t| self.sim.time() - t <= self.command_timeout);
+        let stopped = !fresh && self.last_command.is_some();
+        if stopped && !self.timed_out {
+            transport.log(
+                LogLevel::Warn,
+                &format!(
+                    "no command for {} s: applying zero effort",
+                    self.command_timeout
+                ),
+            );
+        }
+        self.timed_out = stopped;
+        let command = if fresh { &self.command } else { &self.zero };
+        self.sim.step(command)?;
+        self.publish(transport);
+        Ok(())
     }
 
     fn publish<T: Transport>(&mut self, transport: &mut T) {
@@ -216,6 +217,32 @@ impl SimNode {
         self.message
             .effort
             .copy_from_slice(self.sim.applied_effort());
-        transport.publish_joint_state(&self.message);
+        // The clock before the state it stamps, so subscribers see them in that order.
+        if self.publish_clock {
+            self.clock.clock = self.message.header.stamp;
+            transport.publish(Outgoing::Clock(&self.clock));
+        }
+        transport.publish(Outgoing::JointState(&self.message));
+    }
+}
+
+impl Node for SimNode {
+    fn spec(&self) -> &NodeSpec {
+        &self.spec
+    }
+
+    async fn run<T: Transport + Send>(mut self, transport: &mut T) {
+        while let Some(incoming) = transport.next().await {
+            match incoming {
+                Incoming::Command(msg) => self.on_command(transport, &msg.data),
+                Incoming::Tick => {
+                    if let Err(e) = self.on_tick(transport) {
+                        transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }

@@ -33,6 +33,8 @@ pub enum Incoming {
     JointState(msgs::JointState),
     /// An effort command.
     Command(msgs::Float64MultiArray),
+    /// A controller's `~/state`.
+    State(msgs::Float64MultiArray),
     /// A joint trajectory reference.
     Reference(msgs::JointTrajectory),
     /// A tip pose target.
@@ -45,6 +47,23 @@ pub enum Incoming {
     Parameter(String, RosValue),
     /// The node's timer fired.
     Tick,
+}
+
+/// What a node publishes.
+#[derive(Debug, Clone, Copy)]
+pub enum Outgoing<'a> {
+    /// Joint states.
+    JointState(&'a msgs::JointState),
+    /// Efforts on [`Topic::Commands`] or the labelled state on [`Topic::State`].
+    Array(Topic, &'a msgs::Float64MultiArray),
+    /// A joint trajectory reference.
+    Reference(&'a msgs::JointTrajectory),
+    /// A tip pose target.
+    TargetPose(&'a msgs::PoseStamped),
+    /// A measured tip wrench.
+    ExternalWrench(&'a msgs::WrenchStamped),
+    /// The simulation clock.
+    Clock(&'a msgs::Clock),
 }
 
 /// What a node needs from the middleware.
@@ -67,11 +86,26 @@ pub struct NodeSpec {
 /// A running node's connection to the middleware.
 pub trait Transport {
     /// The next message, tick or parameter change (`None`: the middleware is gone).
-    fn next(&mut self) -> impl std::future::Future<Output = Option<Incoming>>;
-    /// Publishes `msg` on a Float64MultiArray topic.
-    fn publish_array(&mut self, topic: Topic, msg: &msgs::Float64MultiArray);
-    /// Publishes a joint state.
-    fn publish_joint_state(&mut self, msg: &msgs::JointState);
+    fn next(&mut self) -> impl std::future::Future<Output = Option<Incoming>> + Send;
+    /// Publishes on one of the node's publications (others are ignored).
+    fn publish(&mut self, msg: Outgoing<'_>);
+    /// How many subscriptions match the node's publication of `topic`.
+    fn subscriber_count(&self, topic: Topic) -> usize;
     /// Logs to rosout (and stderr).
     fn log(&self, level: LogLevel, text: &str);
+}
+
+/// A node's logic, run on any [`Transport`].
+pub trait Node: Send + Sized + 'static {
+    /// What the middleware must provide.
+    fn spec(&self) -> &NodeSpec;
+    /// The parameter declarations as YAML (`--print-params`).
+    fn describe_parameters(&self) -> String {
+        self.spec().parameters.describe()
+    }
+    /// Runs until the middleware stops.
+    fn run<T: Transport + Send>(
+        self,
+        transport: &mut T,
+    ) -> impl std::future::Future<Output = ()> + Send;
 }

@@ -1,37 +1,8 @@
-//! `sim_node`: see `armctl_ros::sim_node`. Accepts `--ros-args ...` and
-//! `--print-params` (print the parameter declarations as YAML and exit).
+//! `sim_node`: see `armctl_ros::sim_node`. Accepts `--ros-args ...` and `--print-params`
+//! (print the parameter declarations as YAML and exit).
 
-use std::process::ExitCode;
-
-use armctl_ros::dds::DdsTransport;
-use armctl_ros::ros_args::parse_ros_args;
 use armctl_ros::sim_node::SimNode;
 
-fn main() -> ExitCode {
-    let result = (|| -> Result<(), armctl_ros::RosError> {
-        let args = parse_ros_args(std::env::args().skip(1))?;
-        let node = SimNode::new(&args)?;
-        if args.other.iter().any(|a| a == "--print-params") {
-            print!("{}", node.describe_parameters());
-            return Ok(());
-        }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| armctl_ros::RosError::Transport {
-                reason: e.to_string(),
-            })?;
-        runtime.block_on(async {
-            let mut transport = DdsTransport::start(node.spec())?;
-            node.run(&mut transport).await;
-            Ok(())
-        })
-    })();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sim_node: {e}");
-            ExitCode::FAILURE
-        }
-    }
+fn main() -> std::process::ExitCode {
+    armctl_ros::launch::node_main("sim_node", SimNode::new)
 }

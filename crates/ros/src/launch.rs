@@ -1,0 +1,83 @@
+//! Starting nodes on DDS: one per process (the `controller_node` and `sim_node` binaries) or
+//! several in one process (`armctl demo`, the end-to-end tests), each with its own DDS
+//! participant, exactly as separate processes would be.
+
+use std::process::ExitCode;
+
+use crate::dds::{DdsOptions, DdsTransport};
+use crate::ros_args::{parse_ros_args, RosArgs};
+use crate::transport::Node;
+use crate::RosError;
+
+/// A node running as a task of the current tokio runtime; dropping it stops the node.
+#[derive(Debug)]
+pub struct RunningNode {
+    name: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningNode {
+    /// The node's fully qualified name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the node stopped (its middleware went away or the simulation failed).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl Drop for RunningNode {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts `node` on DDS as a task (call inside a tokio runtime).
+pub fn spawn<N: Node>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError> {
+    let spec = node.spec();
+    let name = match spec.namespace.as_str() {
+        "/" => format!("/{}", spec.name),
+        ns => format!("{ns}/{}", spec.name),
+    };
+    let mut transport = DdsTransport::start(spec, dds)?;
+    let task = tokio::spawn(async move { node.run(&mut transport).await });
+    Ok(RunningNode { name, task })
+}
+
+/// The `main` of a node binary: ROS arguments, `--print-params`, then the node on DDS
+/// (domain and discovery range from ROS's environment) until the process is stopped.
+pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosError>) -> ExitCode {
+    let result = (|| -> Result<(), RosError> {
+        let args = parse_ros_args(std::env::args().skip(1))?;
+        let node = build(&args)?;
+        if args.other.iter().any(|a| a == "--print-params") {
+            print!("{}", node.describe_parameters());
+            return Ok(());
+        }
+        if let Some(unknown) = args.other.first() {
+            return Err(RosError::Arguments {
+                reason: format!("unknown argument '{unknown}' (node options go after --ros-args; --print-params lists the parameters)"),
+            });
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| RosError::Transport {
+                reason: e.to_string(),
+            })?;
+        runtime.block_on(async {
+            let mut transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
+            node.run(&mut transport).await;
+            Ok(())
+        })
+    })();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
