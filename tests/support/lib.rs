@@ -136,3 +136,4 @@ pub fn dmatrix(rows: &[Vec<f64>]) -> DMatrix<f64> {
 }
 
 pub mod random_chain;
+pub mod ros_probe;

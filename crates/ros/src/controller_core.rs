@@ -173,6 +173,12 @@ impl ControllerCore {
         (&self.q, &self.qd)
     }
 
+    /// Whether states came and then stopped: the newest is older than `state_timeout`.
+    pub fn states_stopped(&self, now: f64) -> bool {
+        self.state_time
+            .is_some_and(|t| now - t > self.state_timeout)
+    }
+
     /// Changes the hold behaviour and timeout (live parameters).
     pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
         self.safe_mode = safe_mode;

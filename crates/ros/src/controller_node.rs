@@ -14,13 +14,14 @@ use armctl_control::reference::TrajectoryPoint;
 use armctl_control::{controller_by_name, Controller};
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
-use crate::controller_core::{ControllerCore, LogLevel, SafeMode};
+use crate::controller_core::{ControllerCore, Fault, LogLevel, SafeMode};
 use crate::declarations::{
     controller_declarations, controller_node_declarations, to_controller_value,
 };
 use crate::msgs::{labelled_array, Float64MultiArray};
 use crate::names::resolve;
 use crate::node_parameters::ParameterStore;
+use crate::parameter_services::{handle_request, ParameterRequest};
 use crate::params_file::RosValue;
 use crate::ros_args::RosArgs;
 use crate::startup::{load_robot, NodeStart};
@@ -81,6 +82,12 @@ fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RosE
         ));
     }
     Ok(order)
+}
+
+/// In per-message mode a timer checks for stale states: ten checks per `state_timeout`, at
+/// least 100 Hz, at most 1 kHz.
+fn watchdog_rate(state_timeout: f64) -> f64 {
+    (10.0 / state_timeout).clamp(100.0, 1000.0)
 }
 
 /// Every declaration, the controller's included, with the start values applied.
@@ -159,7 +166,11 @@ impl ControllerNode {
                 (Topic::Commands, resolve_name(&command_topic)),
                 (Topic::State, resolve_name("~/state")),
             ],
-            tick_rate: (update_rate > 0.0).then_some(update_rate),
+            tick_rate: Some(if update_rate > 0.0 {
+                update_rate
+            } else {
+                watchdog_rate(store.double("state_timeout"))
+            }),
             parameters: store,
         };
         Ok(Self {
@@ -181,6 +192,10 @@ impl ControllerNode {
 
     fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
         let report = self.core.step(now, dt, &mut self.effort);
+        if report.fault == Some(Fault::NoState) {
+            // Nothing to compute from yet: publish nothing rather than a guess.
+            return;
+        }
         let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
         if let Some((level, text)) = &report.log {
             transport.log(*level, text);
@@ -269,35 +284,71 @@ impl ControllerNode {
         }
     }
 
-    fn on_parameter<T: Transport>(&mut self, transport: &mut T, name: &str, value: &RosValue) {
-        // Already validated by the middleware's validator; keep the store in step.
-        if let Err(e) = self.spec.parameters.set(name, value, false) {
-            transport.log(LogLevel::Warn, &e.to_string());
-            return;
-        }
+    fn on_parameter_request<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        id: u64,
+        request: &ParameterRequest,
+    ) {
+        let snapshot = self.spec.parameters.clone();
+        let response = handle_request(&snapshot, request, |name, value| {
+            let result = self.apply_parameter(name, value);
+            match &result {
+                Ok(()) => transport.log(
+                    LogLevel::Info,
+                    &format!("parameter {name} set to {}", value.to_yaml()),
+                ),
+                Err(reason) => transport.log(
+                    LogLevel::Warn,
+                    &format!("parameter {name} not set: {reason}"),
+                ),
+            }
+            result
+        });
+        transport.respond(id, response);
+    }
+
+    /// Checks `value` against the declaration and the controller, then applies and stores it;
+    /// on any rejection nothing changes.
+    fn apply_parameter(&mut self, name: &str, value: &RosValue) -> Result<(), String> {
+        let parameters = &mut self.spec.parameters;
+        let typed = parameters
+            .validate(name, value, false)
+            .map_err(|e| e.to_string())?;
         match name {
             "state_timeout" | "safe_mode" => {
-                let mode = SafeMode::parse(&self.spec.parameters.string("safe_mode"))
-                    .unwrap_or(SafeMode::Gravity);
-                self.core
-                    .set_safety(mode, self.spec.parameters.double("state_timeout"));
+                let mut mode =
+                    SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
+                let mut timeout = parameters.double("state_timeout");
+                match &typed {
+                    RosValue::String(s) => mode = SafeMode::parse(s).unwrap_or(mode),
+                    RosValue::Double(t) => timeout = *t,
+                    _ => {}
+                }
+                self.core.set_safety(mode, timeout);
             }
             "rate_limit" => {
-                let limit = Some(self.spec.parameters.double("rate_limit")).filter(|r| *r > 0.0);
-                let _ = self
-                    .core
+                let limit = match typed {
+                    RosValue::Double(r) if r > 0.0 => Some(r),
+                    _ => None,
+                };
+                self.core
                     .controller_mut()
                     .safety_mut()
-                    .set_rate_limit(limit);
+                    .set_rate_limit(limit)
+                    .map_err(|e| e.to_string())?;
             }
             _ => {
-                if let Some(v) = to_controller_value(value) {
-                    if let Err(e) = self.core.set_parameter(name, v) {
-                        transport.log(LogLevel::Warn, &e.to_string());
-                    }
-                }
+                let value = to_controller_value(&typed)
+                    .ok_or_else(|| format!("{} is not a controller value", typed.type_name()))?;
+                self.core
+                    .set_parameter(name, value)
+                    .map_err(|e| e.to_string())?;
             }
         }
+        parameters
+            .set(name, &typed, false)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -336,8 +387,16 @@ impl Node for ControllerNode {
                         self.step(transport, now, dt);
                     }
                 }
+                Incoming::Tick if self.update_rate > 0.0 => {
+                    self.step(transport, now, 1.0 / self.update_rate)
+                }
+                // Per-message mode: the watchdog holds when states stop coming.
                 Incoming::Tick => {
-                    self.step(transport, now, 1.0 / self.update_rate);
+                    if self.core.states_stopped(now) {
+                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
+                        last_step = Some(now);
+                        self.step(transport, now, dt);
+                    }
                 }
                 Incoming::Clock(t) => sim_time = Some(t),
                 Incoming::Reference(msg) => self.on_reference(transport, &msg, now),
@@ -348,8 +407,10 @@ impl Node for ControllerNode {
                         .controller_mut()
                         .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
                 }
-                Incoming::Parameter(name, value) => self.on_parameter(transport, &name, &value),
-                Incoming::Command(_) | Incoming::State(_) => {}
+                Incoming::ParameterRequest(id, request) => {
+                    self.on_parameter_request(transport, id, &request)
+                }
+                Incoming::Command(_) | Incoming::State(_) | Incoming::Log(_) => {}
             }
         }
     }

@@ -2,10 +2,9 @@
 //! participant per node. With `ROS_LOCALHOST_ONLY=1` (or `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`)
 //! the participant only uses and advertises 127.0.0.1.
 //!
-//! Parameters: every declaration becomes a ROS parameter served by the crate's parameter
-//! services; the shared validation ([`crate::node_parameters`]) rejects bad values with a reason
-//! through the crate's validator callback, and accepted changes reach the node as
-//! [`Incoming::Parameter`]. `/clock` is read as rosgraph_msgs/Clock by a subscription of ours.
+//! Parameters: the node answers the ROS 2 parameter services itself
+//! ([`crate::dds_parameters`]); `/clock` is read as rosgraph_msgs/Clock by a subscription of
+//! ours (ros2-client's own sim-time subscription expects another type).
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
@@ -15,15 +14,15 @@ use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::qos::History;
 use ros2_client::ros2::LogLevel as RosLogLevel;
 use ros2_client::{
-    rosout, Context, MessageTypeName, Name, Node, NodeName, NodeOptions, ParameterValue, Publisher,
-    QosProfile, Subscription,
+    rosout, Context, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher, QosProfile,
+    Subscription,
 };
-use tokio::sync::mpsc;
 
 use crate::controller_core::LogLevel;
+pub use crate::dds_parameters::ParameterClient;
+use crate::dds_parameters::ParameterServers;
 use crate::msgs;
-use crate::node_parameters::ParameterStore;
-use crate::params_file::RosValue;
+use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
 use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -85,74 +84,6 @@ fn context(options: &DdsOptions) -> Result<Context, RosError> {
     }
 }
 
-fn to_ros(value: &ParameterValue) -> Option<RosValue> {
-    Some(match value {
-        ParameterValue::Boolean(b) => RosValue::Bool(*b),
-        ParameterValue::Integer(i) => RosValue::Integer(*i),
-        ParameterValue::Double(d) => RosValue::Double(*d),
-        ParameterValue::String(s) => RosValue::String(s.clone()),
-        ParameterValue::DoubleArray(v) => RosValue::DoubleArray(v.clone()),
-        ParameterValue::IntegerArray(v) => {
-            RosValue::DoubleArray(v.iter().map(|i| *i as f64).collect())
-        }
-        ParameterValue::StringArray(v) => RosValue::StringArray(v.clone()),
-        ParameterValue::BooleanArray(v) => RosValue::BoolArray(v.clone()),
-        _ => return None,
-    })
-}
-
-fn from_ros(value: &RosValue) -> ParameterValue {
-    match value {
-        RosValue::Bool(b) => ParameterValue::Boolean(*b),
-        RosValue::Integer(i) => ParameterValue::Integer(*i),
-        RosValue::Double(d) => ParameterValue::Double(*d),
-        RosValue::String(s) => ParameterValue::String(s.clone()),
-        RosValue::DoubleArray(v) => ParameterValue::DoubleArray(v.clone()),
-        RosValue::StringArray(v) => ParameterValue::StringArray(v.clone()),
-        RosValue::BoolArray(v) => ParameterValue::BooleanArray(v.clone()),
-    }
-}
-
-fn options(
-    parameters: &ParameterStore,
-    changes: mpsc::UnboundedSender<(String, RosValue)>,
-) -> NodeOptions {
-    let mut options = NodeOptions::new()
-        .enable_rosout(true)
-        .start_parameter_services(true)
-        .allow_undeclared_parameters(false);
-    for d in parameters.declarations() {
-        if d.name != "use_sim_time" {
-            options = options.declare_parameter(
-                &d.name,
-                from_ros(parameters.get(&d.name).unwrap_or(&d.default)),
-            );
-        }
-    }
-    let store = parameters.clone();
-    options
-        .parameter_validator(Box::new(move |name: &str, value: &ParameterValue| {
-            let Some(value) = to_ros(value) else {
-                return Err("unsupported parameter type".into());
-            };
-            // Start values are accepted again (the crate re-validates them at creation);
-            // read-only ones only at their start value.
-            if store.get(name) == Some(&value) {
-                return Ok(());
-            }
-            store
-                .validate(name, &value, false)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        }))
-        .parameter_set_action(Box::new(move |name: &str, value: &ParameterValue| {
-            if let Some(value) = to_ros(value) {
-                let _ = changes.send((name.to_string(), value));
-            }
-            Ok(())
-        }))
-}
-
 /// A node on DDS.
 pub struct DdsTransport {
     node: Node,
@@ -166,9 +97,9 @@ pub struct DdsTransport {
     target_poses: Option<Subscription<msgs::PoseStamped>>,
     wrenches: Option<Subscription<msgs::WrenchStamped>>,
     clock: Option<Subscription<msgs::Clock>>,
-    changes: mpsc::UnboundedReceiver<(String, RosValue)>,
+    rosout: Option<Subscription<msgs::Log>>,
+    parameters: ParameterServers,
     ticker: Option<Ticker>,
-    starting: bool,
 }
 
 /// One optional publisher per topic.
@@ -199,6 +130,7 @@ fn type_name(topic: Topic) -> MessageTypeName {
         Topic::TargetPose => MessageTypeName::new("geometry_msgs", "PoseStamped"),
         Topic::ExternalWrench => MessageTypeName::new("geometry_msgs", "WrenchStamped"),
         Topic::Clock => MessageTypeName::new("rosgraph_msgs", "Clock"),
+        Topic::Rosout => MessageTypeName::new("rcl_interfaces", "Log"),
     }
 }
 
@@ -206,11 +138,16 @@ impl DdsTransport {
     /// Starts the node (must run inside a tokio runtime: the spinner is spawned on it).
     pub fn start(spec: &NodeSpec, dds: &DdsOptions) -> Result<Self, RosError> {
         let context = context(dds)?;
-        let (tx, changes) = mpsc::unbounded_channel();
         let name = NodeName::new(&spec.namespace, &spec.name).map_err(transport)?;
         let mut node = context
-            .new_node(name, options(&spec.parameters, tx))
+            .new_node(
+                name,
+                NodeOptions::new()
+                    .enable_rosout(true)
+                    .start_parameter_services(false),
+            )
             .map_err(transport)?;
+        let parameters = ParameterServers::new(&mut node)?;
         let spinner = node.spinner().map_err(transport)?;
         tokio::spawn(spinner.spin().map(|_| ()));
         // Reliable, keep-last 10: what rclcpp's QoS(10) is; best-effort publishers would need
@@ -228,11 +165,11 @@ impl DdsTransport {
             target_poses: None,
             wrenches: None,
             clock: None,
-            changes,
+            rosout: None,
+            parameters,
             ticker: spec
                 .tick_rate
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz))),
-            starting: true,
         };
         for (topic, name) in &spec.subscriptions {
             transport.subscribe(*topic, name)?;
@@ -241,6 +178,11 @@ impl DdsTransport {
             transport.advertise(*topic, name)?;
         }
         Ok(transport)
+    }
+
+    /// A client of another node's parameter services (`target` fully qualified).
+    pub fn parameter_client(&mut self, target: &str) -> Result<ParameterClient, RosError> {
+        ParameterClient::new(&mut self.node, target)
     }
 
     fn topic(
@@ -285,6 +227,13 @@ impl DdsTransport {
             Topic::State => {
                 self.states = Some(node.create_subscription(&t, None).map_err(transport)?)
             }
+            Topic::Rosout => {
+                let deep = self.qos.clone().history(History::KeepLast { depth: 1000 });
+                self.rosout = Some(
+                    node.create_subscription(&t, Some(deep))
+                        .map_err(transport)?,
+                )
+            }
         }
         Ok(())
     }
@@ -310,6 +259,11 @@ impl DdsTransport {
                 p.external_wrench = Some(node.create_publisher(&t, None).map_err(transport)?)
             }
             Topic::Clock => p.clock = Some(node.create_publisher(&t, None).map_err(transport)?),
+            Topic::Rosout => {
+                return Err(RosError::Transport {
+                    reason: "/rosout is written through Transport::log".into(),
+                })
+            }
         }
         Ok(())
     }
@@ -352,15 +306,10 @@ async fn tick(ticker: &Option<Ticker>) {
 
 impl Transport for DdsTransport {
     async fn next(&mut self) -> Option<Incoming> {
-        if self.starting {
-            // The set action also runs once per start value at creation: not changes.
-            while self.changes.try_recv().is_ok() {}
-            self.starting = false;
-        }
         loop {
             let incoming = tokio::select! {
                 biased;
-                change = self.changes.recv() => change.map(|(n, v)| Incoming::Parameter(n, v)),
+                (id, request) = self.parameters.next() => Some(Incoming::ParameterRequest(id, request)),
                 // The clock first: a joint state must be stamped with the time it was sent at.
                 m = take(&self.clock) => m.map(|c| Incoming::Clock(c.clock.seconds())),
                 m = take(&self.joint_states) => m.map(Incoming::JointState),
@@ -369,6 +318,7 @@ impl Transport for DdsTransport {
                 m = take(&self.references) => m.map(Incoming::Reference),
                 m = take(&self.target_poses) => m.map(Incoming::TargetPose),
                 m = take(&self.wrenches) => m.map(Incoming::ExternalWrench),
+                m = take(&self.rosout) => m.map(Incoming::Log),
                 _ = tick(&self.ticker) => Some(Incoming::Tick),
             };
             // A read error on one topic (a malformed sample) is skipped, not fatal.
@@ -402,7 +352,12 @@ impl Transport for DdsTransport {
             Topic::TargetPose => count(&p.target_pose, node),
             Topic::ExternalWrench => count(&p.external_wrench, node),
             Topic::Clock => count(&p.clock, node),
+            Topic::Rosout => 0,
         }
+    }
+
+    fn respond(&mut self, id: u64, response: ParameterResponse) {
+        self.parameters.respond(id, response);
     }
 
     fn log(&self, level: LogLevel, text: &str) {

@@ -9,6 +9,8 @@ pub mod controller_core;
 pub mod controller_node;
 #[cfg(feature = "dds")]
 pub mod dds;
+#[cfg(feature = "dds")]
+mod dds_parameters;
 pub mod declarations;
 #[cfg(feature = "dds")]
 pub mod demo;
@@ -19,6 +21,7 @@ pub mod launch;
 pub mod msgs;
 pub mod names;
 pub mod node_parameters;
+pub mod parameter_services;
 pub mod params_file;
 pub mod ros_args;
 pub mod sim_node;

@@ -176,6 +176,25 @@ pub struct Clock {
     pub clock: Time,
 }
 
+/// rcl_interfaces/Log, what `/rosout` carries.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Log {
+    /// When.
+    pub stamp: Time,
+    /// Severity: 10 debug, 20 info, 30 warn, 40 error, 50 fatal.
+    pub level: u8,
+    /// Logger (node) name.
+    pub name: String,
+    /// Text.
+    pub msg: String,
+    /// Source file.
+    pub file: String,
+    /// Function.
+    pub function: String,
+    /// Line.
+    pub line: u32,
+}
+
 /// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each
 /// (labels are rewritten only when they change, so a steady shape allocates nothing).
 pub fn labelled_array(blocks: &[(&str, &[f64])], out: &mut Float64MultiArray) {

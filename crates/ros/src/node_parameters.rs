@@ -232,7 +232,7 @@ impl ParameterStore {
                 "{}:\n  type: {}\n  default: {}\n  read_only: {}\n  description: {:?}\n",
                 d.name,
                 kind_name(d.kind),
-                yaml(&d.default),
+                d.default.to_yaml(),
                 d.read_only,
                 d.description
             );
@@ -244,18 +244,6 @@ impl ParameterStore {
             }
         }
         out
-    }
-}
-
-fn yaml(v: &RosValue) -> String {
-    match v {
-        RosValue::Bool(b) => b.to_string(),
-        RosValue::Integer(i) => i.to_string(),
-        RosValue::Double(d) => format!("{d:?}"),
-        RosValue::String(s) => format!("{s:?}"),
-        RosValue::DoubleArray(a) => format!("{a:?}"),
-        RosValue::StringArray(a) => format!("{a:?}"),
-        RosValue::BoolArray(a) => format!("{a:?}"),
     }
 }
 

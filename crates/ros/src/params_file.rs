@@ -80,6 +80,19 @@ impl RosValue {
         Self::from_yaml(name, &value)
     }
 
+    /// As YAML flow text (what `-p name:=value` accepts back).
+    pub fn to_yaml(&self) -> String {
+        match self {
+            RosValue::Bool(b) => b.to_string(),
+            RosValue::Integer(i) => i.to_string(),
+            RosValue::Double(d) => format!("{d:?}"),
+            RosValue::String(s) => format!("{s:?}"),
+            RosValue::DoubleArray(a) => format!("{a:?}"),
+            RosValue::StringArray(a) => format!("{a:?}"),
+            RosValue::BoolArray(a) => format!("{a:?}"),
+        }
+    }
+
     /// The ROS 2 type name, for messages.
     pub fn type_name(&self) -> &'static str {
         match self {

@@ -12,6 +12,7 @@ use crate::declarations::sim_node_declarations;
 use crate::msgs::{Clock, Header, JointState, Time};
 use crate::names::resolve;
 use crate::node_parameters::ParameterStore;
+use crate::parameter_services::handle_request;
 use crate::params_file::RosValue;
 use crate::ros_args::RosArgs;
 use crate::startup::{load_robot, NodeStart};
@@ -235,6 +236,17 @@ impl Node for SimNode {
         while let Some(incoming) = transport.next().await {
             match incoming {
                 Incoming::Command(msg) => self.on_command(transport, &msg.data),
+                Incoming::ParameterRequest(id, request) => {
+                    // Every sim_node parameter is read-only: queries are answered, sets refused.
+                    let store = &self.spec.parameters;
+                    let response = handle_request(store, &request, |name, value| {
+                        store
+                            .validate(name, value, false)
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    });
+                    transport.respond(id, response);
+                }
                 Incoming::Tick => {
                     if let Err(e) = self.on_tick(transport) {
                         transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));

@@ -5,7 +5,7 @@
 use crate::controller_core::LogLevel;
 use crate::msgs;
 use crate::node_parameters::ParameterStore;
-use crate::params_file::RosValue;
+use crate::parameter_services::{ParameterRequest, ParameterResponse};
 
 /// A topic a node uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,6 +24,9 @@ pub enum Topic {
     State,
     /// rosgraph_msgs/Clock.
     Clock,
+    /// rcl_interfaces/Log on `/rosout` (read by tests and tools; nodes log with
+    /// [`Transport::log`]).
+    Rosout,
 }
 
 /// What a node receives.
@@ -43,8 +46,10 @@ pub enum Incoming {
     ExternalWrench(msgs::WrenchStamped),
     /// The simulation clock, s.
     Clock(f64),
-    /// An accepted parameter change.
-    Parameter(String, RosValue),
+    /// A log line from `/rosout`.
+    Log(msgs::Log),
+    /// A parameter service request, to be answered with [`Transport::respond`] and `id`.
+    ParameterRequest(u64, ParameterRequest),
     /// The node's timer fired.
     Tick,
 }
@@ -91,6 +96,8 @@ pub trait Transport {
     fn publish(&mut self, msg: Outgoing<'_>);
     /// How many subscriptions match the node's publication of `topic`.
     fn subscriber_count(&self, topic: Topic) -> usize;
+    /// Answers the parameter service request `id`.
+    fn respond(&mut self, id: u64, response: ParameterResponse);
     /// Logs to rosout (and stderr).
     fn log(&self, level: LogLevel, text: &str);
 }

@@ -1,0 +1,479 @@
+//! The ROS 2 parameter services on DDS, served by us rather than by ros2-client, so that the
+//! node checks every change itself (with the controller's own checks) and `ros2 param describe`
+//! shows our descriptions, ranges and read-only flags. Accepted changes are announced on
+//! `/parameter_events`.
+
+use std::collections::HashMap;
+
+use ros2_client::builtin_interfaces::Time;
+use ros2_client::parameters::{raw, ParameterValue};
+use ros2_client::qos::History;
+use ros2_client::rcl_interfaces::{
+    DescribeParametersRequest, DescribeParametersResponse, GetParameterTypesRequest,
+    GetParameterTypesResponse, GetParametersRequest, GetParametersResponse, ListParametersRequest,
+    ListParametersResponse, ListParametersResult, SetParametersAtomicallyResponse,
+    SetParametersRequest, SetParametersResponse,
+};
+use ros2_client::service::RmwRequestId;
+use ros2_client::{
+    Client, Message, MessageTypeName, Name, Node, Publisher, QosProfile, Server, ServiceMapping,
+    ServiceTypeName,
+};
+
+use crate::node_parameters::{Declaration, RosKind};
+use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::params_file::RosValue;
+use crate::RosError;
+
+fn transport(e: impl std::fmt::Debug) -> RosError {
+    RosError::Transport {
+        reason: format!("parameter services: {e:?}"),
+    }
+}
+
+/// A parameter value from the wire (integer arrays widen to double arrays; byte arrays and
+/// "not set" are not parameter values here).
+pub(crate) fn to_ros(value: raw::ParameterValue) -> Option<RosValue> {
+    Some(match ParameterValue::from(value) {
+        ParameterValue::Boolean(b) => RosValue::Bool(b),
+        ParameterValue::Integer(i) => RosValue::Integer(i),
+        ParameterValue::Double(d) => RosValue::Double(d),
+        ParameterValue::String(s) => RosValue::String(s),
+        ParameterValue::DoubleArray(v) => RosValue::DoubleArray(v),
+        ParameterValue::IntegerArray(v) => {
+            RosValue::DoubleArray(v.into_iter().map(|i| i as f64).collect())
+        }
+        ParameterValue::StringArray(v) => RosValue::StringArray(v),
+        ParameterValue::BooleanArray(v) => RosValue::BoolArray(v),
+        ParameterValue::NotSet | ParameterValue::ByteArray(_) => return None,
+    })
+}
+
+fn from_ros(value: &RosValue) -> raw::ParameterValue {
+    raw::ParameterValue::from(match value {
+        RosValue::Bool(b) => ParameterValue::Boolean(*b),
+        RosValue::Integer(i) => ParameterValue::Integer(*i),
+        RosValue::Double(d) => ParameterValue::Double(*d),
+        RosValue::String(s) => ParameterValue::String(s.clone()),
+        RosValue::DoubleArray(v) => ParameterValue::DoubleArray(v.clone()),
+        RosValue::StringArray(v) => ParameterValue::StringArray(v.clone()),
+        RosValue::BoolArray(v) => ParameterValue::BooleanArray(v.clone()),
+    })
+}
+
+/// rcl_interfaces/ParameterType numbers.
+fn type_id(kind: Option<RosKind>) -> u8 {
+    match kind {
+        None => 0,
+        Some(RosKind::Bool) => 1,
+        Some(RosKind::Integer) => 2,
+        Some(RosKind::Double) => 3,
+        Some(RosKind::String) => 4,
+        Some(RosKind::DoubleArray) => 8,
+        Some(RosKind::StringArray) => 9,
+    }
+}
+
+fn descriptor(name: &str, declaration: Option<&Declaration>) -> raw::ParameterDescriptor {
+    let Some(d) = declaration else {
+        return raw::ParameterDescriptor {
+            name: name.into(),
+            r#type: 0,
+            description: "not declared by this node".into(),
+            additional_constraints: String::new(),
+            read_only: true,
+            dynamic_typing: false,
+            floating_point_range: vec![],
+            integer_range: vec![],
+        };
+    };
+    let (floating_point_range, integer_range) = match (d.range, d.kind) {
+        (Some((lo, hi)), RosKind::Integer) => (
+            vec![],
+            vec![raw::IntegerRange {
+                from_value: lo as i64,
+                to_value: hi as i64,
+                step: 0,
+            }],
+        ),
+        (Some((lo, hi)), _) => (
+            vec![raw::FloatingPointRange {
+                from_value: lo,
+                to_value: hi,
+                step: 0.0,
+            }],
+            vec![],
+        ),
+        (None, _) => (vec![], vec![]),
+    };
+    let additional_constraints = match (&d.choices, d.kind) {
+        (Some(choices), _) => format!("one of: {}", choices.join(", ")),
+        (None, RosKind::DoubleArray) if d.range.is_some() => "each element within the range".into(),
+        _ => String::new(),
+    };
+    raw::ParameterDescriptor {
+        name: d.name.clone(),
+        r#type: type_id(Some(d.kind)),
+        description: d.description.clone(),
+        additional_constraints,
+        read_only: d.read_only,
+        dynamic_typing: false,
+        floating_point_range,
+        integer_range,
+    }
+}
+
+fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
+    // A value of an unsupported type becomes a change the node rejects with a reason.
+    parameters
+        .into_iter()
+        .map(|p| {
+            let value =
+                to_ros(p.value).unwrap_or(RosValue::StringArray(vec!["<unsupported type>".into()]));
+            (p.name, value)
+        })
+        .collect()
+}
+
+/// Which service a pending request came from.
+#[derive(Debug)]
+enum Pending {
+    List,
+    Get,
+    GetTypes,
+    Describe(Vec<String>),
+    Set(Vec<(String, RosValue)>),
+    SetAtomically(Vec<(String, RosValue)>),
+}
+
+/// The six parameter servers of one node.
+pub(crate) struct ParameterServers {
+    list: Server<ListParametersRequest, ListParametersResponse>,
+    get: Server<GetParametersRequest, GetParametersResponse>,
+    get_types: Server<GetParameterTypesRequest, GetParameterTypesResponse>,
+    describe: Server<DescribeParametersRequest, DescribeParametersResponse>,
+    set: Server<SetParametersRequest, SetParametersResponse>,
+    set_atomically: Server<SetParametersRequest, SetParametersAtomicallyResponse>,
+    events: Publisher<raw::ParameterEvent>,
+    node_name: String,
+    pending: HashMap<u64, (RmwRequestId, Pending)>,
+    next_id: u64,
+}
+
+fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
+    node: &mut Node,
+    service: &str,
+    type_name: &str,
+) -> Result<Server<Req, Resp>, RosError> {
+    // What rmw_qos_profile_services_default is: reliable, volatile, keep last 10.
+    let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
+    let name = Name::new(&node.fully_qualified_name(), service).map_err(transport)?;
+    node.create_server(
+        ServiceMapping::Enhanced,
+        &name,
+        &ServiceTypeName::new("rcl_interfaces", type_name),
+        qos.clone(),
+        qos,
+    )
+    .map_err(transport)
+}
+
+/// One received request, before it is numbered.
+enum Received {
+    List(RmwRequestId, ListParametersRequest),
+    Get(RmwRequestId, GetParametersRequest),
+    GetTypes(RmwRequestId, GetParameterTypesRequest),
+    Describe(RmwRequestId, DescribeParametersRequest),
+    Set(RmwRequestId, SetParametersRequest),
+    SetAtomically(RmwRequestId, SetParametersRequest),
+}
+
+impl ParameterServers {
+    /// Creates the servers under the node's name.
+    pub(crate) fn new(node: &mut Node) -> Result<Self, RosError> {
+        let events_topic = node
+            .create_topic(
+                &Name::new("/", "parameter_events").map_err(transport)?,
+                MessageTypeName::new("rcl_interfaces", "ParameterEvent"),
+                &QosProfile::publisher_default(),
+            )
+            .map_err(transport)?;
+        Ok(Self {
+            list: server(node, "list_parameters", "ListParameters")?,
+            get: server(node, "get_parameters", "GetParameters")?,
+            get_types: server(node, "get_parameter_types", "GetParameterTypes")?,
+            describe: server(node, "describe_parameters", "DescribeParameters")?,
+            set: server(node, "set_parameters", "SetParameters")?,
+            set_atomically: server(node, "set_parameters_atomically", "SetParametersAtomically")?,
+            events: node
+                .create_publisher(&events_topic, None)
+                .map_err(transport)?,
+            node_name: node.fully_qualified_name(),
+            pending: HashMap::new(),
+            next_id: 0,
+        })
+    }
+
+    async fn receive(&self) -> Received {
+        loop {
+            // A malformed request is skipped.
+            let received = tokio::select! {
+                r = self.list.async_receive_request() => r.map(|(id, q)| Received::List(id, q)),
+                r = self.get.async_receive_request() => r.map(|(id, q)| Received::Get(id, q)),
+                r = self.get_types.async_receive_request() => r.map(|(id, q)| Received::GetTypes(id, q)),
+                r = self.describe.async_receive_request() => r.map(|(id, q)| Received::Describe(id, q)),
+                r = self.set.async_receive_request() => r.map(|(id, q)| Received::Set(id, q)),
+                r = self.set_atomically.async_receive_request() => r.map(|(id, q)| Received::SetAtomically(id, q)),
+            };
+            if let Ok(received) = received {
+                return received;
+            }
+        }
+    }
+
+    /// The next request, numbered for [`ParameterServers::respond`].
+    pub(crate) async fn next(&mut self) -> (u64, ParameterRequest) {
+        let (rmw_id, pending, request) = match self.receive().await {
+            Received::List(id, q) => (
+                id,
+                Pending::List,
+                ParameterRequest::List {
+                    prefixes: q.prefixes,
+                    depth: q.depth,
+                },
+            ),
+            Received::Get(id, q) => (id, Pending::Get, ParameterRequest::Get(q.names)),
+            Received::GetTypes(id, q) => {
+                (id, Pending::GetTypes, ParameterRequest::GetTypes(q.names))
+            }
+            Received::Describe(id, q) => (
+                id,
+                Pending::Describe(q.names.clone()),
+                ParameterRequest::Describe(q.names),
+            ),
+            Received::Set(id, q) => {
+                let c = changes(q.parameter);
+                (id, Pending::Set(c.clone()), ParameterRequest::Set(c))
+            }
+            Received::SetAtomically(id, q) => {
+                let c = changes(q.parameter);
+                (
+                    id,
+                    Pending::SetAtomically(c.clone()),
+                    ParameterRequest::SetAtomically(c),
+                )
+            }
+        };
+        self.next_id += 1;
+        self.pending.insert(self.next_id, (rmw_id, pending));
+        (self.next_id, request)
+    }
+
+    /// Sends the response to request `id`, and a parameter event for accepted changes.
+    pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) {
+        let Some((rmw_id, pending)) = self.pending.remove(&id) else {
+            return;
+        };
+        let result = |r: &Result<(), String>| raw::SetParametersResult {
+            successful: r.is_ok(),
+            reason: r.as_ref().err().cloned().unwrap_or_default(),
+        };
+        let sent = match (pending, response) {
+            (Pending::List, ParameterResponse::List(names)) => self.list.send_response(
+                rmw_id,
+                ListParametersResponse {
+                    result: ListParametersResult {
+                        names,
+                        prefixes: vec![],
+                    },
+                },
+            ),
+            (Pending::Get, ParameterResponse::Get(values)) => {
+                let values = values
+                    .iter()
+                    .map(|v| {
+                        v.as_ref()
+                            .map_or_else(|| ParameterValue::NotSet.into(), from_ros)
+                    })
+                    .collect();
+                self.get
+                    .send_response(rmw_id, GetParametersResponse { values })
+            }
+            (Pending::GetTypes, ParameterResponse::GetTypes(kinds)) => {
+                self.get_types.send_response(
+                    rmw_id,
+                    GetParameterTypesResponse {
+                        values: kinds.into_iter().map(type_id).collect(),
+                    },
+                )
+            }
+            (Pending::Describe(names), ParameterResponse::Describe(found)) => {
+                let values = names
+                    .iter()
+                    .zip(&found)
+                    .map(|(n, d)| descriptor(n, d.as_ref()))
+                    .collect();
+                self.describe
+                    .send_response(rmw_id, DescribeParametersResponse { values })
+            }
+            (Pending::Set(changes), ParameterResponse::Set(results)) => {
+                let accepted = changes
+                    .iter()
+                    .zip(&results)
+                    .filter(|(_, r)| r.is_ok())
+                    .map(|(c, _)| c);
+                self.announce(accepted);
+                self.set.send_response(
+                    rmw_id,
+                    SetParametersResponse {
+                        results: results.iter().map(result).collect(),
+                    },
+                )
+            }
+            (Pending::SetAtomically(changes), ParameterResponse::SetAtomically(r)) => {
+                if r.is_ok() {
+                    self.announce(changes.iter());
+                }
+                self.set_atomically.send_response(
+                    rmw_id,
+                    SetParametersAtomicallyResponse { result: result(&r) },
+                )
+            }
+            (pending, response) => {
+                eprintln!("parameter services: {response:?} does not answer {pending:?}");
+                Ok(())
+            }
+        };
+        if let Err(e) = sent {
+            eprintln!("parameter services: response not sent: {e:?}");
+        }
+    }
+
+    fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {
+        let changed_parameters: Vec<raw::Parameter> = accepted
+            .map(|(name, value)| raw::Parameter {
+                name: name.clone(),
+                value: from_ros(value),
+            })
+            .collect();
+        if changed_parameters.is_empty() {
+            return;
+        }
+        let event = raw::ParameterEvent {
+            stamp: Time::now(),
+            node: self.node_name.clone(),
+            new_parameters: vec![],
+            changed_parameters,
+            deleted_parameters: vec![],
+        };
+        if let Err(e) = self.events.publish(event) {
+            eprintln!("parameter events: {e:?}");
+        }
+    }
+}
+
+fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
+    node: &mut Node,
+    target: &str,
+    service: &str,
+    type_name: &str,
+) -> Result<Client<Req, Resp>, RosError> {
+    let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
+    let name = Name::new(target, service).map_err(transport)?;
+    node.create_client(
+        ServiceMapping::Enhanced,
+        &name,
+        &ServiceTypeName::new("rcl_interfaces", type_name),
+        qos.clone(),
+        qos,
+    )
+    .map_err(transport)
+}
+
+/// Sets and reads another node's parameters through its parameter services, as
+/// `ros2 param set` / `get` / `describe` do.
+pub struct ParameterClient {
+    set: Client<SetParametersRequest, SetParametersResponse>,
+    get: Client<GetParametersRequest, GetParametersResponse>,
+    describe: Client<DescribeParametersRequest, DescribeParametersResponse>,
+}
+
+impl std::fmt::Debug for ParameterClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParameterClient").finish_non_exhaustive()
+    }
+}
+
+impl ParameterClient {
+    /// A client of the node `target` (fully qualified, e.g. `/arm1/controller_node`).
+    pub(crate) fn new(node: &mut Node, target: &str) -> Result<Self, RosError> {
+        Ok(Self {
+            set: client(node, target, "set_parameters", "SetParameters")?,
+            get: client(node, target, "get_parameters", "GetParameters")?,
+            describe: client(node, target, "describe_parameters", "DescribeParameters")?,
+        })
+    }
+
+    /// Sets one parameter: `Ok(Err(reason))` when the node rejects the value.
+    pub async fn set(&self, name: &str, value: &RosValue) -> Result<Result<(), String>, RosError> {
+        let request = SetParametersRequest {
+            parameter: vec![raw::Parameter {
+                name: name.into(),
+                value: from_ros(value),
+            }],
+        };
+        let response = self
+            .set
+            .async_call_service(request)
+            .await
+            .map_err(transport)?;
+        let result = response
+            .results
+            .into_iter()
+            .next()
+            .ok_or_else(|| transport("empty set_parameters response"))?;
+        Ok(if result.successful {
+            Ok(())
+        } else {
+            Err(result.reason)
+        })
+    }
+
+    /// One parameter's value (`None`: not declared).
+    pub async fn get(&self, name: &str) -> Result<Option<RosValue>, RosError> {
+        let response = self
+            .get
+            .async_call_service(GetParametersRequest {
+                names: vec![name.into()],
+            })
+            .await
+            .map_err(transport)?;
+        Ok(response.values.into_iter().next().and_then(to_ros))
+    }
+
+    /// One parameter's description, read-only flag and range, as text.
+    pub async fn describe(&self, name: &str) -> Result<String, RosError> {
+        let request = DescribeParametersRequest {
+            names: vec![name.into()],
+        };
+        let response = self
+            .describe
+            .async_call_service(request)
+            .await
+            .map_err(transport)?;
+        let d = response
+            .values
+            .into_iter()
+            .next()
+            .ok_or_else(|| transport("empty describe_parameters response"))?;
+        let range = d
+            .floating_point_range
+            .first()
+            .map(|r| format!(" range [{}, {}]", r.from_value, r.to_value))
+            .unwrap_or_default();
+        Ok(format!(
+            "{}: {} (type {}, read_only {}{range})",
+            d.name, d.description, d.r#type, d.read_only
+        ))
+    }
+}

@@ -1,0 +1,267 @@
+//! The ROS 2 parameter services (`~/list_parameters`, `~/get_parameters`,
+//! `~/get_parameter_types`, `~/describe_parameters`, `~/set_parameters`,
+//! `~/set_parameters_atomically`) as plain requests and responses. The node answers them in
+//! its own task from its [`ParameterStore`], so a change is checked by the same code whatever
+//! the middleware, including the controller's own checks, and a rejection carries the reason.
+
+use crate::node_parameters::{Declaration, ParameterStore, RosKind};
+use crate::params_file::RosValue;
+
+/// A parameter service request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParameterRequest {
+    /// `list_parameters`: names under `prefixes` (all when empty), `depth` levels of `.`
+    /// (0: any depth).
+    List {
+        /// Prefixes.
+        prefixes: Vec<String>,
+        /// Depth.
+        depth: u64,
+    },
+    /// `get_parameters`.
+    Get(Vec<String>),
+    /// `get_parameter_types`.
+    GetTypes(Vec<String>),
+    /// `describe_parameters`.
+    Describe(Vec<String>),
+    /// `set_parameters`: each change on its own.
+    Set(Vec<(String, RosValue)>),
+    /// `set_parameters_atomically`: all or none.
+    SetAtomically(Vec<(String, RosValue)>),
+}
+
+/// The answer to a [`ParameterRequest`], in the request's order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParameterResponse {
+    /// Names.
+    List(Vec<String>),
+    /// Values (`None`: not declared, "not set" on the wire).
+    Get(Vec<Option<RosValue>>),
+    /// Types (`None`: not declared).
+    GetTypes(Vec<Option<RosKind>>),
+    /// Declarations (`None`: not declared).
+    Describe(Vec<Option<Declaration>>),
+    /// One result per change: `Err(reason)` when rejected.
+    Set(Vec<Result<(), String>>),
+    /// One result for all.
+    SetAtomically(Result<(), String>),
+}
+
+fn listed(name: &str, prefixes: &[String], depth: u64) -> bool {
+    let levels = |rest: &str| rest.split('.').filter(|s| !s.is_empty()).count() as u64;
+    if prefixes.is_empty() {
+        return depth == 0 || levels(name) <= depth;
+    }
+    prefixes.iter().any(|p| {
+        name.strip_prefix(p.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|rest| depth == 0 || levels(rest) <= depth)
+            || name == p
+    })
+}
+
+/// Answers the read-only requests from `store`; `None` for the setting ones, which the node
+/// answers (see [`set_each`] and [`set_atomically`]).
+pub fn answer_query(
+    store: &ParameterStore,
+    request: &ParameterRequest,
+) -> Option<ParameterResponse> {
+    let declared = |name: &String| store.declaration(name);
+    Some(match request {
+        ParameterRequest::List { prefixes, depth } => ParameterResponse::List(
+            store
+                .declarations()
+                .iter()
+                .map(|d| d.name.clone())
+                .filter(|n| listed(n, prefixes, *depth))
+                .collect(),
+        ),
+        ParameterRequest::Get(names) => {
+            ParameterResponse::Get(names.iter().map(|n| store.get(n).cloned()).collect())
+        }
+        ParameterRequest::GetTypes(names) => {
+            ParameterResponse::GetTypes(names.iter().map(|n| declared(n).map(|d| d.kind)).collect())
+        }
+        ParameterRequest::Describe(names) => {
+            ParameterResponse::Describe(names.iter().map(|n| declared(n).cloned()).collect())
+        }
+        ParameterRequest::Set(_) | ParameterRequest::SetAtomically(_) => return None,
+    })
+}
+
+/// `set_parameters`: `apply` each change on its own (it validates, applies and stores, or
+/// returns the reason and changes nothing).
+pub fn set_each(
+    changes: &[(String, RosValue)],
+    mut apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+) -> ParameterResponse {
+    ParameterResponse::Set(changes.iter().map(|(n, v)| apply(n, v)).collect())
+}
+
+/// `set_parameters_atomically`: every change is checked against `store` first; then applied
+/// in order, and if `apply` still rejects one, the ones already applied are put back.
+pub fn set_atomically(
+    store: &ParameterStore,
+    changes: &[(String, RosValue)],
+    mut apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+) -> ParameterResponse {
+    for (name, value) in changes {
+        if let Err(e) = store.validate(name, value, false) {
+            return ParameterResponse::SetAtomically(Err(e.to_string()));
+        }
+    }
+    let old: Vec<Option<RosValue>> = changes.iter().map(|(n, _)| store.get(n).cloned()).collect();
+    for (k, (name, value)) in changes.iter().enumerate() {
+        if let Err(reason) = apply(name, value) {
+            for ((name, _), old) in changes[..k].iter().zip(&old).rev() {
+                if let Some(old) = old {
+                    let _ = apply(name, old);
+                }
+            }
+            return ParameterResponse::SetAtomically(Err(reason));
+        }
+    }
+    ParameterResponse::SetAtomically(Ok(()))
+}
+
+/// Any request: queries from `store` (the node's parameters before the request), changes
+/// through `apply`.
+pub fn handle_request(
+    store: &ParameterStore,
+    request: &ParameterRequest,
+    apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+) -> ParameterResponse {
+    match request {
+        ParameterRequest::Set(changes) => set_each(changes, apply),
+        ParameterRequest::SetAtomically(changes) => set_atomically(store, changes, apply),
+        query => answer_query(store, query).unwrap_or(ParameterResponse::List(vec![])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> ParameterStore {
+        ParameterStore::new(vec![
+            Declaration::new("kp", RosKind::Double, RosValue::Double(1.0), false, "gain")
+                .range(0.0, 10.0),
+            Declaration::new(
+                "limits.upper",
+                RosKind::Double,
+                RosValue::Double(1.0),
+                false,
+                "upper",
+            ),
+            Declaration::new(
+                "robot",
+                RosKind::String,
+                RosValue::String("a".into()),
+                true,
+                "robot",
+            ),
+        ])
+    }
+
+    #[test]
+    fn queries_answer_from_the_declarations() {
+        let store = store();
+        let list = |prefixes: &[&str], depth| {
+            answer_query(
+                &store,
+                &ParameterRequest::List {
+                    prefixes: prefixes.iter().map(|p| p.to_string()).collect(),
+                    depth,
+                },
+            )
+        };
+        assert_eq!(
+            list(&[], 0),
+            Some(ParameterResponse::List(vec![
+                "kp".into(),
+                "limits.upper".into(),
+                "robot".into()
+            ]))
+        );
+        assert_eq!(
+            list(&[], 1),
+            Some(ParameterResponse::List(vec!["kp".into(), "robot".into()]))
+        );
+        assert_eq!(
+            list(&["limits"], 0),
+            Some(ParameterResponse::List(vec!["limits.upper".into()]))
+        );
+        let get = answer_query(
+            &store,
+            &ParameterRequest::Get(vec!["kp".into(), "nope".into()]),
+        );
+        assert_eq!(
+            get,
+            Some(ParameterResponse::Get(vec![
+                Some(RosValue::Double(1.0)),
+                None
+            ]))
+        );
+        let Some(ParameterResponse::Describe(d)) =
+            answer_query(&store, &ParameterRequest::Describe(vec!["kp".into()]))
+        else {
+            panic!("describe")
+        };
+        assert_eq!(
+            d[0].as_ref().map(|d| (d.description.as_str(), d.range)),
+            Some(("gain", Some((0.0, 10.0))))
+        );
+        assert_eq!(answer_query(&store, &ParameterRequest::Set(vec![])), None);
+    }
+
+    #[test]
+    fn atomic_sets_check_everything_first_and_undo_on_a_late_rejection() {
+        let mut store = store();
+        let bad = set_atomically(
+            &store,
+            &[
+                ("kp".into(), RosValue::Double(2.0)),
+                ("kp".into(), RosValue::Double(20.0)),
+            ],
+            |_, _| Ok(()),
+        );
+        assert!(
+            matches!(bad, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("outside"))
+        );
+        let read_only = set_atomically(
+            &store,
+            &[("robot".into(), RosValue::String("b".into()))],
+            |_, _| Ok(()),
+        );
+        assert!(
+            matches!(read_only, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("read-only"))
+        );
+        // The second change passes the declaration but the node rejects it: the first is undone.
+        let snapshot = store.clone();
+        let mut applied: Vec<(String, RosValue)> = vec![];
+        let changes = [
+            ("kp".to_string(), RosValue::Double(3.0)),
+            ("limits.upper".to_string(), RosValue::Double(-1.0)),
+        ];
+        let response = set_atomically(&snapshot, &changes, |name, value| {
+            if name == "limits.upper" && *value == RosValue::Double(-1.0) {
+                return Err("below the lower limit".into());
+            }
+            store.set(name, value, false).map_err(|e| e.to_string())?;
+            applied.push((name.into(), value.clone()));
+            Ok(())
+        });
+        assert_eq!(
+            response,
+            ParameterResponse::SetAtomically(Err("below the lower limit".into()))
+        );
+        assert_eq!(
+            applied,
+            vec![
+                ("kp".into(), RosValue::Double(3.0)),
+                ("kp".into(), RosValue::Double(1.0))
+            ]
+        );
+        assert_eq!(store.get("kp"), Some(&RosValue::Double(1.0)));
+    }
+}

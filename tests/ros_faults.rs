@@ -1,0 +1,425 @@
+//! controller_node under bad input, over DDS on loopback: a probe node plays the robot
+//! (publishing `/joint_states`) and the operator (references, parameters), and reads the
+//! commands, `~/state` and `/rosout`. Each test runs on its own ROS domain.
+
+use std::time::Duration;
+
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_e2e::ros_probe::{Probe, Received};
+use armctl_model::{ChainOptions, Robot};
+use armctl_ros::controller_node::ControllerNode;
+use armctl_ros::dds::DdsOptions;
+use armctl_ros::launch::{spawn, RunningNode};
+use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
+use armctl_ros::params_file::RosValue;
+use armctl_ros::ros_args::RosArgs;
+
+const JOINTS: [&str; 7] = [
+    "panda_joint1",
+    "panda_joint2",
+    "panda_joint3",
+    "panda_joint4",
+    "panda_joint5",
+    "panda_joint6",
+    "panda_joint7",
+];
+const Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+const ZERO: [f64; 7] = [0.0; 7];
+const STATE_TIMEOUT: f64 = 0.05;
+
+fn panda_path() -> String {
+    format!("{}/urdf/panda.urdf", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn args(extra: &[(&str, &str)]) -> RosArgs {
+    let mut overrides = vec![
+        ("urdf_path".to_string(), panda_path()),
+        ("controller".to_string(), "computed_torque".to_string()),
+        ("state_timeout".to_string(), format!("{STATE_TIMEOUT}")),
+    ];
+    overrides.extend(extra.iter().map(|(n, v)| (n.to_string(), v.to_string())));
+    RosArgs {
+        node_name: Some("controller_node".into()),
+        overrides,
+        ..RosArgs::default()
+    }
+}
+
+/// A controller node and a connected probe on `domain`.
+async fn start(domain: u16, extra: &[(&str, &str)]) -> (RunningNode, Probe) {
+    let node = ControllerNode::new(&args(extra)).expect("controller node configures");
+    let running = spawn(node, &DdsOptions::loopback(domain)).expect("controller node starts");
+    let mut probe = Probe::start(domain, "/computed_torque/commands");
+    probe.connect(&JOINTS, &Q0).await;
+    (running, probe)
+}
+
+fn gravity(q: &[f64]) -> Vec<f64> {
+    let robot = Robot::from_urdf_file(panda_path(), &ChainOptions::default()).unwrap();
+    let mut ws = DynamicsWorkspace::new(&robot);
+    let mut g = vec![0.0; 7];
+    gravity_torques(&robot, &mut ws, q, &mut g).unwrap();
+    g
+}
+
+fn assert_close(a: &[f64], b: &[f64], tol: f64) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() <= tol, "{a:?} vs {b:?}");
+    }
+}
+
+fn holding(received: &Received) -> bool {
+    received.last_state("holding") == Some(vec![1.0])
+}
+
+/// The newest `~/state` says the controller runs (not holding).
+fn controlling(received: &Received) -> bool {
+    received.last_state("holding") == Some(vec![0.0])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nan_state_holds_with_gravity_says_so_once_and_resumes() {
+    let (_node, mut probe) = start(62, &[]).await;
+    let mut bad = Q0;
+    bad[2] = f64::NAN;
+    let hold = probe.command_for(&JOINTS, &bad, &ZERO).await;
+    assert_close(&hold, &gravity(&Q0), 1e-9);
+    for _ in 0..5 {
+        let again = probe.command_for(&JOINTS, &bad, &ZERO).await;
+        assert_close(&again, &gravity(&Q0), 1e-9);
+    }
+    assert!(
+        probe
+            .wait_until(Duration::from_secs(2), |r| r.states.len() >= 7)
+            .await
+    );
+    assert!(holding(&probe.received));
+    let resumed = probe.command_for(&JOINTS, &Q0, &ZERO).await;
+    assert!(
+        probe.wait_until(Duration::from_secs(1), controlling).await,
+        "still holding"
+    );
+    assert!(resumed.iter().all(|v| v.is_finite()));
+    let logged = probe
+        .wait_until(Duration::from_secs(3), |r| {
+            !r.logs_containing("resumed").is_empty()
+        })
+        .await;
+    assert!(
+        logged,
+        "no 'resumed' line on /rosout: {:?}",
+        probe.received.logs
+    );
+    let warnings = probe.received.logs_containing("NaN");
+    assert_eq!(warnings.len(), 1, "one warning per incident: {warnings:?}");
+    assert!(
+        warnings[0].msg.contains("panda_joint3") && warnings[0].level == 30,
+        "{:?}",
+        warnings[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_joint_holds_and_names_the_joint() {
+    let (_node, mut probe) = start(63, &[]).await;
+    let names: Vec<&str> = JOINTS
+        .iter()
+        .copied()
+        .filter(|j| *j != "panda_joint5")
+        .collect();
+    let q: Vec<f64> = Q0
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 4)
+        .map(|(_, v)| *v)
+        .collect();
+    let hold = probe.command_for(&names, &q, &ZERO[..6]).await;
+    assert_close(&hold, &gravity(&Q0), 1e-9);
+    let logged = probe
+        .wait_until(Duration::from_secs(3), |r| {
+            !r.logs_containing("'panda_joint5' is missing").is_empty()
+        })
+        .await;
+    assert!(logged, "{:?}", probe.received.logs);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn joints_in_another_order_and_extra_joints_give_the_same_command() {
+    let (_node, mut probe) = start(64, &[]).await;
+    let q = [0.1, -0.2, 0.3, -1.9, 0.2, 1.7, 0.6];
+    let qd = [0.2, -0.1, 0.05, 0.3, -0.2, 0.1, 0.4];
+    let in_order = probe.command_for(&JOINTS, &q, &qd).await;
+    let reversed: Vec<&str> = JOINTS.iter().rev().copied().collect();
+    let q_rev: Vec<f64> = q.iter().rev().copied().collect();
+    let qd_rev: Vec<f64> = qd.iter().rev().copied().collect();
+    let shuffled = probe.command_for(&reversed, &q_rev, &qd_rev).await;
+    assert_close(&shuffled, &in_order, 1e-9);
+    let mut with_fingers: Vec<&str> = vec!["panda_finger_joint1"];
+    with_fingers.extend(JOINTS);
+    with_fingers.push("panda_finger_joint2");
+    let mut q_fingers = vec![0.04];
+    q_fingers.extend(q);
+    q_fingers.push(0.04);
+    let mut qd_fingers = vec![0.0];
+    qd_fingers.extend(qd);
+    qd_fingers.push(0.0);
+    let extra = probe
+        .command_for(&with_fingers, &q_fingers, &qd_fingers)
+        .await;
+    assert_close(&extra, &in_order, 1e-9);
+    assert!(
+        probe.wait_until(Duration::from_secs(1), controlling).await,
+        "holding"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_state_publisher_holds_within_the_timeout_plus_one_cycle() {
+    let (_node, mut probe) = start(65, &[]).await;
+    for _ in 0..100 {
+        probe.send_state(&JOINTS, &Q0, &ZERO);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let held = probe.wait_until(Duration::from_secs(2), holding).await;
+    assert!(held, "no hold after the states stopped");
+    // Measured on the node's own clock (the `time` of its ~/state): last valid step -> hold.
+    let times: Vec<(f64, bool)> = probe
+        .received
+        .states
+        .iter()
+        .filter_map(|s| {
+            let t = armctl_ros::msgs::labelled_block(s, "time")?[0];
+            let h = armctl_ros::msgs::labelled_block(s, "holding")?[0] != 0.0;
+            Some((t, h))
+        })
+        .collect();
+    let first_hold = times.iter().position(|(_, h)| *h).unwrap();
+    let waited = times[first_hold].0 - times[first_hold - 1].0;
+    // Watchdog at 10 / state_timeout = 200 Hz: one cycle is 5 ms.
+    let cycle = STATE_TIMEOUT / 10.0;
+    assert!(
+        waited > STATE_TIMEOUT && waited <= STATE_TIMEOUT + 2.0 * cycle,
+        "held {waited:.4} s after the last state"
+    );
+    assert_close(probe.received.commands.last().unwrap(), &gravity(&Q0), 1e-9);
+    let logged = probe
+        .wait_until(Duration::from_secs(3), |r| {
+            !r.logs_containing("s old").is_empty()
+        })
+        .await;
+    assert!(logged, "{:?}", probe.received.logs);
+}
+
+fn trajectory(names: &[&str], positions: Vec<f64>) -> JointTrajectory {
+    JointTrajectory {
+        joint_names: names.iter().map(|n| n.to_string()).collect(),
+        points: vec![JointTrajectoryPoint {
+            positions,
+            time_from_start: Time::from_seconds(0.5),
+            ..Default::default()
+        }],
+        ..JointTrajectory::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept() {
+    let (_node, mut probe) = start(66, &[]).await;
+    probe.send_reference(&trajectory(&JOINTS, vec![0.1; 6]));
+    let logged = probe
+        .wait_until(Duration::from_secs(3), |r| {
+            !r.logs_containing("reference rejected").is_empty()
+        })
+        .await;
+    assert!(logged, "{:?}", probe.received.logs);
+    let line = &probe.received.logs_containing("reference rejected")[0].msg;
+    assert!(line.contains("6 values for 7 joint names"), "{line}");
+    probe.command_for(&JOINTS, &Q0, &ZERO).await;
+    assert!(
+        probe
+            .wait_until(Duration::from_secs(2), |r| !r.states.is_empty())
+            .await
+    );
+    assert_close(&probe.received.last_state("reference").unwrap(), &Q0, 1e-12);
+    // A reference missing a joint is rejected too.
+    probe.send_reference(&trajectory(&JOINTS[..6], vec![0.1; 6]));
+    let logged = probe
+        .wait_until(Duration::from_secs(3), |r| {
+            !r.logs_containing("'panda_joint7' is missing").is_empty()
+        })
+        .await;
+    assert!(logged, "{:?}", probe.received.logs);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound() {
+    let (node, mut probe) = start(67, &[]).await;
+    let burst = 10_000;
+    let started = std::time::Instant::now();
+    for k in 0..burst {
+        probe.send_state(&JOINTS, &Q0, &ZERO);
+        // 10 kHz: wait for the next 100 us mark.
+        let due = Duration::from_micros(100 * (k + 1));
+        while started.elapsed() < due {
+            std::hint::spin_loop();
+        }
+    }
+    probe.pump(Duration::from_millis(300)).await;
+    let answered = probe.received.commands.len();
+    assert!(!node.is_finished(), "the node stopped");
+    assert!(
+        answered <= burst as usize + 200,
+        "{answered} commands for {burst} states"
+    );
+    // No backlog: a state sent now is answered at once.
+    let before = probe.received.commands.len();
+    probe.send_state(&JOINTS, &Q0, &ZERO);
+    let prompt = probe
+        .wait_until(Duration::from_millis(500), |r| r.commands.len() > before)
+        .await;
+    assert!(prompt, "no answer within 0.5 s after the burst");
+    assert!(
+        probe.wait_until(Duration::from_secs(1), controlling).await,
+        "holding"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
+    let error = ControllerNode::new(&args(&[("kq", "[1.0]")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("kq") && error.contains("not declared"),
+        "{error}"
+    );
+    let (_node, mut probe) = start(68, &[]).await;
+    let client = probe.parameter_client();
+    let refused = set_when_ready(&client, "kq", &RosValue::Double(1.0)).await;
+    let reason = refused.unwrap_err();
+    assert!(reason.contains("not declared"), "{reason}");
+}
+
+/// Sets a parameter, retrying while the service is being discovered.
+async fn set_when_ready(
+    client: &armctl_ros::dds::ParameterClient,
+    name: &str,
+    value: &RosValue,
+) -> Result<(), String> {
+    for _ in 0..50 {
+        if let Ok(Ok(result)) =
+            tokio::time::timeout(Duration::from_millis(500), client.set(name, value)).await
+        {
+            return result;
+        }
+    }
+    panic!("the parameter service did not answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_value_kept() {
+    let (_node, mut probe) = start(69, &[]).await;
+    let client = probe.parameter_client();
+    let q = [0.05, -0.25, 0.02, -1.95, 0.03, 1.82, 0.78];
+    let before = probe.command_for(&JOINTS, &q, &ZERO).await;
+    let kp_old = client.get("kp").await.unwrap().unwrap();
+    let RosValue::DoubleArray(old) = kp_old.clone() else {
+        panic!("kp is {kp_old:?}")
+    };
+    let new: Vec<f64> = old.iter().map(|k| 2.0 * k).collect();
+    set_when_ready(&client, "kp", &RosValue::DoubleArray(new.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        client.get("kp").await.unwrap(),
+        Some(RosValue::DoubleArray(new))
+    );
+    // The command moves to its new value over the ramp, never in one step.
+    let mut efforts = vec![before.clone()];
+    for _ in 0..120 {
+        efforts.push(probe.command_for(&JOINTS, &q, &ZERO).await);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let total = (0..7)
+        .map(|j| (efforts.last().unwrap()[j] - before[j]).abs())
+        .fold(0.0, f64::max);
+    let largest_step = efforts
+        .windows(2)
+        .flat_map(|w| (0..7).map(move |j| (w[1][j] - w[0][j]).abs()))
+        .fold(0.0, f64::max);
+    assert!(
+        total > 1.0,
+        "the gain change shows in the effort ({total} N m)"
+    );
+    assert!(
+        largest_step < 0.5 * total,
+        "largest step {largest_step} of a {total} N m change"
+    );
+    let refused = set_when_ready(&client, "kp", &RosValue::DoubleArray(vec![-1.0; 7])).await;
+    assert!(
+        refused.unwrap_err().contains("-1"),
+        "the reason names the value"
+    );
+    let short = set_when_ready(&client, "kp", &RosValue::DoubleArray(vec![1.0; 3])).await;
+    assert!(short.is_err());
+    let read_only = set_when_ready(
+        &client,
+        "controller",
+        &RosValue::String("pd_gravity".into()),
+    )
+    .await;
+    assert!(read_only.unwrap_err().contains("read-only"));
+    assert_eq!(
+        client.get("kp").await.unwrap().unwrap(),
+        RosValue::DoubleArray(old.iter().map(|k| 2.0 * k).collect())
+    );
+    let described = client.describe("kp").await.unwrap();
+    assert!(
+        described.contains("read_only false") && described.len() > 30,
+        "{described}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn efforts_stay_within_the_urdf_limits_far_from_the_reference() {
+    let (_node, mut probe) = start(70, &[]).await;
+    let robot = Robot::from_urdf_file(panda_path(), &ChainOptions::default()).unwrap();
+    let far = [2.5, 1.5, -2.5, -0.2, 2.5, 3.5, -2.5];
+    let fast = [2.0; 7];
+    let command = probe.command_for(&JOINTS, &far, &fast).await;
+    for (joint, effort) in robot.joints().iter().zip(&command) {
+        assert!(
+            effort.abs() <= joint.limits.effort + 1e-9,
+            "{effort} beyond {}",
+            joint.limits.effort
+        );
+    }
+    assert!(
+        command
+            .iter()
+            .zip(robot.joints())
+            .any(|(e, j)| (e.abs() - j.limits.effort).abs() < 1e-9),
+        "some joint saturates"
+    );
+}
+
+#[test]
+fn a_malformed_parameter_file_is_a_clear_error_at_start() {
+    let dir = std::env::temp_dir().join(format!("armctl-params-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.yaml");
+    std::fs::write(
+        &path,
+        "controller_node:\n  ros__parameters:\n    kp: [1.0, 2.0\n",
+    )
+    .unwrap();
+    let mut bad = args(&[]);
+    bad.params_files.push(path.display().to_string());
+    let error = ControllerNode::new(&bad).unwrap_err().to_string();
+    assert!(error.contains("bad.yaml"), "{error}");
+    std::fs::write(&path, "controller_node:\n  parameters:\n    kp: 1.0\n").unwrap();
+    let error = ControllerNode::new(&bad).unwrap_err().to_string();
+    assert!(error.contains("ros__parameters"), "{error}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,163 @@
+//! A test node standing in for the robot and the operator: it publishes `/joint_states` and
+//! references, and records the commands, `~/state` and `/rosout` lines of a controller node,
+//! all over DDS on loopback.
+
+use std::time::Duration;
+
+use armctl_ros::dds::{DdsOptions, DdsTransport, ParameterClient};
+use armctl_ros::msgs::{labelled_block, Float64MultiArray, JointState, JointTrajectory, Log};
+use armctl_ros::node_parameters::ParameterStore;
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+
+/// What the probe received, in order.
+#[derive(Debug, Default)]
+pub struct Received {
+    /// Effort commands.
+    pub commands: Vec<Vec<f64>>,
+    /// `~/state` messages.
+    pub states: Vec<Float64MultiArray>,
+    /// `/rosout` lines.
+    pub logs: Vec<Log>,
+}
+
+impl Received {
+    /// Rosout lines containing `text`.
+    pub fn logs_containing(&self, text: &str) -> Vec<&Log> {
+        self.logs.iter().filter(|l| l.msg.contains(text)).collect()
+    }
+
+    /// The `label` block of the newest `~/state`.
+    pub fn last_state(&self, label: &str) -> Option<Vec<f64>> {
+        self.states
+            .last()
+            .and_then(|s| labelled_block(s, label))
+            .map(<[f64]>::to_vec)
+    }
+}
+
+/// The probe node.
+pub struct Probe {
+    transport: DdsTransport,
+    /// Everything received so far.
+    pub received: Received,
+    controller: String,
+}
+
+impl Probe {
+    /// A probe for the controller node `/controller_node` commanding on `command_topic`.
+    pub fn start(domain_id: u16, command_topic: &str) -> Self {
+        let spec = NodeSpec {
+            name: "probe".into(),
+            namespace: "/".into(),
+            subscriptions: vec![
+                (Topic::Commands, command_topic.into()),
+                (Topic::State, "/controller_node/state".into()),
+                (Topic::Rosout, "/rosout".into()),
+            ],
+            publications: vec![
+                (Topic::JointStates, "/joint_states".into()),
+                (Topic::Reference, "/controller_node/reference".into()),
+            ],
+            tick_rate: None,
+            parameters: ParameterStore::new(vec![]),
+        };
+        let transport =
+            DdsTransport::start(&spec, &DdsOptions::loopback(domain_id)).expect("probe node");
+        Self {
+            transport,
+            received: Received::default(),
+            controller: "/controller_node".into(),
+        }
+    }
+
+    /// A parameter client of the controller node.
+    pub fn parameter_client(&mut self) -> ParameterClient {
+        self.transport
+            .parameter_client(&self.controller)
+            .expect("parameter client")
+    }
+
+    /// Publishes a joint state.
+    pub fn send_state(&mut self, names: &[&str], position: &[f64], velocity: &[f64]) {
+        let msg = JointState {
+            name: names.iter().map(|n| n.to_string()).collect(),
+            position: position.to_vec(),
+            velocity: velocity.to_vec(),
+            ..JointState::default()
+        };
+        self.transport.publish(Outgoing::JointState(&msg));
+    }
+
+    /// Publishes a reference.
+    pub fn send_reference(&mut self, msg: &JointTrajectory) {
+        self.transport.publish(Outgoing::Reference(msg));
+    }
+
+    /// Records what arrives for `duration`.
+    pub async fn pump(&mut self, duration: Duration) {
+        let _ = tokio::time::timeout(duration, async {
+            loop {
+                self.receive_one().await;
+            }
+        })
+        .await;
+    }
+
+    /// Records until `done` holds (true) or `patience` passes (false).
+    pub async fn wait_until(
+        &mut self,
+        patience: Duration,
+        done: impl Fn(&Received) -> bool,
+    ) -> bool {
+        tokio::time::timeout(patience, async {
+            while !done(&self.received) {
+                self.receive_one().await;
+            }
+        })
+        .await
+        .is_ok()
+    }
+
+    async fn receive_one(&mut self) {
+        match self.transport.next().await {
+            Some(Incoming::Command(c)) => self.received.commands.push(c.data),
+            Some(Incoming::State(s)) => self.received.states.push(s),
+            Some(Incoming::Log(l)) => self.received.logs.push(l),
+            Some(_) => {}
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Waits until the controller and the probe see each other (commands answer states).
+    pub async fn connect(&mut self, names: &[&str], position: &[f64]) {
+        let velocity = vec![0.0; position.len()];
+        for _ in 0..200 {
+            self.send_state(names, position, &velocity);
+            let before = self.received.commands.len();
+            if self
+                .wait_until(Duration::from_millis(50), |r| r.commands.len() > before)
+                .await
+            {
+                return;
+            }
+        }
+        panic!("the controller node did not answer joint states within 10 s");
+    }
+
+    /// Sends a state and returns the command answering it.
+    pub async fn command_for(
+        &mut self,
+        names: &[&str],
+        position: &[f64],
+        velocity: &[f64],
+    ) -> Vec<f64> {
+        let before = self.received.commands.len();
+        self.send_state(names, position, velocity);
+        assert!(
+            self.wait_until(Duration::from_secs(5), |r| r.commands.len() > before)
+                .await,
+            "no command answered the state within 5 s"
+        );
+        self.received.commands.last().cloned().unwrap_or_default()
+    }
+}
