@@ -15,7 +15,7 @@ use ros2_client::qos::History;
 use ros2_client::ros2::LogLevel as RosLogLevel;
 use ros2_client::{
     rosout, Context, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher, QosProfile,
-    Subscription,
+    ServiceMapping, Subscription,
 };
 
 use crate::controller_core::LogLevel;
@@ -40,11 +40,15 @@ pub struct DdsOptions {
     pub domain_id: u16,
     /// Use and advertise 127.0.0.1 only.
     pub localhost_only: bool,
+    /// Service requests and replies in rmw_cyclonedds's form (a request header in the
+    /// payload) instead of the RPC-over-DDS "enhanced" form of Fast DDS, ROS 2's default.
+    pub cyclone_services: bool,
 }
 
 impl DdsOptions {
-    /// From ROS's environment: `ROS_DOMAIN_ID`, and `ROS_LOCALHOST_ONLY=1` or
-    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` for loopback only.
+    /// From ROS's environment: `ROS_DOMAIN_ID`; `ROS_LOCALHOST_ONLY=1` or
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` for loopback only; `RMW_IMPLEMENTATION`
+    /// naming Cyclone DDS for its service form (the peers' tools use the same variable).
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok();
         Self {
@@ -54,6 +58,7 @@ impl DdsOptions {
             localhost_only: var("ROS_LOCALHOST_ONLY").is_some_and(|v| v == "1")
                 || var("ROS_AUTOMATIC_DISCOVERY_RANGE")
                     .is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST")),
+            cyclone_services: var("RMW_IMPLEMENTATION").is_some_and(|v| v.contains("cyclonedds")),
         }
     }
 
@@ -62,7 +67,16 @@ impl DdsOptions {
         Self {
             domain_id,
             localhost_only: true,
+            cyclone_services: false,
         }
+    }
+}
+
+fn service_mapping(options: &DdsOptions) -> ServiceMapping {
+    if options.cyclone_services {
+        ServiceMapping::Cyclone
+    } else {
+        ServiceMapping::Enhanced
     }
 }
 
@@ -99,6 +113,7 @@ pub struct DdsTransport {
     clock: Option<Subscription<msgs::Clock>>,
     rosout: Option<Subscription<msgs::Log>>,
     parameters: ParameterServers,
+    service_mapping: ServiceMapping,
     ticker: Option<Ticker>,
 }
 
@@ -147,7 +162,7 @@ impl DdsTransport {
                     .start_parameter_services(false),
             )
             .map_err(transport)?;
-        let parameters = ParameterServers::new(&mut node)?;
+        let parameters = ParameterServers::new(&mut node, service_mapping(dds))?;
         let spinner = node.spinner().map_err(transport)?;
         tokio::spawn(spinner.spin().map(|_| ()));
         // Reliable, keep-last 10: what rclcpp's QoS(10) is; best-effort publishers would need
@@ -167,6 +182,7 @@ impl DdsTransport {
             clock: None,
             rosout: None,
             parameters,
+            service_mapping: service_mapping(dds),
             ticker: spec
                 .tick_rate
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz))),
@@ -182,7 +198,7 @@ impl DdsTransport {
 
     /// A client of another node's parameter services (`target` fully qualified).
     pub fn parameter_client(&mut self, target: &str) -> Result<ParameterClient, RosError> {
-        ParameterClient::new(&mut self.node, target)
+        ParameterClient::new(&mut self.node, self.service_mapping, target)
     }
 
     fn topic(

@@ -162,6 +162,7 @@ pub(crate) struct ParameterServers {
 
 fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
     node: &mut Node,
+    mapping: ServiceMapping,
     service: &str,
     type_name: &str,
 ) -> Result<Server<Req, Resp>, RosError> {
@@ -169,7 +170,7 @@ fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
     let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
     let name = Name::new(&node.fully_qualified_name(), service).map_err(transport)?;
     node.create_server(
-        ServiceMapping::Enhanced,
+        mapping,
         &name,
         &ServiceTypeName::new("rcl_interfaces", type_name),
         qos.clone(),
@@ -190,7 +191,7 @@ enum Received {
 
 impl ParameterServers {
     /// Creates the servers under the node's name.
-    pub(crate) fn new(node: &mut Node) -> Result<Self, RosError> {
+    pub(crate) fn new(node: &mut Node, mapping: ServiceMapping) -> Result<Self, RosError> {
         let events_topic = node
             .create_topic(
                 &Name::new("/", "parameter_events").map_err(transport)?,
@@ -199,12 +200,17 @@ impl ParameterServers {
             )
             .map_err(transport)?;
         Ok(Self {
-            list: server(node, "list_parameters", "ListParameters")?,
-            get: server(node, "get_parameters", "GetParameters")?,
-            get_types: server(node, "get_parameter_types", "GetParameterTypes")?,
-            describe: server(node, "describe_parameters", "DescribeParameters")?,
-            set: server(node, "set_parameters", "SetParameters")?,
-            set_atomically: server(node, "set_parameters_atomically", "SetParametersAtomically")?,
+            list: server(node, mapping, "list_parameters", "ListParameters")?,
+            get: server(node, mapping, "get_parameters", "GetParameters")?,
+            get_types: server(node, mapping, "get_parameter_types", "GetParameterTypes")?,
+            describe: server(node, mapping, "describe_parameters", "DescribeParameters")?,
+            set: server(node, mapping, "set_parameters", "SetParameters")?,
+            set_atomically: server(
+                node,
+                mapping,
+                "set_parameters_atomically",
+                "SetParametersAtomically",
+            )?,
             events: node
                 .create_publisher(&events_topic, None)
                 .map_err(transport)?,
@@ -374,6 +380,7 @@ impl ParameterServers {
 
 fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
     node: &mut Node,
+    mapping: ServiceMapping,
     target: &str,
     service: &str,
     type_name: &str,
@@ -381,7 +388,7 @@ fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
     let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
     let name = Name::new(target, service).map_err(transport)?;
     node.create_client(
-        ServiceMapping::Enhanced,
+        mapping,
         &name,
         &ServiceTypeName::new("rcl_interfaces", type_name),
         qos.clone(),
@@ -406,11 +413,21 @@ impl std::fmt::Debug for ParameterClient {
 
 impl ParameterClient {
     /// A client of the node `target` (fully qualified, e.g. `/arm1/controller_node`).
-    pub(crate) fn new(node: &mut Node, target: &str) -> Result<Self, RosError> {
+    pub(crate) fn new(
+        node: &mut Node,
+        mapping: ServiceMapping,
+        target: &str,
+    ) -> Result<Self, RosError> {
         Ok(Self {
-            set: client(node, target, "set_parameters", "SetParameters")?,
-            get: client(node, target, "get_parameters", "GetParameters")?,
-            describe: client(node, target, "describe_parameters", "DescribeParameters")?,
+            set: client(node, mapping, target, "set_parameters", "SetParameters")?,
+            get: client(node, mapping, target, "get_parameters", "GetParameters")?,
+            describe: client(
+                node,
+                mapping,
+                target,
+                "describe_parameters",
+                "DescribeParameters",
+            )?,
         })
     }
 

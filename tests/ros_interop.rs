@@ -1,0 +1,127 @@
+//! Interoperability with an independent DDS implementation: `tests/interop/cyclone_peer.py`,
+//! written with Eclipse Cyclone DDS's Python binding, drives controller_node over loopback
+//! (joint states in, efforts out, a gain set through `set_parameters`, an invalid one
+//! rejected, `~/state` read). Both service forms are exercised: Fast DDS's (ROS 2's default)
+//! and rmw_cyclonedds's. The peer's virtual environment is created on first use
+//! (`tests/interop/setup_venv.sh`, pip installs `cyclonedds`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_model::{ChainOptions, Robot};
+use armctl_ros::controller_node::ControllerNode;
+use armctl_ros::dds::DdsOptions;
+use armctl_ros::launch::spawn;
+use armctl_ros::ros_args::RosArgs;
+
+const Q: [f64; 7] = [0.1, -0.4, 0.05, -2.1, 0.1, 1.9, 0.7];
+const QD: [f64; 7] = [0.1, -0.2, 0.15, 0.2, -0.1, 0.3, -0.25];
+const KP: [f64; 7] = [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0];
+const KD_OLD: [f64; 7] = [50.0, 50.0, 50.0, 20.0, 10.0, 5.0, 1.0];
+const KD_NEW: [f64; 7] = [40.0, 45.0, 35.0, 15.0, 8.0, 4.0, 2.0];
+
+/// Loopback only, no multicast: what design.md prescribes for tests.
+const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
+
+fn workspace(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// The venv's python, created once for all tests of this file.
+fn python() -> String {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(create_venv).clone()
+}
+
+fn create_venv() -> String {
+    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cyclonedds-venv");
+    let out = Command::new("sh")
+        .arg(workspace("tests/interop/setup_venv.sh"))
+        .arg(&venv)
+        .output()
+        .expect("running setup_venv.sh");
+    assert!(
+        out.status.success(),
+        "creating the Cyclone DDS venv failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn gravity() -> Vec<f64> {
+    let robot =
+        Robot::from_urdf_file(workspace("urdf/panda.urdf"), &ChainOptions::default()).unwrap();
+    let mut ws = DynamicsWorkspace::new(&robot);
+    let mut g = vec![0.0; 7];
+    gravity_torques(&robot, &mut ws, &Q, &mut g).unwrap();
+    g
+}
+
+fn vector(v: &[f64]) -> String {
+    format!("{v:?}")
+}
+
+async fn interop(domain: u16, mapping: &str) {
+    let python = python();
+    let overrides = [
+        (
+            "urdf_path",
+            workspace("urdf/panda.urdf").display().to_string(),
+        ),
+        ("controller", "pd_gravity".to_string()),
+        ("kp", vector(&KP)),
+        ("kd", vector(&KD_OLD)),
+        // The peer publishes from Python at about 250 Hz.
+        ("state_timeout", "0.5".to_string()),
+    ];
+    let args = RosArgs {
+        node_name: Some("controller_node".into()),
+        overrides: overrides
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect(),
+        ..RosArgs::default()
+    };
+    let dds = DdsOptions {
+        cyclone_services: mapping == "cyclone",
+        ..DdsOptions::loopback(domain)
+    };
+    let _node = spawn(ControllerNode::new(&args).unwrap(), &dds).unwrap();
+    let expected = serde_json::json!({
+        "joints": (1..=7).map(|i| format!("panda_joint{i}")).collect::<Vec<_>>(),
+        "q": Q, "qd": QD, "gravity": gravity(), "kd_old": KD_OLD, "kd_new": KD_NEW,
+        "command_topic": "/pd_gravity/commands", "node": "/controller_node",
+    });
+    let peer = tokio::process::Command::new(python)
+        .arg(workspace("tests/interop/cyclone_peer.py"))
+        .args([
+            "--domain",
+            &domain.to_string(),
+            "--mapping",
+            mapping,
+            "--expected",
+            &expected.to_string(),
+        ])
+        .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
+        .output()
+        .await
+        .expect("running the Cyclone DDS peer");
+    let stdout = String::from_utf8_lossy(&peer.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&peer.stderr));
+    assert!(
+        peer.status.success(),
+        "the Cyclone DDS peer reported failures ({mapping} services):\n{stdout}"
+    );
+    assert!(stdout.contains("\"failed\": []"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_dds_peer_drives_controller_node_with_fast_dds_style_services() {
+    interop(71, "enhanced").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cyclone_dds_peer_drives_controller_node_with_rmw_cyclonedds_services() {
+    interop(72, "cyclone").await;
+}
