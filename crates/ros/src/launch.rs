@@ -1,14 +1,16 @@
-//! Starting nodes on DDS: one per process (the `controller_node` and `sim_node` binaries) or
-//! several in one process (`armctl demo`, the end-to-end tests), each with its own DDS
-//! participant, exactly as separate processes would be.
+//! Starting nodes: one per process (the `controller_node` and `sim_node` binaries, on rcl when
+//! the `r2r` feature is on, else on DDS) or several in one process on DDS (`armctl demo`, the
+//! end-to-end tests), each with its own DDS participant, exactly as separate processes would be.
 
 use std::process::ExitCode;
 
+#[cfg(feature = "dds")]
 use crate::dds::{DdsOptions, DdsTransport};
 use crate::ros_args::{parse_ros_args, RosArgs};
 use crate::transport::Node;
 use crate::RosError;
 
+#[cfg(feature = "dds")]
 /// A node running as a task of the current tokio runtime; dropping it stops the node.
 #[derive(Debug)]
 pub struct RunningNode {
@@ -16,6 +18,7 @@ pub struct RunningNode {
     task: tokio::task::JoinHandle<()>,
 }
 
+#[cfg(feature = "dds")]
 impl RunningNode {
     /// The node's fully qualified name.
     pub fn name(&self) -> &str {
@@ -28,12 +31,14 @@ impl RunningNode {
     }
 }
 
+#[cfg(feature = "dds")]
 impl Drop for RunningNode {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
+#[cfg(feature = "dds")]
 /// Starts `node` on DDS as a task (call inside a tokio runtime).
 pub fn spawn<N: Node>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError> {
     let spec = node.spec();
@@ -46,8 +51,9 @@ pub fn spawn<N: Node>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError
     Ok(RunningNode { name, task })
 }
 
-/// The `main` of a node binary: ROS arguments, `--print-params`, then the node on DDS
-/// (domain and discovery range from ROS's environment) until the process is stopped.
+/// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
+/// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
+/// service form from ROS's environment).
 pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosError>) -> ExitCode {
     let result = (|| -> Result<(), RosError> {
         let args = parse_ros_args(std::env::args().skip(1))?;
@@ -68,6 +74,9 @@ pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosErr
                 reason: e.to_string(),
             })?;
         runtime.block_on(async {
+            #[cfg(feature = "r2r")]
+            let mut transport = crate::rcl::RclTransport::start(node.spec())?;
+            #[cfg(not(feature = "r2r"))]
             let mut transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
             node.run(&mut transport).await;
             Ok(())

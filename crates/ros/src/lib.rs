@@ -16,13 +16,15 @@ pub mod declarations;
 pub mod demo;
 mod error;
 pub mod joint_map;
-#[cfg(feature = "dds")]
+#[cfg(any(feature = "dds", feature = "r2r"))]
 pub mod launch;
 pub mod msgs;
 pub mod names;
 pub mod node_parameters;
 pub mod parameter_services;
 pub mod params_file;
+#[cfg(feature = "r2r")]
+pub mod rcl;
 pub mod ros_args;
 pub mod sim_node;
 pub mod startup;
