@@ -36,6 +36,8 @@ fn args(extra: &[(&str, &str)]) -> RosArgs {
         ("urdf_path".to_string(), panda_path()),
         ("controller".to_string(), "computed_torque".to_string()),
         ("state_timeout".to_string(), format!("{STATE_TIMEOUT}")),
+        // Every step's ~/state, so the tests see each decision.
+        ("state_publish_rate".to_string(), "0.0".to_string()),
     ];
     overrides.extend(extra.iter().map(|(n, v)| (n.to_string(), v.to_string())));
     RosArgs {

@@ -1,7 +1,9 @@
 //! The `armctl` command.
 
 mod bench_command;
+mod demo_command;
 mod dynamics_command;
+mod latency_command;
 mod model_command;
 mod model_json;
 mod params_file;
@@ -33,6 +35,11 @@ enum Command {
     Bench(bench_command::BenchArgs),
     /// Run a controller against the embedded simulator (no ROS): summary, run.csv, plots.
     Sim(sim_command::SimArgs),
+    /// sim_node and controller_node over ROS 2 DDS on loopback, one process: a controller
+    /// follows a reference through the real message traffic; summary, run.csv, plots.
+    Demo(demo_command::DemoArgs),
+    /// Benchmark the joint_states -> command latency of controller_node over DDS loopback.
+    Latency(latency_command::LatencyArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,8 @@ fn main() -> ExitCode {
         Command::Dynamics(args) => dynamics_command::run(&args),
         Command::Bench(args) => bench_command::run(&args),
         Command::Sim(args) => sim_command::run(&args),
+        Command::Demo(args) => demo_command::run(&args),
+        Command::Latency(args) => latency_command::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -65,6 +65,23 @@ pub(crate) fn line_chart(
     Ok([png, svg])
 }
 
+/// Tick labels with enough digits for the span: plain decimals down to 0.01, else scientific
+/// (plotters' default prints 2e-5 as "0.0").
+fn tick_format(span: f64) -> impl Fn(f64) -> String {
+    move |v: f64| {
+        // A tick at zero computed as 1e-21 reads as zero.
+        let v = if v.abs() < span * 1e-9 { 0.0 } else { v };
+        if span >= 10.0 {
+            format!("{v:.0}")
+        } else if span >= 0.01 {
+            let digits = (2.0 - span.log10().floor()).clamp(1.0, 4.0) as usize;
+            format!("{v:.digits$}")
+        } else {
+            format!("{v:.1e}")
+        }
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -95,10 +112,12 @@ fn draw<DB: DrawingBackend>(
         .x_label_area_size(45)
         .y_label_area_size(90)
         .build_cartesian_2d(t0..t1.max(t0 + 1e-9), (lo - pad)..(hi + pad))?;
+    let y_format = tick_format(hi - lo);
     chart
         .configure_mesh()
         .x_desc("time [s]")
         .y_desc(y_label)
+        .y_label_formatter(&|v| y_format(*v))
         .label_style(("sans-serif", 15))
         .draw()?;
     for s in series {
@@ -126,4 +145,17 @@ fn draw<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperRight)
         .draw()?;
     root.present()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_format;
+
+    #[test]
+    fn tick_labels_keep_small_values_apart() {
+        assert_eq!(tick_format(6e-5)(2e-5), "2.0e-5");
+        assert_eq!(tick_format(0.5)(0.25), "0.250");
+        assert_eq!(tick_format(30.0)(12.4), "12");
+        assert_eq!(tick_format(6e-5)(-3.4e-21), "0.0e0");
+    }
 }

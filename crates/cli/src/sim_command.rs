@@ -75,7 +75,7 @@ pub(crate) struct SimArgs {
 
 /// Per-joint results.
 #[derive(Debug, Serialize)]
-struct JointSummary {
+pub(crate) struct JointSummary {
     joint: String,
     rms_error: f64,
     max_error: f64,
@@ -86,7 +86,7 @@ struct JointSummary {
 
 /// The run's results.
 #[derive(Debug, Serialize)]
-struct Summary {
+pub(crate) struct Summary {
     robot: String,
     controller: String,
     trajectory: String,
@@ -117,8 +117,9 @@ fn load_robot(args: &SimArgs) -> Result<Robot> {
         .robot)
 }
 
-fn start_configuration(args: &SimArgs, robot: &Robot) -> Result<Vec<f64>> {
-    match &args.q0 {
+/// `--q0`, or the middle of each joint's range.
+pub(crate) fn start_configuration(q0: Option<&str>, robot: &Robot) -> Result<Vec<f64>> {
+    match q0 {
         Some(text) => trajectory_spec::parse_values(text, robot.dof(), "--q0", false),
         None => Ok(robot
             .joints()
@@ -144,7 +145,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     if let Some(path) = &args.params {
         params_file::apply(path, controller.as_mut())?;
     }
-    let q0 = start_configuration(args, &robot)?;
+    let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut config = SimConfig {
         dt: args.dt,
@@ -166,7 +167,14 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
-    let summary = summarize(args, &robot, controller.as_ref(), &log, files);
+    let info = RunInfo {
+        controller: controller.name().to_string(),
+        warnings: controller.warnings().to_vec(),
+        trajectory: args.trajectory.clone(),
+        duration: args.duration,
+        dt: args.dt,
+    };
+    let summary = summarize(info, &robot, &log, files);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -202,7 +210,7 @@ fn simulate(
     Ok(log)
 }
 
-fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
+pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
     let names: Vec<&str> = robot.joint_names().collect();
     let mut text = String::from("t");
     for prefix in ["q", "q_ref", "error", "effort"] {
@@ -238,7 +246,7 @@ fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
     Ok(path.to_path_buf())
 }
 
-fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec<PathBuf>> {
+pub(crate) fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec<PathBuf>> {
     let names: Vec<&str> = robot.joint_names().collect();
     let errors: Vec<Vec<f64>> = (0..names.len())
         .map(|i| {
@@ -324,10 +332,24 @@ fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec<PathBuf>> 
     Ok(files)
 }
 
-fn summarize(
-    args: &SimArgs,
+/// What a run was, for its summary.
+#[derive(Debug, Clone)]
+pub(crate) struct RunInfo {
+    /// Controller name.
+    pub(crate) controller: String,
+    /// The controller's warnings.
+    pub(crate) warnings: Vec<String>,
+    /// Trajectory spec.
+    pub(crate) trajectory: String,
+    /// Duration, s.
+    pub(crate) duration: f64,
+    /// Step, s.
+    pub(crate) dt: f64,
+}
+
+pub(crate) fn summarize(
+    info: RunInfo,
     robot: &Robot,
-    controller: &dyn Controller,
     log: &RunLog,
     files: Vec<PathBuf>,
 ) -> Summary {
@@ -353,20 +375,20 @@ fn summarize(
         .collect();
     Summary {
         robot: robot.name().to_string(),
-        controller: controller.name().to_string(),
-        warnings: controller.warnings().to_vec(),
-        trajectory: args.trajectory.clone(),
-        duration: args.duration,
-        dt: args.dt,
+        controller: info.controller,
+        warnings: info.warnings,
+        trajectory: info.trajectory,
+        duration: info.duration,
+        dt: info.dt,
         steps: log.time.len(),
         joints,
         saturated_commands: log.saturated,
-        real_time_factor: args.duration / log.wall_seconds.max(1e-9),
+        real_time_factor: info.duration / log.wall_seconds.max(1e-9),
         files,
     }
 }
 
-fn render(s: &Summary) -> String {
+pub(crate) fn render(s: &Summary) -> String {
     let mut out = format!(
         "{} with {} following '{}' for {} s (dt {} s, {} steps)\n\n{:<24} {:>12} {:>12} {:>12} {:>12}\n",
         s.robot, s.controller, s.trajectory, s.duration, s.dt, s.steps, "joint", "rms error", "max error", "final error", "max effort"

@@ -37,6 +37,9 @@ pub struct ControllerNode {
     update_rate: f64,
     use_sim_time: bool,
     target_duration: f64,
+    /// Seconds between ~/state messages (0: every step) and when the last one went out.
+    state_period: f64,
+    last_state: Option<f64>,
     effort: Vec<f64>,
     command: Float64MultiArray,
     state: Float64MultiArray,
@@ -88,6 +91,15 @@ fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RosE
 /// least 100 Hz, at most 1 kHz.
 fn watchdog_rate(state_timeout: f64) -> f64 {
     (10.0 / state_timeout).clamp(100.0, 1000.0)
+}
+
+/// Seconds between messages at `rate` Hz (0 Hz: every time).
+fn period(rate: f64) -> f64 {
+    if rate > 0.0 {
+        1.0 / rate
+    } else {
+        0.0
+    }
 }
 
 /// Every declaration, the controller's included, with the start values applied.
@@ -158,6 +170,7 @@ impl ControllerNode {
             subscriptions.push((Topic::Clock, "/clock".to_string()));
         }
         let update_rate = store.double("update_rate");
+        let state_period = period(store.double("state_publish_rate"));
         let spec = NodeSpec {
             name: start.name.clone(),
             namespace: start.namespace.clone(),
@@ -180,6 +193,8 @@ impl ControllerNode {
             update_rate,
             use_sim_time,
             target_duration: 1.0,
+            state_period,
+            last_state: None,
             effort: vec![0.0; n],
             command: Float64MultiArray {
                 data: vec![0.0; n],
@@ -204,6 +219,14 @@ impl ControllerNode {
             *slot = self.effort[i];
         }
         transport.publish(Outgoing::Array(Topic::Commands, &self.command));
+        // (A clock that went backwards, a restarted simulation, publishes at once.)
+        let due = self
+            .last_state
+            .is_none_or(|t| now - t >= self.state_period - 1e-9 || now < t);
+        if !due {
+            return;
+        }
+        self.last_state = Some(now);
         let reference = self.core.reference();
         let (q, _) = self.core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
@@ -327,6 +350,11 @@ impl ControllerNode {
                 }
                 self.core.set_safety(mode, timeout);
             }
+            "state_publish_rate" => {
+                if let RosValue::Double(rate) = typed {
+                    self.state_period = period(rate);
+                }
+            }
             "rate_limit" => {
                 let limit = match typed {
                     RosValue::Double(r) if r > 0.0 => Some(r),
@@ -379,6 +407,14 @@ impl Node for ControllerNode {
             };
             match incoming {
                 Incoming::JointState(msg) => {
+                    // On simulated time a state's stamp is its time: a /clock tick that
+                    // overtook it must not shift the reference by a step.
+                    let stamp = msg.header.stamp.seconds();
+                    let now = if self.use_sim_time && stamp > 0.0 {
+                        stamp
+                    } else {
+                        now
+                    };
                     self.core
                         .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
                     if self.update_rate <= 0.0 {

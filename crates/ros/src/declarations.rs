@@ -82,6 +82,7 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         string("command_topic", "", true, "Topic of the std_msgs/Float64MultiArray efforts (default /<controller>/commands)."),
         string("safe_mode", "gravity", false, "What to send while holding: 'gravity' (gravity compensation at the last valid configuration) or 'zero'.").choices(&["gravity", "zero"]),
         double("rate_limit", 0.0, false, 0.0, 1e7, "Largest effort change, N m/s per joint; 0 for no limit."),
+        double("state_publish_rate", 100.0, false, 0.0, 10_000.0, "Rate of ~/state, Hz; 0 publishes it at every control step."),
     ]);
     out
 }

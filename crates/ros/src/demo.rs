@@ -131,17 +131,17 @@ fn configure(setup: &DemoSetup) -> Result<(SimNode, ControllerNode), RosError> {
         ("urdf_path", setup.urdf_path.clone()),
         ("use_sim_time", "true".to_string()),
     ];
+    // ~/state at every step: the demo records the whole run from it.
+    let own = [
+        common[0].clone(),
+        common[1].clone(),
+        ("controller", setup.controller.clone()),
+        ("state_publish_rate", "0.0".to_string()),
+    ];
     let mut controller_args = args(
         "controller_node",
         setup,
-        pairs(
-            &[
-                common[0].clone(),
-                common[1].clone(),
-                ("controller", setup.controller.clone()),
-            ],
-            &setup.controller_overrides,
-        ),
+        pairs(&own, &setup.controller_overrides),
     );
     controller_args.params_files = setup.params_files.clone();
     let controller = ControllerNode::new(&controller_args)?;

@@ -1,0 +1,239 @@
+//! `armctl demo`: `sim_node` and `controller_node` talking ROS 2 over DDS on loopback, in this
+//! process (each node its own DDS participant, as separate processes would be). The reference
+//! goes to the controller on `~/reference`; its `~/state` is recorded and summarised, with
+//! the same table, `run.csv` and plots as `armctl sim`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use armctl_control::reference::Trajectory;
+use armctl_control::JointReference;
+use armctl_model::{ChainOptions, Robot};
+use armctl_ros::dds::DdsOptions;
+use armctl_ros::demo::{run_demo, DemoRecord, DemoSetup};
+use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
+use armctl_sim::RunLog;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::sim_command::{
+    render, start_configuration, summarize, write_csv, write_plots, RunInfo, Summary,
+};
+use crate::trajectory_spec;
+
+const PANDA_WAVE: &str = "config/trajectories/panda_wave.yaml";
+
+/// `armctl demo` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// The robot's URDF.
+    #[arg(long, default_value = "urdf/panda.urdf")]
+    urdf: PathBuf,
+    /// The controller.
+    #[arg(long, default_value = "computed_torque")]
+    controller: String,
+    /// ROS 2 parameter file for controller_node (`controller_node: ros__parameters: ...`).
+    #[arg(long)]
+    params: Option<PathBuf>,
+    /// A controller_node parameter, as `ros2 run ... -p` takes it (repeatable).
+    #[arg(long = "set", value_name = "NAME:=VALUE")]
+    set: Vec<String>,
+    /// A sim_node parameter, e.g. `noise_position:=0.001` (repeatable).
+    #[arg(long = "sim-set", value_name = "NAME:=VALUE")]
+    sim_set: Vec<String>,
+    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (default: the Panda
+    /// wave for the bundled Panda, sine:0.2:0.25 otherwise).
+    #[arg(long)]
+    trajectory: Option<String>,
+    /// Start configuration, comma-separated (default: the middle of each joint's range).
+    #[arg(long)]
+    q0: Option<String>,
+    /// Recorded time from the reference's start, s (simulated).
+    #[arg(long, default_value_t = 6.0)]
+    duration: f64,
+    /// Simulator and /joint_states rate, Hz.
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// ROS domain (default: ROS_DOMAIN_ID, else 0). Traffic stays on loopback.
+    #[arg(long)]
+    domain_id: Option<u16>,
+    /// Folder for run.csv and the plots.
+    #[arg(long, default_value = "out/demo")]
+    out: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The demo's results: the simulation summary and what went over DDS.
+#[derive(Debug, Serialize)]
+struct DemoSummary {
+    #[serde(flatten)]
+    run: Summary,
+    transport: String,
+    control_steps: usize,
+    holding_steps: usize,
+}
+
+fn assignments(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|a| {
+            a.split_once(":=")
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .with_context(|| format!("{flag} expects NAME:=VALUE, got '{a}'"))
+        })
+        .collect()
+}
+
+fn default_trajectory(robot: &Robot) -> String {
+    let panda = robot.joint_names().all(|j| j.starts_with("panda_joint"));
+    if panda && Path::new(PANDA_WAVE).exists() {
+        PANDA_WAVE.to_string()
+    } else {
+        "sine:0.2:0.25".to_string()
+    }
+}
+
+/// The reference as a JointTrajectory: positions, velocities and accelerations every 50 ms
+/// (the controller's quintic interpolation between them reproduces piecewise-quintic
+/// references exactly when their knots fall on the grid, as the bundled waypoint files do).
+fn sampled(trajectory: &dyn Trajectory, robot: &Robot, duration: f64) -> JointTrajectory {
+    const STEP: f64 = 0.05;
+    let mut reference = JointReference::hold(&vec![0.0; robot.dof()]);
+    let points = (0..=(duration / STEP).ceil() as usize)
+        .map(|k| {
+            let t = k as f64 * STEP;
+            trajectory.sample(t, &mut reference);
+            JointTrajectoryPoint {
+                positions: reference.q.clone(),
+                velocities: reference.qd.clone(),
+                accelerations: reference.qdd.clone(),
+                effort: vec![],
+                time_from_start: Time::from_seconds(t),
+            }
+        })
+        .collect();
+    JointTrajectory {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        points,
+        ..JointTrajectory::default()
+    }
+}
+
+fn run_log(record: DemoRecord) -> RunLog {
+    RunLog {
+        time: record.time,
+        q: record.position,
+        reference: record.reference,
+        commanded: record.effort.clone(),
+        effort: record.effort,
+        estimates: record.estimates,
+        saturated: 0,
+        wall_seconds: record.wall_seconds,
+    }
+}
+
+fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> {
+    let q0 = start_configuration(args.q0.as_deref(), robot)?;
+    let reference = sampled(
+        trajectory_spec::parse(trajectory, robot, &q0)?.as_ref(),
+        robot,
+        args.duration,
+    );
+    let mut sim_overrides = vec![("initial_positions".to_string(), format!("{q0:?}"))];
+    sim_overrides.extend(assignments(&args.sim_set, "--sim-set")?);
+    let mut dds = DdsOptions::from_env();
+    dds.localhost_only = true;
+    if let Some(domain) = args.domain_id {
+        dds.domain_id = domain;
+    }
+    Ok(DemoSetup {
+        urdf_path: args.urdf.display().to_string(),
+        controller: args.controller.clone(),
+        params_files: args
+            .params
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        controller_overrides: assignments(&args.set, "--set")?,
+        sim_overrides,
+        trajectory: reference,
+        duration: args.duration,
+        rate: args.rate,
+        namespace: "/".into(),
+        dds,
+    })
+}
+
+fn progress_bar(duration: f64) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(
+        Some((duration * 1000.0) as u64),
+        ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {percent:>3}% of the reference over DDS {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+pub(crate) fn run(args: &DemoArgs) -> Result<()> {
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        bail!("--duration must be positive");
+    }
+    let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
+        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let trajectory = args
+        .trajectory
+        .clone()
+        .unwrap_or_else(|| default_trajectory(&robot));
+    let setup = setup(args, &robot, &trajectory)?;
+    eprintln!(
+        "sim_node and controller_node ({}) on DDS, loopback, ROS domain {}",
+        args.controller, setup.dds.domain_id
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let bar = progress_bar(args.duration);
+    let record = runtime.block_on(run_demo(&setup, |t| {
+        bar.set_position((t * 1000.0) as u64);
+        bar.set_message(format!("{t:.1} s"));
+    }));
+    bar.finish_and_clear();
+    let record = record?;
+    let (control_steps, holding_steps) = (record.time.len(), record.holding_steps);
+    let log = run_log(record);
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
+    files.extend(write_plots(&args.out, &robot, &log)?);
+    let info = RunInfo {
+        controller: args.controller.clone(),
+        warnings: vec![],
+        trajectory,
+        duration: args.duration,
+        dt: 1.0 / args.rate,
+    };
+    let summary = DemoSummary {
+        run: summarize(info, &robot, &log, files),
+        transport: format!(
+            "DDS (ros2-client/RustDDS), loopback, ROS domain {}",
+            setup.dds.domain_id
+        ),
+        control_steps,
+        holding_steps,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", render(&summary.run));
+        println!(
+            "over {}: {} control steps recorded, {} holding",
+            summary.transport, summary.control_steps, summary.holding_steps
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! `armctl latency`: the joint_states -> command round trip of controller_node over DDS on
+//! loopback. A probe node publishes `/joint_states` at `--rate` and times each command that
+//! answers; a state still unanswered when the next one is due is a missed cycle. The
+//! controller runs in this process (its own DDS participant) or, with `--node-binary`, as a
+//! separate `controller_node` process. A benchmark, not a test: the numbers depend on the
+//! machine's load.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use armctl_model::{ChainOptions, Robot};
+use armctl_ros::controller_node::ControllerNode;
+use armctl_ros::dds::{DdsOptions, DdsTransport};
+use armctl_ros::launch::{spawn, RunningNode};
+use armctl_ros::msgs::JointState;
+use armctl_ros::node_parameters::ParameterStore;
+use armctl_ros::ros_args::RosArgs;
+use armctl_ros::ticker::Ticker;
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use clap::Args;
+use serde::Serialize;
+
+/// `armctl latency` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct LatencyArgs {
+    /// The robot's URDF.
+    #[arg(long, default_value = "urdf/panda.urdf")]
+    urdf: PathBuf,
+    /// The controller.
+    #[arg(long, default_value = "computed_torque")]
+    controller: String,
+    /// Measured time, s.
+    #[arg(long, default_value_t = 60.0)]
+    duration: f64,
+    /// joint_states rate, Hz.
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// ROS domain (traffic stays on loopback).
+    #[arg(long, default_value_t = 42)]
+    domain_id: u16,
+    /// Run this controller_node binary as a separate process instead of in this process.
+    #[arg(long)]
+    node_binary: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What was measured.
+#[derive(Debug, Serialize)]
+struct LatencyReport {
+    controller: String,
+    node: String,
+    rate_hz: f64,
+    states_sent: usize,
+    commands_timed: usize,
+    missed_cycles: usize,
+    p50_us: f64,
+    p90_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+}
+
+/// The controller node under test: a task here or a child process.
+enum UnderTest {
+    InProcess { _node: RunningNode },
+    Process(Child),
+}
+
+impl Drop for UnderTest {
+    fn drop(&mut self) {
+        if let UnderTest::Process(child) = self {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn start_node(args: &LatencyArgs, dds: &DdsOptions) -> Result<UnderTest> {
+    let overrides = [
+        ("urdf_path", args.urdf.display().to_string()),
+        ("controller", args.controller.clone()),
+    ];
+    if let Some(binary) = &args.node_binary {
+        let mut command = Command::new(binary);
+        command.arg("--ros-args");
+        for (name, value) in &overrides {
+            command.args(["-p", &format!("{name}:={value}")]);
+        }
+        let child = command
+            .env("ROS_LOCALHOST_ONLY", "1")
+            .env("ROS_DOMAIN_ID", dds.domain_id.to_string())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        return Ok(UnderTest::Process(child));
+    }
+    let ros_args = RosArgs {
+        node_name: Some("controller_node".into()),
+        overrides: overrides
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect(),
+        ..RosArgs::default()
+    };
+    let node = spawn(ControllerNode::new(&ros_args)?, dds)?;
+    Ok(UnderTest::InProcess { _node: node })
+}
+
+fn probe(args: &LatencyArgs, dds: &DdsOptions) -> Result<DdsTransport> {
+    let spec = NodeSpec {
+        name: "latency_probe".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::Commands, format!("/{}/commands", args.controller))],
+        publications: vec![(Topic::JointStates, "/joint_states".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    Ok(DdsTransport::start(&spec, dds)?)
+}
+
+/// A state near the middle of the joint ranges, moving a little so nothing is cached.
+fn state_at(robot: &Robot, k: usize, msg: &mut JointState) {
+    let phase = k as f64 * 1e-3;
+    for ((joint, q), qd) in robot
+        .joints()
+        .iter()
+        .zip(&mut msg.position)
+        .zip(&mut msg.velocity)
+    {
+        let mid = if joint.limits.is_bounded() {
+            0.5 * (joint.limits.lower + joint.limits.upper)
+        } else {
+            0.0
+        };
+        *q = mid + 0.1 * phase.sin();
+        *qd = 0.1 * phase.cos();
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// Sends states at `rate` for `duration`; returns (latencies in us, states sent, missed).
+async fn measure(
+    probe: &mut DdsTransport,
+    robot: &Robot,
+    rate: f64,
+    duration: f64,
+) -> (Vec<f64>, usize, usize) {
+    let mut msg = JointState {
+        name: robot.joint_names().map(str::to_string).collect(),
+        position: vec![0.0; robot.dof()],
+        velocity: vec![0.0; robot.dof()],
+        ..JointState::default()
+    };
+    let ticker = Ticker::new(Duration::from_secs_f64(1.0 / rate));
+    let total = (duration * rate).round() as usize;
+    let mut latencies = Vec::with_capacity(total);
+    let (mut sent, mut missed, mut outstanding) = (0usize, 0usize, None::<Instant>);
+    while sent < total || outstanding.is_some() {
+        tokio::select! {
+            biased;
+            incoming = probe.next() => {
+                if let (Some(Incoming::Command(_)), Some(at)) = (incoming, outstanding.take()) {
+                    latencies.push(at.elapsed().as_secs_f64() * 1e6);
+                }
+            }
+            _ = ticker.tick() => {
+                if outstanding.is_some() {
+                    missed += 1;
+                }
+                if sent == total {
+                    break;
+                }
+                state_at(robot, sent, &mut msg);
+                probe.publish(Outgoing::JointState(&msg));
+                outstanding = Some(Instant::now());
+                sent += 1;
+            }
+        }
+    }
+    (latencies, sent, missed)
+}
+
+pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
+    if !(args.duration > 0.0 && args.rate > 0.0) {
+        bail!("--duration and --rate must be positive");
+    }
+    let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
+        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let dds = DdsOptions::loopback(args.domain_id);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let _node = start_node(args, &dds)?;
+        let mut probe = probe(args, &dds)?;
+        // Discovery and warm-up: until commands flow, then one more second.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (answered, _, _) = measure(&mut probe, &robot, args.rate, 0.1).await;
+            if !answered.is_empty() {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("controller_node did not answer within 20 s");
+            }
+        }
+        measure(&mut probe, &robot, args.rate, 1.0).await;
+        eprintln!("measuring {} s at {} Hz ...", args.duration, args.rate);
+        let (mut latencies, sent, missed) =
+            measure(&mut probe, &robot, args.rate, args.duration).await;
+        latencies.sort_by(f64::total_cmp);
+        Ok(LatencyReport {
+            controller: args.controller.clone(),
+            node: match &args.node_binary {
+                Some(b) => format!("separate process ({})", b.display()),
+                None => "in this process, own DDS participant".into(),
+            },
+            rate_hz: args.rate,
+            states_sent: sent,
+            commands_timed: latencies.len(),
+            missed_cycles: missed,
+            p50_us: percentile(&latencies, 0.5),
+            p90_us: percentile(&latencies, 0.9),
+            p99_us: percentile(&latencies, 0.99),
+            p999_us: percentile(&latencies, 0.999),
+            max_us: latencies.last().copied().unwrap_or(f64::NAN),
+        })
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "joint_states -> command over DDS loopback, {} at {} Hz, controller_node {}\n\
+             states {}  timed {}  missed cycles {}\n\
+             latency us: p50 {:.0}  p90 {:.0}  p99 {:.0}  p99.9 {:.0}  max {:.0}",
+            report.controller,
+            report.rate_hz,
+            report.node,
+            report.states_sent,
+            report.commands_timed,
+            report.missed_cycles,
+            report.p50_us,
+            report.p90_us,
+            report.p99_us,
+            report.p999_us,
+            report.max_us
+        );
+    }
+    Ok(())
+}
