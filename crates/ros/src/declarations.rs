@@ -141,9 +141,9 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
         ),
         string(
             "command_topic",
-            "/computed_torque/commands",
+            "computed_torque/commands",
             true,
-            "Topic of the std_msgs/Float64MultiArray efforts applied, in chain order.",
+            "Topic of the std_msgs/Float64MultiArray efforts applied, in chain order (relative names resolve in the node's namespace).",
         ),
         string(
             "integrator",
@@ -162,7 +162,7 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
         Declaration::new(
             "publish_clock",
             RosKind::Bool,
-            RosValue::Bool(true),
+            RosValue::Bool(false),
             true,
             "Publish the simulated time on /clock (rosgraph_msgs/Clock), as Gazebo does, for nodes with use_sim_time.",
         ),

@@ -1,0 +1,232 @@
+//! The `controller_node` and `sim_node` binaries as `ros2 run` / `ros2 launch` start them:
+//! arguments after `--ros-args`, parameter files, remapped names and namespaces, clear
+//! errors at start. DDS traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
+
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use armctl_ros::dds::{DdsOptions, DdsTransport};
+use armctl_ros::msgs::labelled_block;
+use armctl_ros::node_parameters::ParameterStore;
+use armctl_ros::transport::{Incoming, NodeSpec, Topic, Transport};
+
+fn workspace(relative: &str) -> String {
+    format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn node(binary: &str, domain: u16, args: &[&str]) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .args(args)
+        .env("ROS_LOCALHOST_ONLY", "1")
+        .env("ROS_DOMAIN_ID", domain.to_string());
+    command
+}
+
+fn run(binary: &str, args: &[&str]) -> Output {
+    node(binary, 90, args)
+        .output()
+        .expect("running the node binary")
+}
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn print_params_lists_the_declarations_with_descriptions() {
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let out = run(
+        env!("CARGO_BIN_EXE_controller_node"),
+        &[
+            "--print-params",
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            "controller:=pd_gravity",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "kp:",
+        "kd:",
+        "state_timeout:",
+        "read_only: true",
+        "description:",
+    ] {
+        assert!(
+            text.contains(expected),
+            "'{expected}' missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn bad_starts_fail_with_the_item_named() {
+    let dir = std::env::temp_dir().join(format!("armctl-node-binaries-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad_file = dir.join("broken.yaml");
+    std::fs::write(
+        &bad_file,
+        "controller_node:\n  ros__parameters:\n    kp: [1.0,\n",
+    )
+    .unwrap();
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "--params-file".into(),
+                bad_file.display().to_string(),
+                "-p".into(),
+                urdf.clone(),
+            ],
+            "broken.yaml",
+        ),
+        (
+            vec!["-p".into(), urdf.clone(), "-p".into(), "kq:=[1.0]".into()],
+            "kq",
+        ),
+        (
+            vec![
+                "-p".into(),
+                urdf.clone(),
+                "-p".into(),
+                "controller:=pid".into(),
+            ],
+            "pid",
+        ),
+        (
+            vec!["-p".into(), "urdf_path:=/nonexistent/arm.urdf".into()],
+            "/nonexistent/arm.urdf",
+        ),
+        (
+            vec!["-p".into(), urdf, "-p".into(), "state_timeout:=-1.0".into()],
+            "state_timeout",
+        ),
+    ];
+    for (args, named) in cases {
+        let mut all = vec!["--ros-args".to_string()];
+        all.extend(args);
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = run(env!("CARGO_BIN_EXE_controller_node"), &refs);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{all:?} started");
+        assert!(
+            stderr.contains(named),
+            "{all:?}: the error does not name '{named}': {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A listener for `ns`'s controller_node `~/state`.
+fn listener(domain: u16, state_topic: &str) -> DdsTransport {
+    let spec = NodeSpec {
+        name: "listener".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::State, state_topic.into())],
+        publications: vec![],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap()
+}
+
+/// Waits for a `~/state` saying the controller runs (not holding).
+async fn controlling(listener: &mut DdsTransport, patience: Duration) -> bool {
+    tokio::time::timeout(patience, async {
+        loop {
+            if let Some(Incoming::State(s)) = listener.next().await {
+                if labelled_block(&s, "holding") == Some(&[0.0][..]) {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_arms_in_namespaces_with_parameter_files_and_a_renamed_node() {
+    let domain = 91;
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let dir = std::env::temp_dir().join(format!("armctl-two-arms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wildcard = dir.join("any_node.yaml");
+    std::fs::write(&wildcard, "/**:\n  ros__parameters:\n    controller: pd_gravity\n    kp: [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0]\n    kd: [50.0, 50.0, 50.0, 20.0, 10.0, 5.0, 1.0]\n").unwrap();
+    let arms = [
+        (
+            "/arm1",
+            "controller_node",
+            workspace("config/panda_pd_gravity.yaml"),
+        ),
+        ("/arm2", "left_controller", wildcard.display().to_string()),
+    ];
+    let mut nodes = vec![];
+    for (ns, name, params) in &arms {
+        let ns_arg = format!("__ns:={ns}");
+        let name_arg = format!("__node:={name}");
+        let sim = node(
+            env!("CARGO_BIN_EXE_sim_node"),
+            domain,
+            &[
+                "--ros-args",
+                "-r",
+                &ns_arg,
+                "-p",
+                &urdf,
+                "-p",
+                "command_topic:=pd_gravity/commands",
+            ],
+        );
+        let ctrl = node(
+            env!("CARGO_BIN_EXE_controller_node"),
+            domain,
+            &[
+                "--ros-args",
+                "-r",
+                &ns_arg,
+                "-r",
+                &name_arg,
+                "--params-file",
+                params,
+                "-p",
+                &urdf,
+            ],
+        );
+        for mut command in [sim, ctrl] {
+            nodes.push(Running(
+                command
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap(),
+            ));
+        }
+    }
+    for (ns, name, _) in &arms {
+        let mut l = listener(domain, &format!("{ns}/{name}/state"));
+        assert!(
+            controlling(&mut l, Duration::from_secs(30)).await,
+            "{ns}/{name} is not controlling"
+        );
+    }
+    // Two seconds of control: a diverging simulation would end its sim_node.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for Running(child) in &mut nodes {
+        assert!(child.try_wait().unwrap().is_none(), "a node exited");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
