@@ -209,3 +209,44 @@ fn controller_updates_allocate_nothing() {
         }
     }
 }
+
+#[test]
+fn controller_node_step_allocates_nothing_on_valid_states() {
+    use armctl_ros::controller_core::{ControllerCore, SafeMode};
+    let robot =
+        Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
+    // /joint_states as ros2_control sends them: another order, a gripper joint added.
+    let mut names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+    names.reverse();
+    names.push("panda_finger_joint1".into());
+    let position = vec![0.1; names.len()];
+    let velocity = vec![0.05; names.len()];
+    for name in armctl_control::CONTROLLERS {
+        let controller = armctl_control::controller_by_name(name, &robot).unwrap();
+        let mut core =
+            ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3))
+                .unwrap();
+        // Following a trajectory, as after a message on ~/reference.
+        let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let point = |time: f64, q: f64| armctl_control::reference::TrajectoryPoint {
+            time,
+            positions: vec![q; chain.len()],
+            velocities: None,
+            accelerations: None,
+        };
+        core.set_trajectory(&chain, &[point(0.0, 0.1), point(1.0, 0.3)], 0.0)
+            .unwrap();
+        let mut effort = vec![0.0; robot.dof()];
+        let mut now = 0.0;
+        let count = allocations(|| {
+            now += 1e-3;
+            core.on_joint_state(&names, &position, &velocity, now);
+            let report = core.step(now, 1e-3, &mut effort);
+            assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
+        });
+        assert_eq!(
+            count, 0,
+            "{name}: the node's step allocated {count} times in 3 steps"
+        );
+    }
+}
