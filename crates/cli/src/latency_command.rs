@@ -131,12 +131,7 @@ fn state_at(robot: &Robot, k: usize, msg: &mut JointState) {
         .zip(&mut msg.position)
         .zip(&mut msg.velocity)
     {
-        let mid = if joint.limits.is_bounded() {
-            0.5 * (joint.limits.lower + joint.limits.upper)
-        } else {
-            0.0
-        };
-        *q = mid + 0.1 * phase.sin();
+        *q = joint.limits.middle() + 0.1 * phase.sin();
         *qd = 0.1 * phase.cos();
     }
 }

@@ -121,17 +121,7 @@ fn load_robot(args: &SimArgs) -> Result<Robot> {
 pub(crate) fn start_configuration(q0: Option<&str>, robot: &Robot) -> Result<Vec<f64>> {
     match q0 {
         Some(text) => trajectory_spec::parse_values(text, robot.dof(), "--q0", false),
-        None => Ok(robot
-            .joints()
-            .iter()
-            .map(|j| {
-                if j.limits.is_bounded() {
-                    0.5 * (j.limits.lower + j.limits.upper)
-                } else {
-                    0.0
-                }
-            })
-            .collect()),
+        None => Ok(robot.middle_configuration()),
     }
 }
 

@@ -14,17 +14,7 @@ pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
 /// `M_ii` at the middle of each joint's range (0 for unlimited joints).
 pub(crate) fn joint_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let n = robot.dof();
-    let q: Vec<f64> = robot
-        .joints()
-        .iter()
-        .map(|j| {
-            if j.limits.is_bounded() {
-                0.5 * (j.limits.lower + j.limits.upper)
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let q: Vec<f64> = robot.middle_configuration();
     let mut m = DMatrix::zeros(n, n);
     mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
     Ok((0..n).map(|i| m[(i, i)]).collect())
@@ -35,7 +25,7 @@ pub(crate) fn joint_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
 /// damping gain sized from `M_ii` would be too stiff for that mode at a 1 kHz control rate.
 pub(crate) fn effective_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let n = robot.dof();
-    let q = mid_range(robot);
+    let q = robot.middle_configuration();
     let mut m = DMatrix::zeros(n, n);
     mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
     let inverse = m
@@ -45,20 +35,6 @@ pub(crate) fn effective_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError
         ))?
         .inverse();
     Ok((0..n).map(|i| 1.0 / inverse[(i, i)]).collect())
-}
-
-fn mid_range(robot: &Robot) -> Vec<f64> {
-    robot
-        .joints()
-        .iter()
-        .map(|j| {
-            if j.limits.is_bounded() {
-                0.5 * (j.limits.lower + j.limits.upper)
-            } else {
-                0.0
-            }
-        })
-        .collect()
 }
 
 /// Critically damped gains for natural frequency `w` on inertias `m`: `(w^2 m, 2 w m)`.

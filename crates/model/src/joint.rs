@@ -145,6 +145,15 @@ impl JointLimits {
     pub fn is_bounded(&self) -> bool {
         self.lower.is_finite() && self.upper.is_finite()
     }
+
+    /// The middle of the range (0 for continuous joints): a safe start configuration.
+    pub fn middle(&self) -> f64 {
+        if self.is_bounded() {
+            0.5 * (self.lower + self.upper)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Joint friction: `F(qd) = viscous qd + coulomb sgn(qd)` (URDF `<dynamics damping friction>`).

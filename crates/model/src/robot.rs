@@ -132,6 +132,10 @@ impl Robot {
     pub fn joints(&self) -> &[Joint] {
         &self.joints
     }
+    /// The middle of every joint's range (0 for continuous joints).
+    pub fn middle_configuration(&self) -> Vec<f64> {
+        self.joints.iter().map(|j| j.limits.middle()).collect()
+    }
     /// Link inertials in their MDH frames.
     pub fn links(&self) -> &[RigidInertia] {
         &self.links

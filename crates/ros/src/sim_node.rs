@@ -102,17 +102,7 @@ impl SimNode {
                 }
                 q.clone()
             }
-            _ => robot
-                .joints()
-                .iter()
-                .map(|j| {
-                    if j.limits.is_bounded() {
-                        0.5 * (j.limits.lower + j.limits.upper)
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
+            _ => robot.middle_configuration(),
         };
         let rate = store.double("rate");
         let sim = Simulator::new(&robot, &q0, config(&store, 1.0 / rate)).map_err(|e| {

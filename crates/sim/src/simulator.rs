@@ -58,17 +58,7 @@ fn limit_springs(plant: &Robot, config: &SimConfig) -> Result<Vec<(f64, f64)>, S
     let Some(spring) = config.limits else {
         return Ok(vec![(0.0, 0.0); n]);
     };
-    let mid: Vec<f64> = plant
-        .joints()
-        .iter()
-        .map(|j| {
-            if j.limits.is_bounded() {
-                0.5 * (j.limits.lower + j.limits.upper)
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let mid: Vec<f64> = plant.middle_configuration();
     let mut m = DMatrix::zeros(n, n);
     mass_matrix(plant, &mut DynamicsWorkspace::new(plant), &mid, &mut m)?;
     let w = spring.frequency;
