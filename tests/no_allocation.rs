@@ -230,12 +230,14 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
                 .unwrap();
         // Following a trajectory, as after a message on ~/reference.
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let point = |time: f64, q: f64| armctl_control::reference::TrajectoryPoint {
+        let middle = robot.middle_configuration();
+        let point = |time: f64, offset: f64| armctl_control::reference::TrajectoryPoint {
             time,
-            positions: vec![q; chain.len()],
+            positions: middle.iter().map(|q| q + offset).collect(),
             velocities: None,
             accelerations: None,
         };
+        core.on_joint_state(&names, &position, &velocity, 0.0);
         core.set_trajectory(&chain, &[point(0.0, 0.1), point(1.0, 0.3)], 0.0)
             .unwrap();
         let mut effort = vec![0.0; robot.dof()];

@@ -231,11 +231,11 @@ async fn wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept()
     probe.send_reference(&trajectory(&JOINTS, vec![0.1; 6]));
     let logged = probe
         .wait_until(Duration::from_secs(3), |r| {
-            !r.logs_containing("reference rejected").is_empty()
+            !r.logs_containing("reference refused").is_empty()
         })
         .await;
     assert!(logged, "{:?}", probe.received.logs);
-    let line = &probe.received.logs_containing("reference rejected")[0].msg;
+    let line = &probe.received.logs_containing("reference refused")[0].msg;
     assert!(line.contains("6 values for 7 joint names"), "{line}");
     probe.command_for(&JOINTS, &Q0, &ZERO).await;
     assert!(

@@ -149,14 +149,14 @@ async fn measure(
     robot: &Robot,
     rate: f64,
     duration: f64,
-) -> (Vec<f64>, usize, usize) {
+) -> Result<(Vec<f64>, usize, usize)> {
     let mut msg = JointState {
         name: robot.joint_names().map(str::to_string).collect(),
         position: vec![0.0; robot.dof()],
         velocity: vec![0.0; robot.dof()],
         ..JointState::default()
     };
-    let ticker = Ticker::new(Duration::from_secs_f64(1.0 / rate));
+    let ticker = Ticker::new(Duration::from_secs_f64(1.0 / rate))?;
     let total = (duration * rate).round() as usize;
     let mut latencies = Vec::with_capacity(total);
     let (mut sent, mut missed, mut outstanding) = (0usize, 0usize, None::<Instant>);
@@ -182,7 +182,7 @@ async fn measure(
             }
         }
     }
-    (latencies, sent, missed)
+    Ok((latencies, sent, missed))
 }
 
 pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
@@ -202,7 +202,7 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
         // Discovery and warm-up: until commands flow, then one more second.
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let (answered, _, _) = measure(&mut probe, &robot, args.rate, 0.1).await;
+            let (answered, _, _) = measure(&mut probe, &robot, args.rate, 0.1).await?;
             if !answered.is_empty() {
                 break;
             }
@@ -210,10 +210,10 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
                 bail!("controller_node did not answer within 20 s");
             }
         }
-        measure(&mut probe, &robot, args.rate, 1.0).await;
+        measure(&mut probe, &robot, args.rate, 1.0).await?;
         eprintln!("measuring {} s at {} Hz ...", args.duration, args.rate);
         let (mut latencies, sent, missed) =
-            measure(&mut probe, &robot, args.rate, args.duration).await;
+            measure(&mut probe, &robot, args.rate, args.duration).await?;
         latencies.sort_by(f64::total_cmp);
         Ok(LatencyReport {
             controller: args.controller.clone(),

@@ -1,56 +1,45 @@
-//! Controller parameters from a ROS 2 parameter file (`<node>: ros__parameters: {..}`, also
-//! `/**:`) or a plain mapping `{kp: [..], kd: [..]}`.
+//! Controller parameters from a ROS 2 parameter file, read as controller_node would read it
+//! (`controller_node`, `/**/controller_node`, `/**`, ... : `ros__parameters:`), or from a plain
+//! mapping `{kp: [..], kd: [..]}`. controller_node's own parameters (`update_rate`, ...) are
+//! skipped; every other one must be the controller's.
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use armctl_control::{Controller, ParamValue};
+use armctl_control::Controller;
+use armctl_ros::declarations::{controller_node_declarations, to_controller_value};
+use armctl_ros::params_file::{parameters_for_node, RosValue};
 use serde_yaml::Value;
 
-/// Node-level parameters of controller_node: accepted in the file and not the controller's.
-const NODE_PARAMETERS: [&str; 12] = [
-    "robot_description",
-    "urdf_path",
-    "base_link",
-    "tip_link",
-    "joints",
-    "controller",
-    "update_rate",
-    "state_timeout",
-    "command_topic",
-    "safe_mode",
-    "use_sim_time",
-    "rate_limit",
-];
-
-/// The parameter mapping of a file: the first `ros__parameters` found, else the root.
-fn parameter_map(root: &Value) -> Option<&serde_yaml::Mapping> {
-    let map = root.as_mapping()?;
-    for node in map.values() {
-        if let Some(params) = node.get("ros__parameters").and_then(Value::as_mapping) {
-            return Some(params);
-        }
+fn is_ros_file(root: &Value) -> bool {
+    fn has_parameters(v: &Value) -> bool {
+        v.get("ros__parameters").is_some()
+            || v.as_mapping()
+                .is_some_and(|m| m.values().any(has_parameters))
     }
-    Some(map)
+    root.as_mapping()
+        .is_some_and(|m| m.values().any(has_parameters))
 }
 
-fn to_value(name: &str, v: &Value) -> Result<ParamValue> {
-    match v {
-        Value::Number(x) => Ok(ParamValue::Scalar(
-            x.as_f64()
-                .with_context(|| format!("{name}: not a number"))?,
-        )),
-        Value::Sequence(items) => Ok(ParamValue::Vector(
-            items
-                .iter()
-                .map(|i| {
-                    i.as_f64()
-                        .with_context(|| format!("{name}: '{i:?}' is not a number"))
-                })
-                .collect::<Result<_>>()?,
-        )),
-        other => bail!("{name}: expected a number or a list of numbers, got {other:?}"),
+/// The `(name, value)` pairs of a file, in file order.
+fn parameters(path: &Path, text: &str) -> Result<Vec<(String, RosValue)>> {
+    let root: Value = serde_yaml::from_str(text)
+        .with_context(|| format!("parsing parameters {}", path.display()))?;
+    let shown = path.display().to_string();
+    if is_ros_file(&root) {
+        return Ok(parameters_for_node(text, &shown, "/", "controller_node")?);
     }
+    let Some(map) = root.as_mapping() else {
+        bail!("{shown}: expected a mapping of parameters");
+    };
+    map.iter()
+        .map(|(key, value)| {
+            let name = key
+                .as_str()
+                .with_context(|| format!("{shown}: parameter names must be strings"))?;
+            Ok((name.to_string(), RosValue::from_yaml(name, value)?))
+        })
+        .collect()
 }
 
 /// Applies every controller parameter of `path` to `controller`; the first bad one is an error
@@ -58,24 +47,19 @@ fn to_value(name: &str, v: &Value) -> Result<ParamValue> {
 pub(crate) fn apply(path: &Path, controller: &mut dyn Controller) -> Result<()> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading parameters {}", path.display()))?;
-    let root: Value = serde_yaml::from_str(&text)
-        .with_context(|| format!("parsing parameters {}", path.display()))?;
-    let Some(map) = parameter_map(&root) else {
-        bail!("{}: expected a mapping of parameters", path.display());
-    };
-    for (key, value) in map {
-        let name = key
-            .as_str()
-            .with_context(|| format!("{}: parameter names must be strings", path.display()))?;
-        if NODE_PARAMETERS.contains(&name) || name.starts_with(&format!("{}.", "qos")) {
+    let node_parameters = controller_node_declarations();
+    for (name, value) in parameters(path, &text)? {
+        if node_parameters.iter().any(|d| d.name == name) {
             continue;
         }
-        let name = name
-            .strip_prefix(&format!("{}.", controller.name()))
-            .unwrap_or(name);
-        let value = to_value(name, value).with_context(|| path.display().to_string())?;
+        let converted = to_controller_value(&value).with_context(|| {
+            format!(
+                "{}: {name}: expected a number or a list of numbers",
+                path.display()
+            )
+        })?;
         controller
-            .set_parameter(name, value)
+            .set_parameter(&name, converted)
             .with_context(|| path.display().to_string())?;
     }
     Ok(())

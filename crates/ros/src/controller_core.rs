@@ -79,6 +79,43 @@ pub enum LogLevel {
     Warn,
 }
 
+fn reference_error(reason: String) -> RosError {
+    RosError::Reference { reason }
+}
+
+/// Point `k` in the controller's joint order (`order[i]`: index of joint i in the message).
+fn reorder_point(
+    k: usize,
+    p: &TrajectoryPoint,
+    order: &[usize],
+    listed: usize,
+) -> Result<TrajectoryPoint, RosError> {
+    let reorder = |v: &[f64], what: &str| -> Result<Vec<f64>, RosError> {
+        if v.len() != listed {
+            return Err(reference_error(format!(
+                "point {k}: {what} has {} values for {listed} joint names",
+                v.len()
+            )));
+        }
+        if let Some(bad) = v.iter().find(|x| !x.is_finite()) {
+            return Err(reference_error(format!("point {k}: {what} holds {bad}")));
+        }
+        Ok(order.iter().map(|&i| v[i]).collect())
+    };
+    let optional = |v: &Option<Vec<f64>>, what: &str| {
+        v.as_deref()
+            .filter(|v| !v.is_empty())
+            .map(|v| reorder(v, what))
+            .transpose()
+    };
+    Ok(TrajectoryPoint {
+        time: p.time,
+        positions: reorder(&p.positions, "positions")?,
+        velocities: optional(&p.velocities, "velocities")?,
+        accelerations: optional(&p.accelerations, "accelerations")?,
+    })
+}
+
 /// The node's state between steps.
 pub struct ControllerCore {
     robot: Robot,
@@ -173,6 +210,16 @@ impl ControllerCore {
         (&self.q, &self.qd)
     }
 
+    /// Forgets the states and the trajectory (simulated time went back): as at the start.
+    pub fn restart(&mut self) {
+        self.state_time = None;
+        self.map_fault = None;
+        self.last_valid_q = None;
+        self.trajectory = None;
+        self.fault = Some(Fault::NoState);
+        self.was_holding = true;
+    }
+
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
     pub fn states_stopped(&self, now: f64) -> bool {
         self.state_time
@@ -206,73 +253,95 @@ impl ControllerCore {
         }
     }
 
-    /// A joint trajectory to follow from time `start` (s, the node's clock), joints matched by name (the JointTrajectory
-    /// shape). Points must hold one value per listed joint; every controlled joint must be
-    /// listed. Rejected with a reason otherwise (the old reference stays).
+    /// A joint trajectory to follow from time `start` (s, the node's clock), joints matched by
+    /// name (the JointTrajectory shape): every controlled joint listed once, nothing else, one
+    /// value per listed joint in every point, positions within the URDF limits, velocities
+    /// within the velocity limits. It starts from the reference in effect. Refused with a
+    /// reason otherwise, and before the first valid joint state; the old reference stays.
     pub fn set_trajectory(
         &mut self,
         joint_names: &[String],
         points: &[TrajectoryPoint],
         start: f64,
     ) -> Result<(), RosError> {
-        let reject = |reason: String| RosError::Parameter {
-            name: "~/reference".into(),
-            reason,
-        };
-        let order = self
-            .map
+        if self.last_valid_q.is_none() {
+            return Err(reference_error("no valid joint state yet".into()));
+        }
+        let order = self.trajectory_order(joint_names)?;
+        let mut ordered = Vec::with_capacity(points.len() + 1);
+        for (k, p) in points.iter().enumerate() {
+            let point = reorder_point(k, p, &order, joint_names.len())?;
+            self.check_limits(k, &point)?;
+            ordered.push(point);
+        }
+        if ordered.first().is_some_and(|p| p.time > 0.0) {
+            // From the reference in effect, or from the arm when not controlling yet.
+            let from = match (&self.last_valid_q, self.was_holding) {
+                (Some(q), true) => q.clone(),
+                _ => self.reference.q.clone(),
+            };
+            let here = TrajectoryPoint {
+                time: 0.0,
+                positions: from,
+                velocities: None,
+                accelerations: None,
+            };
+            ordered.insert(0, here);
+        }
+        let trajectory = MultiPoint::new(self.robot.dof(), &ordered)
+            .map_err(|e| reference_error(e.to_string()))?;
+        self.trajectory = Some((start, trajectory));
+        Ok(())
+    }
+
+    /// Stops following the trajectory and holds where the arm is (an empty JointTrajectory).
+    pub fn cancel_trajectory(&mut self) {
+        self.trajectory = None;
+        if let Some(q) = &self.last_valid_q {
+            self.reference = JointReference::hold(q);
+        }
+    }
+
+    /// For each controlled joint, its index in `joint_names`.
+    fn trajectory_order(&self, joint_names: &[String]) -> Result<Vec<usize>, RosError> {
+        for (k, name) in joint_names.iter().enumerate() {
+            if joint_names[..k].contains(name) {
+                return Err(reference_error(format!("joint '{name}' is listed twice")));
+            }
+            if !self.map.joints().contains(name) {
+                return Err(reference_error(format!(
+                    "joint '{name}' is not controlled by this node"
+                )));
+            }
+        }
+        self.map
             .joints()
             .iter()
             .map(|j| {
-                joint_names
-                    .iter()
-                    .position(|n| n == j)
-                    .ok_or_else(|| reject(format!("joint '{j}' is missing from joint_names")))
+                joint_names.iter().position(|n| n == j).ok_or_else(|| {
+                    reference_error(format!("joint '{j}' is missing from joint_names"))
+                })
             })
-            .collect::<Result<Vec<usize>, _>>()?;
-        let reorder = |k: usize, v: &[f64], what: &str| -> Result<Vec<f64>, RosError> {
-            if v.len() != joint_names.len() {
-                return Err(reject(format!(
-                    "point {k}: {what} has {} values for {} joint names",
-                    v.len(),
-                    joint_names.len()
+            .collect()
+    }
+
+    fn check_limits(&self, k: usize, point: &TrajectoryPoint) -> Result<(), RosError> {
+        for (j, joint) in self.robot.joints().iter().enumerate() {
+            let (q, limits) = (point.positions[j], &joint.limits);
+            if limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q) {
+                return Err(reference_error(format!(
+                    "point {k}: {} = {q} is outside [{}, {}]",
+                    joint.name, limits.lower, limits.upper
                 )));
             }
-            Ok(order.iter().map(|&i| v[i]).collect())
-        };
-        let mut ordered = Vec::with_capacity(points.len() + 1);
-        for (k, p) in points.iter().enumerate() {
-            ordered.push(TrajectoryPoint {
-                time: p.time,
-                positions: reorder(k, &p.positions, "positions")?,
-                velocities: p
-                    .velocities
-                    .as_deref()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| reorder(k, v, "velocities"))
-                    .transpose()?,
-                accelerations: p
-                    .accelerations
-                    .as_deref()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| reorder(k, v, "accelerations"))
-                    .transpose()?,
-            });
+            let qd = point.velocities.as_ref().map_or(0.0, |v| v[j]);
+            if limits.velocity > 0.0 && qd.abs() > limits.velocity {
+                return Err(reference_error(format!(
+                    "point {k}: {} velocity {qd} exceeds its limit {}",
+                    joint.name, limits.velocity
+                )));
+            }
         }
-        if ordered.first().is_some_and(|p| p.time > 0.0) {
-            ordered.insert(
-                0,
-                TrajectoryPoint {
-                    time: 0.0,
-                    positions: self.reference.q.clone(),
-                    velocities: None,
-                    accelerations: None,
-                },
-            );
-        }
-        let trajectory =
-            MultiPoint::new(self.robot.dof(), &ordered).map_err(|e| reject(e.to_string()))?;
-        self.trajectory = Some((start, trajectory));
         Ok(())
     }
 
@@ -303,28 +372,13 @@ impl ControllerCore {
     /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
     pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
         let mut fault = self.current_fault(now);
+        let mut cancelled = false;
         if fault.is_none() {
             if self.was_holding {
-                // Resuming: start the controller (and the reference) from where the arm is.
-                let state = JointState {
-                    q: &self.q,
-                    qd: &self.qd,
-                };
-                self.controller.reset(&state);
-                if self.trajectory.is_none() {
-                    self.reference = JointReference::hold(&self.q);
-                }
+                let first_start = self.fault == Some(Fault::NoState);
+                cancelled = self.resume(first_start);
             }
-            if let Some((start, trajectory)) = &self.trajectory {
-                trajectory.sample(now - start, &mut self.reference);
-            }
-            let state = JointState {
-                q: &self.q,
-                qd: &self.qd,
-            };
-            if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
-                fault = Some(Fault::Controller(e.to_string()));
-            }
+            fault = self.control(now, dt, effort);
         }
         if fault.is_some() {
             self.hold(effort, dt);
@@ -348,13 +402,48 @@ impl ControllerCore {
             }
             (None, Some(old)) if *old != Fault::NoState => Some((
                 LogLevel::Info,
-                "joint states valid again: control resumed".to_string(),
+                if cancelled {
+                    "joint states valid again: control resumed, holding where the arm is (trajectory cancelled)"
+                } else {
+                    "joint states valid again: control resumed"
+                }
+                .to_string(),
             )),
             _ => None,
         };
         self.was_holding = fault.is_some();
         self.fault = fault.clone();
         StepReport { fault, log }
+    }
+
+    /// Starts the controller and the reference from where the arm is. After a hold, a
+    /// trajectory that ran on meanwhile would jump: it is cancelled (returns whether one was).
+    /// At the first start a trajectory sent since the first state is kept.
+    fn resume(&mut self, first_start: bool) -> bool {
+        let state = JointState {
+            q: &self.q,
+            qd: &self.qd,
+        };
+        self.controller.reset(&state);
+        self.reference = JointReference::hold(&self.q);
+        !first_start && self.trajectory.take().is_some()
+    }
+
+    /// One controller update on the newest state; a failure or a non-finite effort (which the
+    /// safety layer would silently replace by the last one) is a fault.
+    fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
+        if let Some((start, trajectory)) = &self.trajectory {
+            trajectory.sample(now - start, &mut self.reference);
+        }
+        let state = JointState {
+            q: &self.q,
+            qd: &self.qd,
+        };
+        if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
+            return Some(Fault::Controller(e.to_string()));
+        }
+        let non_finite = self.controller.last_report().non_finite;
+        (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }
 
     /// The hold effort, through the safety layer.
@@ -438,15 +527,25 @@ mod tests {
         assert_eq!(effort, [0.0, 0.0]);
     }
 
-    #[test]
-    fn trajectories_are_matched_by_name_and_wrong_lengths_rejected() {
-        let mut core = core();
-        let point = |t: f64, p: Vec<f64>| TrajectoryPoint {
+    fn point(t: f64, p: Vec<f64>) -> TrajectoryPoint {
+        TrajectoryPoint {
             time: t,
             positions: p,
             velocities: None,
             accelerations: None,
-        };
+        }
+    }
+
+    #[test]
+    fn trajectories_are_matched_by_name_and_bad_ones_refused() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let e = core.set_trajectory(&joints, &[point(1.0, vec![0.5, -0.3])], 0.0);
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("no valid joint state yet"));
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 0.0);
         // Joints in another order.
         core.set_trajectory(
             &names(&["joint2", "joint1"]),
@@ -454,17 +553,63 @@ mod tests {
             0.0,
         )
         .unwrap();
-        core.on_joint_state(&names(&["joint1", "joint2"]), &[0.0, 0.0], &[0.0, 0.0], 1.0);
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
         let mut effort = [0.0; 2];
         core.step(1.0, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![-0.3, 0.5]);
-        let e = core
-            .set_trajectory(&names(&["joint1", "joint2"]), &[point(1.0, vec![0.5])], 0.0)
-            .unwrap_err();
-        assert!(e.to_string().contains("1 values for 2 joint names"), "{e}");
-        let e = core
-            .set_trajectory(&names(&["joint1"]), &[point(1.0, vec![0.5])], 0.0)
-            .unwrap_err();
-        assert!(e.to_string().contains("joint2"), "{e}");
+        let refused = |core: &mut ControllerCore, names: &[String], p: TrajectoryPoint| {
+            core.set_trajectory(names, &[p], 1.0)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused(&mut core, &joints, point(1.0, vec![0.5]));
+        assert!(e.contains("1 values for 2 joint names"), "{e}");
+        let e = refused(&mut core, &names(&["joint1"]), point(1.0, vec![0.5]));
+        assert!(e.contains("'joint2' is missing"), "{e}");
+        let e = refused(
+            &mut core,
+            &names(&["joint1", "joint1"]),
+            point(1.0, vec![0.5, 0.5]),
+        );
+        assert!(e.contains("listed twice"), "{e}");
+        let e = refused(
+            &mut core,
+            &names(&["joint1", "joint2", "gripper"]),
+            point(1.0, vec![0.0; 3]),
+        );
+        assert!(e.contains("'gripper' is not controlled"), "{e}");
+        let e = refused(&mut core, &joints, point(1.0, vec![1e308, 0.0]));
+        assert!(e.contains("outside"), "{e}");
+        let e = refused(&mut core, &joints, point(1.0, vec![f64::NAN, 0.0]));
+        assert!(e.contains("NaN"), "{e}");
+        // The refused ones left the first trajectory in place.
+        core.step(1.0, 1e-3, &mut effort);
+        assert_eq!(core.reference().q, vec![-0.3, 0.5]);
+    }
+
+    #[test]
+    fn a_hold_cancels_the_trajectory_and_resumes_where_the_arm_is() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let mut effort = [0.0; 2];
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 0.0);
+        core.step(0.0, 1e-3, &mut effort);
+        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 0.0)
+            .unwrap();
+        core.on_joint_state(&joints, &[0.1, 0.1], &[0.0, 0.0], 0.5);
+        assert_eq!(core.step(0.5, 1e-3, &mut effort).fault, None);
+        // States stop; they come back at t = 2 with the arm somewhere else.
+        assert!(core.step(0.6, 1e-3, &mut effort).fault.is_some());
+        core.on_joint_state(&joints, &[0.2, -0.1], &[0.0, 0.0], 2.0);
+        let r = core.step(2.0, 1e-3, &mut effort);
+        assert_eq!(r.fault, None);
+        assert!(r.log.unwrap().1.contains("trajectory cancelled"));
+        assert_eq!(core.reference().q, vec![0.2, -0.1]);
+        // An empty JointTrajectory cancels too: hold at the measured position.
+        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 2.0)
+            .unwrap();
+        core.cancel_trajectory();
+        core.step(2.5, 1e-3, &mut effort);
+        assert_eq!(core.reference().q, vec![0.2, -0.1]);
     }
 }

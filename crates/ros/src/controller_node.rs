@@ -8,8 +8,6 @@
 //! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
-use std::time::Instant;
-
 use armctl_control::reference::TrajectoryPoint;
 use armctl_control::{controller_by_name, Controller};
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
@@ -18,8 +16,10 @@ use crate::controller_core::{ControllerCore, Fault, LogLevel, SafeMode};
 use crate::declarations::{
     controller_declarations, controller_node_declarations, to_controller_value,
 };
+use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray};
 use crate::names::resolve;
+use crate::node_clock::{ClockChange, NodeClock};
 use crate::node_parameters::ParameterStore;
 use crate::parameter_services::{handle_request, ParameterRequest};
 use crate::params_file::RosValue;
@@ -35,7 +35,8 @@ pub struct ControllerNode {
     /// Command index -> chain index.
     order: Vec<usize>,
     update_rate: f64,
-    use_sim_time: bool,
+    clock: NodeClock,
+    last_step: Option<f64>,
     target_duration: f64,
     /// Seconds between ~/state messages (0: every step) and when the last one went out.
     state_period: f64,
@@ -66,6 +67,16 @@ fn invalid(name: &str, reason: String) -> RosError {
 fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RosError> {
     if joints.is_empty() {
         return Ok((0..chain.len()).collect());
+    }
+    if let Some((k, twice)) = joints
+        .iter()
+        .enumerate()
+        .find(|(k, j)| joints[..*k].contains(j))
+    {
+        return Err(invalid(
+            "joints",
+            format!("'{twice}' is listed twice (entry {k})"),
+        ));
     }
     let order = joints
         .iter()
@@ -167,7 +178,7 @@ impl ControllerNode {
             (Topic::ExternalWrench, resolve_name("~/external_wrench")),
         ];
         if use_sim_time {
-            subscriptions.push((Topic::Clock, "/clock".to_string()));
+            subscriptions.push((Topic::Clock, resolve_name("/clock")));
         }
         let update_rate = store.double("update_rate");
         let state_period = period(store.double("state_publish_rate"));
@@ -191,7 +202,8 @@ impl ControllerNode {
             core,
             order,
             update_rate,
-            use_sim_time,
+            clock: NodeClock::new(use_sim_time),
+            last_step: None,
             target_duration: 1.0,
             state_period,
             last_state: None,
@@ -203,6 +215,55 @@ impl ControllerNode {
             state: Float64MultiArray::default(),
             error: vec![0.0; n],
         })
+    }
+
+    fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
+        // On simulated time a state's stamp is its time: a /clock tick that overtook it
+        // must not shift the reference by a step.
+        let stamp = msg.header.stamp.seconds();
+        let now = if self.clock.is_simulated() && stamp > 0.0 {
+            stamp
+        } else {
+            self.clock.now()
+        };
+        self.core
+            .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
+        if self.update_rate <= 0.0 {
+            self.step_at(transport, now);
+        }
+    }
+
+    /// The timer: a control step at `update_rate` (on simulated time only when time moved
+    /// on), or in per-message mode the watchdog that holds when states stop coming.
+    fn on_tick<T: Transport>(&mut self, transport: &mut T) {
+        let now = self.clock.now();
+        if self.update_rate <= 0.0 {
+            if self.core.states_stopped(now) {
+                self.step_at(transport, now);
+            }
+        } else if !self.clock.is_simulated() {
+            self.last_step = Some(now);
+            self.step(transport, now, 1.0 / self.update_rate);
+        } else if self.last_step.is_none_or(|t| now > t) {
+            self.step_at(transport, now);
+        }
+    }
+
+    fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
+        if self.clock.on_clock(t) == ClockChange::JumpedBack {
+            self.core.restart();
+            self.last_step = None;
+            self.last_state = None;
+            let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
+            transport.log(LogLevel::Warn, text);
+        }
+    }
+
+    /// A step at `now`, `dt` from the previous one.
+    fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let dt = self.last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
+        self.last_step = Some(now);
+        self.step(transport, now, dt);
     }
 
     fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
@@ -252,8 +313,13 @@ impl ControllerNode {
         &mut self,
         transport: &mut T,
         msg: &crate::msgs::JointTrajectory,
-        now: f64,
     ) {
+        if msg.points.is_empty() {
+            // As ros2_control's trajectory controller: an empty trajectory stops the motion.
+            self.core.cancel_trajectory();
+            transport.log(LogLevel::Info, "empty reference: holding where the arm is");
+            return;
+        }
         let points: Vec<TrajectoryPoint> = msg
             .points
             .iter()
@@ -266,7 +332,11 @@ impl ControllerNode {
             .collect();
         // As in ros2_control's trajectory controller: a zero stamp means "start now".
         let stamp = msg.header.stamp.seconds();
-        let start = if stamp > 0.0 { stamp } else { now };
+        let start = if stamp > 0.0 {
+            self.clock.from_stamp(stamp)
+        } else {
+            self.clock.now()
+        };
         match self.core.set_trajectory(&msg.joint_names, &points, start) {
             Ok(()) => transport.log(
                 LogLevel::Info,
@@ -276,7 +346,7 @@ impl ControllerNode {
                     points.last().map_or(0.0, |p| p.time)
                 ),
             ),
-            Err(e) => transport.log(LogLevel::Warn, &format!("reference rejected: {e}")),
+            Err(e) => transport.log(LogLevel::Warn, &e.to_string()),
         }
     }
 
@@ -386,56 +456,15 @@ impl Node for ControllerNode {
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) {
-        let started = Instant::now();
-        let mut sim_time: Option<f64> = None;
-        let mut last_step: Option<f64> = None;
-        transport.log(
-            LogLevel::Info,
-            &format!(
-                "controlling {} with {} ({})",
-                self.core.joints().join(", "),
-                self.core.controller().name(),
-                self.spec.parameters.string("controller")
-            ),
-        );
+        let law = self.core.controller().name();
+        let joints = self.core.joints().join(", ");
+        transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
         while let Some(incoming) = transport.next().await {
-            // With use_sim_time the time is zero until the first /clock, as in rclcpp.
-            let now = if self.use_sim_time {
-                sim_time.unwrap_or(0.0)
-            } else {
-                started.elapsed().as_secs_f64()
-            };
             match incoming {
-                Incoming::JointState(msg) => {
-                    // On simulated time a state's stamp is its time: a /clock tick that
-                    // overtook it must not shift the reference by a step.
-                    let stamp = msg.header.stamp.seconds();
-                    let now = if self.use_sim_time && stamp > 0.0 {
-                        stamp
-                    } else {
-                        now
-                    };
-                    self.core
-                        .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
-                    if self.update_rate <= 0.0 {
-                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
-                        last_step = Some(now);
-                        self.step(transport, now, dt);
-                    }
-                }
-                Incoming::Tick if self.update_rate > 0.0 => {
-                    self.step(transport, now, 1.0 / self.update_rate)
-                }
-                // Per-message mode: the watchdog holds when states stop coming.
-                Incoming::Tick => {
-                    if self.core.states_stopped(now) {
-                        let dt = last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
-                        last_step = Some(now);
-                        self.step(transport, now, dt);
-                    }
-                }
-                Incoming::Clock(t) => sim_time = Some(t),
-                Incoming::Reference(msg) => self.on_reference(transport, &msg, now),
+                Incoming::JointState(msg) => self.on_joint_state(transport, &msg),
+                Incoming::Tick => self.on_tick(transport),
+                Incoming::Clock(t) => self.on_clock(transport, t),
+                Incoming::Reference(msg) => self.on_reference(transport, &msg),
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
                 Incoming::ExternalWrench(msg) => {
                     let (f, t) = (msg.wrench.force, msg.wrench.torque);
@@ -473,5 +502,9 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("'c' is missing"));
+        assert!(command_order(&joints(&["a", "a", "b", "c"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'a' is listed twice"));
     }
 }

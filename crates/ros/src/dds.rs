@@ -114,6 +114,8 @@ pub struct DdsTransport {
     rosout: Option<Subscription<msgs::Log>>,
     parameters: ParameterServers,
     service_mapping: ServiceMapping,
+    read_errors: u64,
+    publish_errors: u64,
     ticker: Option<Ticker>,
 }
 
@@ -183,9 +185,12 @@ impl DdsTransport {
             rosout: None,
             parameters,
             service_mapping: service_mapping(dds),
+            read_errors: 0,
+            publish_errors: 0,
             ticker: spec
                 .tick_rate
-                .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz))),
+                .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
+                .transpose()?,
         };
         for (topic, name) in &spec.subscriptions {
             transport.subscribe(*topic, name)?;
@@ -289,11 +294,12 @@ fn send<M: serde::Serialize + Clone + std::fmt::Debug>(
     publisher: &Option<Publisher<M>>,
     msg: &M,
     topic: Topic,
-) {
-    if let Some(publisher) = publisher {
-        if let Err(e) = publisher.publish(msg.clone()) {
-            eprintln!("publishing {topic:?}: {e:?}");
-        }
+) -> Result<(), String> {
+    match publisher {
+        Some(p) => p
+            .publish(msg.clone())
+            .map_err(|e| format!("publishing {topic:?}: {e:?}")),
+        None => Ok(()),
     }
 }
 
@@ -313,6 +319,20 @@ async fn take<M: serde::de::DeserializeOwned + 'static>(
     }
 }
 
+/// The newest waiting sample: the latest-value hand-off for joint states, so that after a
+/// stall the node controls on the present, not on a queue of old states.
+async fn take_newest<M: serde::de::DeserializeOwned + 'static>(
+    sub: &Option<Subscription<M>>,
+) -> Option<M> {
+    let mut newest = take(sub).await?;
+    if let Some(s) = sub {
+        while let Ok(Some((newer, _))) = s.take() {
+            newest = newer;
+        }
+    }
+    Some(newest)
+}
+
 async fn tick(ticker: &Option<Ticker>) {
     match ticker {
         Some(t) => t.tick().await,
@@ -328,7 +348,7 @@ impl Transport for DdsTransport {
                 (id, request) = self.parameters.next() => Some(Incoming::ParameterRequest(id, request)),
                 // The clock first: a joint state must be stamped with the time it was sent at.
                 m = take(&self.clock) => m.map(|c| Incoming::Clock(c.clock.seconds())),
-                m = take(&self.joint_states) => m.map(Incoming::JointState),
+                m = take_newest(&self.joint_states) => m.map(Incoming::JointState),
                 m = take(&self.commands) => m.map(Incoming::Command),
                 m = take(&self.states) => m.map(Incoming::State),
                 m = take(&self.references) => m.map(Incoming::Reference),
@@ -337,24 +357,41 @@ impl Transport for DdsTransport {
                 m = take(&self.rosout) => m.map(Incoming::Log),
                 _ = tick(&self.ticker) => Some(Incoming::Tick),
             };
-            // A read error on one topic (a malformed sample) is skipped, not fatal.
+            // A read error on one topic (a malformed sample) is skipped, not fatal; yield so a
+            // persistent one cannot starve the rest of the runtime.
             if incoming.is_some() {
                 return incoming;
             }
+            self.read_errors += 1;
+            if self.read_errors.is_power_of_two() {
+                eprintln!(
+                    "{}: {} unreadable samples skipped",
+                    self.node.fully_qualified_name(),
+                    self.read_errors
+                );
+            }
+            tokio::task::yield_now().await;
         }
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
         let p = &self.publishers;
-        match msg {
+        let sent = match msg {
             Outgoing::JointState(m) => send(&p.joint_states, m, Topic::JointStates),
             Outgoing::Array(Topic::Commands, m) => send(&p.commands, m, Topic::Commands),
             Outgoing::Array(Topic::State, m) => send(&p.state, m, Topic::State),
-            Outgoing::Array(..) => {}
+            Outgoing::Array(..) => Ok(()),
             Outgoing::Reference(m) => send(&p.reference, m, Topic::Reference),
             Outgoing::TargetPose(m) => send(&p.target_pose, m, Topic::TargetPose),
             Outgoing::ExternalWrench(m) => send(&p.external_wrench, m, Topic::ExternalWrench),
             Outgoing::Clock(m) => send(&p.clock, m, Topic::Clock),
+        };
+        // Said at the 1st, 2nd, 4th, 8th ... failure: a 1 kHz loop must not flood stderr.
+        if let Err(e) = sent {
+            self.publish_errors += 1;
+            if self.publish_errors.is_power_of_two() {
+                eprintln!("{e} ({} failures so far)", self.publish_errors);
+            }
         }
     }
 

@@ -124,16 +124,19 @@ fn descriptor(name: &str, declaration: Option<&Declaration>) -> raw::ParameterDe
 }
 
 fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
-    // A value of an unsupported type becomes a change the node rejects with a reason.
+    // Byte arrays and "not set" have no RosValue: such a change arrives as an empty string
+    // array, which no declaration accepts, so the node refuses it with the expected type.
     parameters
         .into_iter()
         .map(|p| {
-            let value =
-                to_ros(p.value).unwrap_or(RosValue::StringArray(vec!["<unsupported type>".into()]));
+            let value = to_ros(p.value).unwrap_or(RosValue::StringArray(vec![]));
             (p.name, value)
         })
         .collect()
 }
+
+/// Requests waiting for the node's answer, at most.
+const MAX_PENDING: usize = 64;
 
 /// Which service a pending request came from.
 #[derive(Debug)]
@@ -234,6 +237,7 @@ impl ParameterServers {
             if let Ok(received) = received {
                 return received;
             }
+            tokio::task::yield_now().await;
         }
     }
 
@@ -271,6 +275,11 @@ impl ParameterServers {
             }
         };
         self.next_id += 1;
+        // A node that never answers must not grow this without bound: the oldest go.
+        if self.pending.len() >= MAX_PENDING {
+            let oldest = self.next_id.saturating_sub(MAX_PENDING as u64);
+            self.pending.retain(|id, _| *id > oldest);
+        }
         self.pending.insert(self.next_id, (rmw_id, pending));
         (self.next_id, request)
     }

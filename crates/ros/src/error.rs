@@ -28,6 +28,12 @@ pub enum RosError {
         /// Why it was rejected.
         reason: String,
     },
+    /// A reference (trajectory or target) was refused.
+    #[error("reference refused: {reason}")]
+    Reference {
+        /// Why.
+        reason: String,
+    },
     /// The robot model could not be built.
     #[error("robot model: {reason}")]
     Model {

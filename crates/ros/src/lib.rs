@@ -20,6 +20,7 @@ pub mod joint_map;
 pub mod launch;
 pub mod msgs;
 pub mod names;
+pub mod node_clock;
 pub mod node_parameters;
 pub mod parameter_services;
 pub mod params_file;

@@ -1,18 +1,13 @@
-//! ROS name resolution: `~/x` is private (`/ns/node/x`), `x` is relative to the namespace,
-//! `/x` is absolute; `-r from:=to` remaps apply first.
+//! ROS name resolution, as rcl does it: `~/x` is private (`/ns/node/x`), `x` is relative to
+//! the namespace, `/x` is absolute; a remap rule `from:=to` applies when `from`, expanded the
+//! same way, equals the expanded name, and its `to` is expanded too.
 
-/// Resolves `name` for node `node` in namespace `ns` ("/" or "/a/b").
-pub fn resolve(name: &str, ns: &str, node: &str, remaps: &[(String, String)]) -> String {
-    let name = remaps
-        .iter()
-        .find(|(from, _)| from == name)
-        .map_or(name, |(_, to)| to.as_str());
-    let base = if ns == "/" {
-        String::new()
-    } else {
-        ns.to_string()
-    };
-    if let Some(rest) = name.strip_prefix("~/") {
+/// `name` expanded for node `node` in namespace `ns` ("/" or "/a/b"), without remapping.
+pub fn expand(name: &str, ns: &str, node: &str) -> String {
+    let base = if ns == "/" { "" } else { ns };
+    if name == "~" {
+        format!("{base}/{node}")
+    } else if let Some(rest) = name.strip_prefix("~/") {
         format!("{base}/{node}/{rest}")
     } else if name.starts_with('/') {
         name.to_string()
@@ -21,9 +16,23 @@ pub fn resolve(name: &str, ns: &str, node: &str, remaps: &[(String, String)]) ->
     }
 }
 
+/// Resolves `name` for node `node` in namespace `ns` with `remaps` (the node's rules, see
+/// [`crate::ros_args::for_node`]); the first matching rule wins.
+pub fn resolve(name: &str, ns: &str, node: &str, remaps: &[(String, String)]) -> String {
+    let expanded = expand(name, ns, node);
+    remaps
+        .iter()
+        .find(|(from, _)| expand(from, ns, node) == expanded)
+        .map_or(expanded, |(_, to)| expand(to, ns, node))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rule(from: &str, to: &str) -> Vec<(String, String)> {
+        vec![(from.to_string(), to.to_string())]
+    }
 
     #[test]
     fn resolves_private_relative_absolute_and_remapped_names() {
@@ -37,13 +46,22 @@ mod tests {
             resolve("/joint_states", "/arm1", "ctl", &[]),
             "/joint_states"
         );
-        let remaps = vec![(
-            "joint_states".to_string(),
-            "/robot/joint_states".to_string(),
-        )];
+        let to_robot = rule("joint_states", "/robot/joint_states");
         assert_eq!(
-            resolve("joint_states", "/arm1", "ctl", &remaps),
+            resolve("joint_states", "/arm1", "ctl", &to_robot),
             "/robot/joint_states"
+        );
+        // Rules match after expansion: an absolute `from` catches a relative name.
+        let absolute = rule("/arm1/joint_states", "states");
+        assert_eq!(
+            resolve("joint_states", "/arm1", "ctl", &absolute),
+            "/arm1/states"
+        );
+        let private = rule("~/reference", "/plan");
+        assert_eq!(resolve("~/reference", "/", "ctl", &private), "/plan");
+        assert_eq!(
+            resolve("/clock", "/", "ctl", &rule("/clock", "/sim/clock")),
+            "/sim/clock"
         );
     }
 }

@@ -107,26 +107,20 @@ impl RosValue {
     }
 }
 
-/// Whether the file key `pattern` selects the node `/ns/name` (`ns` "/" for the root).
+/// Whether the file key `pattern` selects the node `/ns/name` (`ns` "/" for the root), as
+/// rclcpp decides: a key without a leading `/` gets one (so `controller_node` means the node in
+/// the root namespace only); `*` stands for one name, `**` for any number of them.
 pub fn node_matches(pattern: &str, namespace: &str, name: &str) -> bool {
     let full = if namespace == "/" {
         format!("/{name}")
     } else {
         format!("{namespace}/{name}")
     };
-    let pattern = if pattern.starts_with('/') {
-        pattern.to_string()
-    } else {
-        format!("/{pattern}")
-    };
-    if pattern == full || pattern == "/**" {
-        return true;
-    }
-    // Relative names match the node name anywhere; `*` is one token, `**` any number.
+    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
     glob(
-        &pattern.split('/').skip(1).collect::<Vec<_>>(),
+        &pattern.split('/').collect::<Vec<_>>(),
         &full.split('/').skip(1).collect::<Vec<_>>(),
-    ) || (!pattern[1..].contains('/') && &pattern[1..] == name)
+    )
 }
 
 fn glob(pattern: &[&str], name: &[&str]) -> bool {
@@ -138,6 +132,31 @@ fn glob(pattern: &[&str], name: &[&str]) -> bool {
         (Some(p), Some(n)) if *p == "*" || p == n => glob(&pattern[1..], &name[1..]),
         _ => false,
     }
+}
+
+/// Every `(node key, parameters)` of a file: keys may nest (`arm1: controller_node:
+/// ros__parameters:` is the node `arm1/controller_node`), as rcl's parser allows.
+fn nodes<'a>(
+    prefix: &str,
+    map: &'a serde_yaml::Mapping,
+    out: &mut Vec<(String, &'a Value)>,
+) -> Result<(), String> {
+    for (key, body) in map {
+        let key = key.as_str().ok_or("node names must be strings")?;
+        let node = if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}/{}", key.trim_start_matches('/'))
+        };
+        match body.get("ros__parameters") {
+            Some(params) => out.push((node, params)),
+            None => match body.as_mapping() {
+                Some(inner) if !inner.is_empty() => nodes(&node, inner, out)?,
+                _ => return Err(format!("'{node}' has no ros__parameters")),
+            },
+        }
+    }
+    Ok(())
 }
 
 fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, RosValue)>) -> Result<(), RosError> {
@@ -179,15 +198,11 @@ pub fn parameters_for_node(
     let map = root
         .as_mapping()
         .ok_or_else(|| fail("expected a mapping of node names".into()))?;
+    let mut found = Vec::new();
+    nodes("", map, &mut found).map_err(fail)?;
     let mut out = Vec::new();
-    for (node, body) in map {
-        let node = node
-            .as_str()
-            .ok_or_else(|| fail("node names must be strings".into()))?;
-        let params = body
-            .get("ros__parameters")
-            .ok_or_else(|| fail(format!("'{node}' has no ros__parameters")))?;
-        if node_matches(node, namespace, name) {
+    for (node, params) in found {
+        if node_matches(&node, namespace, name) {
             flatten("", params, &mut out).map_err(|e| fail(e.to_string()))?;
         }
     }
@@ -236,12 +251,24 @@ controller_node:
             RosValue::StringArray(vec!["j1".into(), "j2".into()])
         );
         assert_eq!(p[4].1, RosValue::Integer(1000));
-        // The same file for a node in a namespace: relative names still match the node name.
+        // In a namespace a bare key no longer matches (rclcpp reads it as /controller_node);
+        // `/**:` still does.
         assert_eq!(
             parameters_for_node(FILE, "f.yaml", "/arm1", "controller_node")
                 .unwrap()
                 .len(),
-            6
+            1
+        );
+        let nested = "arm1:\n  controller_node:\n    ros__parameters:\n      kp: [1.0]\n";
+        let p = parameters_for_node(nested, "f.yaml", "/arm1", "controller_node").unwrap();
+        assert_eq!(
+            p,
+            vec![("kp".to_string(), RosValue::DoubleArray(vec![1.0]))]
+        );
+        assert!(
+            parameters_for_node(nested, "f.yaml", "/", "controller_node")
+                .unwrap()
+                .is_empty()
         );
         assert_eq!(
             parameters_for_node(FILE, "f.yaml", "/", "sim_node")
@@ -269,6 +296,11 @@ controller_node:
             "/a/b",
             "controller_node"
         ));
+        assert!(node_matches("/**/controller_node", "/", "controller_node"));
+        assert!(node_matches("/**", "/a/b", "n"));
+        assert!(node_matches("controller_node", "/", "controller_node"));
+        assert!(!node_matches("controller_node", "/arm1", "controller_node"));
+        assert!(!node_matches("/*", "/arm1", "controller_node"));
     }
 
     #[test]

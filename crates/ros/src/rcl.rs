@@ -5,17 +5,18 @@
 //! Parameters: r2r serves the parameter services. Our declarations are registered with their
 //! descriptions through r2r's `RosParams` hook, which checks each change against the shared
 //! declaration (type, range, read-only) and refuses it with the reason. A change that passes
-//! reaches the node as a one-item [`ParameterRequest::Set`]; if the node then refuses it (a
-//! controller's own check), the old value is put back and the reason logged, since r2r has
-//! already answered the caller. Limitation: r2r's describe service shows only descriptions,
-//! not ranges or read-only flags.
+//! reaches the node, over a channel of ours, as a one-item [`ParameterRequest::Set`]; if the
+//! node then refuses it (a controller's own check), the old value is put back (unless a later
+//! change replaced it) and the reason logged, since r2r has already answered the caller.
+//! rcl is spun by a thread of its own; the node's task never takes that lock. Limitation:
+//! r2r's describe service shows only descriptions, not ranges or read-only flags.
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::stream::{BoxStream, StreamExt};
 use futures::Stream;
 use r2r::indexmap::IndexMap;
@@ -294,9 +295,13 @@ fn value_out(value: &RosValue) -> ParameterValue {
 /// The node's declarations as r2r parameters, checked on every change.
 struct DeclaredParameters {
     store: Arc<Mutex<ParameterStore>>,
-    /// The value before the newest accepted change, per name (to put back if the node refuses).
-    previous: Arc<Mutex<HashMap<String, RosValue>>>,
+    /// Every accepted change, `(name, new, old)`, for the node to apply (our own channel:
+    /// r2r's drops changes beyond ten waiting).
+    changes: UnboundedSender<Change>,
 }
+
+/// An accepted change: name, new value, the value before.
+type Change = (String, RosValue, RosValue);
 
 fn refused(name: &str, msg: String) -> r2r::Error {
     r2r::Error::ParameterValueConv {
@@ -340,15 +345,12 @@ impl RosParams for DeclaredParameters {
         self.check_parameter(name, value)?;
         let value = value_in(value).ok_or_else(|| refused(name, "unsupported type".into()))?;
         let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(old) = store.get(name).cloned() {
-            self.previous
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(name.into(), old);
-        }
+        let old = store.get(name).cloned().unwrap_or_else(|| value.clone());
         store
             .set(name, &value, false)
-            .map_err(|e| refused(name, e.to_string()))
+            .map_err(|e| refused(name, e.to_string()))?;
+        let _ = self.changes.unbounded_send((name.to_string(), value, old));
+        Ok(())
     }
 
     fn check_parameter(&self, name: &str, value: &ParameterValue) -> r2r::Result<()> {
@@ -394,15 +396,15 @@ struct Subscriptions {
 
 /// A node on rcl.
 pub struct RclTransport {
-    node: Arc<Mutex<r2r::Node>>,
     spinning: Arc<AtomicBool>,
     logger: String,
     publishers: Publishers,
     subscriptions: Subscriptions,
-    parameter_changes: Pin<Box<dyn Stream<Item = (String, ParameterValue)> + Send>>,
+    parameter_changes: UnboundedReceiver<Change>,
+    /// r2r's parameter table, shared with its services (never locked with the node).
+    params: Arc<Mutex<IndexMap<String, Parameter>>>,
     store: Arc<Mutex<ParameterStore>>,
-    previous: Arc<Mutex<HashMap<String, RosValue>>>,
-    pending: HashMap<u64, String>,
+    pending: HashMap<u64, Change>,
     next_id: u64,
     ticker: Option<Ticker>,
 }
@@ -481,15 +483,17 @@ impl RclTransport {
         let context = r2r::Context::create().map_err(rcl)?;
         let mut node = r2r::Node::create(context, &spec.name, &spec.namespace).map_err(rcl)?;
         let store = Arc::new(Mutex::new(spec.parameters.clone()));
-        let previous = Arc::new(Mutex::new(HashMap::new()));
+        let (changes, parameter_changes) = futures::channel::mpsc::unbounded();
         let declared = DeclaredParameters {
             store: store.clone(),
-            previous: previous.clone(),
+            changes,
         };
-        let (services, parameter_changes) = node
+        // r2r's own change stream is not read: ours carries every change.
+        let (services, _r2r_changes) = node
             .make_derived_parameter_handler(Arc::new(Mutex::new(declared)))
             .map_err(rcl)?;
         tokio::spawn(services);
+        let params = node.params.clone();
         let mut subscriptions = Subscriptions::default();
         for (topic, name) in &spec.subscriptions {
             subscribe(&mut node, &mut subscriptions, *topic, name)?;
@@ -501,48 +505,36 @@ impl RclTransport {
         let logger = node.logger().to_string();
         let node = Arc::new(Mutex::new(node));
         let spinning = Arc::new(AtomicBool::new(true));
-        spawn_spinner(node.clone(), spinning.clone())?;
+        spawn_spinner(node, spinning.clone())?;
         Ok(Self {
-            node,
             spinning,
             logger,
             publishers,
             subscriptions,
-            parameter_changes: Box::pin(parameter_changes),
+            parameter_changes,
+            params,
             store,
-            previous,
             pending: HashMap::new(),
             next_id: 0,
             ticker: spec
                 .tick_rate
-                .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz))),
+                .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
+                .transpose()?,
         })
     }
 
-    /// Puts `name` back to the value it had before a change the node refused.
-    fn restore(&mut self, name: &str, reason: &str) {
-        let old = self
-            .previous
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(name);
-        if let Some(old) = old {
-            let _ = self
-                .store
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .set(name, &old, false);
-            let params = self
-                .node
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .params
-                .clone();
-            let mut params = params.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(p) = params.get_mut(name) {
+    /// Puts a change the node refused back to the value before, unless a later change has
+    /// already replaced it; says why either way.
+    fn restore(&mut self, (name, new, old): Change, reason: &str) {
+        let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
+        if store.get(&name) == Some(&new) {
+            let _ = store.set(&name, &old, false);
+            let mut params = self.params.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(p) = params.get_mut(&name) {
                 p.value = value_out(&old);
             }
         }
+        drop(store);
         self.log(
             LogLevel::Warn,
             &format!("parameter {name} refused and restored: {reason}"),
@@ -565,14 +557,12 @@ fn spawn_spinner(node: Arc<Mutex<r2r::Node>>, spinning: Arc<AtomicBool>) -> Resu
 }
 
 impl RclTransport {
-    /// A change r2r accepted, for the node to apply (a value r2r cannot express here becomes a
-    /// string the node refuses, which puts the old value back).
-    fn parameter_request(&mut self, name: String, value: &ParameterValue) -> Incoming {
-        let value =
-            value_in(value).unwrap_or_else(|| RosValue::String("<unsupported type>".into()));
+    /// A change r2r accepted, for the node to apply.
+    fn parameter_request(&mut self, change: Change) -> Incoming {
+        let request = ParameterRequest::Set(vec![(change.0.clone(), change.1.clone())]);
         self.next_id += 1;
-        self.pending.insert(self.next_id, name.clone());
-        Incoming::ParameterRequest(self.next_id, ParameterRequest::Set(vec![(name, value)]))
+        self.pending.insert(self.next_id, change);
+        Incoming::ParameterRequest(self.next_id, request)
     }
 }
 
@@ -621,7 +611,7 @@ impl Transport for RclTransport {
         tokio::select! {
             biased;
             // None: r2r's parameter services stopped, and the node with them.
-            change = self.parameter_changes.next() => change.map(|(name, value)| self.parameter_request(name, &value)),
+            change = self.parameter_changes.next() => change.map(|c| self.parameter_request(c)),
             m = take(&mut s.clock) => m.map(Incoming::Clock),
             m = take(&mut s.joint_states) => m.map(Incoming::JointState),
             m = take(&mut s.commands) => m.map(Incoming::Command),
@@ -676,12 +666,12 @@ impl Transport for RclTransport {
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
         // r2r answered the caller already; only a refusal by the node needs action.
-        let Some(name) = self.pending.remove(&id) else {
+        let Some(change) = self.pending.remove(&id) else {
             return;
         };
         if let ParameterResponse::Set(results) = response {
             if let Some(Err(reason)) = results.first() {
-                self.restore(&name, reason);
+                self.restore(change, reason);
             }
         }
     }

@@ -1,6 +1,10 @@
-//! The arguments `ros2 run` and `ros2 launch` pass to a node:
-//! `--ros-args -p name:=value --params-file FILE -r __node:=NAME -r __ns:=/NS` (several
-//! `--ros-args ... --` groups are allowed; other arguments are left to the program).
+//! The arguments `ros2 run` and `ros2 launch` pass to a node, as rcl reads them:
+//! `--ros-args -p name:=value --params-file FILE -r from:=to -r __node:=NAME -r __ns:=/NS`,
+//! with rules optionally for one node only (`node:name:=value`, `node:from:=to`); rcl's other
+//! flags are accepted (`--log-level`, `--log-config-file`, `-e`/`--enclave`, the
+//! `--enable-*`/`--disable-*` logging switches), anything else inside `--ros-args` is an
+//! error; several `--ros-args ... --` groups are allowed and other arguments are left to the
+//! program.
 
 use crate::RosError;
 
@@ -13,9 +17,10 @@ pub struct RosArgs {
     pub namespace: Option<String>,
     /// `--params-file FILE`, in order.
     pub params_files: Vec<String>,
-    /// `-p name:=value`, in order (values as written, YAML-typed later).
+    /// `-p name:=value`, in order (values as written, YAML-typed later); a name may carry a
+    /// node prefix, `node:name` (see [`for_node`]).
     pub overrides: Vec<(String, String)>,
-    /// Other remappings `-r from:=to`.
+    /// Other remappings `-r from:=to`, `from` possibly with a node prefix.
     pub remaps: Vec<(String, String)>,
     /// Arguments outside `--ros-args`.
     pub other: Vec<String>,
@@ -61,19 +66,46 @@ pub fn parse_ros_args<I: IntoIterator<Item = String>>(args: I) -> Result<RosArgs
                     _ => out.remaps.push((from, to)),
                 }
             }
-            (true, "--log-level" | "--enclave") => {
-                args.next();
+            (true, "--log-level" | "--log-config-file" | "--enclave" | "-e") => {
+                if args.next().is_none() {
+                    return Err(RosError::Arguments {
+                        reason: format!("{arg} needs a value"),
+                    });
+                }
             }
-            (true, flag) if flag.starts_with("--") => {}
+            (true, flag) if LOG_SWITCHES.contains(&flag) => {}
             (true, other) => {
                 return Err(RosError::Arguments {
-                    reason: format!("unexpected '{other}' inside --ros-args"),
+                    reason: format!("unknown ROS argument '{other}' inside --ros-args"),
                 })
             }
             (false, _) => out.other.push(arg),
         }
     }
     Ok(out)
+}
+
+const LOG_SWITCHES: [&str; 6] = [
+    "--enable-rosout-logs",
+    "--disable-rosout-logs",
+    "--enable-stdout-logs",
+    "--disable-stdout-logs",
+    "--enable-external-lib-logs",
+    "--disable-external-lib-logs",
+];
+
+/// The rules of `rules` that apply to node `node`: unprefixed ones, and those written
+/// `node:rule` (with the prefix removed). Node-prefixed `__node` / `__ns` rules are applied
+/// by the caller the same way.
+pub fn for_node(rules: &[(String, String)], node: &str) -> Vec<(String, String)> {
+    rules
+        .iter()
+        .filter_map(|(lhs, value)| match lhs.split_once(':') {
+            None => Some((lhs.clone(), value.clone())),
+            Some((prefix, name)) if prefix == node => Some((name.to_string(), value.clone())),
+            Some(_) => None,
+        })
+        .collect()
 }
 
 /// `/ns` form: a leading slash, no trailing one, ROS name characters only.
@@ -138,5 +170,35 @@ mod tests {
             .to_string()
             .contains("namespace"));
         assert_eq!(normalize_namespace("arm1/").unwrap(), "/arm1");
+        assert!(parse_ros_args(args("--ros-args --bogus"))
+            .unwrap_err()
+            .to_string()
+            .contains("'--bogus'"));
+        assert!(parse_ros_args(args("--ros-args --log-level")).is_err());
+        let a = parse_ros_args(args(
+            "--ros-args --log-level debug --log-config-file l.cfg -e /enc --disable-rosout-logs",
+        ))
+        .unwrap();
+        assert!(a.other.is_empty());
+    }
+
+    #[test]
+    fn node_prefixed_rules_apply_to_their_node_only() {
+        let a = parse_ros_args(args(
+            "--ros-args -p ctl:kp:=[1.0] -p sim:rate:=500.0 -p state_timeout:=0.2 -r ctl:joint_states:=/js",
+        ))
+        .unwrap();
+        assert_eq!(
+            for_node(&a.overrides, "ctl"),
+            vec![
+                ("kp".to_string(), "[1.0]".to_string()),
+                ("state_timeout".to_string(), "0.2".to_string())
+            ]
+        );
+        assert_eq!(for_node(&a.remaps, "sim"), vec![]);
+        assert_eq!(
+            for_node(&a.remaps, "ctl"),
+            vec![("joint_states".to_string(), "/js".to_string())]
+        );
     }
 }

@@ -115,7 +115,7 @@ impl SimNode {
         let publish_clock = store.get("publish_clock") == Some(&RosValue::Bool(true));
         let mut publications = vec![(Topic::JointStates, resolve_name("joint_states"))];
         if publish_clock {
-            publications.push((Topic::Clock, "/clock".to_string()));
+            publications.push((Topic::Clock, resolve_name("/clock")));
         }
         let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let spec = NodeSpec {

@@ -6,7 +6,7 @@ use armctl_model::{BranchPolicy, ChainOptions, Robot};
 
 use crate::node_parameters::ParameterStore;
 use crate::params_file::{parameters_for_node, RosValue};
-use crate::ros_args::RosArgs;
+use crate::ros_args::{for_node, normalize_namespace, RosArgs};
 use crate::RosError;
 
 /// A node's identity and raw parameter values, before they are checked.
@@ -25,11 +25,25 @@ pub struct NodeStart {
 impl NodeStart {
     /// From the command line; reads every `--params-file`.
     pub fn new(args: &RosArgs, default_name: &str) -> Result<Self, RosError> {
+        // Node-prefixed rules name the node as it is called before any renaming.
+        let own_remaps = for_node(&args.remaps, default_name);
+        let renamed = |rule: &str| {
+            own_remaps
+                .iter()
+                .find(|(f, _)| f == rule)
+                .map(|(_, t)| t.clone())
+        };
         let name = args
             .node_name
             .clone()
+            .or_else(|| renamed("__node"))
+            .or_else(|| renamed("__name"))
             .unwrap_or_else(|| default_name.to_string());
-        let namespace = args.namespace.clone().unwrap_or_else(|| "/".to_string());
+        let namespace = match (&args.namespace, renamed("__ns")) {
+            (Some(ns), _) => ns.clone(),
+            (None, Some(ns)) => normalize_namespace(&ns)?,
+            (None, None) => "/".to_string(),
+        };
         let mut values = Vec::new();
         for path in &args.params_files {
             let text = std::fs::read_to_string(path).map_err(|e| RosError::ParamsFile {
@@ -38,13 +52,17 @@ impl NodeStart {
             })?;
             values.extend(parameters_for_node(&text, path, &namespace, &name)?);
         }
-        for (param, text) in &args.overrides {
-            values.push((param.clone(), RosValue::from_text(param, text)?));
+        for (param, text) in for_node(&args.overrides, default_name) {
+            values.push((param.clone(), RosValue::from_text(&param, &text)?));
         }
+        let remaps = own_remaps
+            .into_iter()
+            .filter(|(from, _)| !matches!(from.as_str(), "__node" | "__name" | "__ns"))
+            .collect();
         Ok(Self {
             name,
             namespace,
-            remaps: args.remaps.clone(),
+            remaps,
             values,
         })
     }

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use crate::RosError;
+
 /// The receiving end; the thread ends when this is dropped.
 #[derive(Debug)]
 pub struct Ticker {
@@ -16,7 +18,7 @@ pub struct Ticker {
 
 impl Ticker {
     /// Ticks every `period`, the first one `period` from now.
-    pub fn new(period: Duration) -> Self {
+    pub fn new(period: Duration) -> Result<Self, RosError> {
         let notify = Arc::new(Notify::new());
         let weak = Arc::downgrade(&notify);
         std::thread::Builder::new()
@@ -37,12 +39,10 @@ impl Ticker {
                     }
                 }
             })
-            .map_or_else(
-                |_| Self {
-                    notify: Arc::new(Notify::new()),
-                },
-                |_| Self { notify },
-            )
+            .map(|_| Self { notify })
+            .map_err(|e| RosError::Transport {
+                reason: format!("starting the timer thread: {e}"),
+            })
     }
 
     /// Waits for the next tick.
@@ -62,7 +62,7 @@ mod tests {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let ticker = Ticker::new(Duration::from_micros(500));
+            let ticker = Ticker::new(Duration::from_micros(500)).unwrap();
             for _ in 0..10 {
                 ticker.tick().await;
             }
