@@ -28,7 +28,10 @@ const ZERO: [f64; 7] = [0.0; 7];
 const STATE_TIMEOUT: f64 = 0.05;
 
 fn panda_path() -> String {
-    format!("{}/urdf/panda.urdf", env!("CARGO_MANIFEST_DIR"))
+    armctl_e2e::urdf_dir()
+        .join("panda.urdf")
+        .display()
+        .to_string()
 }
 
 fn args(extra: &[(&str, &str)]) -> RosArgs {

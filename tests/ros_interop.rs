@@ -25,7 +25,7 @@ const KD_NEW: [f64; 7] = [40.0, 45.0, 35.0, 15.0, 8.0, 4.0, 2.0];
 const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
 
 fn workspace(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
+    armctl_e2e::workspace_dir().join(relative)
 }
 
 /// The venv's python, created once for all tests of this file.

@@ -27,7 +27,10 @@ const Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
 const DURATION: f64 = 5.5;
 
 fn workspace_path(relative: &str) -> String {
-    format!("{}/{relative}", env!("CARGO_MANIFEST_DIR"))
+    armctl_e2e::workspace_dir()
+        .join(relative)
+        .display()
+        .to_string()
 }
 
 fn panda_wave() -> WaypointFile {

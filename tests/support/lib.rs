@@ -1,5 +1,5 @@
-//! Helpers shared by the end-to-end tests: where the third-party reference data lives and how
-//! to read it.
+//! Helpers shared by the end-to-end tests: where the workspace and the third-party reference
+//! data live and how to read them, random chains, and a ROS probe node.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,7 @@ pub fn reference_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("ARMCTL_REFERENCE_DIR") {
         return PathBuf::from(dir);
     }
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference");
+    let dir = workspace_dir().join("../shared/reference");
     assert!(
         dir.is_dir(),
         "reference data not found at {}: clone next to shared/ or set ARMCTL_REFERENCE_DIR",
@@ -21,9 +21,16 @@ pub fn reference_dir() -> PathBuf {
     dir
 }
 
+/// The workspace root (this package lives in its `tests/`).
+pub fn workspace_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from(".."), PathBuf::from)
+}
+
 /// The bundled robot descriptions (`urdf/` of the workspace).
 pub fn urdf_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("urdf")
+    workspace_dir().join("urdf")
 }
 
 /// One sample of a reference file; fields absent from one kind of file are `None`.
@@ -135,5 +142,6 @@ pub fn dmatrix(rows: &[Vec<f64>]) -> DMatrix<f64> {
     DMatrix::from_fn(rows.len(), rows[0].len(), |r, c| rows[r][c])
 }
 
+pub mod launch_check;
 pub mod random_chain;
 pub mod ros_probe;

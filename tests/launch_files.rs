@@ -1,0 +1,199 @@
+//! The launch files, checked without ROS (`armctl_e2e::launch_check`): with their defaults and
+//! with every robot and controller that has a parameter file; and the checker is shown to
+//! catch a missing file, an undeclared parameter, a misspelt executable, a wrong joint list and
+//! an undeclared package.
+
+use std::path::{Path, PathBuf};
+
+use armctl_e2e::launch_check::{check_launch_file, configured_pairs, workspace_share, Share};
+use armctl_e2e::workspace_dir;
+
+const LAUNCH_FILES: [&str; 3] = [
+    "launch/sim.launch.xml",
+    "launch/hardware.launch.xml",
+    "launch/gazebo.launch.xml",
+];
+
+fn share() -> Share {
+    workspace_share(&workspace_dir())
+}
+
+#[test]
+fn every_launch_file_is_checked() {
+    let mut found: Vec<String> = std::fs::read_dir(workspace_dir().join("launch"))
+        .unwrap()
+        .map(|e| format!("launch/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    found.sort();
+    let mut listed: Vec<String> = LAUNCH_FILES.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(found, listed);
+}
+
+#[test]
+fn launch_files_check_out_with_defaults_and_every_configured_robot_and_controller() {
+    let share = share();
+    let pairs = configured_pairs(&share);
+    assert!(pairs.len() >= 6, "{pairs:?}");
+    for file in LAUNCH_FILES {
+        let problems = check_launch_file(&share, file, &[]);
+        assert!(problems.is_empty(), "{problems:#?}");
+        for (robot, controller) in &pairs {
+            let args = [
+                ("robot", robot.as_str()),
+                ("controller", controller.as_str()),
+            ];
+            let problems = check_launch_file(&share, file, &args);
+            assert!(problems.is_empty(), "{robot} {controller}: {problems:#?}");
+        }
+    }
+}
+
+/// A copy of launch/, config/, urdf/ to break.
+struct Copy {
+    dir: PathBuf,
+    share: Share,
+}
+
+impl Copy {
+    fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("armctl-launch-{tag}-{}", std::process::id()));
+        for sub in ["launch", "config", "urdf"] {
+            copy_dir(&workspace_dir().join(sub), &dir.join(sub));
+        }
+        let share = Share {
+            root: dir.clone(),
+            ..share()
+        };
+        Self { dir, share }
+    }
+
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} lacks {from}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+
+    fn problems(&self, file: &str) -> String {
+        check_launch_file(&self.share, file, &[]).join("\n")
+    }
+}
+
+impl Drop for Copy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_missing_config_file_is_caught() {
+    let copy = Copy::new("missing");
+    std::fs::remove_file(copy.dir.join("config/panda_computed_torque.yaml")).unwrap();
+    let problems = copy.problems("launch/sim.launch.xml");
+    assert!(
+        problems.contains("panda_computed_torque.yaml") && problems.contains("does not exist"),
+        "{problems}"
+    );
+    std::fs::remove_file(copy.dir.join("config/panda_ros2_controllers.yaml")).unwrap();
+    let problems = copy.problems("launch/hardware.launch.xml");
+    assert!(
+        problems.contains("panda_ros2_controllers.yaml"),
+        "{problems}"
+    );
+}
+
+#[test]
+fn an_undeclared_or_invalid_parameter_is_caught() {
+    let copy = Copy::new("param");
+    copy.edit(
+        "config/panda_computed_torque.yaml",
+        "    kp: [",
+        "    kq: [1.0]\n    kp: [",
+    );
+    let problems = copy.problems("launch/sim.launch.xml");
+    assert!(
+        problems.contains("controller_node would not start") && problems.contains("kq"),
+        "{problems}"
+    );
+    let copy = Copy::new("value");
+    copy.edit(
+        "config/panda_computed_torque.yaml",
+        "state_timeout: 0.1",
+        "state_timeout: -1.0",
+    );
+    let problems = copy.problems("launch/gazebo.launch.xml");
+    assert!(problems.contains("state_timeout"), "{problems}");
+    let copy = Copy::new("launch-param");
+    copy.edit(
+        "launch/sim.launch.xml",
+        "name=\"command_topic\"",
+        "name=\"command_topik\"",
+    );
+    assert!(copy
+        .problems("launch/sim.launch.xml")
+        .contains("command_topik"));
+}
+
+#[test]
+fn a_misspelt_executable_or_undeclared_package_is_caught() {
+    let copy = Copy::new("exec");
+    copy.edit(
+        "launch/sim.launch.xml",
+        "exec=\"controller_node\"",
+        "exec=\"controler_node\"",
+    );
+    assert!(copy
+        .problems("launch/sim.launch.xml")
+        .contains("no executable 'controler_node'"));
+    let copy = Copy::new("pkg");
+    copy.edit(
+        "launch/hardware.launch.xml",
+        "exec=\"spawner\"",
+        "exec=\"spawn\"",
+    );
+    assert!(copy
+        .problems("launch/hardware.launch.xml")
+        .contains("no executable 'spawn'"));
+    let mut copy = Copy::new("depend");
+    copy.share.exec_depends.retain(|d| d != "ros_gz_bridge");
+    assert!(copy
+        .problems("launch/gazebo.launch.xml")
+        .contains("'ros_gz_bridge'"));
+}
+
+#[test]
+fn a_ros2_control_configuration_that_misses_the_arm_is_caught() {
+    let copy = Copy::new("joints");
+    copy.edit(
+        "config/panda_ros2_controllers.yaml",
+        "panda_joint7]",
+        "panda_joint8]",
+    );
+    let problems = copy.problems("launch/hardware.launch.xml");
+    assert!(problems.contains("panda_joint8"), "{problems}");
+    let copy = Copy::new("topic");
+    copy.edit(
+        "launch/gazebo.launch.xml",
+        "/effort_controller/commands",
+        "/effort/commands",
+    );
+    let problems = copy.problems("launch/gazebo.launch.xml");
+    assert!(
+        problems.contains("listens on /effort_controller/commands"),
+        "{problems}"
+    );
+}
