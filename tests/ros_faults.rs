@@ -306,20 +306,26 @@ async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
     assert!(reason.contains("not declared"), "{reason}");
 }
 
-/// Sets a parameter, retrying while the service is being discovered.
+/// A parameter service call, repeated while the service is being discovered (a request sent
+/// before the client and server have matched is lost, as in any DDS client).
+async fn when_ready<T, F>(mut call: impl FnMut() -> F) -> T
+where
+    F: std::future::Future<Output = Result<T, armctl_ros::RosError>>,
+{
+    for _ in 0..50 {
+        if let Ok(Ok(answer)) = tokio::time::timeout(Duration::from_millis(500), call()).await {
+            return answer;
+        }
+    }
+    panic!("the parameter service did not answer");
+}
+
 async fn set_when_ready(
     client: &armctl_ros::dds::ParameterClient,
     name: &str,
     value: &RosValue,
 ) -> Result<(), String> {
-    for _ in 0..50 {
-        if let Ok(Ok(result)) =
-            tokio::time::timeout(Duration::from_millis(500), client.set(name, value)).await
-        {
-            return result;
-        }
-    }
-    panic!("the parameter service did not answer");
+    when_ready(|| client.set(name, value)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,7 +334,7 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     let client = probe.parameter_client();
     let q = [0.05, -0.25, 0.02, -1.95, 0.03, 1.82, 0.78];
     let before = probe.command_for(&JOINTS, &q, &ZERO).await;
-    let kp_old = client.get("kp").await.unwrap().unwrap();
+    let kp_old = when_ready(|| client.get("kp")).await.unwrap();
     let RosValue::DoubleArray(old) = kp_old.clone() else {
         panic!("kp is {kp_old:?}")
     };
@@ -337,7 +343,7 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
         .await
         .unwrap();
     assert_eq!(
-        client.get("kp").await.unwrap(),
+        when_ready(|| client.get("kp")).await,
         Some(RosValue::DoubleArray(new))
     );
     // The command moves to its new value over the ramp, never in one step.
@@ -376,10 +382,10 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     .await;
     assert!(read_only.unwrap_err().contains("read-only"));
     assert_eq!(
-        client.get("kp").await.unwrap().unwrap(),
+        when_ready(|| client.get("kp")).await.unwrap(),
         RosValue::DoubleArray(old.iter().map(|k| 2.0 * k).collect())
     );
-    let described = client.describe("kp").await.unwrap();
+    let described = when_ready(|| client.describe("kp")).await;
     assert!(
         described.contains("read_only false") && described.len() > 30,
         "{described}"

@@ -407,7 +407,8 @@ fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
 }
 
 /// Sets and reads another node's parameters through its parameter services, as
-/// `ros2 param set` / `get` / `describe` do.
+/// `ros2 param set` / `get` / `describe` do. A request sent before discovery has matched the
+/// client with the service is lost, as with any DDS client: call with a timeout and repeat.
 pub struct ParameterClient {
     set: Client<SetParametersRequest, SetParametersResponse>,
     get: Client<GetParametersRequest, GetParametersResponse>,
