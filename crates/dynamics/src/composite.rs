@@ -11,7 +11,8 @@ use crate::DynamicsWorkspace;
 pub(crate) fn update_composites(robot: &Robot, ws: &mut DynamicsWorkspace) {
     let (mut inertia, mut h, mut m) = (Matrix3::zeros(), Vector3::zeros(), 0.0);
     for i in (0..ws.n).rev() {
-        let (ii, hi, mi) = world_inertia(&robot.links()[i], &ws.world_rot[i], &ws.origin[i]);
+        let (ii, hi, mi) =
+            world_inertia(&robot.link_parameters()[i], &ws.world_rot[i], &ws.origin[i]);
         inertia += ii;
         h += hi;
         m += mi;

@@ -81,7 +81,8 @@ fn update_rates(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64]) {
     }
     let (mut idot, mut hdot, mut momentum) = (Matrix3::zeros(), Vector3::zeros(), Vector6::zeros());
     for i in (0..ws.n).rev() {
-        let (inertia, h, m) = world_inertia(&robot.links()[i], &ws.world_rot[i], &ws.origin[i]);
+        let (inertia, h, m) =
+            world_inertia(&robot.link_parameters()[i], &ws.world_rot[i], &ws.origin[i]);
         let vel = ws.velocity[i];
         let (w, vo) = (top(&vel), bottom(&vel));
         // S(w) I - I S(w) = A + A^T with A = S(w) I; S(v)S(h) + S(h)S(v) = h v^T + v h^T - 2 (v.h) 1.

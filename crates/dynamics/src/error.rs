@@ -19,6 +19,12 @@ pub enum DynamicsError {
     /// The mass matrix is not positive definite (a link without mass or inertia on an axis).
     #[error("the mass matrix is not positive definite: a joint drives no mass or inertia")]
     SingularMassMatrix,
+    /// A least-squares problem could not be solved.
+    #[error("numerical failure: {reason}")]
+    Numerical {
+        /// What failed.
+        reason: String,
+    },
 }
 
 /// Checks a length.

@@ -35,6 +35,7 @@
 //!   rigid-body plus armature.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod base_parameters;
 mod composite;
 mod coriolis_matrix;
 mod crba;
@@ -43,11 +44,15 @@ mod forward_dynamics;
 mod friction;
 mod gravity;
 mod regressor;
+mod regrouping;
 mod rnea;
 mod rnea_two_velocity;
 mod spatial;
 mod workspace;
 
+pub use base_parameters::{
+    base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
+};
 pub use coriolis_matrix::coriolis_matrix;
 pub use crba::mass_matrix;
 pub use error::DynamicsError;
@@ -55,6 +60,7 @@ pub use forward_dynamics::forward_dynamics;
 pub use friction::{friction_torques, CoulombSign};
 pub use gravity::gravity_torques;
 pub use regressor::regressor;
+pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};
 pub use rnea_two_velocity::rnea_two_velocity;
 pub use workspace::DynamicsWorkspace;

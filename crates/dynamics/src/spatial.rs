@@ -2,7 +2,7 @@
 //! `[n_O; f]`, both about the origin of frame {0}. A spatial inertia is kept as its blocks
 //! `(I_O, h, m)`: `[[I_O, S(h)], [S(h)^T, m 1]]`.
 
-use armctl_model::RigidInertia;
+use armctl_model::LinkParameters;
 use nalgebra::{Matrix3, Vector3, Vector6};
 
 /// `S(v)` with `S(v) w = v x w`.
@@ -41,23 +41,21 @@ fn rotate_symmetric(r: &Matrix3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
     out
 }
 
-/// A link's spatial inertia in frame {0} about its origin, from the link frame's rotation
-/// `r` and origin `o`: `(I_O, h = m c, m)`.
+/// A link's spatial inertia in frame {0} about its origin, from its parameters (inertia about
+/// the link frame origin, first moment, mass) and the link frame's rotation `r` and origin `o`:
+/// `(I_0, h = m c, m)`. Linear in the parameters, so it holds for any parameter vector:
+/// `I_0 = R I_i R^T - m S(o)^2 - S(o) S(h') - S(h') S(o)` with `h' = R h_i`.
 #[inline]
 pub(crate) fn world_inertia(
-    body: &RigidInertia,
+    link: &LinkParameters,
     r: &Matrix3<f64>,
     o: &Vector3<f64>,
 ) -> (Matrix3<f64>, Vector3<f64>, f64) {
-    let m = body.mass;
-    let c = o + r * body.com;
-    let mc = c * m;
-    let mut inertia = rotate_symmetric(r, &body.inertia_com) - mc * c.transpose();
-    let shift = mc.dot(&c);
-    for k in 0..3 {
-        inertia[(k, k)] += shift;
-    }
-    (inertia, mc, m)
+    let m = link.mass;
+    let h_rotated = r * link.first_moment;
+    let (so, sh) = (skew(o), skew(&h_rotated));
+    let inertia = rotate_symmetric(r, &link.inertia_origin) - so * so * m - so * sh - sh * so;
+    (inertia, h_rotated + o * m, m)
 }
 
 /// Spatial inertia times a motion vector: `[I_O w + h x v; m v - h x w]`.

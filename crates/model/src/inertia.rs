@@ -162,6 +162,25 @@ impl LinkParameters {
         }
     }
 
+    /// The body with these parameters: centre of mass `h / m` and the inertia moved to it when
+    /// `m > 0`; a massless body keeps the tensor about the origin.
+    pub fn nearest_body(&self) -> RigidInertia {
+        if self.mass <= 0.0 {
+            return RigidInertia {
+                mass: self.mass,
+                com: Vector3::zeros(),
+                inertia_com: self.inertia_origin,
+            };
+        }
+        let com = self.first_moment / self.mass;
+        let shift = self.mass * (Matrix3::identity() * com.dot(&com) - com * com.transpose());
+        RigidInertia {
+            mass: self.mass,
+            com,
+            inertia_com: self.inertia_origin - shift,
+        }
+    }
+
     /// As `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`.
     pub fn to_vector(&self) -> [f64; PARAMS_PER_LINK] {
         let i = &self.inertia_origin;

@@ -3,7 +3,7 @@
 
 use nalgebra::{IsometryMatrix3, Vector3};
 
-use crate::{Joint, LinkParameters, ModelError, RigidInertia};
+use crate::{Joint, LinkParameters, ModelError, RigidInertia, PARAMS_PER_LINK};
 
 /// Default gravity in the base link frame, m/s^2.
 pub const DEFAULT_GRAVITY: [f64; 3] = [0.0, 0.0, -9.81];
@@ -178,9 +178,49 @@ impl Robot {
     }
     /// The model with another gravity vector (base link frame).
     pub fn with_gravity(&self, gravity: Vector3<f64>) -> Result<Self, ModelError> {
-        Self::new(RobotParts {
+        if gravity.iter().any(|v| !v.is_finite()) {
+            return Err(ModelError::InvalidModel {
+                reason: "gravity has a non-finite value".into(),
+            });
+        }
+        Ok(Self {
             gravity,
-            ..self.to_parts()
+            ..self.clone()
+        })
+    }
+
+    /// The model with the inertial parameter vector `p` (10 per link, as
+    /// [`Robot::parameter_vector`]): what the dynamics computes with. `p` need not describe
+    /// physical bodies (identified base parameters spread over the links rarely do); the
+    /// per-link [`RigidInertia`] shown by [`Robot::links`] is then the nearest description
+    /// (centre of mass `h / m` when `m > 0`, else at the frame origin).
+    pub fn with_parameter_vector(&self, p: &[f64]) -> Result<Self, ModelError> {
+        let n = self.dof();
+        if p.len() != PARAMS_PER_LINK * n || p.iter().any(|v| !v.is_finite()) {
+            return Err(ModelError::InvalidModel {
+                reason: format!(
+                    "a parameter vector needs {} finite values, got {}",
+                    PARAMS_PER_LINK * n,
+                    p.len()
+                ),
+            });
+        }
+        let link_parameters: Vec<LinkParameters> = p
+            .chunks_exact(PARAMS_PER_LINK)
+            .map(|c| {
+                let mut values = [0.0; PARAMS_PER_LINK];
+                values.copy_from_slice(c);
+                LinkParameters::from_vector(&values)
+            })
+            .collect();
+        let links = link_parameters
+            .iter()
+            .map(LinkParameters::nearest_body)
+            .collect();
+        Ok(Self {
+            links,
+            link_parameters,
+            ..self.clone()
         })
     }
 }
