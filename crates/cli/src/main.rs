@@ -6,6 +6,7 @@ mod dynamics_command;
 mod latency_command;
 mod model_command;
 mod model_json;
+mod params_command;
 mod params_file;
 mod plots;
 mod random_states;
@@ -31,6 +32,8 @@ enum Command {
     Model(model_command::ModelArgs),
     /// Inverse and forward dynamics, M, C, G and the tip pose for states from a JSON file.
     Dynamics(dynamics_command::DynamicsArgs),
+    /// The inertial parameters of a URDF, all of them or (--base) the base parameters.
+    Params(params_command::ParamsArgs),
     /// Time the kinematics and dynamics algorithms on random states (ns per call).
     Bench(bench_command::BenchArgs),
     /// Run a controller against the embedded simulator (no ROS): summary, run.csv, plots.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Model(args) => model_command::run(&args),
         Command::Dynamics(args) => dynamics_command::run(&args),
         Command::Bench(args) => bench_command::run(&args),
+        Command::Params(args) => params_command::run(&args),
         Command::Sim(args) => sim_command::run(&args),
         Command::Demo(args) => demo_command::run(&args),
         Command::Latency(args) => latency_command::run(&args),

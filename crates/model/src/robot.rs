@@ -189,6 +189,28 @@ impl Robot {
         })
     }
 
+    /// The model with other joint friction: viscous and Coulomb coefficients, one per joint.
+    pub fn with_friction(&self, viscous: &[f64], coulomb: &[f64]) -> Result<Self, ModelError> {
+        let n = self.dof();
+        let valid = |v: &[f64]| v.len() == n && v.iter().all(|x| x.is_finite() && *x >= 0.0);
+        if !valid(viscous) || !valid(coulomb) {
+            return Err(ModelError::InvalidModel {
+                reason: format!(
+                    "friction needs {n} finite, non-negative viscous and Coulomb values"
+                ),
+            });
+        }
+        let mut joints = self.joints.clone();
+        for ((joint, &v), &c) in joints.iter_mut().zip(viscous).zip(coulomb) {
+            joint.friction.viscous = v;
+            joint.friction.coulomb = c;
+        }
+        Ok(Self {
+            joints,
+            ..self.clone()
+        })
+    }
+
     /// The model with the inertial parameter vector `p` (10 per link, as
     /// [`Robot::parameter_vector`]): what the dynamics computes with. `p` need not describe
     /// physical bodies (identified base parameters spread over the links rarely do); the

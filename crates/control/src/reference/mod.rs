@@ -1,12 +1,14 @@
 //! Joint references: where the arm should be at time t.
 
 mod cartesian;
+mod fourier;
 mod multi_point;
 mod quintic;
 mod set_point;
 mod sinusoid;
 
 pub use cartesian::{PoseInterpolation, PoseSample};
+pub use fourier::Fourier;
 pub use multi_point::{MultiPoint, TrajectoryPoint};
 pub use quintic::Quintic;
 pub use set_point::SetPoint;

@@ -1,0 +1,361 @@
+//! Weighted least squares of the base parameters (and optionally viscous and Coulomb friction
+//! per joint) from a log: `tau = Y_b(q, qd, qdd) p_b + diag(qd) f_v + diag(sgn qd) f_c`.
+//!
+//! Missing velocities and accelerations are differentiated from the low-passed (zero-phase)
+//! signals; the efforts are averaged over neighbouring samples, as a central difference sees a
+//! zero-order-held effort, but not low-passed. The first pass is ordinary least
+//! squares; each joint's residual then gives its noise `sigma_j`, and the second pass weights
+//! joint j's equations by `1 / sigma_j` (Gautier). Standard deviations come from
+//! `sigma^2 (W^T W)^-1` of the weighted problem. The last `holdout` part of the log is kept out
+//! of the fit and predicted, as a check of the model on data it has not seen.
+
+use armctl_dynamics::{numeric_base_parameters, regressor, BaseParameters, DynamicsWorkspace};
+use armctl_model::{Robot, PARAMS_PER_LINK};
+use nalgebra::{DMatrix, DVector};
+
+use crate::{differentiate, low_pass, IdentError, JointLog};
+
+/// How to identify.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdentifyOptions {
+    /// Identify viscous and Coulomb friction per joint too.
+    pub friction: bool,
+    /// Fraction of the log, at its end, kept for validation.
+    pub holdout: f64,
+    /// Low-pass cutoff for differentiated signals, Hz.
+    pub cutoff: f64,
+    /// At most this many samples go into the fit (evenly spaced).
+    pub max_samples: usize,
+    /// With friction, a joint's equations at speeds below this (rad/s, m/s) are left out.
+    pub min_speed: f64,
+}
+
+impl Default for IdentifyOptions {
+    fn default() -> Self {
+        Self {
+            friction: false,
+            holdout: 0.2,
+            cutoff: 10.0,
+            max_samples: 10000,
+            min_speed: 0.1,
+        }
+    }
+}
+
+/// What identification found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identification {
+    /// The base parameters, as combinations of link parameters.
+    pub base_names: Vec<String>,
+    /// Their identified values.
+    pub base_values: Vec<f64>,
+    /// Their standard deviations.
+    pub base_std: Vec<f64>,
+    /// Viscous friction per joint (empty without friction).
+    pub viscous: Vec<f64>,
+    /// Coulomb friction per joint (empty without friction).
+    pub coulomb: Vec<f64>,
+    /// Standard deviations of viscous then Coulomb friction.
+    pub friction_std: Vec<f64>,
+    /// Noise of each joint's effort equation (residual standard deviation), N m or N.
+    pub joint_noise: Vec<f64>,
+    /// Condition number of the weighted regressor with unit-norm columns.
+    pub condition_number: f64,
+    /// Samples in the fit.
+    pub samples: usize,
+    /// RMS effort prediction error per joint on the held-out part.
+    pub holdout_rms: Vec<f64>,
+    /// That error relative to the RMS of the held-out efforts, per joint.
+    pub holdout_relative: Vec<f64>,
+    /// The held-out error over all joints relative to the held-out efforts over all joints.
+    pub holdout_overall: f64,
+}
+
+/// Positions, velocities, accelerations and efforts, chain order, per sample.
+struct Signals {
+    q: Vec<Vec<f64>>,
+    qd: Vec<Vec<f64>>,
+    qdd: Vec<Vec<f64>>,
+    tau: Vec<Vec<f64>>,
+}
+
+fn columns(rows: &[Vec<f64>], j: usize) -> Vec<f64> {
+    rows.iter().map(|r| r[j]).collect()
+}
+
+fn set_column(rows: &mut [Vec<f64>], j: usize, values: &[f64]) {
+    for (r, v) in rows.iter_mut().zip(values) {
+        r[j] = *v;
+    }
+}
+
+/// The signals the regression needs; what the log lacks is differentiated after low-passing.
+fn signals(log: &JointLog, cutoff: f64) -> Signals {
+    let n = log.joint_names.len();
+    let dt = (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64;
+    if let (Some(qd), Some(qdd)) = (&log.velocity, &log.acceleration) {
+        return Signals {
+            q: log.position.clone(),
+            qd: qd.clone(),
+            qdd: qdd.clone(),
+            tau: log.effort.clone(),
+        };
+    }
+    let (mut q, mut qd, mut qdd, mut tau) = (
+        log.position.clone(),
+        log.position.clone(),
+        log.position.clone(),
+        log.effort.clone(),
+    );
+    for j in 0..n {
+        let position = low_pass(&columns(&log.position, j), dt, cutoff);
+        let velocity = match &log.velocity {
+            Some(v) => low_pass(&columns(v, j), dt, cutoff),
+            None => differentiate(&position, &log.time),
+        };
+        let acceleration = match &log.acceleration {
+            Some(a) => columns(a, j),
+            None => differentiate(&velocity, &log.time),
+        };
+        set_column(&mut q, j, &position);
+        set_column(&mut qd, j, &velocity);
+        set_column(&mut qdd, j, &acceleration);
+        // Not low-passed: noise averages out in the fit, while a smoothed Coulomb step would
+        // no longer match the sign of the velocity.
+        set_column(&mut tau, j, &held_effort(&columns(&log.effort, j)));
+    }
+    Signals { q, qd, qdd, tau }
+}
+
+/// Efforts as the differentiated accelerations see them: an effort acts from its sample time
+/// until the next (zero-order hold, as commanded efforts and ros2_control's effort interfaces
+/// do), and a central difference at sample k spans the efforts of samples k-1 and k, so the
+/// two are averaged. (Without this, the half-sample shift biased inertial parameters by ~1%.)
+fn held_effort(effort: &[f64]) -> Vec<f64> {
+    (0..effort.len())
+        .map(|k| 0.5 * (effort[k.saturating_sub(1)] + effort[k]))
+        .collect()
+}
+
+/// Stacked regressor rows (n per sample: base columns, then friction) and efforts.
+fn stack(
+    robot: &Robot,
+    base: &BaseParameters,
+    s: &Signals,
+    samples: &[usize],
+    friction: bool,
+    min_speed: f64,
+) -> Result<(DMatrix<f64>, DVector<f64>), IdentError> {
+    let n = robot.dof();
+    let b = base.count();
+    let width = b + if friction { 2 * n } else { 0 };
+    let mut ws = DynamicsWorkspace::new(robot);
+    let (mut y, mut y_b) = (DMatrix::zeros(n, PARAMS_PER_LINK * n), DMatrix::zeros(n, b));
+    let mut w = DMatrix::zeros(samples.len() * n, width);
+    let mut tau = DVector::zeros(samples.len() * n);
+    for (row, &k) in samples.iter().enumerate() {
+        regressor(
+            robot, &mut ws, &s.q[k], &s.qd[k], &s.qd[k], &s.qdd[k], &mut y,
+        )?;
+        base.select(&y, &mut y_b);
+        w.view_mut((row * n, 0), (n, b)).copy_from(&y_b);
+        for j in 0..n {
+            tau[row * n + j] = s.tau[k][j];
+            // Near standstill Coulomb friction is neither +f_c nor -f_c: the row is left out.
+            if friction && s.qd[k][j].abs() < min_speed {
+                w.row_mut(row * n + j).fill(0.0);
+                tau[row * n + j] = 0.0;
+                continue;
+            }
+            if friction {
+                w[(row * n + j, b + j)] = s.qd[k][j];
+                w[(row * n + j, b + n + j)] = s.qd[k][j].signum() * f64::from(s.qd[k][j] != 0.0);
+            }
+        }
+    }
+    Ok((w, tau))
+}
+
+fn solve(w: &DMatrix<f64>, y: &DVector<f64>) -> Result<DVector<f64>, IdentError> {
+    w.clone()
+        .svd(true, true)
+        .solve(y, 1e-12)
+        .map_err(|e| IdentError::Identification {
+            reason: e.to_string(),
+        })
+}
+
+/// Each joint's residual standard deviation (its rows are every n-th).
+fn joint_noise(w: &DMatrix<f64>, residual: &DVector<f64>, n: usize, unknowns: usize) -> Vec<f64> {
+    let rows = residual.len() / n;
+    (0..n)
+        .map(|j| {
+            let used: Vec<usize> = (0..rows)
+                .map(|r| r * n + j)
+                .filter(|&r| w.row(r).iter().any(|v| *v != 0.0))
+                .collect();
+            let dof = (used.len() as f64 - unknowns as f64 / n as f64).max(1.0);
+            (used.iter().map(|&r| residual[r].powi(2)).sum::<f64>() / dof).sqrt()
+        })
+        .collect()
+}
+
+/// `diag(weight_j)` applied to each joint's rows.
+fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64>, DVector<f64>) {
+    let n = weights.len();
+    let (mut w, mut y) = (w.clone(), y.clone());
+    for r in 0..y.len() {
+        let k = weights[r % n];
+        w.row_mut(r).scale_mut(k);
+        y[r] *= k;
+    }
+    (w, y)
+}
+
+fn condition_number(w: &DMatrix<f64>) -> f64 {
+    let mut scaled = w.clone();
+    for mut c in scaled.column_iter_mut() {
+        let norm = c.norm();
+        if norm > 0.0 {
+            c /= norm;
+        }
+    }
+    let s = scaled.svd(false, false).singular_values;
+    s.max() / s.min()
+}
+
+/// Identifies the base parameters of `robot`'s structure (and friction) from `log`.
+pub fn identify(
+    robot: &Robot,
+    log: &JointLog,
+    options: &IdentifyOptions,
+) -> Result<Identification, IdentError> {
+    let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+    let log = log.for_joints(&names)?;
+    log.check()
+        .map_err(|reason| IdentError::Identification { reason })?;
+    let base = numeric_base_parameters(robot)?;
+    let s = signals(&log, options.cutoff);
+    let split = ((1.0 - options.holdout.clamp(0.0, 0.9)) * log.len() as f64) as usize;
+    // Differentiated signals are poor at the ends: a margin of 1% is left out.
+    let margin = if log.acceleration.is_some() {
+        0
+    } else {
+        log.len() / 100
+    };
+    let fit: Vec<usize> = spread(margin, split.saturating_sub(margin), options.max_samples);
+    let unknowns = base.count() + if options.friction { 2 * names.len() } else { 0 };
+    if fit.len() * names.len() < 2 * unknowns {
+        return Err(IdentError::Identification {
+            reason: format!(
+                "{} samples cannot determine {unknowns} parameters",
+                fit.len()
+            ),
+        });
+    }
+    let (w, tau) = stack(robot, &base, &s, &fit, options.friction, options.min_speed)?;
+    let first = solve(&w, &tau)?;
+    let scale = tau.amax().max(1e-9);
+    let noise: Vec<f64> = joint_noise(&w, &(&tau - &w * &first), names.len(), unknowns)
+        .iter()
+        .map(|s| s.max(1e-9 * scale))
+        .collect();
+    let weights: Vec<f64> = noise.iter().map(|s| 1.0 / s).collect();
+    let (ww, wy) = weighted(&w, &tau, &weights);
+    let estimate = solve(&ww, &wy)?;
+    let std = standard_deviations(&ww, &wy, &estimate)?;
+    let (holdout_rms, holdout_relative, holdout_overall) = holdout(
+        robot,
+        &base,
+        &s,
+        split,
+        log.len() - margin,
+        options.friction,
+        &estimate,
+    )?;
+    let b = base.count();
+    let n = names.len();
+    Ok(Identification {
+        base_names: base.names(),
+        base_values: estimate.rows(0, b).iter().copied().collect(),
+        base_std: std[..b].to_vec(),
+        viscous: if options.friction {
+            estimate.rows(b, n).iter().copied().collect()
+        } else {
+            vec![]
+        },
+        coulomb: if options.friction {
+            estimate.rows(b + n, n).iter().copied().collect()
+        } else {
+            vec![]
+        },
+        friction_std: std[b..].to_vec(),
+        joint_noise: noise,
+        condition_number: condition_number(&ww),
+        samples: fit.len(),
+        holdout_rms,
+        holdout_relative,
+        holdout_overall,
+    })
+}
+
+/// Up to `count` evenly spread indices in `[from, to)`.
+fn spread(from: usize, to: usize, count: usize) -> Vec<usize> {
+    let span = to.saturating_sub(from);
+    let step = span.div_ceil(count.max(1)).max(1);
+    (from..to).step_by(step).collect()
+}
+
+/// `sqrt(diag(sigma^2 (W^T W)^-1))` of the weighted problem.
+fn standard_deviations(
+    w: &DMatrix<f64>,
+    y: &DVector<f64>,
+    estimate: &DVector<f64>,
+) -> Result<Vec<f64>, IdentError> {
+    let residual = y - w * estimate;
+    let dof = (w.nrows() as f64 - w.ncols() as f64).max(1.0);
+    let sigma2 = residual.norm_squared() / dof;
+    let normal = w.transpose() * w;
+    let inverse = normal
+        .pseudo_inverse(1e-14)
+        .map_err(|e| IdentError::Identification {
+            reason: e.to_string(),
+        })?;
+    Ok(inverse
+        .diagonal()
+        .iter()
+        .map(|v| (sigma2 * v.max(0.0)).sqrt())
+        .collect())
+}
+
+/// RMS effort prediction error on samples `[from, to)`, per joint, and relative to the efforts.
+fn holdout(
+    robot: &Robot,
+    base: &BaseParameters,
+    s: &Signals,
+    from: usize,
+    to: usize,
+    friction: bool,
+    estimate: &DVector<f64>,
+) -> Result<(Vec<f64>, Vec<f64>, f64), IdentError> {
+    let n = robot.dof();
+    let samples: Vec<usize> = (from..to).collect();
+    if samples.is_empty() {
+        return Ok((vec![], vec![], 0.0));
+    }
+    let (w, tau) = stack(robot, base, s, &samples, friction, 0.0)?;
+    let error = &tau - &w * estimate;
+    let rms = |v: &DVector<f64>, j: usize| {
+        ((0..samples.len())
+            .map(|r| v[r * n + j].powi(2))
+            .sum::<f64>()
+            / samples.len() as f64)
+            .sqrt()
+    };
+    let absolute: Vec<f64> = (0..n).map(|j| rms(&error, j)).collect();
+    let relative = (0..n)
+        .map(|j| absolute[j] / rms(&tau, j).max(1e-12))
+        .collect();
+    let overall = (error.norm_squared() / tau.norm_squared().max(1e-300)).sqrt();
+    Ok((absolute, relative, overall))
+}

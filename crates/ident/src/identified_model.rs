@@ -1,0 +1,93 @@
+//! The identified model as controllers load it: base parameter values (with their names, which
+//! pin the geometry they belong to) and optional friction, applied to a robot's URDF model.
+//! Every torque the dynamics computes depends on the inertials only through the base
+//! parameters, so the URDF's inertials are replaced by the nearest full parameter vector with
+//! the identified base values: RNEA, M, C, G and every controller then use the identified
+//! dynamics.
+
+use armctl_dynamics::numeric_base_parameters;
+use armctl_model::Robot;
+
+use crate::IdentError;
+
+/// Identified base parameters and friction.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IdentifiedModel {
+    /// The base parameters, as combinations of link parameters (as `armctl params --base`).
+    pub base_names: Vec<String>,
+    /// Their values.
+    pub base_values: Vec<f64>,
+    /// Viscous friction per joint (empty: keep the URDF's).
+    pub viscous: Vec<f64>,
+    /// Coulomb friction per joint (empty: keep the URDF's).
+    pub coulomb: Vec<f64>,
+}
+
+fn refuse(reason: String) -> IdentError {
+    IdentError::Model { reason }
+}
+
+impl IdentifiedModel {
+    /// `robot` with these dynamics. The base parameters must be `robot`'s own (same names, so
+    /// the same geometry), friction one value per joint.
+    pub fn apply(&self, robot: &Robot) -> Result<Robot, IdentError> {
+        let base = numeric_base_parameters(robot)?;
+        let names = base.names();
+        if self.base_values.len() != names.len() || self.base_names.len() != names.len() {
+            return Err(refuse(format!(
+                "{} base parameters given, the robot has {}",
+                self.base_values.len(),
+                names.len()
+            )));
+        }
+        if let Some((given, own)) = self.base_names.iter().zip(&names).find(|(g, o)| g != o) {
+            return Err(refuse(format!("base parameter '{given}' is not the robot's '{own}': identified on another geometry")));
+        }
+        let p = base.full_parameters(&self.base_values, &robot.parameter_vector())?;
+        let mut model = robot
+            .with_parameter_vector(&p)
+            .map_err(|e| refuse(e.to_string()))?;
+        if !self.viscous.is_empty() || !self.coulomb.is_empty() {
+            // A friction estimate a little below zero is noise about a frictionless joint.
+            let clamp = |v: &[f64]| v.iter().map(|x| x.max(0.0)).collect::<Vec<_>>();
+            model = model
+                .with_friction(&clamp(&self.viscous), &clamp(&self.coulomb))
+                .map_err(|e| refuse(e.to_string()))?;
+        }
+        Ok(model)
+    }
+
+    /// As a ROS 2 parameter file for controller_node (`/**:` so any node name matches).
+    pub fn to_ros_parameters(&self, comment: &str) -> String {
+        let list = |v: &[f64]| {
+            format!(
+                "[{}]",
+                v.iter()
+                    .map(|x| format!("{x:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let names = self
+            .base_names
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut text = String::new();
+        for line in comment.lines() {
+            text += &format!("# {line}\n");
+        }
+        text += "/**:\n  ros__parameters:\n";
+        text += &format!("    model_base_names: [{names}]\n");
+        text += &format!("    model_base_parameters: {}\n", list(&self.base_values));
+        if !self.viscous.is_empty() {
+            text += &format!(
+                "    model_viscous: {}\n    model_coulomb: {}\n",
+                list(&self.viscous),
+                list(&self.coulomb)
+            );
+        }
+        text
+    }
+}

@@ -1,0 +1,21 @@
+//! # armctl_ident
+//!
+//! Identification of a serial arm's dynamics (theory.md section 5): the base inertial
+//! parameters and joint friction from a log of positions, velocities (accelerations) and
+//! efforts, by weighted least squares on the base regressor; exciting trajectories (finite
+//! Fourier series) that make that regressor well conditioned; and the identified model in the
+//! form controllers load.
+
+mod differentiation;
+mod error;
+mod excitation;
+mod identification;
+mod identified_model;
+mod joint_log;
+
+pub use differentiation::{differentiate, low_pass};
+pub use error::IdentError;
+pub use excitation::{excitation, Excitation, ExcitationLimits};
+pub use identification::{identify, Identification, IdentifyOptions};
+pub use identified_model::IdentifiedModel;
+pub use joint_log::JointLog;
