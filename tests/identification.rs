@@ -1,7 +1,8 @@
 //! Identification from simulated data: the Panda on the embedded simulator follows an exciting
 //! trajectory; its base parameters are identified from the log, exactly when the data are
 //! exact, within a stated tolerance with realistic noise, and a computed-torque controller
-//! built on a badly wrong URDF tracks several times better once identified.
+//! built on a badly wrong URDF tracks several times better once identified. rosbag2 MCAP logs
+//! are checked against the MCAP project's own ROS 2 writer and reader (interop venv).
 
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{controller_by_name, Controller, JointReference, JointState};
@@ -281,4 +282,124 @@ fn identified_parameters_beat_a_30_percent_wrong_urdf_by_5x() {
     );
     eprintln!("computed torque RMS error: wrong URDF {before:.2e} rad, identified {after:.2e} rad ({:.0}x better)", before / after);
     assert!(before > 5.0 * after, "{before:.2e} vs {after:.2e}");
+}
+
+/// Runs `tests/interop/joint_state_bag.py` (the MCAP project's ROS 2 writer and reader).
+fn bag_tool(args: &[&std::path::Path]) -> String {
+    let python = armctl_e2e::interop_python::interop_python(std::path::Path::new(env!(
+        "CARGO_TARGET_TMPDIR"
+    )));
+    let out = std::process::Command::new(python)
+        .arg(armctl_e2e::workspace_dir().join("tests/interop/joint_state_bag.py"))
+        .args(args)
+        .output()
+        .expect("running joint_state_bag.py");
+    assert!(
+        out.status.success(),
+        "joint_state_bag.py {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
+    let robot = panda();
+    let trajectory = exciting(&robot);
+    let mut controller = controller_by_name("computed_torque", &robot).unwrap();
+    let log = record(
+        &robot,
+        SimConfig::ideal(),
+        controller.as_mut(),
+        &trajectory,
+        12.0,
+        false,
+        0.02,
+    );
+    let dir = scratch_dir("identification-bag");
+    let (csv, bag) = (dir.join("run.csv"), dir.join("run.mcap"));
+    log.write_csv(&csv).unwrap();
+    bag_tool(&[std::path::Path::new("write"), &csv, &bag]);
+
+    let from_bag = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+    assert_eq!(from_bag.joint_names, log.joint_names);
+    assert_eq!(from_bag.len(), log.len());
+    for k in 0..log.len() {
+        // Stamps are whole nanoseconds.
+        assert!((from_bag.time[k] - log.time[k]).abs() < 1e-9, "time {k}");
+        assert_eq!(from_bag.position[k], log.position[k], "position {k}");
+        assert_eq!(from_bag.effort[k], log.effort[k], "effort {k}");
+        assert_eq!(
+            from_bag.velocity.as_ref().unwrap()[k],
+            log.velocity.as_ref().unwrap()[k],
+            "velocity {k}"
+        );
+    }
+    let options = IdentifyOptions::default();
+    let from_csv = identify(&robot, &JointLog::read_csv(&csv).unwrap(), &options).unwrap();
+    let from_mcap = identify(&robot, &from_bag, &options).unwrap();
+    let scale = from_csv
+        .base_values
+        .iter()
+        .fold(0.0_f64, |m, v| m.max(v.abs()));
+    for ((name, a), b) in from_csv
+        .base_names
+        .iter()
+        .zip(&from_csv.base_values)
+        .zip(&from_mcap.base_values)
+    {
+        assert!((a - b).abs() <= 1e-7 * scale, "{name}: csv {a}, mcap {b}");
+    }
+    assert!(
+        from_mcap.holdout_overall < 0.05,
+        "held-out error {}",
+        from_mcap.holdout_overall
+    );
+}
+
+#[test]
+fn mcap_tools_read_the_joint_states_armctl_writes() {
+    use armctl_ros::msgs::{Header, JointState as JointStateMsg, Time};
+    let states: Vec<JointStateMsg> = (0..200)
+        .map(|k| {
+            let t = 5.0 + k as f64 * 1e-3;
+            JointStateMsg {
+                header: Header {
+                    stamp: Time::from_seconds(t),
+                    frame_id: String::new(),
+                },
+                name: vec!["j1".into(), "j2".into()],
+                position: vec![t.sin(), -0.5 * t],
+                velocity: vec![t.cos(), -0.5],
+                effort: vec![1.0 + t, f64::from(k)],
+            }
+        })
+        .collect();
+    let bag = scratch_dir("mcap-written").join("states.mcap");
+    armctl_ros::bag::write_joint_states(&bag, "/joint_states", &states).unwrap();
+    let read: serde_json::Value =
+        serde_json::from_str(&bag_tool(&[std::path::Path::new("read"), &bag])).unwrap();
+    let read = read.as_array().unwrap();
+    assert_eq!(read.len(), states.len());
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    for (m, s) in read.iter().zip(&states) {
+        assert_eq!(m["schema"], "sensor_msgs/msg/JointState");
+        assert_eq!(m["name"], serde_json::json!(s.name));
+        assert!((m["stamp"].as_f64().unwrap() - s.header.stamp.seconds()).abs() < 1e-9);
+        assert_eq!(floats(&m["position"]), s.position);
+        assert_eq!(floats(&m["velocity"]), s.velocity);
+        assert_eq!(floats(&m["effort"]), s.effort);
+    }
 }

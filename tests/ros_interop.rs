@@ -5,8 +5,7 @@
 //! and rmw_cyclonedds's. The peer's virtual environment is created on first use
 //! (`tests/interop/setup_venv.sh`, pip installs `cyclonedds`).
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
 
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::{ChainOptions, Robot};
@@ -30,23 +29,7 @@ fn workspace(relative: &str) -> PathBuf {
 
 /// The venv's python, created once for all tests of this file.
 fn python() -> String {
-    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PYTHON.get_or_init(create_venv).clone()
-}
-
-fn create_venv() -> String {
-    let venv = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cyclonedds-venv");
-    let out = Command::new("sh")
-        .arg(workspace("tests/interop/setup_venv.sh"))
-        .arg(&venv)
-        .output()
-        .expect("running setup_venv.sh");
-    assert!(
-        out.status.success(),
-        "creating the Cyclone DDS venv failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    armctl_e2e::interop_python::interop_python(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 fn gravity() -> Vec<f64> {

@@ -142,6 +142,7 @@ pub fn dmatrix(rows: &[Vec<f64>]) -> DMatrix<f64> {
     DMatrix::from_fn(rows.len(), rows[0].len(), |r, c| rows[r][c])
 }
 
+pub mod interop_python;
 pub mod launch_check;
 pub mod random_chain;
 pub mod ros_probe;

@@ -125,6 +125,7 @@ fn run_log(record: DemoRecord) -> RunLog {
     RunLog {
         time: record.time,
         q: record.position,
+        qd: record.velocity,
         reference: record.reference,
         commanded: record.effort.clone(),
         effort: record.effort,

@@ -3,6 +3,8 @@
 mod bench_command;
 mod demo_command;
 mod dynamics_command;
+mod excite_command;
+mod identify_command;
 mod latency_command;
 mod model_command;
 mod model_json;
@@ -34,6 +36,10 @@ enum Command {
     Dynamics(dynamics_command::DynamicsArgs),
     /// The inertial parameters of a URDF, all of them or (--base) the base parameters.
     Params(params_command::ParamsArgs),
+    /// An exciting trajectory for identification (Fourier series within the limits).
+    Excite(excite_command::ExciteArgs),
+    /// Identify the base inertial parameters (and friction) from a log of the arm's motion.
+    Identify(identify_command::IdentifyArgs),
     /// Time the kinematics and dynamics algorithms on random states (ns per call).
     Bench(bench_command::BenchArgs),
     /// Run a controller against the embedded simulator (no ROS): summary, run.csv, plots.
@@ -52,6 +58,8 @@ fn main() -> ExitCode {
         Command::Dynamics(args) => dynamics_command::run(&args),
         Command::Bench(args) => bench_command::run(&args),
         Command::Params(args) => params_command::run(&args),
+        Command::Excite(args) => excite_command::run(&args),
+        Command::Identify(args) => identify_command::run(&args),
         Command::Sim(args) => sim_command::run(&args),
         Command::Demo(args) => demo_command::run(&args),
         Command::Latency(args) => latency_command::run(&args),

@@ -64,3 +64,18 @@ pub(crate) fn apply(path: &Path, controller: &mut dyn Controller) -> Result<()> 
     }
     Ok(())
 }
+
+/// The identified model the files hold (`model_*` parameters), if any.
+pub(crate) fn identified_model(
+    paths: &[std::path::PathBuf],
+) -> Result<Option<armctl_ident::IdentifiedModel>> {
+    let mut values = std::collections::BTreeMap::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading parameters {}", path.display()))?;
+        values.extend(parameters(path, &text)?);
+    }
+    Ok(armctl_ros::model_parameters::identified_model(|name| {
+        values.get(name)
+    }))
+}

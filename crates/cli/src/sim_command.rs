@@ -44,9 +44,11 @@ pub(crate) struct SimArgs {
     /// The controller.
     #[arg(long, default_value = "pd_gravity")]
     controller: String,
-    /// Controller parameters (ROS 2 parameter file or a plain mapping).
+    /// Controller parameters (ROS 2 parameter file or a plain mapping); repeatable, later
+    /// files win. An identified model (`armctl identify --out`) makes the controller compute
+    /// with it; the simulated arm stays the URDF's.
     #[arg(long)]
-    params: Option<PathBuf>,
+    params: Vec<PathBuf>,
     /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (Q comma-separated).
     #[arg(long, default_value = "hold")]
     trajectory: String,
@@ -130,9 +132,15 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         bail!("--duration must be positive");
     }
     let robot = load_robot(args)?;
-    let mut controller = controller_by_name(&args.controller, &robot)
+    let model = match params_file::identified_model(&args.params)? {
+        Some(identified) => identified
+            .apply(&robot)
+            .context("applying the identified model")?,
+        None => robot.clone(),
+    };
+    let mut controller = controller_by_name(&args.controller, &model)
         .with_context(|| format!("controllers: {}", CONTROLLERS.join(", ")))?;
-    if let Some(path) = &args.params {
+    for path in &args.params {
         params_file::apply(path, controller.as_mut())?;
     }
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
@@ -203,7 +211,7 @@ fn simulate(
 pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
     let names: Vec<&str> = robot.joint_names().collect();
     let mut text = String::from("t");
-    for prefix in ["q", "q_ref", "error", "effort"] {
+    for prefix in ["q", "qd", "q_ref", "error", "effort"] {
         for name in &names {
             let _ = write!(text, ",{prefix}_{name}");
         }
@@ -215,17 +223,18 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
     for (row, t) in log.time.iter().enumerate() {
         let _ = write!(text, "{t}");
         let n = names.len();
-        for i in 0..n {
-            let _ = write!(text, ",{}", log.q[i][row]);
-        }
-        for i in 0..n {
-            let _ = write!(text, ",{}", log.reference[i][row]);
-        }
-        for i in 0..n {
-            let _ = write!(text, ",{}", log.reference[i][row] - log.q[i][row]);
-        }
-        for i in 0..n {
-            let _ = write!(text, ",{}", log.effort[i][row]);
+        let error = |i: usize| log.reference[i][row] - log.q[i][row];
+        let blocks: [&dyn Fn(usize) -> f64; 5] = [
+            &|i| log.q[i][row],
+            &|i| log.qd.get(i).map_or(f64::NAN, |c| c[row]),
+            &|i| log.reference[i][row],
+            &error,
+            &|i| log.effort[i][row],
+        ];
+        for block in blocks {
+            for i in 0..n {
+                let _ = write!(text, ",{}", block(i));
+            }
         }
         for column in &log.estimates {
             let _ = write!(text, ",{}", column[row]);

@@ -5,7 +5,8 @@
 //! - `quintic:Q:T`: quintic point-to-point from the start to Q in T seconds;
 //! - `sine:AMP:FREQ`: a sinusoid per joint about the start, AMP rad and FREQ Hz (one value for
 //!   all joints or one per joint);
-//! - `file:PATH` (or a path ending in .yaml/.yml): waypoints in the shape of
+//! - `file:PATH` (or a path ending in .yaml/.yml): an excitation of `armctl excite`, or waypoints
+//!   in the shape of
 //!   trajectory_msgs/JointTrajectory: `{joint_names: [..], points: [{positions: [..],
 //!   velocities: [..], accelerations: [..], time_from_start: S}]}`; joints are matched by name,
 //!   and a start at t = 0 is added when the first point comes later.
@@ -99,6 +100,12 @@ fn reorder(values: Option<Vec<f64>>, order: &[usize]) -> Option<Vec<f64>> {
 fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajectory>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading trajectory {}", path.display()))?;
+    if armctl_ident::is_fourier_file(&text) {
+        let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let (fourier, _) = armctl_ident::fourier_from_yaml(&text, &names)
+            .with_context(|| format!("excitation {}", path.display()))?;
+        return Ok(Box::new(fourier));
+    }
     let file: TrajectoryFile = serde_yaml::from_str(&text)
         .with_context(|| format!("parsing trajectory {}", path.display()))?;
     let names: Vec<String> = file

@@ -245,3 +245,85 @@ pub fn excitation(
         condition_number,
     })
 }
+
+/// The file `armctl excite` writes and `--trajectory FILE` reads.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FourierFile {
+    joint_names: Vec<String>,
+    base_frequency: f64,
+    duration: f64,
+    condition_number: f64,
+    offset: Vec<f64>,
+    a: Vec<Vec<f64>>,
+    b: Vec<Vec<f64>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FourierDocument {
+    fourier: FourierFile,
+}
+
+impl Excitation {
+    /// As YAML: `fourier: {joint_names, base_frequency, duration, condition_number, offset, a, b}`.
+    pub fn to_yaml(&self, robot: &Robot, duration: f64) -> Result<String, IdentError> {
+        let t = &self.trajectory;
+        let document = FourierDocument {
+            fourier: FourierFile {
+                joint_names: robot.joint_names().map(str::to_string).collect(),
+                base_frequency: t.base_frequency(),
+                duration,
+                condition_number: self.condition_number,
+                offset: t.offset().to_vec(),
+                a: t.a().to_vec(),
+                b: t.b().to_vec(),
+            },
+        };
+        let body = serde_yaml::to_string(&document).map_err(|e| IdentError::Identification {
+            reason: e.to_string(),
+        })?;
+        Ok(format!(
+            "# Exciting trajectory for {} (armctl excite): a Fourier series per joint, period {:.1} s,\n# run for {duration} s; condition number of the base regressor {:.1}.\n{body}",
+            robot.name(),
+            1.0 / t.base_frequency(),
+            self.condition_number
+        ))
+    }
+}
+
+/// Whether YAML text is an excitation file (a top-level `fourier` key).
+pub fn is_fourier_file(text: &str) -> bool {
+    serde_yaml::from_str::<serde_yaml::Value>(text).is_ok_and(|v| v.get("fourier").is_some())
+}
+
+/// The trajectory of an excitation file for a robot with joints `names` (matched by name);
+/// also its recommended duration.
+pub fn fourier_from_yaml(text: &str, names: &[String]) -> Result<(Fourier, f64), IdentError> {
+    let bad = |reason: String| IdentError::Identification { reason };
+    let file = serde_yaml::from_str::<FourierDocument>(text)
+        .map_err(|e| bad(e.to_string()))?
+        .fourier;
+    let order = names
+        .iter()
+        .map(|n| {
+            file.joint_names
+                .iter()
+                .position(|j| j == n)
+                .ok_or_else(|| bad(format!("joint '{n}' is not in the excitation")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let pick = |v: &[Vec<f64>]| {
+        order
+            .iter()
+            .map(|&i| v.get(i).cloned().unwrap_or_default())
+            .collect()
+    };
+    let offset = order
+        .iter()
+        .map(|&i| file.offset.get(i).copied().unwrap_or(f64::NAN))
+        .collect();
+    let trajectory = Fourier::new(file.base_frequency, offset, pick(&file.a), pick(&file.b))
+        .map_err(|e| bad(e.to_string()))?;
+    Ok((trajectory, file.duration))
+}

@@ -15,7 +15,9 @@ mod joint_log;
 
 pub use differentiation::{differentiate, low_pass};
 pub use error::IdentError;
-pub use excitation::{excitation, Excitation, ExcitationLimits};
+pub use excitation::{
+    excitation, fourier_from_yaml, is_fourier_file, Excitation, ExcitationLimits,
+};
 pub use identification::{identify, Identification, IdentifyOptions};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;

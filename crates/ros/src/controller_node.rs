@@ -3,7 +3,8 @@
 //! JointGroupEffortController), references on `~/reference` (trajectory_msgs/JointTrajectory),
 //! `~/target_pose` (geometry_msgs/PoseStamped) and `~/external_wrench`
 //! (geometry_msgs/WrenchStamped), and `~/state` for plotting: a std_msgs/Float64MultiArray with
-//! labelled blocks `reference`, `position`, `error`, `effort`, `estimates`.
+//! labelled blocks `time`, `holding`, `reference`, `position`, `velocity`, `error`, `effort`,
+//! `estimates`.
 //!
 //! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
@@ -16,6 +17,7 @@ use crate::controller_core::{ControllerCore, Fault, LogLevel, SafeMode};
 use crate::declarations::{
     controller_declarations, controller_node_declarations, to_controller_value,
 };
+use crate::model_parameters::identified_model;
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray};
 use crate::names::resolve;
@@ -119,7 +121,12 @@ pub fn controller_node_parameters(
 ) -> Result<(ParameterStore, Box<dyn Controller>, armctl_model::Robot), RosError> {
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
-    let robot = load_robot(&store)?;
+    let mut robot = load_robot(&store)?;
+    if let Some(model) = identified_model(|name| store.get(name)) {
+        robot = model
+            .apply(&robot)
+            .map_err(|e| invalid("model_base_parameters", e.to_string()))?;
+    }
     let controller_name = store.string("controller");
     let mut controller = controller_by_name(&controller_name, &robot)
         .map_err(|e| invalid("controller", e.to_string()))?;
@@ -289,7 +296,7 @@ impl ControllerNode {
         }
         self.last_state = Some(now);
         let reference = self.core.reference();
-        let (q, _) = self.core.measured();
+        let (q, qd) = self.core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
             *e = r - q;
         }
@@ -300,6 +307,7 @@ impl ControllerNode {
                 ("holding", &holding),
                 ("reference", &reference.q),
                 ("position", q),
+                ("velocity", qd),
                 ("error", &self.error),
                 ("effort", &self.effort),
                 ("estimates", estimates),

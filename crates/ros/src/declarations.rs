@@ -84,6 +84,7 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         double("rate_limit", 0.0, false, 0.0, 1e7, "Largest effort change, N m/s per joint; 0 for no limit."),
         double("state_publish_rate", 100.0, false, 0.0, 10_000.0, "Rate of ~/state, Hz; 0 publishes it at every control step."),
     ]);
+    out.extend(crate::model_parameters::model_declarations());
     out
 }
 

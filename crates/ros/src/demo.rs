@@ -49,6 +49,8 @@ pub struct DemoRecord {
     pub reference: Vec<Vec<f64>>,
     /// Measured positions, one column per joint.
     pub position: Vec<Vec<f64>>,
+    /// Measured velocities, one column per joint.
+    pub velocity: Vec<Vec<f64>>,
     /// Commanded efforts, one column per joint (chain order).
     pub effort: Vec<Vec<f64>>,
     /// Controller estimates, one column each.
@@ -83,6 +85,7 @@ impl DemoRecord {
         for (columns, label) in [
             (&mut self.reference, "reference"),
             (&mut self.position, "position"),
+            (&mut self.velocity, "velocity"),
             (&mut self.effort, "effort"),
             (&mut self.estimates, "estimates"),
         ] {

@@ -5,6 +5,7 @@
 //! (ros2-client, default) and the rcl backend (r2r, feature `r2r`).
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod bag;
 pub mod controller_core;
 pub mod controller_node;
 #[cfg(feature = "dds")]
@@ -18,6 +19,7 @@ mod error;
 pub mod joint_map;
 #[cfg(any(feature = "dds", feature = "r2r"))]
 pub mod launch;
+pub mod model_parameters;
 pub mod msgs;
 pub mod names;
 pub mod node_clock;

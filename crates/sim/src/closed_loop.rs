@@ -11,6 +11,17 @@ use armctl_control::{Controller, JointReference, JointState};
 
 use crate::{SimError, Simulator};
 
+/// One step's values, as recorded.
+struct Row<'a> {
+    t: f64,
+    q: &'a [f64],
+    qd: &'a [f64],
+    reference: &'a [f64],
+    commanded: &'a [f64],
+    applied: &'a [f64],
+    estimates: &'a [f64],
+}
+
 /// What a run recorded (per-joint columns).
 #[derive(Debug, Clone, Default)]
 pub struct RunLog {
@@ -18,6 +29,8 @@ pub struct RunLog {
     pub time: Vec<f64>,
     /// True joint positions at each time.
     pub q: Vec<Vec<f64>>,
+    /// True joint velocities at each time.
+    pub qd: Vec<Vec<f64>>,
     /// Reference positions.
     pub reference: Vec<Vec<f64>>,
     /// Efforts commanded by the controller.
@@ -64,22 +77,15 @@ impl RunLog {
             .sqrt()
     }
 
-    fn record(
-        &mut self,
-        t: f64,
-        q: &[f64],
-        reference: &[f64],
-        commanded: &[f64],
-        applied: &[f64],
-        estimates: &[f64],
-    ) {
-        self.time.push(t);
+    fn record(&mut self, row: &Row<'_>) {
+        self.time.push(row.t);
         let columns = [
-            (&mut self.q, q),
-            (&mut self.reference, reference),
-            (&mut self.commanded, commanded),
-            (&mut self.effort, applied),
-            (&mut self.estimates, estimates),
+            (&mut self.q, row.q),
+            (&mut self.qd, row.qd),
+            (&mut self.reference, row.reference),
+            (&mut self.commanded, row.commanded),
+            (&mut self.effort, row.applied),
+            (&mut self.estimates, row.estimates),
         ];
         for (log, values) in columns {
             for (column, &v) in log.iter_mut().zip(values) {
@@ -105,6 +111,7 @@ pub fn run_closed_loop(
     let mut log = RunLog {
         time: Vec::with_capacity(steps),
         q: columns(n),
+        qd: columns(n),
         reference: columns(n),
         commanded: columns(n),
         effort: columns(n),
@@ -113,6 +120,7 @@ pub fn run_closed_loop(
     };
     let (mut q, mut qd, mut effort, mut q_true) =
         (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut qd_true = vec![0.0; n];
     let mut reference = JointReference::hold(sim.q());
     sim.measure(&mut q, &mut qd)?;
     controller.reset(&JointState { q: &q, qd: &qd });
@@ -126,15 +134,17 @@ pub fn run_closed_loop(
             .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
             .map_err(|source| SimError::Controller { time: t, source })?;
         q_true.copy_from_slice(sim.q());
+        qd_true.copy_from_slice(sim.qd());
         log.saturated += sim.step(&effort)?.saturated;
-        log.record(
+        log.record(&Row {
             t,
-            &q_true,
-            &reference.q,
-            &effort,
-            sim.applied_effort(),
-            controller.estimates(),
-        );
+            q: &q_true,
+            qd: &qd_true,
+            reference: &reference.q,
+            commanded: &effort,
+            applied: sim.applied_effort(),
+            estimates: controller.estimates(),
+        });
     }
     log.wall_seconds = start.elapsed().as_secs_f64();
     Ok(log)

@@ -1,0 +1,185 @@
+//! `armctl identify`: the base inertial parameters (and with `--friction` viscous and Coulomb
+//! friction) of an arm from a log of its motion: CSV (`armctl sim` and `armctl demo` write
+//! `run.csv`) or a rosbag2 MCAP file with sensor_msgs/JointState. Writes the identified model
+//! as a parameter file controller_node and `armctl sim --params` load.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog};
+use armctl_model::{ChainOptions, Robot};
+use clap::Args;
+use serde::Serialize;
+
+/// `armctl identify` arguments.
+#[derive(Debug, Args)]
+pub(crate) struct IdentifyArgs {
+    /// The URDF file (its geometry; its inertials are what is replaced).
+    urdf: PathBuf,
+    /// Tip link of the chain (default: the only leaf reached through moving joints).
+    #[arg(long)]
+    tip: Option<String>,
+    /// The log: .csv (t, q_*, qd_*, qdd_*, effort_*) or .mcap (rosbag2, sensor_msgs/JointState).
+    #[arg(long)]
+    log: PathBuf,
+    /// Topic of the joint states in an MCAP log.
+    #[arg(long, default_value = "/joint_states")]
+    topic: String,
+    /// Identify viscous and Coulomb friction per joint too.
+    #[arg(long)]
+    friction: bool,
+    /// Fraction of the log, at its end, kept out of the fit to check the model.
+    #[arg(long, default_value_t = 0.2)]
+    holdout: f64,
+    /// Low-pass cutoff before differentiating, Hz.
+    #[arg(long, default_value_t = 10.0)]
+    cutoff: f64,
+    /// Parameter file to write (controller_node's `model_*` parameters).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the results as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Estimate {
+    name: String,
+    value: f64,
+    std: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    robot: String,
+    samples: usize,
+    condition_number: f64,
+    base_parameters: Vec<Estimate>,
+    viscous: Vec<f64>,
+    coulomb: Vec<f64>,
+    joint_noise: Vec<f64>,
+    holdout_rms: Vec<f64>,
+    holdout_relative: Vec<f64>,
+    holdout_overall: f64,
+}
+
+fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
+    let extension = args
+        .log
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if extension.eq_ignore_ascii_case("mcap") {
+        Ok(armctl_ros::bag::read_joint_states(&args.log, &args.topic)?)
+    } else {
+        Ok(JointLog::read_csv(&args.log)?)
+    }
+}
+
+pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
+    let options = ChainOptions {
+        tip_link: args.tip.clone(),
+        ..ChainOptions::default()
+    };
+    let robot = Robot::from_urdf_file(&args.urdf, &options)
+        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let log = read_log(args)?;
+    let options = IdentifyOptions {
+        friction: args.friction,
+        holdout: args.holdout,
+        cutoff: args.cutoff,
+        ..IdentifyOptions::default()
+    };
+    let found = identify(&robot, &log, &options)?;
+    if let Some(out) = &args.out {
+        let model = IdentifiedModel {
+            base_names: found.base_names.clone(),
+            base_values: found.base_values.clone(),
+            viscous: found.viscous.clone(),
+            coulomb: found.coulomb.clone(),
+        };
+        let comment = format!(
+            "Identified by armctl identify from {} for {}",
+            args.log.display(),
+            args.urdf.display()
+        );
+        std::fs::write(out, model.to_ros_parameters(&comment))
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    let report = Report {
+        robot: robot.name().to_string(),
+        samples: found.samples,
+        condition_number: found.condition_number,
+        base_parameters: found
+            .base_names
+            .iter()
+            .zip(&found.base_values)
+            .zip(&found.base_std)
+            .map(|((n, v), s)| Estimate {
+                name: n.clone(),
+                value: *v,
+                std: *s,
+            })
+            .collect(),
+        viscous: found.viscous,
+        coulomb: found.coulomb,
+        joint_noise: found.joint_noise,
+        holdout_rms: found.holdout_rms,
+        holdout_relative: found.holdout_relative,
+        holdout_overall: found.holdout_overall,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render(&report));
+        if let Some(out) = &args.out {
+            println!("wrote {}", out.display());
+        }
+    }
+    Ok(())
+}
+
+fn render(r: &Report) -> String {
+    let mut out = format!(
+        "{}: {} base parameters from {} samples, condition number {:.1}\n\n{:>4}  {:<56} {:>13} {:>11} {:>8}\n",
+        r.robot,
+        r.base_parameters.len(),
+        r.samples,
+        r.condition_number,
+        "#",
+        "base parameter",
+        "value",
+        "std",
+        "std %"
+    );
+    for (k, e) in r.base_parameters.iter().enumerate() {
+        let percent = 100.0 * e.std / e.value.abs().max(1e-300);
+        out += &format!(
+            "{:>4}  {:<56} {:>13.5e} {:>11.2e} {:>7.1}%\n",
+            k + 1,
+            e.name,
+            e.value,
+            e.std,
+            percent
+        );
+    }
+    if !r.viscous.is_empty() {
+        out += &format!(
+            "\nviscous friction: {:?}\nCoulomb friction: {:?}\n",
+            rounded(&r.viscous),
+            rounded(&r.coulomb)
+        );
+    }
+    out += &format!(
+        "\nnoise per joint: {:?}\nheld-out effort error: {:.2}% overall; per joint RMS {:?}, relative {:?}\n",
+        rounded(&r.joint_noise),
+        100.0 * r.holdout_overall,
+        rounded(&r.holdout_rms),
+        r.holdout_relative.iter().map(|v| format!("{:.1}%", 100.0 * v)).collect::<Vec<_>>()
+    );
+    out
+}
+
+fn rounded(v: &[f64]) -> Vec<String> {
+    v.iter().map(|x| format!("{x:.4}")).collect()
+}

@@ -1,0 +1,194 @@
+//! The identification workflow as a user runs it: `armctl excite`, `armctl sim` on a less ideal
+//! (10% heavier, payload, friction, noise, delay) simulated Panda, `armctl identify` of the
+//! log (CSV and rosbag2 MCAP), and `armctl sim --params` with the identified model.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use armctl_ident::JointLog;
+use armctl_ros::msgs::{Header, JointState, Time};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn armctl(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("armctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("armctl-identify-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Computed torque on the realistic simulator following `trajectory`; the RMS tracking error
+/// over all joints.
+fn tracked(trajectory: &Path, params: &[&Path], out: &Path) -> f64 {
+    let trajectory = format!("file:{}", text(trajectory));
+    let mut args = vec![
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--controller",
+        "computed_torque",
+        "--params",
+        "config/panda_computed_torque.yaml",
+        "--trajectory",
+        &trajectory,
+        "--duration",
+        "20",
+        "--sim-config",
+        "config/sim_realistic.yaml",
+        "--out",
+        text(out),
+        "--json",
+    ];
+    for p in params {
+        args.extend(["--params", text(p)]);
+    }
+    let (ok, stdout, err) = armctl(&args);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let squares: f64 = summary["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["rms_error"].as_f64().unwrap().powi(2))
+        .sum();
+    squares.sqrt()
+}
+
+fn identified(log: &Path, out: Option<&Path>) -> serde_json::Value {
+    let mut args = vec!["identify", "urdf/panda.urdf", "--log", text(log), "--json"];
+    if let Some(out) = out {
+        args.extend(["--friction", "--out", text(out)]);
+    }
+    let (ok, stdout, err) = armctl(&args);
+    assert!(ok, "{err}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// The log as a rosbag2 file of sensor_msgs/JointState.
+fn to_mcap(log: &JointLog, path: &Path) {
+    let states: Vec<JointState> = (0..log.len())
+        .map(|k| JointState {
+            header: Header {
+                stamp: Time::from_seconds(log.time[k]),
+                frame_id: String::new(),
+            },
+            name: log.joint_names.clone(),
+            position: log.position[k].clone(),
+            velocity: log.velocity.as_ref().unwrap()[k].clone(),
+            effort: log.effort[k].clone(),
+        })
+        .collect();
+    armctl_ros::bag::write_joint_states(path, "/joint_states", &states).unwrap();
+}
+
+#[test]
+fn excite_simulate_identify_and_track_better() {
+    let dir = scratch("flow");
+    let excitation = dir.join("excitation.yaml");
+    let (ok, stdout, err) = armctl(&[
+        "excite",
+        "urdf/panda.urdf",
+        "--duration",
+        "20",
+        "--out",
+        text(&excitation),
+    ]);
+    assert!(ok, "{err}");
+    let condition: f64 = stdout
+        .rsplit("condition number of the base regressor ")
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no condition number in: {stdout}"));
+    assert!(condition < 50.0, "condition number {condition}");
+
+    let with_urdf = tracked(&excitation, &[], &dir.join("urdf_run"));
+    let log = dir.join("urdf_run/run.csv");
+    let model = dir.join("identified.yaml");
+    let report = identified(&log, Some(&model));
+    assert_eq!(report["base_parameters"].as_array().unwrap().len(), 43);
+    let held_out = report["holdout_overall"].as_f64().unwrap();
+    assert!(held_out < 0.02, "held-out effort error {held_out}");
+    for e in report["base_parameters"].as_array().unwrap() {
+        assert!(e["std"].as_f64().unwrap().is_finite(), "{e}");
+    }
+
+    let with_identified = tracked(&excitation, &[&model], &dir.join("identified_run"));
+    eprintln!(
+        "RMS tracking error: URDF {with_urdf:.3e} rad, identified {with_identified:.3e} rad, condition number {condition:.1}, held-out error {:.2}%",
+        100.0 * held_out
+    );
+    assert!(
+        with_identified * 5.0 < with_urdf,
+        "URDF {with_urdf:.3e}, identified {with_identified:.3e}"
+    );
+
+    // The same log as a rosbag2 file gives the same model.
+    let bag = dir.join("run.mcap");
+    to_mcap(&JointLog::read_csv(&log).unwrap(), &bag);
+    let from_bag = identified(&bag, None);
+    let from_csv = identified(&log, None);
+    for (a, b) in from_csv["base_parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(from_bag["base_parameters"].as_array().unwrap())
+    {
+        let (a, b) = (a["value"].as_f64().unwrap(), b["value"].as_f64().unwrap());
+        assert!(
+            (a - b).abs() <= 1e-6 * a.abs().max(1e-3),
+            "csv {a}, mcap {b}"
+        );
+    }
+}
+
+#[test]
+fn bad_logs_are_named() {
+    let dir = scratch("bad");
+    let short = dir.join("short.csv");
+    std::fs::write(
+        &short,
+        "t,q_panda_joint1,effort_panda_joint1\n0,0,0\n0.001,0,0\n",
+    )
+    .unwrap();
+    let other = dir.join("other.csv");
+    let mut rows = String::from("t,q_a,effort_a\n");
+    for k in 0..100 {
+        rows += &format!("{},0,0\n", f64::from(k) * 1e-3);
+    }
+    std::fs::write(&other, rows).unwrap();
+    let not_a_bag = dir.join("broken.mcap");
+    std::fs::write(&not_a_bag, b"not an mcap file").unwrap();
+    let missing = dir.join("missing.csv");
+    let cases = [
+        (&short, "too few"),
+        (&other, "panda_joint1"),
+        (&not_a_bag, "broken.mcap"),
+        (&missing, "missing.csv"),
+    ];
+    for (log, expected) in cases {
+        let (ok, _, err) = armctl(&["identify", "urdf/panda.urdf", "--log", text(log)]);
+        assert!(!ok, "{} was accepted", log.display());
+        assert!(err.contains(expected), "{}: {err}", log.display());
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
