@@ -506,6 +506,52 @@ fn slotine_li_adaptive_learns_a_model_fifty_percent_off() {
     }
 }
 
+/// The base parameters' error seen through the torques: RMS of `Y_b (p_b_hat - p_b)` over
+/// random states, relative to the RMS of `Y_b p_b`.
+fn torque_error_of_base_estimate(truth: &Robot, estimate: &[f64]) -> f64 {
+    let base = armctl_dynamics::numeric_base_parameters(truth).unwrap();
+    let p_b = base.values(&truth.parameter_vector());
+    let y = armctl_dynamics::stacked_regressor(truth, 200, 5).unwrap();
+    let mut y_b = nalgebra::DMatrix::zeros(y.nrows(), base.count());
+    base.select(&y, &mut y_b);
+    let error = &y_b * (DVector::from_column_slice(estimate) - &p_b);
+    error.norm() / (&y_b * &p_b).norm()
+}
+
+#[test]
+fn slotine_li_adaptive_base_learns_the_base_parameters_of_a_model_fifty_percent_off() {
+    for file in ["panda.urdf", "puma560.urdf"] {
+        let truth = robot(file);
+        let model = scaled(&truth, 0.5);
+        let (q0, _) = poses(&truth);
+        let reference = exciting(&truth, &q0);
+        let (period, seconds) = (5.0, 60.0);
+        let mut adaptive = armctl_control::SlotineLiAdaptiveBase::new(&model).unwrap();
+        let before = torque_error_of_base_estimate(&truth, adaptive.estimates());
+        let log = run(
+            &truth,
+            &mut adaptive,
+            &reference,
+            &q0,
+            seconds,
+            SimConfig::default(),
+        );
+        let after = torque_error_of_base_estimate(&truth, adaptive.estimates());
+        let first = log.rms_error_all(0.0, period);
+        let last = log.rms_error_all(seconds - period, seconds);
+        eprintln!(
+            "{file}: base-parameter Slotine-Li, {} parameters: RMS first period {first:.3e}, last {last:.3e}; torque error of the estimate {before:.3} -> {after:.3}",
+            adaptive.estimates().len()
+        );
+        assert!(first >= 5.0 * last, "{file}: first {first:e} last {last:e}");
+        assert!(
+            after < 0.5 * before,
+            "{file}: estimate error {before} -> {after}"
+        );
+        assert!(adaptive.estimates().iter().all(|v| v.is_finite()));
+    }
+}
+
 /// Static deflection of the tip under a constant force equals `K_x^-1 F` (within 2%).
 #[test]
 fn cartesian_impedance_deflects_by_k_inverse_f() {

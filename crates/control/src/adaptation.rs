@@ -3,43 +3,69 @@
 //! one for the first moments, one for the mass, times the parameter's scale sigma_k: the largest
 //! initial magnitude in its group on its link), then the projection that keeps each link's mass
 //! at or above `min_mass`.
+//!
+//! Parameters are either the full set (10 per link, in order) or base parameters; a base
+//! parameter belongs to the link and group of its regressor column (the link parameter it
+//! leads with, e.g. `XX2 - YY2` to the inertia elements of link 2).
 
 use armctl_model::PARAMS_PER_LINK;
 use nalgebra::DVector;
 
 use crate::{ParamKind, ParamSpec, ParamValue, ParameterSet};
 
-/// `sigma_k`: per link and group (inertia elements, first moments, mass) the largest initial
-/// magnitude, at least 1e-6 of the arm's largest in that group.
-pub(crate) fn parameter_scales(initial: &[f64]) -> Vec<f64> {
-    let groups = [0..6, 6..9, 9..10];
-    let largest = |range: &std::ops::Range<usize>, link: &[f64]| {
-        link[range.clone()]
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.abs()))
-    };
-    let arm: Vec<f64> = groups
+/// Inertia elements, first moments, mass.
+const GROUPS: usize = 3;
+
+fn group(column: usize) -> usize {
+    match column % PARAMS_PER_LINK {
+        0..=5 => 0,
+        6..=8 => 1,
+        _ => 2,
+    }
+}
+
+/// The full parameter set's columns, `0..10n`.
+pub(crate) fn full_columns(dof: usize) -> Vec<usize> {
+    (0..PARAMS_PER_LINK * dof).collect()
+}
+
+/// `sigma_k` for parameters `initial` of regressor `columns`: per link and group the largest
+/// initial magnitude, at least 1e-6 of the arm's largest in that group.
+pub(crate) fn parameter_scales(initial: &[f64], columns: &[usize]) -> Vec<f64> {
+    let links = columns
         .iter()
-        .map(|g| {
-            initial
-                .chunks(PARAMS_PER_LINK)
-                .map(|l| largest(g, l))
-                .fold(0.0, f64::max)
-        })
-        .collect();
-    initial
-        .chunks(PARAMS_PER_LINK)
-        .flat_map(|link| {
-            groups.iter().zip(&arm).flat_map(move |(g, &top)| {
-                let sigma = largest(g, link).max(1e-6 * top).max(f64::MIN_POSITIVE);
-                g.clone().map(move |_| sigma)
-            })
+        .map(|c| c / PARAMS_PER_LINK + 1)
+        .max()
+        .unwrap_or(0);
+    let mut largest = vec![[0.0f64; GROUPS]; links];
+    for (&value, &c) in initial.iter().zip(columns) {
+        let cell = &mut largest[c / PARAMS_PER_LINK][group(c)];
+        *cell = cell.max(value.abs());
+    }
+    let mut arm = [0.0f64; GROUPS];
+    for link in &largest {
+        for (top, v) in arm.iter_mut().zip(link) {
+            *top = top.max(*v);
+        }
+    }
+    columns
+        .iter()
+        .map(|&c| {
+            let g = group(c);
+            largest[c / PARAMS_PER_LINK][g]
+                .max(1e-6 * arm[g])
+                .max(f64::MIN_POSITIVE)
         })
         .collect()
 }
 
-/// The parameters every adaptive controller declares: three rates, the mass floor, the mask.
-pub(crate) fn adaptation_parameters(dof: usize, default_rate: f64) -> Vec<(ParamSpec, ParamValue)> {
+/// The parameters every adaptive controller declares: three rates, the mask, and (for full
+/// parameters, where a link's mass is one of them) the mass floor.
+pub(crate) fn adaptation_parameters(
+    dof: usize,
+    default_rate: f64,
+    mass_floor: bool,
+) -> Vec<(ParamSpec, ParamValue)> {
     let rate = |name, description| {
         (
             ParamSpec {
@@ -53,24 +79,36 @@ pub(crate) fn adaptation_parameters(dof: usize, default_rate: f64) -> Vec<(Param
             ParamValue::Scalar(default_rate),
         )
     };
-    vec![
+    let mut declared = vec![
         rate("gamma_inertia", "Adaptation rate of the inertia elements XX..ZZ; Gamma^-1 = rate times each parameter's scale."),
         rate("gamma_first_moment", "Adaptation rate of the first moments MX, MY, MZ; Gamma^-1 = rate times scale."),
         rate("gamma_mass", "Adaptation rate of the masses; Gamma^-1 = rate times scale."),
         (
-            ParamSpec { name: "min_mass", description: "Projection: no link mass estimate goes below this, kg.", kind: ParamKind::Scalar, min: 0.0, max: 1e3, live: true },
-            ParamValue::Scalar(1e-3),
-        ),
-        (
             ParamSpec { name: "adapt", description: "Per link: 1 adapts its parameters, 0 keeps the model's.", kind: ParamKind::JointVector, min: 0.0, max: 1.0, live: true },
             ParamValue::Vector(vec![1.0; dof]),
         ),
-    ]
+    ];
+    if mass_floor {
+        declared.push((
+            ParamSpec {
+                name: "min_mass",
+                description: "Projection: no link mass estimate goes below this, kg.",
+                kind: ParamKind::Scalar,
+                min: 0.0,
+                max: 1e3,
+                live: true,
+            },
+            ParamValue::Scalar(1e-3),
+        ));
+    }
+    declared
 }
 
-/// `estimate += dt Gamma^-1 direction` on the adapted links, then the mass projection.
+/// `estimate += dt Gamma^-1 direction` on the parameters of adapted links, then (when declared)
+/// the mass projection on parameters that are a link's mass.
 pub(crate) fn adapt(
     parameters: &ParameterSet,
+    columns: &[usize],
     scale: &[f64],
     direction: &DVector<f64>,
     dt: f64,
@@ -81,21 +119,41 @@ pub(crate) fn adapt(
         parameters.values("gamma_first_moment")[0],
         parameters.values("gamma_mass")[0],
     ];
-    let min_mass = parameters.values("min_mass")[0];
-    for (link, &on) in parameters.values("adapt").iter().enumerate() {
-        if on < 0.5 {
+    let min_mass = parameters.values("min_mass").first().copied();
+    let adapted = parameters.values("adapt");
+    for (k, &c) in columns.iter().enumerate() {
+        if adapted[c / PARAMS_PER_LINK] < 0.5 {
             continue;
         }
-        for k in 0..PARAMS_PER_LINK {
-            let rate = rates[match k {
-                0..=5 => 0,
-                6..=8 => 1,
-                _ => 2,
-            }];
-            let i = PARAMS_PER_LINK * link + k;
-            estimate[i] += dt * rate * scale[i] * direction[i];
+        estimate[k] += dt * rates[group(c)] * scale[k] * direction[k];
+        if let (Some(floor), 2) = (min_mass, group(c)) {
+            estimate[k] = estimate[k].max(floor);
         }
-        let mass = &mut estimate[PARAMS_PER_LINK * link + 9];
-        *mass = mass.max(min_mass);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scales_are_per_link_and_group_for_full_and_base_sets() {
+        // Two links: inertia elements, first moments, mass.
+        let mut p = vec![0.0; 20];
+        p[0] = 2.0; // XX1
+        p[5] = -3.0; // ZZ1
+        p[7] = 0.5; // MY1
+        p[9] = 4.0; // M1
+        p[13] = 1e-12; // YY2: tiny, floored at 1e-6 of the arm's largest inertia
+        p[19] = 1.0; // M2
+        let full = parameter_scales(&p, &full_columns(2));
+        assert_eq!(full[1], 3.0);
+        assert_eq!(full[6], 0.5);
+        assert_eq!(full[9], 4.0);
+        assert_eq!(full[13], 3e-6);
+        assert_eq!(full[19], 1.0);
+        // A base set of columns 5 (ZZ1), 10 (XX2), 19 (M2): groups by the leading column.
+        let base = parameter_scales(&[-3.0, 0.2, 1.0], &[5, 10, 19]);
+        assert_eq!(base, vec![3.0, 0.2, 1.0]);
     }
 }

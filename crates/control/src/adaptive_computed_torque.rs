@@ -16,7 +16,7 @@ use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
-use crate::adaptation::{adapt, adaptation_parameters, parameter_scales};
+use crate::adaptation::{adapt, adaptation_parameters, full_columns, parameter_scales};
 use crate::gains::{check_step, joint_gain};
 use crate::{
     ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
@@ -31,6 +31,8 @@ pub struct AdaptiveComputedTorque {
     parameters: ParameterSet,
     initial: Vec<f64>,
     scale: Vec<f64>,
+    /// Regressor column of each parameter (all of them, in order).
+    columns: Vec<usize>,
     estimate: DVector<f64>,
     y: DMatrix<f64>,
     mass: DMatrix<f64>,
@@ -82,11 +84,12 @@ impl AdaptiveComputedTorque {
                 ParamValue::Scalar(0.005),
             ),
         ];
-        declared.extend(adaptation_parameters(n, 0.01));
+        declared.extend(adaptation_parameters(n, 0.01, true));
         let initial = robot.parameter_vector();
         let p = PARAMS_PER_LINK * n;
         Ok(Self {
-            scale: parameter_scales(&initial),
+            scale: parameter_scales(&initial, &full_columns(n)),
+            columns: full_columns(n),
             estimate: DVector::from_vec(initial.clone()),
             initial,
             parameters: ParameterSet::new(n, declared)?,
@@ -185,6 +188,7 @@ impl AdaptiveComputedTorque {
         self.direction.gemv_tr(1.0, &self.y, &self.e1, 0.0);
         adapt(
             &self.parameters,
+            &self.columns,
             &self.scale,
             &self.direction,
             dt,

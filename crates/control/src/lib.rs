@@ -5,7 +5,7 @@
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
-//! [`SlotineLiAdaptive`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
+//! [`SlotineLiAdaptive`], [`SlotineLiAdaptiveBase`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
 //! [`ResolvedAcceleration`], [`AdaptiveComputedTorque`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
@@ -30,6 +30,7 @@ mod safety;
 mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
+mod slotine_li_adaptive_base;
 mod tip_target;
 
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
@@ -48,6 +49,7 @@ pub use safety::{EffortSafety, Guarded, SafetyReport};
 pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
+pub use slotine_li_adaptive_base::SlotineLiAdaptiveBase;
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;
@@ -59,7 +61,7 @@ fn boxed<C: Controller + 'static>(
 }
 
 /// Every controller by configuration name: the one list the names and the factory come from.
-const REGISTRY: [(&str, Constructor); 12] = [
+const REGISTRY: [(&str, Constructor); 13] = [
     ("independent_pd", |r| boxed(IndependentPd::new(r))),
     ("pd_gravity", |r| boxed(PdGravity::new(r))),
     ("pd_fixed_gravity", |r| boxed(PdFixedGravity::new(r))),
@@ -67,6 +69,9 @@ const REGISTRY: [(&str, Constructor); 12] = [
     ("joint_impedance", |r| boxed(JointImpedance::new(r))),
     ("slotine_li", |r| boxed(SlotineLi::new(r))),
     ("slotine_li_adaptive", |r| boxed(SlotineLiAdaptive::new(r))),
+    ("slotine_li_adaptive_base", |r| {
+        boxed(SlotineLiAdaptiveBase::new(r))
+    }),
     ("cartesian_impedance", |r| boxed(CartesianImpedance::new(r))),
     ("sliding_mode", |r| boxed(SlidingMode::new(r))),
     ("robust", |r| boxed(Robust::new(r))),

@@ -18,7 +18,7 @@ use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{adapt, adaptation_parameters, parameter_scales};
+use crate::adaptation::{adapt, adaptation_parameters, full_columns, parameter_scales};
 use crate::gains::check_step;
 use crate::slotine_li::{reference_terms, slotine_li_gains};
 use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
@@ -32,6 +32,8 @@ pub struct SlotineLiAdaptive {
     initial: Vec<f64>,
     /// `sigma_k` per parameter.
     scale: Vec<f64>,
+    /// Regressor column of each parameter (all of them, in order).
+    columns: Vec<usize>,
     estimate: DVector<f64>,
     y: DMatrix<f64>,
     y_t_s: DVector<f64>,
@@ -46,11 +48,13 @@ impl SlotineLiAdaptive {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut declared = slotine_li_gains(robot)?;
-        declared.extend(adaptation_parameters(n, 1.0));
+        declared.extend(adaptation_parameters(n, 1.0, true));
         let initial = robot.parameter_vector();
-        let scale = parameter_scales(&initial);
+        let columns = full_columns(n);
+        let scale = parameter_scales(&initial, &columns);
         Ok(Self {
             scale,
+            columns,
             parameters: ParameterSet::new(n, declared)?,
             ws: DynamicsWorkspace::new(robot),
             estimate: DVector::from_vec(initial.clone()),
@@ -75,6 +79,7 @@ impl SlotineLiAdaptive {
         self.y_t_s.gemv_tr(1.0, &self.y, &self.s, 0.0);
         adapt(
             &self.parameters,
+            &self.columns,
             &self.scale,
             &self.y_t_s,
             dt,

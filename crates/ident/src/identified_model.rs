@@ -91,3 +91,73 @@ impl IdentifiedModel {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_dynamics::{regressor, rnea, DynamicsWorkspace};
+    use armctl_model::ChainOptions;
+    use nalgebra::{DMatrix, DVector};
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+
+    fn puma() -> Robot {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/puma560.urdf");
+        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn the_applied_model_computes_exactly_the_base_regressor_torque() {
+        // Computed torque evaluates RNEA on the applied model; it must equal Y_b p_b.
+        let robot = puma();
+        let base = numeric_base_parameters(&robot).unwrap();
+        let mut rng = StdRng::seed_from_u64(4);
+        let p_b: Vec<f64> = base
+            .values(&robot.parameter_vector())
+            .iter()
+            .map(|v| v * rng.random_range(0.7..1.3) + 0.01 * rng.random_range(-1.0..1.0))
+            .collect();
+        let identified = IdentifiedModel {
+            base_names: base.names(),
+            base_values: p_b.clone(),
+            ..IdentifiedModel::default()
+        };
+        let model = identified.apply(&robot).unwrap();
+        let n = robot.dof();
+        let (mut ws, mut tau) = (DynamicsWorkspace::new(&robot), vec![0.0; n]);
+        let mut y = DMatrix::zeros(n, 10 * n);
+        let mut y_b = DMatrix::zeros(n, base.count());
+        for _ in 0..20 {
+            let mut state =
+                || -> Vec<f64> { (0..n).map(|_| rng.random_range(-2.0..2.0)).collect() };
+            let (q, qd, qdd) = (state(), state(), state());
+            rnea(&model, &mut ws, &q, &qd, &qdd, &mut tau).unwrap();
+            regressor(&robot, &mut ws, &q, &qd, &qd, &qdd, &mut y).unwrap();
+            base.select(&y, &mut y_b);
+            let expected = &y_b * DVector::from_column_slice(&p_b);
+            for (a, b) in tau.iter().zip(expected.iter()) {
+                assert!(
+                    (a - b).abs() < 1e-9 * b.abs().max(1.0),
+                    "{tau:?} vs {expected}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_model_of_another_geometry_is_refused() {
+        let robot = puma();
+        let wrong = IdentifiedModel {
+            base_names: vec!["ZZ1".into(); 36],
+            base_values: vec![1.0; 36],
+            ..IdentifiedModel::default()
+        };
+        let error = wrong.apply(&robot).unwrap_err().to_string();
+        assert!(error.contains("another geometry"), "{error}");
+        let short = IdentifiedModel {
+            base_values: vec![1.0; 3],
+            ..IdentifiedModel::default()
+        };
+        assert!(short.apply(&robot).is_err());
+    }
+}
