@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
+use armctl_control::reference::Trajectory;
+use armctl_control::JointReference;
 use armctl_ident::{excitation, ExcitationLimits};
 use armctl_model::{ChainOptions, Robot};
 use clap::Args;
@@ -41,6 +43,56 @@ pub(crate) struct ExciteArgs {
     /// Output file (YAML).
     #[arg(long, default_value = "out/excitation.yaml")]
     out: PathBuf,
+    /// Also write the trajectory as a trajectory_msgs/JointTrajectory message (YAML) for a
+    /// running controller_node: `ros2 topic pub --once /controller_node/reference
+    /// trajectory_msgs/msg/JointTrajectory "$(cat FILE)"`.
+    #[arg(long)]
+    message: Option<PathBuf>,
+    /// Seconds the message gives the arm to reach the trajectory's start from where it is.
+    #[arg(long, default_value_t = 5.0)]
+    lead_in: f64,
+    /// Time between the message's points, s (quintic segments join them with the series'
+    /// velocities and accelerations).
+    #[arg(long, default_value_t = 0.05)]
+    message_step: f64,
+}
+
+/// The series sampled every `step` seconds for `duration`, starting `lead_in` seconds in, as
+/// a JointTrajectory message in YAML.
+fn trajectory_message(
+    robot: &Robot,
+    trajectory: &dyn Trajectory,
+    duration: f64,
+    lead_in: f64,
+    step: f64,
+) -> String {
+    let names: Vec<&str> = robot.joint_names().collect();
+    let mut reference = JointReference::hold(&vec![0.0; robot.dof()]);
+    let list = |v: &[f64]| {
+        let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let mut text = format!("joint_names: [{}]\npoints:\n", names.join(", "));
+    for k in 0..=(duration / step).round() as usize {
+        let t = k as f64 * step;
+        trajectory.sample(t, &mut reference);
+        let ns = ((lead_in + t) * 1e9).round() as u64;
+        let (sec, nanosec) = (ns / 1_000_000_000, ns % 1_000_000_000);
+        text += &format!(
+            "- positions: {}\n  velocities: {}\n  accelerations: {}\n  time_from_start: {{sec: {sec}, nanosec: {nanosec}}}\n",
+            list(&reference.q),
+            list(&reference.qd),
+            list(&reference.qdd)
+        );
+    }
+    text
+}
+
+fn write(path: &std::path::Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
@@ -48,9 +100,11 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         && args.period > 0.0
         && (0.0..=1.0).contains(&args.range)
         && (0.0..=1.0).contains(&args.velocity)
-        && args.acceleration > 0.0)
+        && args.acceleration > 0.0
+        && args.lead_in >= 0.0
+        && args.message_step > 0.0)
     {
-        bail!("--duration, --period and --acceleration must be positive, --range and --velocity within [0, 1]");
+        bail!("--duration, --period, --acceleration and --message-step must be positive, --lead-in not negative, --range and --velocity within [0, 1]");
     }
     let options = ChainOptions {
         tip_link: args.tip.clone(),
@@ -64,11 +118,17 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         acceleration: args.acceleration,
     };
     let found = excitation(&robot, 1.0 / args.period, args.harmonics, limits, args.seed)?;
-    if let Some(dir) = args.out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    write(&args.out, &found.to_yaml(&robot, args.duration)?)?;
+    if let Some(message) = &args.message {
+        let text = trajectory_message(
+            &robot,
+            &found.trajectory,
+            args.duration,
+            args.lead_in,
+            args.message_step,
+        );
+        write(message, &text)?;
     }
-    std::fs::write(&args.out, found.to_yaml(&robot, args.duration)?)
-        .with_context(|| format!("writing {}", args.out.display()))?;
     println!(
         "{}: {} harmonics, period {} s, condition number of the base regressor {:.1} -> {}",
         robot.name(),

@@ -8,7 +8,8 @@
 //! - `file:PATH` (or a path ending in .yaml/.yml): an excitation of `armctl excite`, or waypoints
 //!   in the shape of
 //!   trajectory_msgs/JointTrajectory: `{joint_names: [..], points: [{positions: [..],
-//!   velocities: [..], accelerations: [..], time_from_start: S}]}`; joints are matched by name,
+//!   velocities: [..], accelerations: [..], time_from_start: S}]}` (S in seconds, or
+//!   `{sec, nanosec}` as in a message file for `ros2 topic pub`); joints are matched by name,
 //!   and a start at t = 0 is added when the first point comes later.
 
 use std::path::Path;
@@ -84,7 +85,24 @@ struct PointFile {
     positions: Vec<f64>,
     velocities: Option<Vec<f64>>,
     accelerations: Option<Vec<f64>>,
-    time_from_start: f64,
+    time_from_start: TimeFromStart,
+}
+
+/// Seconds, or builtin_interfaces/Duration as a message file has it.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum TimeFromStart {
+    Seconds(f64),
+    Duration { sec: i32, nanosec: u32 },
+}
+
+impl TimeFromStart {
+    fn seconds(&self) -> f64 {
+        match *self {
+            Self::Seconds(s) => s,
+            Self::Duration { sec, nanosec } => f64::from(sec) + 1e-9 * f64::from(nanosec),
+        }
+    }
 }
 
 /// Reorders `values` (in `names` order) into the robot's joint order.
@@ -133,7 +151,7 @@ fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajector
             );
         }
         points.push(TrajectoryPoint {
-            time: p.time_from_start,
+            time: p.time_from_start.seconds(),
             positions: order.iter().map(|&i| p.positions[i]).collect(),
             velocities: reorder(p.velocities, &order),
             accelerations: reorder(p.accelerations, &order),

@@ -192,3 +192,82 @@ fn bad_logs_are_named() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn the_excitation_as_a_joint_trajectory_message_is_followed_after_its_lead_in() {
+    let dir = scratch("message");
+    let (excitation, message) = (dir.join("excitation.yaml"), dir.join("message.yaml"));
+    let (ok, _, err) = armctl(&[
+        "excite",
+        "urdf/panda.urdf",
+        "--duration",
+        "4",
+        "--out",
+        text(&excitation),
+        "--message",
+        text(&message),
+        "--lead-in",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    let msg: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&message).unwrap()).unwrap();
+    let points = msg["points"].as_sequence().unwrap();
+    assert_eq!(points.len(), 81, "4 s every 50 ms, both ends");
+    let stamp = |p: &serde_yaml::Value| {
+        p["time_from_start"]["sec"].as_f64().unwrap()
+            + 1e-9 * p["time_from_start"]["nanosec"].as_f64().unwrap()
+    };
+    assert!((stamp(&points[0]) - 2.0).abs() < 1e-12);
+    assert!((stamp(&points[80]) - 6.0).abs() < 1e-9);
+    assert_eq!(msg["joint_names"].as_sequence().unwrap().len(), 7);
+
+    // Followed from the middle of the ranges, the message's samples and the series agree.
+    let follow = |trajectory: &Path, out: &str, duration: &str| -> String {
+        let spec = format!("file:{}", text(trajectory));
+        let out = dir.join(out);
+        let (ok, _, err) = armctl(&[
+            "sim",
+            "--urdf",
+            "urdf/panda.urdf",
+            "--controller",
+            "computed_torque",
+            "--params",
+            "config/panda_computed_torque.yaml",
+            "--trajectory",
+            &spec,
+            "--duration",
+            duration,
+            "--out",
+            text(&out),
+        ]);
+        assert!(ok, "{err}");
+        std::fs::read_to_string(out.join("run.csv")).unwrap()
+    };
+    let reference_at = |csv: &str, t: f64| -> Vec<f64> {
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<f64> = lines
+            .map(|l| {
+                l.split(',')
+                    .map(|v| v.parse().unwrap())
+                    .collect::<Vec<f64>>()
+            })
+            .find(|r| (r[0] - t).abs() < 1e-9)
+            .unwrap();
+        header
+            .iter()
+            .zip(&row)
+            .filter(|(h, _)| h.starts_with("q_ref_"))
+            .map(|(_, v)| *v)
+            .collect()
+    };
+    let series = follow(&excitation, "series", "4");
+    let sampled = follow(&message, "sampled", "6");
+    for t in [0.5, 1.7, 3.2] {
+        let (a, b) = (reference_at(&series, t), reference_at(&sampled, t + 2.0));
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-5, "t = {t}: {a:?} vs {b:?}");
+        }
+    }
+}
