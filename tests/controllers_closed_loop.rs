@@ -526,7 +526,7 @@ fn slotine_li_adaptive_base_learns_the_base_parameters_of_a_model_fifty_percent_
         let (q0, _) = poses(&truth);
         let reference = exciting(&truth, &q0);
         let (period, seconds) = (5.0, 60.0);
-        let mut adaptive = armctl_control::SlotineLiAdaptiveBase::new(&model).unwrap();
+        let mut adaptive = armctl_control::SlotineLiAdaptive::on_base_parameters(&model).unwrap();
         let before = torque_error_of_base_estimate(&truth, adaptive.estimates());
         let log = run(
             &truth,

@@ -5,7 +5,8 @@
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
-//! [`SlotineLiAdaptive`], [`SlotineLiAdaptiveBase`], [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
+//! [`SlotineLiAdaptive`] (also on the base parameters: [`SlotineLiAdaptive::on_base_parameters`]),
+//! [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
 //! [`ResolvedAcceleration`], [`AdaptiveComputedTorque`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
@@ -49,7 +50,6 @@ pub use safety::{EffortSafety, Guarded, SafetyReport};
 pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
-pub use slotine_li_adaptive_base::SlotineLiAdaptiveBase;
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;
@@ -70,7 +70,7 @@ const REGISTRY: [(&str, Constructor); 13] = [
     ("slotine_li", |r| boxed(SlotineLi::new(r))),
     ("slotine_li_adaptive", |r| boxed(SlotineLiAdaptive::new(r))),
     ("slotine_li_adaptive_base", |r| {
-        boxed(SlotineLiAdaptiveBase::new(r))
+        boxed(SlotineLiAdaptive::on_base_parameters(r))
     }),
     ("cartesian_impedance", |r| boxed(CartesianImpedance::new(r))),
     ("sliding_mode", |r| boxed(SlidingMode::new(r))),

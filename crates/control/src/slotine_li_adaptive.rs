@@ -14,7 +14,7 @@
 //! the extent documented: each link's mass stays at or above `min_mass`. Links whose entry in
 //! `adapt` is 0 keep their model parameters (adapt only a payload, say: 1 for the last link).
 
-use armctl_dynamics::{regressor, DynamicsWorkspace};
+use armctl_dynamics::{regressor, BaseParameters, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
@@ -23,19 +23,24 @@ use crate::gains::check_step;
 use crate::slotine_li::{reference_terms, slotine_li_gains};
 use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 
-/// Adaptive Slotine-Li.
+/// Adaptive Slotine-Li, on the full parameters or (see `slotine_li_adaptive_base`) on a set of
+/// base parameters: `p` then stands for `p_b` and `Y` for `Y_b`.
 #[derive(Debug, Clone)]
 pub struct SlotineLiAdaptive {
+    name: &'static str,
     robot: Robot,
     ws: DynamicsWorkspace,
     parameters: ParameterSet,
+    /// The parameters adapted: all of them (identity map) or a base set.
+    base: BaseParameters,
+    /// Whether `Y` is reduced to the base columns (not for the full set).
+    reduces: bool,
     initial: Vec<f64>,
     /// `sigma_k` per parameter.
     scale: Vec<f64>,
-    /// Regressor column of each parameter (all of them, in order).
-    columns: Vec<usize>,
     estimate: DVector<f64>,
     y: DMatrix<f64>,
+    y_b: DMatrix<f64>,
     y_t_s: DVector<f64>,
     model_torque: DVector<f64>,
     qd_r: Vec<f64>,
@@ -46,21 +51,40 @@ pub struct SlotineLiAdaptive {
 impl SlotineLiAdaptive {
     /// The controller starting from `robot`'s parameters (the initial estimate).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
+        let count = PARAMS_PER_LINK * robot.dof();
+        let all = BaseParameters::new(full_columns(robot.dof()), DMatrix::identity(count, count));
+        Self::adapting(robot, all, "slotine_li_adaptive")
+    }
+
+    /// The controller adapting the parameters of `base` (their values for `robot`'s inertials
+    /// are the initial estimate); the mass projection applies only to the full set.
+    pub(crate) fn adapting(
+        robot: &Robot,
+        base: BaseParameters,
+        name: &'static str,
+    ) -> Result<Self, ControlError> {
         let n = robot.dof();
+        let reduces = base.count() != PARAMS_PER_LINK * n;
         let mut declared = slotine_li_gains(robot)?;
-        declared.extend(adaptation_parameters(n, 1.0, true));
-        let initial = robot.parameter_vector();
-        let columns = full_columns(n);
-        let scale = parameter_scales(&initial, &columns);
+        declared.extend(adaptation_parameters(n, 1.0, !reduces));
+        let initial: Vec<f64> = base
+            .values(&robot.parameter_vector())
+            .iter()
+            .copied()
+            .collect();
+        let b = base.count();
         Ok(Self {
-            scale,
-            columns,
+            name,
+            scale: parameter_scales(&initial, base.columns()),
             parameters: ParameterSet::new(n, declared)?,
             ws: DynamicsWorkspace::new(robot),
-            estimate: DVector::from_vec(initial.clone()),
+            estimate: DVector::from_column_slice(&initial),
             initial,
+            base,
+            reduces,
             y: DMatrix::zeros(n, PARAMS_PER_LINK * n),
-            y_t_s: DVector::zeros(PARAMS_PER_LINK * n),
+            y_b: DMatrix::zeros(n, if reduces { b } else { 0 }),
+            y_t_s: DVector::zeros(b),
             model_torque: DVector::zeros(n),
             qd_r: vec![0.0; n],
             qdd_r: vec![0.0; n],
@@ -69,17 +93,33 @@ impl SlotineLiAdaptive {
         })
     }
 
-    /// The current estimate p_hat (10 per link).
+    /// The current estimate p_hat (10 per link, or one per base parameter).
     pub fn estimate(&self) -> &[f64] {
         self.estimate.as_slice()
     }
 
-    /// `p_hat += dt Gamma^-1 Y^T s` on adapted links, then the mass projection.
-    fn adapt(&mut self, dt: f64) {
-        self.y_t_s.gemv_tr(1.0, &self.y, &self.s, 0.0);
+    /// The parameters adapted (the identity on all of them, or a base set with its names).
+    pub fn adapted_parameters(&self) -> &BaseParameters {
+        &self.base
+    }
+
+    /// `tau = Y p_hat + Kd s`, then `p_hat += dt Gamma^-1 Y^T s` on adapted links.
+    fn command_and_adapt(&mut self, dt: f64, effort: &mut [f64]) {
+        let y = if self.reduces {
+            self.base.select(&self.y, &mut self.y_b);
+            &self.y_b
+        } else {
+            &self.y
+        };
+        self.model_torque.gemv(1.0, y, &self.estimate, 0.0);
+        let kd = self.parameters.values("kd");
+        for (i, e) in effort.iter_mut().enumerate() {
+            *e = self.model_torque[i] + kd[i] * self.s[i];
+        }
+        self.y_t_s.gemv_tr(1.0, y, &self.s, 0.0);
         adapt(
             &self.parameters,
-            &self.columns,
+            self.base.columns(),
             &self.scale,
             &self.y_t_s,
             dt,
@@ -90,7 +130,7 @@ impl SlotineLiAdaptive {
 
 impl Controller for SlotineLiAdaptive {
     fn name(&self) -> &'static str {
-        "slotine_li_adaptive"
+        self.name
     }
     fn parameters(&self) -> &ParameterSet {
         &self.parameters
@@ -128,12 +168,7 @@ impl Controller for SlotineLiAdaptive {
             &self.qdd_r,
             &mut self.y,
         )?;
-        self.model_torque.gemv(1.0, &self.y, &self.estimate, 0.0);
-        let kd = self.parameters.values("kd");
-        for (i, e) in effort.iter_mut().enumerate() {
-            *e = self.model_torque[i] + kd[i] * self.s[i];
-        }
-        self.adapt(dt);
+        self.command_and_adapt(dt, effort);
         Ok(())
     }
     fn estimates(&self) -> &[f64] {
