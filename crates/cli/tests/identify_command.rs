@@ -2,28 +2,14 @@
 //! (10% heavier, payload, friction, noise, delay) simulated Panda, `armctl identify` of the
 //! log (CSV and rosbag2 MCAP), and `armctl sim --params` with the identified model.
 
+mod common;
+
+use common::armctl;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use armctl_ident::JointLog;
 use armctl_ros::msgs::{Header, JointState, Time};
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn armctl(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("armctl runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("armctl-identify-{name}-{}", std::process::id()));

@@ -1,24 +1,8 @@
 //! `armctl model` as a user runs it: tables, JSON, and clear errors.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn armctl(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("armctl runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::armctl;
 
 #[test]
 fn table_names_every_joint() {

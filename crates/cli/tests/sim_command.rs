@@ -1,24 +1,10 @@
 //! `armctl sim` as a user runs it.
 
+mod common;
+
+use common::armctl;
+
 use std::path::PathBuf;
-use std::process::Command;
-
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn armctl(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("armctl runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("armctl-sim-test-{name}-{}", std::process::id()));

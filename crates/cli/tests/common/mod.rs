@@ -1,0 +1,23 @@
+//! Running the `armctl` binary from the workspace root, as a user does.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The workspace root (bundled `urdf/` and `config/` are relative to it).
+pub(crate) fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `armctl ARGS` in the workspace root: success, stdout, stderr.
+pub(crate) fn armctl(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("armctl runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
