@@ -170,13 +170,20 @@ fn render(r: &Report) -> String {
             rounded(&r.coulomb)
         );
     }
-    out += &format!(
-        "\nnoise per joint: {:?}\nheld-out effort error: {:.2}% overall; per joint RMS {:?}, relative {:?}\n",
-        rounded(&r.joint_noise),
-        100.0 * r.holdout_overall,
-        rounded(&r.holdout_rms),
-        r.holdout_relative.iter().map(|v| format!("{:.1}%", 100.0 * v)).collect::<Vec<_>>()
-    );
+    out += &format!("\nnoise per joint: {:?}\n", rounded(&r.joint_noise));
+    if r.holdout_rms.is_empty() {
+        out += "no held-out data (--holdout 0): the model is not checked on unseen samples\n";
+    } else {
+        out += &format!(
+            "held-out effort error: {:.2}% overall; per joint RMS {:?}, relative {:?}\n",
+            100.0 * r.holdout_overall,
+            rounded(&r.holdout_rms),
+            r.holdout_relative
+                .iter()
+                .map(|v| format!("{:.1}%", 100.0 * v))
+                .collect::<Vec<_>>()
+        );
+    }
     out
 }
 

@@ -165,16 +165,48 @@ fn bad_logs_are_named() {
     let not_a_bag = dir.join("broken.mcap");
     std::fs::write(&not_a_bag, b"not an mcap file").unwrap();
     let missing = dir.join("missing.csv");
-    let cases = [
-        (&short, "too few"),
-        (&other, "panda_joint1"),
-        (&not_a_bag, "broken.mcap"),
-        (&missing, "missing.csv"),
+    // The Panda held still for 2 s, with its time in milliseconds in a second copy.
+    let still_log = |time_scale: f64| {
+        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+        let mut rows = format!(
+            "t,{},{}\n",
+            joints
+                .iter()
+                .map(|j| format!("q_{j}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            joints
+                .iter()
+                .map(|j| format!("effort_{j}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        for k in 0..2000 {
+            rows += &format!("{}", f64::from(k) * 1e-3 * time_scale);
+            rows += ",0.1,-0.3,0.0,-2.0,0.0,1.7,0.5,0,-3.5,0.6,20.1,0.7,1.3,0.01\n";
+        }
+        rows
+    };
+    let still = dir.join("still.csv");
+    std::fs::write(&still, still_log(1.0)).unwrap();
+    let milliseconds = dir.join("milliseconds.csv");
+    std::fs::write(&milliseconds, still_log(1000.0)).unwrap();
+    let cases: [(&Path, &[&str], &str); 8] = [
+        (&short, &[], "too few"),
+        (&other, &[], "panda_joint1"),
+        (&not_a_bag, &[], "broken.mcap"),
+        (&missing, &[], "missing.csv"),
+        (&still, &[], "does not excite"),
+        (&milliseconds, &[], "is the time column in seconds?"),
+        (&still, &["--cutoff", "0"], "cutoff"),
+        (&still, &["--holdout", "1"], "held-out fraction"),
     ];
-    for (log, expected) in cases {
-        let (ok, _, err) = armctl(&["identify", "urdf/panda.urdf", "--log", text(log)]);
-        assert!(!ok, "{} was accepted", log.display());
-        assert!(err.contains(expected), "{}: {err}", log.display());
+    for (log, extra, expected) in cases {
+        let mut args = vec!["identify", "urdf/panda.urdf", "--log", text(log)];
+        args.extend(extra);
+        let (ok, _, err) = armctl(&args);
+        assert!(!ok, "{args:?} was accepted");
+        assert!(err.contains(expected), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
 }

@@ -1,13 +1,19 @@
 //! Computed torque (theory.md section 6):
-//! `tau = M(q)(qdd_d + Kd de + Kp e) + C(q, qd) qd + G(q) = RNEA(q, qd, qdd_d + Kd de + Kp e)`.
+//! `tau = M(q)(qdd_d + Kd de + Kp e) + C(q, qd) qd + G(q) + F(qd_d)
+//!      = RNEA(q, qd, qdd_d + Kd de + Kp e) + F(qd_d)`.
 //! Claim: with the exact model the error obeys `edd + Kd de + Kp e = 0`, so it converges for any
-//! positive gains. Gains are per unit inertia (rad/s^2 per rad).
+//! positive gains. Gains are per unit inertia (rad/s^2 per rad). `F` is the model's joint
+//! friction (zero unless the URDF or an identified model gives it), at the reference velocity
+//! with a smoothed sign: measured velocities would make the Coulomb term chatter at rest.
 
-use armctl_dynamics::{rnea, DynamicsWorkspace};
+use armctl_dynamics::{friction_torques, rnea, CoulombSign, DynamicsWorkspace};
 use armctl_model::Robot;
 
 use crate::gains::{check_step, joint_gain};
 use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+
+/// Velocity over which the compensated Coulomb friction changes sign, rad/s (m/s).
+const FRICTION_SIGN_WIDTH: f64 = 0.01;
 
 /// Natural frequency of the default error dynamics, rad/s.
 const DEFAULT_FREQUENCY: f64 = 30.0;
@@ -19,6 +25,7 @@ pub struct ComputedTorque {
     ws: DynamicsWorkspace,
     parameters: ParameterSet,
     acceleration: Vec<f64>,
+    friction: Vec<f64>,
 }
 
 impl ComputedTorque {
@@ -46,6 +53,7 @@ impl ComputedTorque {
         Ok(Self {
             ws: DynamicsWorkspace::new(robot),
             acceleration: vec![0.0; n],
+            friction: vec![0.0; n],
             robot: robot.clone(),
             parameters,
         })
@@ -84,6 +92,52 @@ impl Controller for ComputedTorque {
             &self.acceleration,
             effort,
         )?;
+        let sign = CoulombSign::Smooth {
+            width: FRICTION_SIGN_WIDTH,
+        };
+        friction_torques(&self.robot, &reference.qd, sign, &mut self.friction)?;
+        for (e, f) in effort.iter_mut().zip(&self.friction) {
+            *e += f;
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::ChainOptions;
+
+    #[test]
+    fn the_model_friction_is_compensated_at_the_reference_velocity() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        let urdf = Robot::from_urdf_file(path, &ChainOptions::default()).unwrap();
+        let with_friction = urdf.with_friction(&[0.4; 7], &[0.7; 7]).unwrap();
+        let q = [0.1, -0.3, 0.2, -2.0, 0.1, 1.7, 0.4];
+        let state = JointState {
+            q: &q,
+            qd: &[0.05; 7],
+        };
+        let mut reference = JointReference::hold(&q);
+        reference
+            .qd
+            .copy_from_slice(&[0.5, -0.5, 0.0, 0.5, -0.5, 0.0, 0.5]);
+        let (mut plain, mut compensated) = ([0.0; 7], [0.0; 7]);
+        ComputedTorque::new(&urdf)
+            .unwrap()
+            .update(&state, &reference, 1e-3, &mut plain)
+            .unwrap();
+        ComputedTorque::new(&with_friction)
+            .unwrap()
+            .update(&state, &reference, 1e-3, &mut compensated)
+            .unwrap();
+        for i in 0..7 {
+            let v = reference.qd[i];
+            let expected = 0.4 * v + 0.7 * (v / FRICTION_SIGN_WIDTH).tanh();
+            assert!(
+                (compensated[i] - plain[i] - expected).abs() < 1e-9,
+                "joint {i}"
+            );
+        }
     }
 }

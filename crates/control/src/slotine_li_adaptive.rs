@@ -12,7 +12,9 @@
 //! PUMA 560 goes unstable; with `sigma_k^2` it learns too slowly). The update is explicit Euler
 //! at the control rate. Projection keeps the estimates physically meaningful to
 //! the extent documented: each link's mass stays at or above `min_mass`. Links whose entry in
-//! `adapt` is 0 keep their model parameters (adapt only a payload, say: 1 for the last link).
+//! `adapt` is 0 keep their model parameters (adapt only a payload, say: 1 for the last link;
+//! full parameters only: a base parameter counts as the link of its leading link parameter, and
+//! the last link's mass is merged into base parameters led by earlier links).
 
 use armctl_dynamics::{regressor, BaseParameters, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};

@@ -212,6 +212,38 @@ fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64
     (w, y)
 }
 
+/// Above this condition number (of the column-scaled regressor) the log cannot separate the
+/// parameters: some estimates would be set by the noise alone.
+const MAX_CONDITION: f64 = 1e6;
+
+/// The base parameters' names, then (with friction) `viscous J` and `Coulomb J` per joint.
+fn unknown_names(base: &BaseParameters, joints: &[String], friction: bool) -> Vec<String> {
+    let mut names = base.names();
+    if friction {
+        names.extend(joints.iter().map(|j| format!("viscous {j}")));
+        names.extend(joints.iter().map(|j| format!("Coulomb {j}")));
+    }
+    names
+}
+
+/// Why the log does not determine the parameters: those it does not excite at all, if any.
+fn poorly_excited(w: &DMatrix<f64>, names: &[String], condition: f64) -> IdentError {
+    let norms: Vec<f64> = w.column_iter().map(|c| c.norm()).collect();
+    let largest = norms.iter().fold(0.0_f64, |m, v| m.max(*v));
+    let unexcited: Vec<&str> = norms
+        .iter()
+        .zip(names)
+        .filter(|(norm, _)| **norm <= 1e-12 * largest)
+        .map(|(_, name)| name.as_str())
+        .collect();
+    let reason = if unexcited.is_empty() {
+        format!("the log does not excite the parameters independently (condition number {condition:.3e}); record an exciting trajectory (armctl excite)")
+    } else {
+        format!("the log does not excite {} (a joint that never moves, or with friction never moves faster than the friction threshold); record an exciting trajectory (armctl excite)", unexcited.join(", "))
+    };
+    IdentError::Identification { reason }
+}
+
 fn condition_number(w: &DMatrix<f64>) -> f64 {
     let mut scaled = w.clone();
     for mut c in scaled.column_iter_mut() {
@@ -234,9 +266,10 @@ pub fn identify(
     let log = log.for_joints(&names)?;
     log.check()
         .map_err(|reason| IdentError::Identification { reason })?;
+    check_sampling(&log, options.cutoff)?;
     let base = numeric_base_parameters(robot)?;
     let s = signals(&log, options.cutoff);
-    let split = ((1.0 - options.holdout.clamp(0.0, 0.9)) * log.len() as f64) as usize;
+    let split = ((1.0 - options.holdout.clamp(0.0, 0.95)) * log.len() as f64) as usize;
     // Differentiated signals are poor at the ends: a margin of 1% is left out.
     let margin = if log.acceleration.is_some() {
         0
@@ -245,6 +278,14 @@ pub fn identify(
     };
     let fit: Vec<usize> = spread(margin, split.saturating_sub(margin), options.max_samples);
     let unknowns = base.count() + if options.friction { 2 * names.len() } else { 0 };
+    if !(0.0..0.95).contains(&options.holdout) {
+        return Err(IdentError::Identification {
+            reason: format!(
+                "the held-out fraction must be within [0, 0.95), not {}",
+                options.holdout
+            ),
+        });
+    }
     if fit.len() * names.len() < 2 * unknowns {
         return Err(IdentError::Identification {
             reason: format!(
@@ -262,6 +303,14 @@ pub fn identify(
         .collect();
     let weights: Vec<f64> = noise.iter().map(|s| 1.0 / s).collect();
     let (ww, wy) = weighted(&w, &tau, &weights);
+    let condition = condition_number(&ww);
+    if condition.is_nan() || condition >= MAX_CONDITION {
+        return Err(poorly_excited(
+            &ww,
+            &unknown_names(&base, &names, options.friction),
+            condition,
+        ));
+    }
     let estimate = solve(&ww, &wy)?;
     let std = standard_deviations(&ww, &wy, &estimate)?;
     let (holdout_rms, holdout_relative, holdout_overall) = holdout(
@@ -270,7 +319,7 @@ pub fn identify(
         &s,
         split,
         log.len() - margin,
-        options.friction,
+        (options.friction, options.min_speed),
         &estimate,
     )?;
     let b = base.count();
@@ -291,12 +340,32 @@ pub fn identify(
         },
         friction_std: std[b..].to_vec(),
         joint_noise: noise,
-        condition_number: condition_number(&ww),
+        condition_number: condition,
         samples: fit.len(),
         holdout_rms,
         holdout_relative,
         holdout_overall,
     })
+}
+
+/// A sampling time that looks like seconds, and (when anything is differentiated) a cutoff the
+/// sampling can carry.
+fn check_sampling(log: &JointLog, cutoff: f64) -> Result<(), IdentError> {
+    let dt = (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64;
+    let fail = |reason: String| Err(IdentError::Identification { reason });
+    if dt > 0.5 {
+        return fail(format!(
+            "samples are {dt:.3} s apart on average: is the time column in seconds?"
+        ));
+    }
+    let differentiated = log.velocity.is_none() || log.acceleration.is_none();
+    if differentiated && !(cutoff > 0.0 && cutoff * dt < 0.5) {
+        return fail(format!(
+            "the low-pass cutoff must be positive and below half the sampling rate ({:.1} Hz), not {cutoff} Hz",
+            0.5 / dt
+        ));
+    }
+    Ok(())
 }
 
 /// Up to `count` evenly spread indices in `[from, to)`.
@@ -313,7 +382,9 @@ fn standard_deviations(
     estimate: &DVector<f64>,
 ) -> Result<Vec<f64>, IdentError> {
     let residual = y - w * estimate;
-    let dof = (w.nrows() as f64 - w.ncols() as f64).max(1.0);
+    // Rows left out of the fit (zeroed) are no data.
+    let rows = w.row_iter().filter(|r| r.amax() > 0.0).count();
+    let dof = (rows as f64 - w.ncols() as f64).max(1.0);
     let sigma2 = residual.norm_squared() / dof;
     let normal = w.transpose() * w;
     let inverse = normal
@@ -335,7 +406,7 @@ fn holdout(
     s: &Signals,
     from: usize,
     to: usize,
-    friction: bool,
+    (friction, min_speed): (bool, f64),
     estimate: &DVector<f64>,
 ) -> Result<(Vec<f64>, Vec<f64>, f64), IdentError> {
     let n = robot.dof();
@@ -343,14 +414,15 @@ fn holdout(
     if samples.is_empty() {
         return Ok((vec![], vec![], 0.0));
     }
-    let (w, tau) = stack(robot, base, s, &samples, friction, 0.0)?;
+    // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
+    let (w, tau) = stack(robot, base, s, &samples, friction, min_speed)?;
     let error = &tau - &w * estimate;
     let rms = |v: &DVector<f64>, j: usize| {
-        ((0..samples.len())
-            .map(|r| v[r * n + j].powi(2))
-            .sum::<f64>()
-            / samples.len() as f64)
-            .sqrt()
+        let used: Vec<usize> = (0..samples.len())
+            .map(|r| r * n + j)
+            .filter(|&r| w.row(r).amax() > 0.0)
+            .collect();
+        (used.iter().map(|&r| v[r].powi(2)).sum::<f64>() / used.len().max(1) as f64).sqrt()
     };
     let absolute: Vec<f64> = (0..n).map(|j| rms(&error, j)).collect();
     let relative = (0..n)

@@ -1,7 +1,7 @@
 //! An identified model (`armctl identify --out`) given to controller_node as parameters:
 //! `model_base_names`, `model_base_parameters` and optionally `model_viscous`, `model_coulomb`.
 //! The controller, and the node's gravity hold, then compute with it instead of the URDF's
-//! inertials and friction.
+//! inertials; the friction replaces the URDF's (computed torque compensates it).
 
 use armctl_ident::IdentifiedModel;
 
