@@ -89,10 +89,15 @@ fn set_column(rows: &mut [Vec<f64>], j: usize, values: &[f64]) {
     }
 }
 
+/// The average time between samples, s.
+fn mean_step(log: &JointLog) -> f64 {
+    (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64
+}
+
 /// The signals the regression needs; what the log lacks is differentiated after low-passing.
 fn signals(log: &JointLog, cutoff: f64) -> Signals {
     let n = log.joint_names.len();
-    let dt = (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64;
+    let dt = mean_step(log);
     if let (Some(qd), Some(qdd)) = (&log.velocity, &log.acceleration) {
         return Signals {
             q: log.position.clone(),
@@ -351,7 +356,7 @@ pub fn identify(
 /// A sampling time that looks like seconds, and (when anything is differentiated) a cutoff the
 /// sampling can carry.
 fn check_sampling(log: &JointLog, cutoff: f64) -> Result<(), IdentError> {
-    let dt = (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64;
+    let dt = mean_step(log);
     let fail = |reason: String| Err(IdentError::Identification { reason });
     if dt > 0.5 {
         return fail(format!(
