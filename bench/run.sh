@@ -54,7 +54,7 @@ echo "building armctl${arch:+ with target-cpu=$arch}..." >&2
 armctl="$work/armctl${arch:+-$arch}/release/armctl"
 
 if [ $# -eq 0 ]; then
-  ref="$top/../shared/reference"
+  ref="$top/tests/data/reference"
   set -- "$ref/panda_arm.urdf" panda_link0 panda_link8 "$ref/ur5.urdf" world tool0 "$top/urdf/panda.urdf" world panda_link8
 fi
 while [ $# -ge 3 ]; do

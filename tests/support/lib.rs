@@ -6,19 +6,9 @@ use std::path::PathBuf;
 use nalgebra::{DMatrix, Matrix4};
 use serde::Deserialize;
 
-/// The folder of the third-party reference data (`../shared/reference` beside the checkout),
-/// or `ARMCTL_REFERENCE_DIR`.
+/// The folder of the third-party reference data, in the checkout (`tests/data/reference`).
 pub fn reference_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("ARMCTL_REFERENCE_DIR") {
-        return PathBuf::from(dir);
-    }
-    let dir = workspace_dir().join("../shared/reference");
-    assert!(
-        dir.is_dir(),
-        "reference data not found at {}: clone next to shared/ or set ARMCTL_REFERENCE_DIR",
-        dir.display()
-    );
-    dir
+    workspace_dir().join("tests/data/reference")
 }
 
 /// The workspace root (this package lives in its `tests/`).

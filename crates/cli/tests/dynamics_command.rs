@@ -45,9 +45,9 @@ fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
 
 #[test]
 fn reproduces_reference_dynamics_from_stdin() {
-    let reference_path = workspace().join("../shared/reference/panda_arm.json");
+    let reference_path = workspace().join("tests/data/reference/panda_arm.json");
     let reference: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&reference_path).expect("reference data beside the checkout"),
+        &std::fs::read_to_string(&reference_path).expect("reference data in tests/data/reference"),
     )
     .unwrap();
     let samples: Vec<serde_json::Value> = reference["samples"].as_array().unwrap()[..5]
