@@ -7,8 +7,8 @@ use armctl_control::{controller_by_name, Controller};
 use armctl_e2e::launch_check::{configured_pairs, workspace_share};
 use armctl_e2e::workspace_dir;
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::declarations::{controller_node_declarations, to_controller_value};
-use armctl_ros::params_file::{parameters_for_node, RosValue};
+use armctl_runtime::declarations::{controller_node_declarations, to_controller_value};
+use armctl_runtime::params_file::{parameters_for_node, RosValue};
 use armctl_sim::{run_closed_loop, SimConfig, Simulator};
 
 /// The controller a parameter file configures, as controller_node would build it.

@@ -214,7 +214,7 @@ fn controller_updates_allocate_nothing() {
 
 #[test]
 fn controller_node_step_allocates_nothing_on_valid_states() {
-    use armctl_ros::controller_core::{ControllerCore, SafeMode};
+    use armctl_runtime::controller_core::{ControllerCore, SafeMode};
     let robot =
         Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
     // /joint_states as ros2_control sends them: another order, a gripper joint added.

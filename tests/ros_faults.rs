@@ -7,12 +7,12 @@ use std::time::Duration;
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_e2e::ros_probe::{Probe, Received};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::controller_node::ControllerNode;
-use armctl_ros::dds::DdsOptions;
 use armctl_ros::launch::{spawn, RunningNode};
 use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
-use armctl_ros::params_file::RosValue;
-use armctl_ros::ros_args::RosArgs;
+use armctl_ros::nodes::controller_node::ControllerNode;
+use armctl_ros::transport::dds::DdsOptions;
+use armctl_runtime::params_file::RosValue;
+use armctl_runtime::ros_args::RosArgs;
 
 const JOINTS: [&str; 7] = [
     "panda_joint1",
@@ -321,7 +321,7 @@ where
 }
 
 async fn set_when_ready(
-    client: &armctl_ros::dds::ParameterClient,
+    client: &armctl_ros::transport::dds::ParameterClient,
     name: &str,
     value: &RosValue,
 ) -> Result<(), String> {

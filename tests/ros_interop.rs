@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::controller_node::ControllerNode;
-use armctl_ros::dds::DdsOptions;
 use armctl_ros::launch::spawn;
-use armctl_ros::ros_args::RosArgs;
+use armctl_ros::nodes::controller_node::ControllerNode;
+use armctl_ros::transport::dds::DdsOptions;
+use armctl_runtime::ros_args::RosArgs;
 
 const Q: [f64; 7] = [0.1, -0.4, 0.05, -2.1, 0.1, 1.9, 0.7];
 const QD: [f64; 7] = [0.1, -0.2, 0.15, 0.2, -0.1, 0.3, -0.25];

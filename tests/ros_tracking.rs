@@ -5,9 +5,9 @@
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::dds::DdsOptions;
 use armctl_ros::demo::{run_demo, DemoSetup};
 use armctl_ros::msgs::{Duration, JointTrajectory, JointTrajectoryPoint};
+use armctl_ros::transport::dds::DdsOptions;
 use armctl_sim::{run_closed_loop, SimConfig, Simulator};
 use serde::Deserialize;
 

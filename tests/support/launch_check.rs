@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use armctl_ros::controller_node::ControllerNode;
-use armctl_ros::ros_args::RosArgs;
-use armctl_ros::sim_node::SimNode;
+use armctl_ros::nodes::controller_node::ControllerNode;
+use armctl_ros::nodes::sim_node::SimNode;
+use armctl_runtime::ros_args::RosArgs;
 use serde_yaml::Value;
 
 /// Where the package's files are: the workspace (or an installed `share/armctl_ros`).

@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::controller_node::ControllerNode;
-use armctl_ros::dds::{DdsOptions, DdsTransport};
 use armctl_ros::launch::{spawn, RunningNode};
 use armctl_ros::msgs::JointState;
-use armctl_ros::node_parameters::ParameterStore;
-use armctl_ros::ros_args::RosArgs;
+use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::ticker::Ticker;
+use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
 use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_runtime::node_parameters::ParameterStore;
+use armctl_runtime::ros_args::RosArgs;
 use clap::Args;
 use serde::Serialize;
 

@@ -1,14 +1,11 @@
-//! Controller parameters from a ROS 2 parameter file, read as controller_node would read it
-//! (`controller_node`, `/**/controller_node`, `/**`, ... : `ros__parameters:`), or from a plain
-//! mapping `{kp: [..], kd: [..]}`. controller_node's own parameters (`update_rate`, ...) are
-//! skipped; every other one must be the controller's.
+//! Parameters from ROS 2 parameter files, read as controller_node reads them
+//! (`controller_node`, `/**/controller_node`, `/**`, ... : `ros__parameters:`), or from plain
+//! mappings `{kp: [..], kd: [..]}`: the start values of a [`armctl_runtime`] controller.
 
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use armctl_control::Controller;
-use armctl_ros::declarations::{controller_node_declarations, to_controller_value};
-use armctl_ros::params_file::{parameters_for_node, RosValue};
+use armctl_runtime::params_file::{parameters_for_node, RosValue};
 use serde_yaml::Value;
 
 fn is_ros_file(root: &Value) -> bool {
@@ -42,40 +39,14 @@ fn parameters(path: &Path, text: &str) -> Result<Vec<(String, RosValue)>> {
         .collect()
 }
 
-/// Applies every controller parameter of `path` to `controller`; the first bad one is an error
-/// naming it.
-pub(crate) fn apply(path: &Path, controller: &mut dyn Controller) -> Result<()> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading parameters {}", path.display()))?;
-    let node_parameters = controller_node_declarations();
-    for (name, value) in parameters(path, &text)? {
-        if node_parameters.iter().any(|d| d.name == name) {
-            continue;
-        }
-        let converted = to_controller_value(&value).with_context(|| {
-            format!(
-                "{}: {name}: expected a number or a list of numbers",
-                path.display()
-            )
-        })?;
-        controller
-            .set_parameter(&name, converted)
-            .with_context(|| path.display().to_string())?;
-    }
-    Ok(())
-}
-
-/// The identified model the files hold (`model_*` parameters), if any.
-pub(crate) fn identified_model(
-    paths: &[std::path::PathBuf],
-) -> Result<Option<armctl_ident::IdentifiedModel>> {
-    let mut values = std::collections::BTreeMap::new();
+/// The `(name, value)` pairs of every file, in order (later files win when they are applied
+/// in this order).
+pub(crate) fn values(paths: &[std::path::PathBuf]) -> Result<Vec<(String, RosValue)>> {
+    let mut values = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading parameters {}", path.display()))?;
         values.extend(parameters(path, &text)?);
     }
-    Ok(armctl_ros::model_parameters::identified_model(|name| {
-        values.get(name)
-    }))
+    Ok(values)
 }

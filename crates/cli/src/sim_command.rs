@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use armctl_control::reference::Trajectory;
-use armctl_control::{controller_by_name, Controller, CONTROLLERS};
+use armctl_control::{ControlError, Controller};
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
-use armctl_sim::{run_closed_loop, Integrator, RunLog, SimConfig, Simulator};
+use armctl_runtime::controller_core::ControllerCore;
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::params_file::RosValue;
+use armctl_runtime::startup::NodeStart;
+use armctl_sim::{run_loop, ControlLoop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -41,9 +44,9 @@ pub(crate) struct SimArgs {
     /// Drop off-chain moving joints instead of locking them.
     #[arg(long)]
     drop_branches: bool,
-    /// The controller.
-    #[arg(long, default_value = "pd_gravity")]
-    controller: String,
+    /// The controller (default: a `controller` in the parameter files, else pd_gravity).
+    #[arg(long)]
+    controller: Option<String>,
     /// Controller parameters (ROS 2 parameter file or a plain mapping); repeatable, later
     /// files win. An identified model (`armctl identify --out`) makes the controller compute
     /// with it; the simulated arm stays the URDF's.
@@ -132,17 +135,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         bail!("--duration must be positive");
     }
     let robot = load_robot(args)?;
-    let model = match params_file::identified_model(&args.params)? {
-        Some(identified) => identified
-            .apply(&robot)
-            .context("applying the identified model")?,
-        None => robot.clone(),
-    };
-    let mut controller = controller_by_name(&args.controller, &model)
-        .with_context(|| format!("controllers: {}", CONTROLLERS.join(", ")))?;
-    for path in &args.params {
-        params_file::apply(path, controller.as_mut())?;
-    }
+    let mut runtime = controller_runtime(args, &robot)?;
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut config = SimConfig {
@@ -160,14 +153,20 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
     let steps = (args.duration / args.dt).round() as usize;
-    let log = simulate(&mut sim, controller.as_mut(), trajectory.as_ref(), steps)?;
+    runtime.core_mut().follow(trajectory, 0.0)?;
+    let mut control = CoreLoop::new(runtime.core_mut());
+    let log = simulate(&mut sim, &mut control, steps)?;
+    let events = control.events;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
+    let controller = runtime.core().controller();
+    let mut warnings = controller.warnings().to_vec();
+    warnings.extend(events);
     let info = RunInfo {
         controller: controller.name().to_string(),
-        warnings: controller.warnings().to_vec(),
+        warnings,
         trajectory: args.trajectory.clone(),
         duration: args.duration,
         dt: args.dt,
@@ -181,13 +180,89 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
+/// The controller as controller_node configures it (the same parameters, identified model,
+/// safety layer and hold rules), on the URDF's robot: `--controller` wins over a `controller`
+/// in the files.
+fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime> {
+    let mut values = vec![(
+        "controller".to_string(),
+        RosValue::String("pd_gravity".into()),
+    )];
+    values.extend(params_file::values(&args.params)?);
+    if let Some(name) = &args.controller {
+        values.push(("controller".into(), RosValue::String(name.clone())));
+    }
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values,
+    };
+    ControllerRuntime::with_robot(&start, robot.clone()).with_context(|| {
+        let files: Vec<String> = args
+            .params
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        if files.is_empty() {
+            "configuring the controller".to_string()
+        } else {
+            format!("configuring the controller from {}", files.join(", "))
+        }
+    })
+}
+
+/// The runtime's controller core in the loop: each measurement goes in as a joint state, the
+/// core's step (control, or a hold on a fault) gives the efforts.
+struct CoreLoop<'a> {
+    core: &'a mut ControllerCore,
+    joints: Vec<String>,
+    /// What the core reported (holds, resumptions), with the time.
+    events: Vec<String>,
+}
+
+impl<'a> CoreLoop<'a> {
+    fn new(core: &'a mut ControllerCore) -> Self {
+        let joints = core.joints().to_vec();
+        Self {
+            core,
+            joints,
+            events: Vec::new(),
+        }
+    }
+}
+
+impl ControlLoop for CoreLoop<'_> {
+    fn start(&mut self, q: &[f64], qd: &[f64]) {
+        self.core.on_joint_state(&self.joints, q, qd, 0.0);
+    }
+
+    fn command(
+        &mut self,
+        t: f64,
+        dt: f64,
+        q: &[f64],
+        qd: &[f64],
+        effort: &mut [f64],
+    ) -> std::result::Result<(), ControlError> {
+        self.core.on_joint_state(&self.joints, q, qd, t);
+        if let Some(event) = self.core.step(t, dt, effort).event {
+            self.events.push(format!("t = {t:.3} s: {event}"));
+        }
+        Ok(())
+    }
+
+    fn reference(&self) -> &[f64] {
+        &self.core.reference().q
+    }
+
+    fn estimates(&self) -> &[f64] {
+        self.core.controller().estimates()
+    }
+}
+
 /// The control loop with a progress bar that appears once the run has taken a second.
-fn simulate(
-    sim: &mut Simulator,
-    controller: &mut dyn Controller,
-    trajectory: &dyn Trajectory,
-    steps: usize,
-) -> Result<RunLog> {
+fn simulate(sim: &mut Simulator, control: &mut CoreLoop<'_>, steps: usize) -> Result<RunLog> {
     let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {percent:>3}% simulated {msg} eta {eta}")
@@ -195,7 +270,7 @@ fn simulate(
     );
     let start = Instant::now();
     let dt = sim.config().dt;
-    let log = run_closed_loop(sim, controller, trajectory, steps, |k, t, _| {
+    let log = run_loop(sim, control, steps, |k, t, _| {
         if k % 1000 == 999 {
             if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
                 progress.set_draw_target(ProgressDrawTarget::stderr());

@@ -16,8 +16,9 @@ use crate::RosError;
 const JOINT_STATE_DEFINITION: &str = "std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
 
 fn fail(path: &Path, reason: impl std::fmt::Display) -> RosError {
-    RosError::Transport {
-        reason: format!("{}: {reason}", path.display()),
+    RosError::Bag {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
     }
 }
 

@@ -7,13 +7,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::dds::{DdsOptions, DdsTransport};
 use crate::launch::{spawn, RunningNode};
 use crate::msgs::{labelled_block, Float64MultiArray, JointTrajectory, Time};
-use crate::node_parameters::ParameterStore;
-use crate::ros_args::RosArgs;
-use crate::transport::{Incoming, Node, NodeSpec, Outgoing, Topic, Transport};
-use crate::{controller_node::ControllerNode, sim_node::SimNode, RosError};
+use crate::transport::dds::{DdsOptions, DdsTransport};
+use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
+use crate::{nodes::controller_node::ControllerNode, nodes::sim_node::SimNode, RosError};
+use armctl_runtime::node_parameters::ParameterStore;
+use armctl_runtime::ros_args::RosArgs;
 
 /// What to run.
 #[derive(Debug, Clone)]

@@ -1,49 +1,27 @@
 //! The one error type of the ROS layer.
 
+use armctl_runtime::RuntimeError;
 use thiserror::Error;
 
 /// What can go wrong starting or running a node.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum RosError {
-    /// The command line is malformed.
-    #[error("command line: {reason}")]
-    Arguments {
-        /// What is wrong.
-        reason: String,
-    },
-    /// A parameter file could not be read or parsed.
-    #[error("parameter file '{path}': {reason}")]
-    ParamsFile {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A parameter is unknown, of the wrong type, out of range, or read-only.
-    #[error("parameter '{name}': {reason}")]
-    Parameter {
-        /// The parameter.
-        name: String,
-        /// Why it was rejected.
-        reason: String,
-    },
-    /// A reference (trajectory or target) was refused.
-    #[error("reference refused: {reason}")]
-    Reference {
-        /// Why.
-        reason: String,
-    },
-    /// The robot model could not be built.
-    #[error("robot model: {reason}")]
-    Model {
-        /// The model error.
-        reason: String,
-    },
+    /// The node's configuration was refused (arguments, parameters, model, references).
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
     /// The middleware failed.
     #[error("middleware: {reason}")]
     Transport {
         /// What failed.
+        reason: String,
+    },
+    /// A rosbag2 file could not be read or written.
+    #[error("rosbag2 file '{path}': {reason}")]
+    Bag {
+        /// The file.
+        path: String,
+        /// What is wrong.
         reason: String,
     },
 }

@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 
 #[cfg(feature = "dds")]
-use crate::dds::{DdsOptions, DdsTransport};
-use crate::ros_args::{parse_ros_args, RosArgs};
-use crate::transport::Node;
+use crate::transport::dds::{DdsOptions, DdsTransport};
+use crate::transport::NodeLogic;
 use crate::RosError;
+use armctl_runtime::ros_args::{parse_ros_args, RosArgs};
 
 #[cfg(feature = "dds")]
 /// A node running as a task of the current tokio runtime; dropping it stops the node.
@@ -40,7 +40,7 @@ impl Drop for RunningNode {
 
 #[cfg(feature = "dds")]
 /// Starts `node` on DDS as a task (call inside a tokio runtime).
-pub fn spawn<N: Node>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError> {
+pub fn spawn<N: NodeLogic>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError> {
     let spec = node.spec();
     let name = match spec.namespace.as_str() {
         "/" => format!("/{}", spec.name),
@@ -54,7 +54,10 @@ pub fn spawn<N: Node>(node: N, dds: &DdsOptions) -> Result<RunningNode, RosError
 /// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
 /// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
 /// service form from ROS's environment).
-pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosError>) -> ExitCode {
+pub fn node_main<N: NodeLogic>(
+    program: &str,
+    build: fn(&RosArgs) -> Result<N, RosError>,
+) -> ExitCode {
     let result = (|| -> Result<(), RosError> {
         let args = parse_ros_args(std::env::args().skip(1))?;
         let node = build(&args)?;
@@ -63,9 +66,10 @@ pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosErr
             return Ok(());
         }
         if let Some(unknown) = args.other.first() {
-            return Err(RosError::Arguments {
+            return Err(armctl_runtime::RuntimeError::Arguments {
                 reason: format!("unknown argument '{unknown}' (node options go after --ros-args; --print-params lists the parameters)"),
-            });
+            }
+            .into());
         }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -75,7 +79,7 @@ pub fn node_main<N: Node>(program: &str, build: fn(&RosArgs) -> Result<N, RosErr
             })?;
         runtime.block_on(async {
             #[cfg(feature = "r2r")]
-            let mut transport = crate::rcl::RclTransport::start(node.spec())?;
+            let mut transport = crate::transport::rcl::RclTransport::start(node.spec())?;
             #[cfg(not(feature = "r2r"))]
             let mut transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
             node.run(&mut transport).await;

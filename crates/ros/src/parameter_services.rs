@@ -4,8 +4,8 @@
 //! its own task from its [`ParameterStore`], so a change is checked by the same code whatever
 //! the middleware, including the controller's own checks, and a rejection carries the reason.
 
-use crate::node_parameters::{Declaration, ParameterStore, RosKind};
-use crate::params_file::RosValue;
+use armctl_runtime::node_parameters::{Declaration, ParameterStore, RosKind};
+use armctl_runtime::params_file::RosValue;
 
 /// A parameter service request.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,10 +5,10 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use armctl_ros::dds::{DdsOptions, DdsTransport};
 use armctl_ros::msgs::labelled_block;
-use armctl_ros::node_parameters::ParameterStore;
+use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
 use armctl_ros::transport::{Incoming, NodeSpec, Topic, Transport};
+use armctl_runtime::node_parameters::ParameterStore;
 
 fn workspace(relative: &str) -> String {
     format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))

@@ -1,13 +1,14 @@
 //! A controller against the simulator, one step at a time, with everything recorded.
 //!
-//! Per step: measure (with the configured noise), sample the reference, let `hook` act (change
-//! a parameter, report progress), update the controller, step the simulator. The log holds the
-//! true position at t and the effort the arm received.
+//! Per step: measure (with the configured noise), let `hook` act (change a parameter, report
+//! progress), command (a [`ControlLoop`]: a bare controller, or the runtime's controller core
+//! with its safety rules), step the simulator. The log holds the true position at t and the
+//! effort the arm received.
 
 use std::time::Instant;
 
 use armctl_control::reference::Trajectory;
-use armctl_control::{Controller, JointReference, JointState};
+use armctl_control::{ControlError, Controller, JointReference, JointState};
 
 use crate::{SimError, Simulator};
 
@@ -95,8 +96,75 @@ impl RunLog {
     }
 }
 
-/// Runs `steps` steps of `sim.config().dt`. `hook(step, t, controller)` runs before each
-/// controller update.
+/// The control side of a closed loop: the efforts for each measured state.
+pub trait ControlLoop {
+    /// Starts from the first measurement.
+    fn start(&mut self, q: &[f64], qd: &[f64]);
+    /// The efforts for the state measured at `t`, `dt` after the previous step.
+    fn command(
+        &mut self,
+        t: f64,
+        dt: f64,
+        q: &[f64],
+        qd: &[f64],
+        effort: &mut [f64],
+    ) -> Result<(), ControlError>;
+    /// The reference positions in effect (recorded).
+    fn reference(&self) -> &[f64];
+    /// Estimates of adaptive laws (recorded; empty otherwise).
+    fn estimates(&self) -> &[f64];
+}
+
+/// A bare controller tracking a trajectory, with nothing between it and the arm: what the
+/// controller tests measure. (Runners for people go through the runtime's controller core,
+/// with its safety rules.)
+pub struct DirectControl<'a> {
+    controller: &'a mut dyn Controller,
+    trajectory: &'a dyn Trajectory,
+    reference: JointReference,
+}
+
+impl<'a> DirectControl<'a> {
+    /// `controller` following `trajectory` from time 0.
+    pub fn new(controller: &'a mut dyn Controller, trajectory: &'a dyn Trajectory) -> Self {
+        Self {
+            controller,
+            trajectory,
+            reference: JointReference::hold(&[]),
+        }
+    }
+}
+
+impl ControlLoop for DirectControl<'_> {
+    fn start(&mut self, q: &[f64], qd: &[f64]) {
+        self.reference = JointReference::hold(q);
+        self.controller.reset(&JointState { q, qd });
+    }
+
+    fn command(
+        &mut self,
+        t: f64,
+        dt: f64,
+        q: &[f64],
+        qd: &[f64],
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        self.trajectory.sample(t, &mut self.reference);
+        self.controller
+            .update(&JointState { q, qd }, &self.reference, dt, effort)
+    }
+
+    fn reference(&self) -> &[f64] {
+        &self.reference.q
+    }
+
+    fn estimates(&self) -> &[f64] {
+        self.controller.estimates()
+    }
+}
+
+/// Runs `steps` steps of `sim.config().dt` with a bare controller ([`DirectControl`]).
+/// `hook(step, t, controller)` runs before each controller update.
 pub fn run_closed_loop(
     sim: &mut Simulator,
     controller: &mut dyn Controller,
@@ -104,10 +172,27 @@ pub fn run_closed_loop(
     steps: usize,
     mut hook: impl FnMut(usize, f64, &mut dyn Controller),
 ) -> Result<RunLog, SimError> {
+    let mut control = DirectControl::new(controller, trajectory);
+    run_loop(sim, &mut control, steps, |k, t, c| hook(k, t, c.controller))
+}
+
+/// Runs `steps` steps of `sim.config().dt`: measure (with the configured noise), let `hook`
+/// act, command, step the simulator, record.
+pub fn run_loop<L: ControlLoop>(
+    sim: &mut Simulator,
+    control: &mut L,
+    steps: usize,
+    mut hook: impl FnMut(usize, f64, &mut L),
+) -> Result<RunLog, SimError> {
     let n = sim.q().len();
     let dt = sim.config().dt;
     let columns =
         |k: usize| -> Vec<Vec<f64>> { (0..k).map(|_| Vec::with_capacity(steps)).collect() };
+    let (mut q, mut qd, mut effort, mut q_true) =
+        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut qd_true = vec![0.0; n];
+    sim.measure(&mut q, &mut qd)?;
+    control.start(&q, &qd);
     let mut log = RunLog {
         time: Vec::with_capacity(steps),
         q: columns(n),
@@ -115,23 +200,16 @@ pub fn run_closed_loop(
         reference: columns(n),
         commanded: columns(n),
         effort: columns(n),
-        estimates: columns(controller.estimates().len()),
+        estimates: columns(control.estimates().len()),
         ..RunLog::default()
     };
-    let (mut q, mut qd, mut effort, mut q_true) =
-        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let mut qd_true = vec![0.0; n];
-    let mut reference = JointReference::hold(sim.q());
-    sim.measure(&mut q, &mut qd)?;
-    controller.reset(&JointState { q: &q, qd: &qd });
     let start = Instant::now();
     for k in 0..steps {
         let t = k as f64 * dt;
         sim.measure(&mut q, &mut qd)?;
-        trajectory.sample(t, &mut reference);
-        hook(k, t, controller);
-        controller
-            .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
+        hook(k, t, control);
+        control
+            .command(t, dt, &q, &qd, &mut effort)
             .map_err(|source| SimError::Controller { time: t, source })?;
         q_true.copy_from_slice(sim.q());
         qd_true.copy_from_slice(sim.qd());
@@ -140,10 +218,10 @@ pub fn run_closed_loop(
             t,
             q: &q_true,
             qd: &qd_true,
-            reference: &reference.q,
+            reference: control.reference(),
             commanded: &effort,
             applied: sim.applied_effort(),
-            estimates: controller.estimates(),
+            estimates: control.estimates(),
         });
     }
     log.wall_seconds = start.elapsed().as_secs_f64();

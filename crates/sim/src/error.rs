@@ -39,8 +39,9 @@ pub enum SimError {
     /// Building the simulated robot failed.
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// The controller failed during a closed-loop run.
-    #[error("controller at t = {time:.3} s: {source}")]
+    /// The controller failed during a closed-loop run. (The cause is the error's source, not
+    /// part of its message: a report that prints the chain shows it once.)
+    #[error("controller failed at t = {time:.3} s")]
     Controller {
         /// Simulated time.
         time: f64,
@@ -58,5 +59,26 @@ pub(crate) fn check(what: &'static str, expected: usize, got: usize) -> Result<(
             expected,
             got,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_controller_failure_names_its_cause_once_in_the_chain() {
+        let error = SimError::Controller {
+            time: 0.25,
+            source: ControlError::NonFinite {
+                what: "joint state",
+            },
+        };
+        let cause = error.source().map(ToString::to_string).unwrap_or_default();
+        assert!(cause.contains("joint state"), "{cause}");
+        let chain = format!("{error}: {cause}");
+        assert_eq!(chain.matches("joint state").count(), 1, "{chain}");
+        assert!(error.to_string().contains("t = 0.250 s"));
     }
 }

@@ -34,7 +34,7 @@ mod config;
 mod error;
 mod simulator;
 
-pub use closed_loop::{run_closed_loop, RunLog};
+pub use closed_loop::{run_closed_loop, run_loop, ControlLoop, DirectControl, RunLog};
 pub use config::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
 pub use error::SimError;
 pub use simulator::{Simulator, StepReport};

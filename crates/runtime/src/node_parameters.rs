@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::params_file::RosValue;
-use crate::RosError;
+use crate::RuntimeError;
 
 /// The type of a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,8 +194,8 @@ impl ParameterStore {
         name: &str,
         value: &RosValue,
         starting: bool,
-    ) -> Result<RosValue, RosError> {
-        let reject = |reason: String| RosError::Parameter {
+    ) -> Result<RosValue, RuntimeError> {
+        let reject = |reason: String| RuntimeError::Parameter {
             name: name.into(),
             reason,
         };
@@ -218,7 +218,12 @@ impl ParameterStore {
     }
 
     /// Validates and stores `value`.
-    pub fn set(&mut self, name: &str, value: &RosValue, starting: bool) -> Result<(), RosError> {
+    pub fn set(
+        &mut self,
+        name: &str,
+        value: &RosValue,
+        starting: bool,
+    ) -> Result<(), RuntimeError> {
         let typed = self.validate(name, value, starting)?;
         self.values.insert(name.to_string(), typed);
         Ok(())
@@ -275,7 +280,7 @@ mod tests {
     #[test]
     fn validation_names_the_reason_and_keeps_the_old_value() {
         let mut s = store();
-        let reason = |r: Result<(), RosError>| r.unwrap_err().to_string();
+        let reason = |r: Result<(), RuntimeError>| r.unwrap_err().to_string();
         assert!(reason(s.set("state_timeout", &RosValue::Double(-1.0), false)).contains("outside"));
         assert!(
             reason(s.set("state_timeout", &RosValue::String("x".into()), false))

@@ -2,10 +2,23 @@
 //! timer ticks and accepted parameter changes as [`Incoming`] and publishes outgoing
 //! messages; the node logic is the same for both.
 
-use crate::controller_core::LogLevel;
+#[cfg(feature = "dds")]
+pub mod dds;
+#[cfg(feature = "r2r")]
+pub mod rcl;
+
 use crate::msgs;
-use crate::node_parameters::ParameterStore;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use armctl_runtime::node_parameters::ParameterStore;
+
+/// Severity of a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    /// Information.
+    Info,
+    /// Warning.
+    Warn,
+}
 
 /// A topic a node uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,7 +116,7 @@ pub trait Transport {
 }
 
 /// A node's logic, run on any [`Transport`].
-pub trait Node: Send + Sized + 'static {
+pub trait NodeLogic: Send + Sized + 'static {
     /// What the middleware must provide.
     fn spec(&self) -> &NodeSpec;
     /// The parameter declarations as YAML (`--print-params`).

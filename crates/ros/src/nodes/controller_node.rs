@@ -10,32 +10,26 @@
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::{controller_by_name, Controller};
+use armctl_control::Controller;
+use armctl_runtime::controller_core::Fault;
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::names::resolve;
+use armctl_runtime::node_clock::{ClockChange, NodeClock};
+use armctl_runtime::params_file::RosValue;
+use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::NodeStart;
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
-use crate::controller_core::{ControllerCore, Fault, LogLevel, SafeMode};
-use crate::declarations::{
-    controller_declarations, controller_node_declarations, to_controller_value,
-};
-use crate::model_parameters::identified_model;
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray};
-use crate::names::resolve;
-use crate::node_clock::{ClockChange, NodeClock};
-use crate::node_parameters::ParameterStore;
 use crate::parameter_services::{handle_request, ParameterRequest};
-use crate::params_file::RosValue;
-use crate::ros_args::RosArgs;
-use crate::startup::{load_robot, NodeStart};
-use crate::transport::{Incoming, Node, NodeSpec, Outgoing, Topic, Transport};
+use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
 /// A configured controller node, ready to run on a transport.
 pub struct ControllerNode {
     spec: NodeSpec,
-    core: ControllerCore,
-    /// Command index -> chain index.
-    order: Vec<usize>,
+    runtime: ControllerRuntime,
     update_rate: f64,
     clock: NodeClock,
     last_step: Option<f64>,
@@ -53,51 +47,9 @@ impl std::fmt::Debug for ControllerNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerNode")
             .field("name", &self.spec.name)
-            .field("core", &self.core)
+            .field("runtime", &self.runtime)
             .finish()
     }
-}
-
-fn invalid(name: &str, reason: String) -> RosError {
-    RosError::Parameter {
-        name: name.into(),
-        reason,
-    }
-}
-
-/// Command order: the `joints` parameter as indices into the chain (default: the chain).
-fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RosError> {
-    if joints.is_empty() {
-        return Ok((0..chain.len()).collect());
-    }
-    if let Some((k, twice)) = joints
-        .iter()
-        .enumerate()
-        .find(|(k, j)| joints[..*k].contains(j))
-    {
-        return Err(invalid(
-            "joints",
-            format!("'{twice}' is listed twice (entry {k})"),
-        ));
-    }
-    let order = joints
-        .iter()
-        .map(|j| {
-            chain.iter().position(|c| c == j).ok_or_else(|| {
-                invalid(
-                    "joints",
-                    format!("'{j}' is not a joint of the chain ({})", chain.join(", ")),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(missing) = chain.iter().find(|c| !joints.contains(c)) {
-        return Err(invalid(
-            "joints",
-            format!("chain joint '{missing}' is missing: every chain joint must be controlled"),
-        ));
-    }
-    Ok(order)
 }
 
 /// In per-message mode a timer checks for stale states: ten checks per `state_timeout`, at
@@ -115,63 +67,13 @@ fn period(rate: f64) -> f64 {
     }
 }
 
-/// Every declaration, the controller's included, with the start values applied.
-pub fn controller_node_parameters(
-    start: &NodeStart,
-) -> Result<(ParameterStore, Box<dyn Controller>, armctl_model::Robot), RosError> {
-    let mut store = ParameterStore::new(controller_node_declarations());
-    let unknown = start.apply(&mut store)?;
-    let mut robot = load_robot(&store)?;
-    if let Some(model) = identified_model(|name| store.get(name)) {
-        robot = model
-            .apply(&robot)
-            .map_err(|e| invalid("model_base_parameters", e.to_string()))?;
-    }
-    let controller_name = store.string("controller");
-    let mut controller = controller_by_name(&controller_name, &robot)
-        .map_err(|e| invalid("controller", e.to_string()))?;
-    store.extend(controller_declarations(controller.as_ref()));
-    for name in unknown {
-        if store.declaration(&name).is_none() {
-            return Err(invalid(
-                &name,
-                format!("not declared by controller_node with controller '{controller_name}'"),
-            ));
-        }
-    }
-    start.apply(&mut store)?;
-    for d in controller_declarations(controller.as_ref()) {
-        if let Some(value) = store.get(&d.name).and_then(to_controller_value) {
-            controller
-                .set_parameter(&d.name, value)
-                .map_err(|e| invalid(&d.name, e.to_string()))?;
-        }
-    }
-    controller.parameters_mut().settle();
-    Ok((store, controller, robot))
-}
-
 impl ControllerNode {
     /// Configures the node from the command line (parameter files, overrides, remaps).
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
         let start = NodeStart::new(args, "controller_node")?;
-        let (store, controller, robot) = controller_node_parameters(&start)?;
-        let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let joints = match store.get("joints") {
-            Some(RosValue::StringArray(j)) => j.clone(),
-            _ => vec![],
-        };
-        let order = command_order(&joints, &chain)?;
-        let safe_mode = SafeMode::parse(&store.string("safe_mode")).unwrap_or(SafeMode::Gravity);
-        let rate_limit = Some(store.double("rate_limit")).filter(|r| *r > 0.0);
-        let n = robot.dof();
-        let core = ControllerCore::new(
-            robot,
-            controller,
-            safe_mode,
-            store.double("state_timeout"),
-            rate_limit,
-        )?;
+        let runtime = ControllerRuntime::new(&start)?;
+        let store = runtime.parameters().clone();
+        let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
         let command_topic = match store.string("command_topic") {
             t if t.is_empty() => format!("{}/commands", store.string("controller")),
@@ -206,8 +108,7 @@ impl ControllerNode {
         };
         Ok(Self {
             spec,
-            core,
-            order,
+            runtime,
             update_rate,
             clock: NodeClock::new(use_sim_time),
             last_step: None,
@@ -233,7 +134,8 @@ impl ControllerNode {
         } else {
             self.clock.now()
         };
-        self.core
+        self.runtime
+            .core_mut()
             .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
         if self.update_rate <= 0.0 {
             self.step_at(transport, now);
@@ -245,20 +147,17 @@ impl ControllerNode {
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
         let now = self.clock.now();
         if self.update_rate <= 0.0 {
-            if self.core.states_stopped(now) {
+            if self.runtime.core().states_stopped(now) {
                 self.step_at(transport, now);
             }
-        } else if !self.clock.is_simulated() {
-            self.last_step = Some(now);
-            self.step(transport, now, 1.0 / self.update_rate);
-        } else if self.last_step.is_none_or(|t| now > t) {
+        } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
             self.step_at(transport, now);
         }
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
         if self.clock.on_clock(t) == ClockChange::JumpedBack {
-            self.core.restart();
+            self.runtime.core_mut().restart();
             self.last_step = None;
             self.last_state = None;
             let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
@@ -266,26 +165,37 @@ impl ControllerNode {
         }
     }
 
-    /// A step at `now`, `dt` from the previous one.
+    /// A step at `now`, with the time measured since the previous one (a timer that merged
+    /// missed ticks after a stall still advances ramps and adaptation by the real time; at
+    /// most 0.1 s, beyond the default `state_timeout`, after which the core holds anyway).
     fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let dt = self.last_step.map_or(1e-3, |t| (now - t).clamp(1e-6, 0.1));
+        let first = if self.update_rate > 0.0 {
+            1.0 / self.update_rate
+        } else {
+            1e-3
+        };
+        let dt = self.last_step.map_or(first, |t| (now - t).clamp(1e-6, 0.1));
         self.last_step = Some(now);
         self.step(transport, now, dt);
     }
 
     fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
-        let report = self.core.step(now, dt, &mut self.effort);
+        let report = self.runtime.core_mut().step(now, dt, &mut self.effort);
         if report.fault == Some(Fault::NoState) {
             // Nothing to compute from yet: publish nothing rather than a guess.
             return;
         }
         let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
-        if let Some((level, text)) = &report.log {
-            transport.log(*level, text);
+        if let Some(event) = &report.event {
+            let level = if event.is_warning() {
+                LogLevel::Warn
+            } else {
+                LogLevel::Info
+            };
+            transport.log(level, &event.to_string());
         }
-        for (slot, &i) in self.command.data.iter_mut().zip(&self.order) {
-            *slot = self.effort[i];
-        }
+        self.runtime
+            .to_command_order(&self.effort, &mut self.command.data);
         transport.publish(Outgoing::Array(Topic::Commands, &self.command));
         // (A clock that went backwards, a restarted simulation, publishes at once.)
         let due = self
@@ -295,12 +205,12 @@ impl ControllerNode {
             return;
         }
         self.last_state = Some(now);
-        let reference = self.core.reference();
-        let (q, qd) = self.core.measured();
+        let reference = self.runtime.core().reference();
+        let (q, qd) = self.runtime.core().measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
             *e = r - q;
         }
-        let estimates = self.core.controller().estimates();
+        let estimates = self.runtime.core().controller().estimates();
         labelled_array(
             &[
                 ("time", &[now]),
@@ -324,7 +234,7 @@ impl ControllerNode {
     ) {
         if msg.points.is_empty() {
             // As ros2_control's trajectory controller: an empty trajectory stops the motion.
-            self.core.cancel_trajectory();
+            self.runtime.core_mut().cancel_trajectory();
             transport.log(LogLevel::Info, "empty reference: holding where the arm is");
             return;
         }
@@ -345,7 +255,11 @@ impl ControllerNode {
         } else {
             self.clock.now()
         };
-        match self.core.set_trajectory(&msg.joint_names, &points, start) {
+        match self
+            .runtime
+            .core_mut()
+            .set_trajectory(&msg.joint_names, &points, start)
+        {
             Ok(()) => transport.log(
                 LogLevel::Info,
                 &format!(
@@ -377,7 +291,8 @@ impl ControllerNode {
             UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
         );
         if let Err(e) = self
-            .core
+            .runtime
+            .core_mut()
             .controller_mut()
             .set_target_pose(goal, self.target_duration)
         {
@@ -391,7 +306,7 @@ impl ControllerNode {
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.spec.parameters.clone();
+        let snapshot = self.runtime.parameters().clone();
         let response = handle_request(&snapshot, request, |name, value| {
             let result = self.apply_parameter(name, value);
             match &result {
@@ -409,63 +324,25 @@ impl ControllerNode {
         transport.respond(id, response);
     }
 
-    /// Checks `value` against the declaration and the controller, then applies and stores it;
-    /// on any rejection nothing changes.
+    /// Checks and applies a parameter through the runtime (which refuses it with a reason and
+    /// changes nothing, or applies and stores it), then acts on the node's own ones.
     fn apply_parameter(&mut self, name: &str, value: &RosValue) -> Result<(), String> {
-        let parameters = &mut self.spec.parameters;
-        let typed = parameters
-            .validate(name, value, false)
-            .map_err(|e| e.to_string())?;
-        match name {
-            "state_timeout" | "safe_mode" => {
-                let mut mode =
-                    SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
-                let mut timeout = parameters.double("state_timeout");
-                match &typed {
-                    RosValue::String(s) => mode = SafeMode::parse(s).unwrap_or(mode),
-                    RosValue::Double(t) => timeout = *t,
-                    _ => {}
-                }
-                self.core.set_safety(mode, timeout);
-            }
-            "state_publish_rate" => {
-                if let RosValue::Double(rate) = typed {
-                    self.state_period = period(rate);
-                }
-            }
-            "rate_limit" => {
-                let limit = match typed {
-                    RosValue::Double(r) if r > 0.0 => Some(r),
-                    _ => None,
-                };
-                self.core
-                    .controller_mut()
-                    .safety_mut()
-                    .set_rate_limit(limit)
-                    .map_err(|e| e.to_string())?;
-            }
-            _ => {
-                let value = to_controller_value(&typed)
-                    .ok_or_else(|| format!("{} is not a controller value", typed.type_name()))?;
-                self.core
-                    .set_parameter(name, value)
-                    .map_err(|e| e.to_string())?;
-            }
+        let typed = self.runtime.set_parameter(name, value)?;
+        if let ("state_publish_rate", RosValue::Double(rate)) = (name, typed) {
+            self.state_period = period(rate);
         }
-        parameters
-            .set(name, &typed, false)
-            .map_err(|e| e.to_string())
+        Ok(())
     }
 }
 
-impl Node for ControllerNode {
+impl NodeLogic for ControllerNode {
     fn spec(&self) -> &NodeSpec {
         &self.spec
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) {
-        let law = self.core.controller().name();
-        let joints = self.core.joints().join(", ");
+        let law = self.runtime.core().controller().name();
+        let joints = self.runtime.core().joints().join(", ");
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
         while let Some(incoming) = transport.next().await {
             match incoming {
@@ -476,7 +353,8 @@ impl Node for ControllerNode {
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
                 Incoming::ExternalWrench(msg) => {
                     let (f, t) = (msg.wrench.force, msg.wrench.torque);
-                    self.core
+                    self.runtime
+                        .core_mut()
                         .controller_mut()
                         .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
                 }
@@ -486,33 +364,5 @@ impl Node for ControllerNode {
                 Incoming::Command(_) | Incoming::State(_) | Incoming::Log(_) => {}
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn command_order_follows_joints_and_names_bad_ones() {
-        let chain: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-        let joints = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(command_order(&[], &chain).unwrap(), vec![0, 1, 2]);
-        assert_eq!(
-            command_order(&joints(&["c", "a", "b"]), &chain).unwrap(),
-            vec![2, 0, 1]
-        );
-        assert!(command_order(&joints(&["a", "b", "x"]), &chain)
-            .unwrap_err()
-            .to_string()
-            .contains("'x'"));
-        assert!(command_order(&joints(&["a", "b"]), &chain)
-            .unwrap_err()
-            .to_string()
-            .contains("'c' is missing"));
-        assert!(command_order(&joints(&["a", "a", "b", "c"]), &chain)
-            .unwrap_err()
-            .to_string()
-            .contains("'a' is listed twice"));
     }
 }

@@ -25,14 +25,14 @@ use r2r::{
     trajectory_msgs, Parameter, ParameterValue, QosProfile, RosParams,
 };
 
-use crate::controller_core::LogLevel;
 use crate::msgs;
-use crate::node_parameters::ParameterStore;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
-use crate::params_file::RosValue;
 use crate::ticker::Ticker;
+use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
+use armctl_runtime::node_parameters::ParameterStore;
+use armctl_runtime::params_file::RosValue;
 
 fn rcl(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {

@@ -1,5 +1,5 @@
 //! The controller node without the middleware: the newest joint state in, efforts out, with
-//! the safety rules of design.md. A state that lacks a controlled joint, holds NaN, or is older
+//! the safety rules of docs/safety.md. A state that lacks a controlled joint, holds NaN, or is older
 //! than `state_timeout` makes the node hold (`safe_mode`: zero effort, or gravity compensation
 //! at the last valid configuration), says so once per incident, and resumes when valid states
 //! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
@@ -10,7 +10,7 @@ use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 
 use crate::joint_map::{JointMap, MapFault};
-use crate::RosError;
+use crate::RuntimeError;
 
 /// What to send while holding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,21 +66,59 @@ impl std::fmt::Display for Fault {
 pub struct StepReport {
     /// Holding, and why.
     pub fault: Option<Fault>,
-    /// A line for rosout when the situation changed (once per incident).
-    pub log: Option<(LogLevel, String)>,
+    /// What changed in this step, to tell the operator (once per incident).
+    pub event: Option<CoreEvent>,
 }
 
-/// Severity of a log line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogLevel {
-    /// Information.
-    Info,
-    /// Warning.
-    Warn,
+/// A change of the core's situation worth telling the operator once.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoreEvent {
+    /// The core started holding (or holds for a new reason).
+    Holding {
+        /// Why.
+        fault: Fault,
+        /// What it sends meanwhile.
+        mode: SafeMode,
+    },
+    /// Valid states came back and control resumed.
+    Resumed {
+        /// A trajectory that ran on meanwhile was cancelled; the arm holds where it is.
+        trajectory_cancelled: bool,
+    },
 }
 
-fn reference_error(reason: String) -> RosError {
-    RosError::Reference { reason }
+impl CoreEvent {
+    /// Whether the operator should be warned (otherwise it is information).
+    pub fn is_warning(&self) -> bool {
+        matches!(self, CoreEvent::Holding { .. })
+    }
+}
+
+impl std::fmt::Display for CoreEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoreEvent::Holding { fault, mode } => {
+                let sending = match mode {
+                    SafeMode::Gravity => "gravity compensation",
+                    SafeMode::Zero => "zero effort",
+                };
+                write!(f, "holding ({sending}): {fault}")
+            }
+            CoreEvent::Resumed {
+                trajectory_cancelled: true,
+            } => write!(
+                f,
+                "joint states valid again: control resumed, holding where the arm is (trajectory cancelled)"
+            ),
+            CoreEvent::Resumed {
+                trajectory_cancelled: false,
+            } => write!(f, "joint states valid again: control resumed"),
+        }
+    }
+}
+
+fn reference_error(reason: String) -> RuntimeError {
+    RuntimeError::Reference { reason }
 }
 
 /// Point `k` in the controller's joint order (`order[i]`: index of joint i in the message).
@@ -89,8 +127,8 @@ fn reorder_point(
     p: &TrajectoryPoint,
     order: &[usize],
     listed: usize,
-) -> Result<TrajectoryPoint, RosError> {
-    let reorder = |v: &[f64], what: &str| -> Result<Vec<f64>, RosError> {
+) -> Result<TrajectoryPoint, RuntimeError> {
+    let reorder = |v: &[f64], what: &str| -> Result<Vec<f64>, RuntimeError> {
         if v.len() != listed {
             return Err(reference_error(format!(
                 "point {k}: {what} has {} values for {listed} joint names",
@@ -130,7 +168,7 @@ pub struct ControllerCore {
     state_time: Option<f64>,
     map_fault: Option<MapFault>,
     fault: Option<Fault>,
-    trajectory: Option<(f64, MultiPoint)>,
+    trajectory: Option<(f64, Box<dyn Trajectory>)>,
     reference: JointReference,
     was_holding: bool,
 }
@@ -153,9 +191,9 @@ impl ControllerCore {
         safe_mode: SafeMode,
         state_timeout: f64,
         rate_limit: Option<f64>,
-    ) -> Result<Self, RosError> {
+    ) -> Result<Self, RuntimeError> {
         let controller =
-            Guarded::new(controller, &robot, rate_limit).map_err(|e| RosError::Parameter {
+            Guarded::new(controller, &robot, rate_limit).map_err(|e| RuntimeError::Parameter {
                 name: "rate_limit".into(),
                 reason: e.to_string(),
             })?;
@@ -263,7 +301,7 @@ impl ControllerCore {
         joint_names: &[String],
         points: &[TrajectoryPoint],
         start: f64,
-    ) -> Result<(), RosError> {
+    ) -> Result<(), RuntimeError> {
         if self.last_valid_q.is_none() {
             return Err(reference_error("no valid joint state yet".into()));
         }
@@ -290,6 +328,26 @@ impl ControllerCore {
         }
         let trajectory = MultiPoint::new(self.robot.dof(), &ordered)
             .map_err(|e| reference_error(e.to_string()))?;
+        self.trajectory = Some((start, Box::new(trajectory)));
+        Ok(())
+    }
+
+    /// Follows `trajectory` from time `start` (s, the core's clock): for in-process runners
+    /// whose trajectories are built and checked by their own code (such as `armctl sim`'s
+    /// specifications). Messages go through [`ControllerCore::set_trajectory`], which checks
+    /// them.
+    pub fn follow(
+        &mut self,
+        trajectory: Box<dyn Trajectory>,
+        start: f64,
+    ) -> Result<(), RuntimeError> {
+        if trajectory.dof() != self.robot.dof() {
+            return Err(reference_error(format!(
+                "the trajectory has {} joints, the robot {}",
+                trajectory.dof(),
+                self.robot.dof()
+            )));
+        }
         self.trajectory = Some((start, trajectory));
         Ok(())
     }
@@ -303,7 +361,7 @@ impl ControllerCore {
     }
 
     /// For each controlled joint, its index in `joint_names`.
-    fn trajectory_order(&self, joint_names: &[String]) -> Result<Vec<usize>, RosError> {
+    fn trajectory_order(&self, joint_names: &[String]) -> Result<Vec<usize>, RuntimeError> {
         for (k, name) in joint_names.iter().enumerate() {
             if joint_names[..k].contains(name) {
                 return Err(reference_error(format!("joint '{name}' is listed twice")));
@@ -325,7 +383,7 @@ impl ControllerCore {
             .collect()
     }
 
-    fn check_limits(&self, k: usize, point: &TrajectoryPoint) -> Result<(), RosError> {
+    fn check_limits(&self, k: usize, point: &TrajectoryPoint) -> Result<(), RuntimeError> {
         for (j, joint) in self.robot.joints().iter().enumerate() {
             let (q, limits) = (point.positions[j], &joint.limits);
             if limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q) {
@@ -346,10 +404,10 @@ impl ControllerCore {
     }
 
     /// Changes a controller parameter (live gains ramp; invalid values are rejected).
-    pub fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), RosError> {
+    pub fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), RuntimeError> {
         self.controller
             .set_parameter(name, value)
-            .map_err(|e| RosError::Parameter {
+            .map_err(|e| RuntimeError::Parameter {
                 name: name.into(),
                 reason: e.to_string(),
             })
@@ -383,37 +441,24 @@ impl ControllerCore {
         if fault.is_some() {
             self.hold(effort, dt);
         }
-        let log = match (&fault, &self.fault) {
+        let event = match (&fault, &self.fault) {
             (Some(new), old)
                 if old.as_ref().map(std::mem::discriminant)
                     != Some(std::mem::discriminant(new)) =>
             {
-                Some((
-                    LogLevel::Warn,
-                    format!(
-                        "holding ({}): {new}",
-                        if self.safe_mode == SafeMode::Gravity {
-                            "gravity compensation"
-                        } else {
-                            "zero effort"
-                        }
-                    ),
-                ))
+                Some(CoreEvent::Holding {
+                    fault: new.clone(),
+                    mode: self.safe_mode,
+                })
             }
-            (None, Some(old)) if *old != Fault::NoState => Some((
-                LogLevel::Info,
-                if cancelled {
-                    "joint states valid again: control resumed, holding where the arm is (trajectory cancelled)"
-                } else {
-                    "joint states valid again: control resumed"
-                }
-                .to_string(),
-            )),
+            (None, Some(old)) if *old != Fault::NoState => Some(CoreEvent::Resumed {
+                trajectory_cancelled: cancelled,
+            }),
             _ => None,
         };
         self.was_holding = fault.is_some();
         self.fault = fault.clone();
-        StepReport { fault, log }
+        StepReport { fault, event }
     }
 
     /// Starts the controller and the reference from where the arm is. After a hold, a
@@ -496,27 +541,28 @@ mod tests {
         core.on_joint_state(&names(&["joint1"]), &[0.1], &[0.0], 0.003);
         let r = core.step(0.003, 1e-3, &mut effort);
         assert_eq!(r.fault, Some(Fault::MissingJoint("joint2".into())));
-        let (level, text) = r.log.unwrap();
-        assert_eq!(level, LogLevel::Warn);
+        let event = r.event.unwrap();
+        assert!(event.is_warning());
+        let text = event.to_string();
         assert!(
             text.contains("joint2") && text.contains("gravity"),
             "{text}"
         );
         assert!(
-            core.step(0.004, 1e-3, &mut effort).log.is_none(),
+            core.step(0.004, 1e-3, &mut effort).event.is_none(),
             "said once per incident"
         );
         // NaN in a state.
         core.on_joint_state(&joints, &[f64::NAN, 0.2], &[0.0, 0.0], 0.005);
         let r = core.step(0.005, 1e-3, &mut effort);
         assert_eq!(r.fault, Some(Fault::NonFinite("joint1".into())));
-        assert!(r.log.is_some());
+        assert!(r.event.is_some());
         assert!(effort.iter().all(|e| e.is_finite()));
         // Valid again: resumes, and says so.
         core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.006);
         let r = core.step(0.006, 1e-3, &mut effort);
         assert_eq!(r.fault, None);
-        assert_eq!(r.log.unwrap().0, LogLevel::Info);
+        assert!(!r.event.unwrap().is_warning());
         // The publisher stops: stale after state_timeout (0.05 s).
         assert_eq!(core.step(0.05, 1e-3, &mut effort).fault, None);
         let r = core.step(0.0571, 1e-3, &mut effort);
@@ -603,7 +649,11 @@ mod tests {
         core.on_joint_state(&joints, &[0.2, -0.1], &[0.0, 0.0], 2.0);
         let r = core.step(2.0, 1e-3, &mut effort);
         assert_eq!(r.fault, None);
-        assert!(r.log.unwrap().1.contains("trajectory cancelled"));
+        assert!(r
+            .event
+            .unwrap()
+            .to_string()
+            .contains("trajectory cancelled"));
         assert_eq!(core.reference().q, vec![0.2, -0.1]);
         // An empty JointTrajectory cancels too: hold at the measured position.
         core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 2.0)

@@ -6,10 +6,10 @@ use armctl_control::JointReference;
 use armctl_dynamics::{gravity_torques, numeric_base_parameters, DynamicsWorkspace};
 use armctl_ident::IdentifiedModel;
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::controller_node::controller_node_parameters;
-use armctl_ros::ros_args::parse_ros_args;
-use armctl_ros::startup::NodeStart;
-use armctl_ros::RosError;
+use armctl_runtime::controller_runtime::controller_node_parameters;
+use armctl_runtime::ros_args::parse_ros_args;
+use armctl_runtime::startup::NodeStart;
+use armctl_runtime::RuntimeError;
 
 fn workspace(relative: &str) -> String {
     format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))
@@ -43,7 +43,7 @@ fn model_file(truth: &Robot, name: &str, friction: (f64, f64)) -> String {
 fn start(
     controller: &str,
     model: &str,
-) -> Result<(Box<dyn armctl_control::Controller>, Robot), RosError> {
+) -> Result<(Box<dyn armctl_control::Controller>, Robot), RuntimeError> {
     let args = [
         "--ros-args",
         "-p",

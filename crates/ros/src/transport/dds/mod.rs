@@ -18,14 +18,16 @@ use ros2_client::{
     ServiceMapping, Subscription,
 };
 
-use crate::controller_core::LogLevel;
-pub use crate::dds_parameters::ParameterClient;
-use crate::dds_parameters::ParameterServers;
+use crate::transport::LogLevel;
+mod parameters;
+
 use crate::msgs;
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
 use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
+pub use parameters::ParameterClient;
+use parameters::ParameterServers;
 
 fn transport(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {

@@ -5,7 +5,7 @@
 
 use serde_yaml::Value;
 
-use crate::RosError;
+use crate::RuntimeError;
 
 /// A parameter value as ROS 2 types it.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,8 +28,8 @@ pub enum RosValue {
 
 impl RosValue {
     /// From YAML, as `ros2 param` types it.
-    pub fn from_yaml(name: &str, value: &Value) -> Result<RosValue, RosError> {
-        let bad = |what: &str| RosError::Parameter {
+    pub fn from_yaml(name: &str, value: &Value) -> Result<RosValue, RuntimeError> {
+        let bad = |what: &str| RuntimeError::Parameter {
             name: name.into(),
             reason: what.into(),
         };
@@ -72,8 +72,8 @@ impl RosValue {
     }
 
     /// From the text of `-p name:=value` (YAML syntax).
-    pub fn from_text(name: &str, text: &str) -> Result<RosValue, RosError> {
-        let value: Value = serde_yaml::from_str(text).map_err(|e| RosError::Parameter {
+    pub fn from_text(name: &str, text: &str) -> Result<RosValue, RuntimeError> {
+        let value: Value = serde_yaml::from_str(text).map_err(|e| RuntimeError::Parameter {
             name: name.into(),
             reason: format!("'{text}': {e}"),
         })?;
@@ -159,11 +159,15 @@ fn nodes<'a>(
     Ok(())
 }
 
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, RosValue)>) -> Result<(), RosError> {
+fn flatten(
+    prefix: &str,
+    value: &Value,
+    out: &mut Vec<(String, RosValue)>,
+) -> Result<(), RuntimeError> {
     match value {
         Value::Mapping(map) => {
             for (key, v) in map {
-                let key = key.as_str().ok_or_else(|| RosError::Parameter {
+                let key = key.as_str().ok_or_else(|| RuntimeError::Parameter {
                     name: prefix.into(),
                     reason: "parameter names must be strings".into(),
                 })?;
@@ -189,8 +193,8 @@ pub fn parameters_for_node(
     path: &str,
     namespace: &str,
     name: &str,
-) -> Result<Vec<(String, RosValue)>, RosError> {
-    let fail = |reason: String| RosError::ParamsFile {
+) -> Result<Vec<(String, RosValue)>, RuntimeError> {
+    let fail = |reason: String| RuntimeError::ParamsFile {
         path: path.into(),
         reason,
     };

@@ -7,7 +7,7 @@ use armctl_model::{BranchPolicy, ChainOptions, Robot};
 use crate::node_parameters::ParameterStore;
 use crate::params_file::{parameters_for_node, RosValue};
 use crate::ros_args::{for_node, normalize_namespace, RosArgs};
-use crate::RosError;
+use crate::RuntimeError;
 
 /// A node's identity and raw parameter values, before they are checked.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct NodeStart {
 
 impl NodeStart {
     /// From the command line; reads every `--params-file`.
-    pub fn new(args: &RosArgs, default_name: &str) -> Result<Self, RosError> {
+    pub fn new(args: &RosArgs, default_name: &str) -> Result<Self, RuntimeError> {
         // Node-prefixed rules name the node as it is called before any renaming.
         let own_remaps = for_node(&args.remaps, default_name);
         let renamed = |rule: &str| {
@@ -46,7 +46,7 @@ impl NodeStart {
         };
         let mut values = Vec::new();
         for path in &args.params_files {
-            let text = std::fs::read_to_string(path).map_err(|e| RosError::ParamsFile {
+            let text = std::fs::read_to_string(path).map_err(|e| RuntimeError::ParamsFile {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;
@@ -68,7 +68,7 @@ impl NodeStart {
     }
 
     /// Applies the values `store` declares; returns the names it does not declare.
-    pub fn apply(&self, store: &mut ParameterStore) -> Result<Vec<String>, RosError> {
+    pub fn apply(&self, store: &mut ParameterStore) -> Result<Vec<String>, RuntimeError> {
         let mut unknown = Vec::new();
         for (name, value) in &self.values {
             if store.declaration(name).is_some() {
@@ -82,7 +82,7 @@ impl NodeStart {
 }
 
 /// The robot from `robot_description` (URDF text) or `urdf_path`, cut at `base_link`/`tip_link`.
-pub fn load_robot(store: &ParameterStore) -> Result<Robot, RosError> {
+pub fn load_robot(store: &ParameterStore) -> Result<Robot, RuntimeError> {
     let options = ChainOptions {
         base_link: Some(store.string("base_link")).filter(|s| !s.is_empty()),
         tip_link: Some(store.string("tip_link")).filter(|s| !s.is_empty()),
@@ -96,12 +96,10 @@ pub fn load_robot(store: &ParameterStore) -> Result<Robot, RosError> {
     } else if !path.is_empty() {
         Robot::from_urdf_file(&path, &options)
     } else {
-        return Err(RosError::Parameter {
+        return Err(RuntimeError::Parameter {
             name: "robot_description".into(),
             reason: "neither robot_description nor urdf_path is set".into(),
         });
     };
-    robot.map_err(|e| RosError::Model {
-        reason: e.to_string(),
-    })
+    Ok(robot?)
 }

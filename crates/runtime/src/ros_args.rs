@@ -6,7 +6,7 @@
 //! error; several `--ros-args ... --` groups are allowed and other arguments are left to the
 //! program.
 
-use crate::RosError;
+use crate::RuntimeError;
 
 /// What the ROS arguments say.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -26,16 +26,16 @@ pub struct RosArgs {
     pub other: Vec<String>,
 }
 
-fn split_assignment(flag: &str, text: &str) -> Result<(String, String), RosError> {
+fn split_assignment(flag: &str, text: &str) -> Result<(String, String), RuntimeError> {
     text.split_once(":=")
         .map(|(a, b)| (a.to_string(), b.to_string()))
-        .ok_or_else(|| RosError::Arguments {
+        .ok_or_else(|| RuntimeError::Arguments {
             reason: format!("{flag} expects NAME:=VALUE, got '{text}'"),
         })
 }
 
 /// Parses the arguments after the program name.
-pub fn parse_ros_args<I: IntoIterator<Item = String>>(args: I) -> Result<RosArgs, RosError> {
+pub fn parse_ros_args<I: IntoIterator<Item = String>>(args: I) -> Result<RosArgs, RuntimeError> {
     let mut out = RosArgs::default();
     let mut in_ros = false;
     let mut args = args.into_iter();
@@ -44,19 +44,19 @@ pub fn parse_ros_args<I: IntoIterator<Item = String>>(args: I) -> Result<RosArgs
             (_, "--ros-args") => in_ros = true,
             (true, "--") => in_ros = false,
             (true, "-p" | "--param") => {
-                let value = args.next().ok_or_else(|| RosError::Arguments {
+                let value = args.next().ok_or_else(|| RuntimeError::Arguments {
                     reason: "-p needs NAME:=VALUE".into(),
                 })?;
                 out.overrides.push(split_assignment("-p", &value)?);
             }
             (true, "--params-file") => {
                 out.params_files
-                    .push(args.next().ok_or_else(|| RosError::Arguments {
+                    .push(args.next().ok_or_else(|| RuntimeError::Arguments {
                         reason: "--params-file needs a FILE".into(),
                     })?);
             }
             (true, "-r" | "--remap") => {
-                let value = args.next().ok_or_else(|| RosError::Arguments {
+                let value = args.next().ok_or_else(|| RuntimeError::Arguments {
                     reason: "-r needs FROM:=TO".into(),
                 })?;
                 let (from, to) = split_assignment("-r", &value)?;
@@ -68,14 +68,14 @@ pub fn parse_ros_args<I: IntoIterator<Item = String>>(args: I) -> Result<RosArgs
             }
             (true, "--log-level" | "--log-config-file" | "--enclave" | "-e") => {
                 if args.next().is_none() {
-                    return Err(RosError::Arguments {
+                    return Err(RuntimeError::Arguments {
                         reason: format!("{arg} needs a value"),
                     });
                 }
             }
             (true, flag) if LOG_SWITCHES.contains(&flag) => {}
             (true, other) => {
-                return Err(RosError::Arguments {
+                return Err(RuntimeError::Arguments {
                     reason: format!("unknown ROS argument '{other}' inside --ros-args"),
                 })
             }
@@ -109,7 +109,7 @@ pub fn for_node(rules: &[(String, String)], node: &str) -> Vec<(String, String)>
 }
 
 /// `/ns` form: a leading slash, no trailing one, ROS name characters only.
-pub fn normalize_namespace(ns: &str) -> Result<String, RosError> {
+pub fn normalize_namespace(ns: &str) -> Result<String, RuntimeError> {
     let trimmed = ns.trim_end_matches('/');
     let with_slash = if trimmed.starts_with('/') {
         trimmed.to_string()
@@ -124,7 +124,7 @@ pub fn normalize_namespace(ns: &str) -> Result<String, RosError> {
     if with_slash == "/" || valid {
         Ok(with_slash)
     } else {
-        Err(RosError::Arguments {
+        Err(RuntimeError::Arguments {
             reason: format!("invalid namespace '{ns}'"),
         })
     }

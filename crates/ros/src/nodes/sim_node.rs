@@ -7,17 +7,17 @@
 use armctl_sim::{Integrator, ModelMismatch, Payload, SensorNoise, SimConfig, Simulator};
 use nalgebra::{Matrix3, Vector3};
 
-use crate::controller_core::LogLevel;
-use crate::declarations::sim_node_declarations;
 use crate::msgs::{Clock, Header, JointState, Time};
-use crate::names::resolve;
-use crate::node_parameters::ParameterStore;
 use crate::parameter_services::handle_request;
-use crate::params_file::RosValue;
-use crate::ros_args::RosArgs;
-use crate::startup::{load_robot, NodeStart};
-use crate::transport::{Incoming, Node, NodeSpec, Outgoing, Topic, Transport};
+use crate::transport::LogLevel;
+use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
+use armctl_runtime::declarations::sim_node_declarations;
+use armctl_runtime::names::resolve;
+use armctl_runtime::node_parameters::ParameterStore;
+use armctl_runtime::params_file::RosValue;
+use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::{load_robot, NodeStart};
 
 /// A configured simulator node.
 pub struct SimNode {
@@ -85,20 +85,22 @@ impl SimNode {
         let start = NodeStart::new(args, "sim_node")?;
         let mut store = ParameterStore::new(sim_node_declarations());
         if let Some(name) = start.apply(&mut store)?.first() {
-            return Err(RosError::Parameter {
+            return Err(armctl_runtime::RuntimeError::Parameter {
                 name: name.clone(),
                 reason: "not declared by sim_node".into(),
-            });
+            }
+            .into());
         }
         let robot = load_robot(&store)?;
         let n = robot.dof();
         let q0 = match store.get("initial_positions") {
             Some(RosValue::DoubleArray(q)) if !q.is_empty() => {
                 if q.len() != n {
-                    return Err(RosError::Parameter {
+                    return Err(armctl_runtime::RuntimeError::Parameter {
                         name: "initial_positions".into(),
                         reason: format!("{} values for {n} joints", q.len()),
-                    });
+                    }
+                    .into());
                 }
                 q.clone()
             }
@@ -106,10 +108,10 @@ impl SimNode {
         };
         let rate = store.double("rate");
         let sim = Simulator::new(&robot, &q0, config(&store, 1.0 / rate)).map_err(|e| {
-            RosError::Parameter {
+            RosError::from(armctl_runtime::RuntimeError::Parameter {
                 name: "simulator".into(),
                 reason: e.to_string(),
-            }
+            })
         })?;
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
         let publish_clock = store.get("publish_clock") == Some(&RosValue::Bool(true));
@@ -217,7 +219,7 @@ impl SimNode {
     }
 }
 
-impl Node for SimNode {
+impl NodeLogic for SimNode {
     fn spec(&self) -> &NodeSpec {
         &self.spec
     }

@@ -20,10 +20,10 @@ use ros2_client::{
     ServiceTypeName,
 };
 
-use crate::node_parameters::{Declaration, RosKind};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
-use crate::params_file::RosValue;
 use crate::RosError;
+use armctl_runtime::node_parameters::{Declaration, RosKind};
+use armctl_runtime::params_file::RosValue;
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {

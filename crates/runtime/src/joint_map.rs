@@ -36,7 +36,8 @@ impl JointMap {
         &self.joints
     }
 
-    /// Copies positions and velocities of the controlled joints into `q`, `qd`.
+    /// Copies positions and velocities of the controlled joints into `q`, `qd`; on a fault
+    /// (a joint missing, or not finite) nothing is written.
     pub fn extract(
         &mut self,
         names: &[String],
@@ -52,15 +53,17 @@ impl JointMap {
                 *slot = names.iter().position(|n| n == joint);
             }
         }
+        // Check every joint before writing any: a faulty message leaves q and qd untouched.
         for (k, slot) in self.index.iter().enumerate() {
             let i = slot.ok_or_else(|| MapFault::Missing(self.joints[k].clone()))?;
             match (position.get(i), velocity.get(i)) {
-                (Some(p), Some(v)) if p.is_finite() && v.is_finite() => {
-                    q[k] = *p;
-                    qd[k] = *v;
-                }
+                (Some(p), Some(v)) if p.is_finite() && v.is_finite() => {}
                 _ => return Err(MapFault::NonFinite(self.joints[k].clone())),
             }
+        }
+        for (k, i) in self.index.iter().flatten().enumerate() {
+            q[k] = position[*i];
+            qd[k] = velocity[*i];
         }
         Ok(())
     }
@@ -105,5 +108,18 @@ mod tests {
             map.extract(&names(&["a", "b"]), &[1.0, 2.0], &[0.0], &mut q, &mut qd),
             Err(MapFault::NonFinite("b".into()))
         );
+    }
+
+    #[test]
+    fn a_faulty_message_leaves_the_last_valid_state_untouched() {
+        let mut map = JointMap::new(names(&["a", "b"]));
+        let (mut q, mut qd) = ([1.0, 2.0], [3.0, 4.0]);
+        let joints = names(&["a", "b"]);
+        let fault = map.extract(&joints, &[5.0, f64::NAN], &[6.0, 0.0], &mut q, &mut qd);
+        assert_eq!(fault, Err(MapFault::NonFinite("b".into())));
+        assert_eq!((q, qd), ([1.0, 2.0], [3.0, 4.0]), "no mix of new and old");
+        let missing = map.extract(&names(&["a"]), &[5.0], &[6.0], &mut q, &mut qd);
+        assert_eq!(missing, Err(MapFault::Missing("b".into())));
+        assert_eq!((q, qd), ([1.0, 2.0], [3.0, 4.0]));
     }
 }

@@ -1,0 +1,266 @@
+//! A configured controller as every runner uses it (controller_node on DDS or rcl, `armctl sim`,
+//! the C ABI of the ros2_control plugin): the node parameters gathered and checked, the robot
+//! (with an identified model when given), the controller with its gains, the command order,
+//! and the [`ControllerCore`]. Parameter changes go through [`ControllerRuntime::set_parameter`],
+//! so every runner validates and applies them the same way.
+
+use armctl_control::{controller_by_name, Controller};
+use armctl_model::Robot;
+
+use crate::controller_core::{ControllerCore, SafeMode};
+use crate::declarations::{
+    controller_declarations, controller_node_declarations, to_controller_value,
+};
+use crate::model_parameters::identified_model;
+use crate::node_parameters::ParameterStore;
+use crate::params_file::RosValue;
+use crate::startup::{load_robot, NodeStart};
+use crate::RuntimeError;
+
+fn invalid(name: &str, reason: String) -> RuntimeError {
+    RuntimeError::Parameter {
+        name: name.into(),
+        reason,
+    }
+}
+
+/// Command order: the `joints` parameter as indices into the chain (default: the chain).
+pub fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RuntimeError> {
+    if joints.is_empty() {
+        return Ok((0..chain.len()).collect());
+    }
+    if let Some((k, twice)) = joints
+        .iter()
+        .enumerate()
+        .find(|(k, j)| joints[..*k].contains(j))
+    {
+        return Err(invalid(
+            "joints",
+            format!("'{twice}' is listed twice (entry {k})"),
+        ));
+    }
+    let order = joints
+        .iter()
+        .map(|j| {
+            chain.iter().position(|c| c == j).ok_or_else(|| {
+                invalid(
+                    "joints",
+                    format!("'{j}' is not a joint of the chain ({})", chain.join(", ")),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(missing) = chain.iter().find(|c| !joints.contains(c)) {
+        return Err(invalid(
+            "joints",
+            format!("chain joint '{missing}' is missing: every chain joint must be controlled"),
+        ));
+    }
+    Ok(order)
+}
+
+/// Every declaration, the controller's included, with the start values applied; the robot
+/// (with the identified model, if the values hold one) and the controller with its gains.
+pub fn controller_node_parameters(
+    start: &NodeStart,
+) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
+    configure(start, None)
+}
+
+/// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
+/// describe).
+fn configure(
+    start: &NodeStart,
+    robot: Option<Robot>,
+) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
+    let mut store = ParameterStore::new(controller_node_declarations());
+    let unknown = start.apply(&mut store)?;
+    let mut robot = match robot {
+        Some(robot) => robot,
+        None => load_robot(&store)?,
+    };
+    if let Some(model) = identified_model(|name| store.get(name)) {
+        robot = model
+            .apply(&robot)
+            .map_err(|e| invalid("model_base_parameters", e.to_string()))?;
+    }
+    let controller_name = store.string("controller");
+    let mut controller = controller_by_name(&controller_name, &robot)
+        .map_err(|e| invalid("controller", e.to_string()))?;
+    store.extend(controller_declarations(controller.as_ref()));
+    for name in unknown {
+        if store.declaration(&name).is_none() {
+            return Err(invalid(
+                &name,
+                format!("not declared by controller_node with controller '{controller_name}'"),
+            ));
+        }
+    }
+    start.apply(&mut store)?;
+    for d in controller_declarations(controller.as_ref()) {
+        if let Some(value) = store.get(&d.name).and_then(to_controller_value) {
+            controller
+                .set_parameter(&d.name, value)
+                .map_err(|e| invalid(&d.name, e.to_string()))?;
+        }
+    }
+    controller.parameters_mut().settle();
+    Ok((store, controller, robot))
+}
+
+/// A controller configured from node parameters, ready to step.
+pub struct ControllerRuntime {
+    core: ControllerCore,
+    parameters: ParameterStore,
+    /// Command index -> chain index.
+    order: Vec<usize>,
+}
+
+impl std::fmt::Debug for ControllerRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerRuntime")
+            .field("core", &self.core)
+            .field("order", &self.order)
+            .finish()
+    }
+}
+
+impl ControllerRuntime {
+    /// Configures from a node's start values (parameter files and overrides).
+    pub fn new(start: &NodeStart) -> Result<Self, RuntimeError> {
+        Self::configured(configure(start, None)?)
+    }
+
+    /// Configures on `robot` (a model the runner built) from the start values; the robot
+    /// parameters (`robot_description`, `urdf_path`, links) are not read.
+    pub fn with_robot(start: &NodeStart, robot: Robot) -> Result<Self, RuntimeError> {
+        Self::configured(configure(start, Some(robot))?)
+    }
+
+    fn configured(
+        (parameters, controller, robot): (ParameterStore, Box<dyn Controller>, Robot),
+    ) -> Result<Self, RuntimeError> {
+        let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let joints = match parameters.get("joints") {
+            Some(RosValue::StringArray(j)) => j.clone(),
+            _ => vec![],
+        };
+        let order = command_order(&joints, &chain)?;
+        let safe_mode =
+            SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
+        let rate_limit = Some(parameters.double("rate_limit")).filter(|r| *r > 0.0);
+        let core = ControllerCore::new(
+            robot,
+            controller,
+            safe_mode,
+            parameters.double("state_timeout"),
+            rate_limit,
+        )?;
+        Ok(Self {
+            core,
+            parameters,
+            order,
+        })
+    }
+
+    /// The controller core.
+    pub fn core(&self) -> &ControllerCore {
+        &self.core
+    }
+
+    /// The controller core, to hand it states, references and targets.
+    pub fn core_mut(&mut self) -> &mut ControllerCore {
+        &mut self.core
+    }
+
+    /// The declared parameters and their current values.
+    pub fn parameters(&self) -> &ParameterStore {
+        &self.parameters
+    }
+
+    /// Command index -> chain index (the `joints` parameter).
+    pub fn command_order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// Writes efforts in chain order (`effort`) into `command` in the command order.
+    pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
+        for (slot, &i) in command.iter_mut().zip(&self.order) {
+            *slot = effort[i];
+        }
+    }
+
+    /// Checks `value` against its declaration and, for the controller's and the safety
+    /// parameters, against the controller; applies and stores it. On any refusal nothing
+    /// changes. Returns the value as stored (integers widened to doubles), so the runner can
+    /// act on parameters of its own (such as `state_publish_rate`).
+    pub fn set_parameter(&mut self, name: &str, value: &RosValue) -> Result<RosValue, String> {
+        let typed = self
+            .parameters
+            .validate(name, value, false)
+            .map_err(|e| e.to_string())?;
+        self.apply(name, &typed)?;
+        self.parameters
+            .set(name, &typed, false)
+            .map_err(|e| e.to_string())?;
+        Ok(typed)
+    }
+
+    fn apply(&mut self, name: &str, typed: &RosValue) -> Result<(), String> {
+        match (name, typed) {
+            ("state_timeout", RosValue::Double(t)) => {
+                let mode = SafeMode::parse(&self.parameters.string("safe_mode"))
+                    .unwrap_or(SafeMode::Gravity);
+                self.core.set_safety(mode, *t);
+            }
+            ("safe_mode", RosValue::String(s)) => {
+                let mode = SafeMode::parse(s).ok_or_else(|| format!("unknown mode '{s}'"))?;
+                self.core
+                    .set_safety(mode, self.parameters.double("state_timeout"));
+            }
+            ("rate_limit", RosValue::Double(r)) => self
+                .core
+                .controller_mut()
+                .safety_mut()
+                .set_rate_limit(Some(*r).filter(|r| *r > 0.0))
+                .map_err(|e| e.to_string())?,
+            _ if self.core.controller().parameters().get(name).is_some() => {
+                let value = to_controller_value(typed)
+                    .ok_or_else(|| format!("{} is not a controller value", typed.type_name()))?;
+                self.core
+                    .set_parameter(name, value)
+                    .map_err(|e| e.to_string())?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_order_follows_joints_and_names_bad_ones() {
+        let chain: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let joints = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(command_order(&[], &chain).unwrap(), vec![0, 1, 2]);
+        assert_eq!(
+            command_order(&joints(&["c", "a", "b"]), &chain).unwrap(),
+            vec![2, 0, 1]
+        );
+        assert!(command_order(&joints(&["a", "b", "x"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'x'"));
+        assert!(command_order(&joints(&["a", "b"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'c' is missing"));
+        assert!(command_order(&joints(&["a", "a", "b", "c"]), &chain)
+            .unwrap_err()
+            .to_string()
+            .contains("'a' is listed twice"));
+    }
+}

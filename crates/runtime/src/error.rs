@@ -1,0 +1,40 @@
+//! The one error type of the runtime.
+
+use thiserror::Error;
+
+/// What can go wrong configuring or running a controller outside any middleware.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The command line is malformed.
+    #[error("command line: {reason}")]
+    Arguments {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A parameter file could not be read or parsed.
+    #[error("parameter file '{path}': {reason}")]
+    ParamsFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A parameter is unknown, of the wrong type, out of range, or read-only.
+    #[error("parameter '{name}': {reason}")]
+    Parameter {
+        /// The parameter.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// A reference (trajectory or target) was refused.
+    #[error("reference refused: {reason}")]
+    Reference {
+        /// Why.
+        reason: String,
+    },
+    /// The robot model could not be built.
+    #[error("robot model: {0}")]
+    Model(#[from] armctl_model::ModelError),
+}
