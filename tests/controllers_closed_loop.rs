@@ -1,5 +1,5 @@
 //! Controllers in closed loop on the embedded simulator (Panda and PUMA): the claims of
-//! theory.md section 6, with the numbers asserted.
+//! docs/theory.md section 6, with the numbers asserted.
 
 use armctl_control::reference::{Quintic, SetPoint, Trajectory};
 use armctl_control::{

@@ -1,4 +1,4 @@
-//! The two-link planar arm of theory.md section 7 (urdf/planar_2link.urdf): M, C and G match
+//! The two-link planar arm of docs/theory.md section 7 (urdf/planar_2link.urdf): M, C and G match
 //! the closed forms.
 
 use armctl_dynamics::{coriolis_matrix, gravity_torques, mass_matrix, DynamicsWorkspace};

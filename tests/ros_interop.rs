@@ -20,7 +20,7 @@ const KP: [f64; 7] = [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0];
 const KD_OLD: [f64; 7] = [50.0, 50.0, 50.0, 20.0, 10.0, 5.0, 1.0];
 const KD_NEW: [f64; 7] = [40.0, 45.0, 35.0, 15.0, 8.0, 4.0, 2.0];
 
-/// Loopback only, no multicast: what design.md prescribes for tests.
+/// Loopback only, no multicast: what docs/conventions.md prescribes for tests.
 const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
 
 fn workspace(relative: &str) -> PathBuf {

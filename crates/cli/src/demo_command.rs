@@ -130,7 +130,7 @@ fn run_log(record: DemoRecord) -> RunLog {
         commanded: record.effort.clone(),
         effort: record.effort,
         estimates: record.estimates,
-        saturated: 0,
+        saturated: record.saturated,
         wall_seconds: record.wall_seconds,
     }
 }

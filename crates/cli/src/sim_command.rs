@@ -155,7 +155,9 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let steps = (args.duration / args.dt).round() as usize;
     runtime.core_mut().follow(trajectory, 0.0)?;
     let mut control = CoreLoop::new(runtime.core_mut());
-    let log = simulate(&mut sim, &mut control, steps)?;
+    let mut log = simulate(&mut sim, &mut control, steps)?;
+    // Clipped by the safety layer, plus any the simulated drives clip on their own.
+    log.saturated += control.saturated;
     let events = control.events;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -219,6 +221,8 @@ struct CoreLoop<'a> {
     joints: Vec<String>,
     /// What the core reported (holds, resumptions), with the time.
     events: Vec<String>,
+    /// Efforts the safety layer clipped at their limits.
+    saturated: usize,
 }
 
 impl<'a> CoreLoop<'a> {
@@ -228,6 +232,7 @@ impl<'a> CoreLoop<'a> {
             core,
             joints,
             events: Vec::new(),
+            saturated: 0,
         }
     }
 }
@@ -246,7 +251,9 @@ impl ControlLoop for CoreLoop<'_> {
         effort: &mut [f64],
     ) -> std::result::Result<(), ControlError> {
         self.core.on_joint_state(&self.joints, q, qd, t);
-        if let Some(event) = self.core.step(t, dt, effort).event {
+        let report = self.core.step(t, dt, effort);
+        self.saturated += report.safety.saturated;
+        if let Some(event) = report.event {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
         Ok(())
@@ -283,6 +290,20 @@ fn simulate(sim: &mut Simulator, control: &mut CoreLoop<'_>, steps: usize) -> Re
     Ok(log)
 }
 
+/// The shortest text that reads back as exactly `v` (`1.38e-17`, not 35 digits of zeros);
+/// `NaN`, `inf` and `-inf` for the rest.
+fn csv_number(buffer: &mut ryu::Buffer, v: f64) -> &str {
+    if v.is_finite() {
+        buffer.format_finite(v)
+    } else if v.is_nan() {
+        "NaN"
+    } else if v > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    }
+}
+
 pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<PathBuf> {
     let names: Vec<&str> = robot.joint_names().collect();
     let mut text = String::from("t");
@@ -295,8 +316,16 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
         let _ = write!(text, ",estimate_{k}");
     }
     text.push('\n');
+    let mut number = ryu::Buffer::new();
+    // Every cell but the first of a row starts with a comma.
+    let mut cell = |text: &mut String, v: f64| {
+        if !text.ends_with('\n') {
+            text.push(',');
+        }
+        text.push_str(csv_number(&mut number, v));
+    };
     for (row, t) in log.time.iter().enumerate() {
-        let _ = write!(text, "{t}");
+        cell(&mut text, *t);
         let n = names.len();
         let error = |i: usize| log.reference[i][row] - log.q[i][row];
         let blocks: [&dyn Fn(usize) -> f64; 5] = [
@@ -308,11 +337,11 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
         ];
         for block in blocks {
             for i in 0..n {
-                let _ = write!(text, ",{}", block(i));
+                cell(&mut text, block(i));
             }
         }
         for column in &log.estimates {
-            let _ = write!(text, ",{}", column[row]);
+            cell(&mut text, column[row]);
         }
         text.push('\n');
     }
@@ -489,4 +518,22 @@ pub(crate) fn render(s: &Summary) -> String {
             .join(", ")
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_number;
+
+    #[test]
+    fn csv_numbers_are_the_shortest_that_read_back_exactly() {
+        let mut buffer = ryu::Buffer::new();
+        for v in [1.38e-17, 0.1, -2.5, 1e300, 123456.789, 0.0, 6.02214076e23] {
+            let text = csv_number(&mut buffer, v).to_string();
+            assert_eq!(text.parse::<f64>().unwrap(), v, "{text}");
+            assert!(text.len() <= 16, "{text}");
+        }
+        assert_eq!(csv_number(&mut buffer, 1.38e-17), "1.38e-17");
+        assert_eq!(csv_number(&mut buffer, f64::NAN), "NaN");
+        assert_eq!(csv_number(&mut buffer, f64::NEG_INFINITY), "-inf");
+    }
 }

@@ -227,3 +227,44 @@ fn simulator_settings_file_changes_the_plant_and_bad_keys_are_named() {
     assert!(ok, "limits: null and euler are valid: {err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The safety layer clips before the simulated drives see the command: the summary counts
+/// those clipped efforts (it printed 0 while every joint sat at its limit), and run.csv writes
+/// numbers in their shortest exact form.
+#[test]
+fn clipped_efforts_are_counted_and_the_csv_is_compact() {
+    let dir = out_dir("saturation");
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("stiff.yaml");
+    std::fs::write(&params, "kp: [1e5, 1e5, 1e5, 1e5, 1e5, 1e5, 1e5]\n").unwrap();
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--controller",
+        "independent_pd",
+        "--params",
+        params.to_str().unwrap(),
+        "--trajectory",
+        "setpoint:0.3,-0.5,0.2,-2.0,0.4,1.5,0.6",
+        "--duration",
+        "0.2",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let saturated = summary["saturated_commands"].as_u64().unwrap();
+    assert!(saturated > 100, "saturated commands: {saturated}");
+    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+    let longest = csv
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split(','))
+        .map(str::len)
+        .max()
+        .unwrap();
+    assert!(longest <= 24, "a CSV cell of {longest} characters");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,4 +1,4 @@
-//! Adaptive computed torque (Craig, Hsu and Sastry; theory.md section 6):
+//! Adaptive computed torque (Craig, Hsu and Sastry; docs/theory.md section 6):
 //! `tau = M_hat a + C_hat qd + G_hat = Y(q, qd, qd, a) p_hat`, `a = qdd_d + Kd de + Kp e`, and
 //! `d p_hat / dt = Gamma^-1 Y(q, qd, qd, qdd)^T M_hat^-1 e1`, `e1 = de + Psi e`, from
 //! `edd + Kd de + Kp e = M_hat^-1 Y(q, qd, qd, qdd) (p - p_hat)`.

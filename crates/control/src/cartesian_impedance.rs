@@ -1,4 +1,4 @@
-//! Cartesian impedance (theory.md section 6):
+//! Cartesian impedance (docs/theory.md section 6):
 //! `F = K_x x_err + D_x (xd_d - xd)`,
 //! `tau = J^T F + N (K_n (q_n - q) - D_n qd) + C(q, qd) qd + G(q)`,
 //! with J the tip Jacobian (base link axes, `[v; w]`), the position error `p_d - p` and the

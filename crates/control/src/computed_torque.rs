@@ -1,4 +1,4 @@
-//! Computed torque (theory.md section 6):
+//! Computed torque (docs/theory.md section 6):
 //! `tau = M(q)(qdd_d + Kd de + Kp e) + C(q, qd) qd + G(q) + F(qd_d)
 //!      = RNEA(q, qd, qdd_d + Kd de + Kp e) + F(qd_d)`.
 //! Claim: with the exact model the error obeys `edd + Kd de + Kp e = 0`, so it converges for any

@@ -1,4 +1,4 @@
-//! Independent joint PD (theory.md section 6): `tau = Kp e + Kd de`, no model.
+//! Independent joint PD (docs/theory.md section 6): `tau = Kp e + Kd de`, no model.
 //! Claim: under gravity the arm settles where `Kp e = G(q)`: a steady-state error
 //! `e = Kp^-1 G(q)`.
 

@@ -1,4 +1,4 @@
-//! Joint impedance (theory.md section 6):
+//! Joint impedance (docs/theory.md section 6):
 //! `tau = K (q_d - q) + D (qd_d - qd) + G(q)` (+ `C(q, qd) qd` when `coriolis` is 1).
 //! Claim: the arm behaves as a spring-damper about q_d; a constant external torque `tau_ext`
 //! deflects it statically by `K^-1 tau_ext` (for a tip wrench F, `K^-1 J^T F`).

@@ -1,4 +1,4 @@
-//! PD with fixed gravity compensation (Takegaki-Arimoto, theory.md section 6):
+//! PD with fixed gravity compensation (Takegaki-Arimoto, docs/theory.md section 6):
 //! `tau = Kp e + Kd de + G(q_d)`. Claim: the set point is globally asymptotically stable when
 //! `Kp + dG/dq > 0` for all q, which `lambda_min(Kp) > sup ||dG/dq||` guarantees. The supremum
 //! over the joint limits is estimated once from the model (largest singular value of the

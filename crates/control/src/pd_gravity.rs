@@ -1,4 +1,4 @@
-//! PD with online gravity compensation (theory.md section 6):
+//! PD with online gravity compensation (docs/theory.md section 6):
 //! `tau = Kp e + Kd de + G(q)`, `e = q_d - q`, `de = qd_d - qd`.
 //! Claim: regulation to a set point is globally asymptotically stable for any positive
 //! diagonal gains (with the exact G).

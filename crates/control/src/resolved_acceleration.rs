@@ -1,4 +1,4 @@
-//! Resolved-acceleration control (theory.md section 6):
+//! Resolved-acceleration control (docs/theory.md section 6):
 //! `xdd* = xdd_d + Kd (xd_d - xd) + Kp x_err`, `qdd* = J# (xdd* - Jdot qd) + (I - J# J)(-k_n qd)`,
 //! `tau = RNEA(q, qd, qdd*)`, with the tip Jacobian J (base link axes, `[v; w]`), the pose error
 //! of [`crate::CartesianImpedance`] and the damped pseudo-inverse `J# = J^T (J J^T + l^2 I)^-1`

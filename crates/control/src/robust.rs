@@ -1,4 +1,4 @@
-//! Robust computed torque (Spong, theory.md section 6): `v = qdd_d + Kd de + Kp e + dv`,
+//! Robust computed torque (Spong, docs/theory.md section 6): `v = qdd_d + Kd de + Kp e + dv`,
 //! `tau = M_hat v + C_hat qd + G_hat = RNEA_hat(q, qd, v)`, with
 //! `dv = rho w / max(||w||, eps)`, `w = B^T P x`, `x = [e; de]`, `B = [0; I]` and P solving
 //! `A^T P + P A = -Q` for `A = [[0, I], [-Kp, -Kd]]`, `Q = diag(I, q_v I)`. With diagonal gains

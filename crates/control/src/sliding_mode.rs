@@ -1,4 +1,4 @@
-//! Sliding mode control with a boundary layer (theory.md section 6):
+//! Sliding mode control with a boundary layer (docs/theory.md section 6):
 //! `s = de + Lambda e`, `tau = M_hat (qdd_d + Lambda de + k sat(s / phi)) + C_hat qd + G_hat`
 //! `= RNEA_hat(q, qd, qdd_d + Lambda de + k sat(s / phi))`, with `sat` clipping to [-1, 1].
 //! Claim: with `k` above the model error (in acceleration), s reaches the layer `|s| <= phi`;

@@ -1,4 +1,4 @@
-//! Slotine-Li with a known model (theory.md section 6):
+//! Slotine-Li with a known model (docs/theory.md section 6):
 //! `qd_r = qd_d + Lambda e`, `qdd_r = qdd_d + Lambda de`, `s = de + Lambda e`,
 //! `tau = M(q) qdd_r + C(q, qd) qd_r + G(q) + Kd s`, the two-velocity RNEA with
 //! `v = qd_r`, `a = qdd_r`. Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and

@@ -1,4 +1,4 @@
-//! Slotine-Li adaptive control (theory.md section 6):
+//! Slotine-Li adaptive control (docs/theory.md section 6):
 //! `tau = Y(q, qd, qd_r, qdd_r) p_hat + Kd s`, `d p_hat / dt = Gamma^-1 Y^T s`, with
 //! `qd_r`, `qdd_r`, `s` as in [`crate::SlotineLi`] and Y the regressor of
 //! `M a + C(q, qd) v + G = Y(q, qd, v, a) p` (10 parameters per link about the MDH origin).

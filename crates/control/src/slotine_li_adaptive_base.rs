@@ -1,4 +1,4 @@
-//! Slotine-Li adaptive control of the base parameters (theory.md sections 5 and 6):
+//! Slotine-Li adaptive control of the base parameters (docs/theory.md sections 5 and 6):
 //! `tau = Y_b(q, qd, qd_r, qdd_r) p_b_hat + Kd s`, `d p_b_hat / dt = Gamma^-1 Y_b^T s`, with
 //! `qd_r`, `qdd_r`, `s` as in [`crate::SlotineLi`] and `Y_b` the base regressor (the columns
 //! of the full regressor that make a base set, `Y p = Y_b p_b`).

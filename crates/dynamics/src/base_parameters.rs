@@ -1,4 +1,4 @@
-//! Base (minimal) inertial parameters, numerically (theory.md section 5).
+//! Base (minimal) inertial parameters, numerically (docs/theory.md section 5).
 //!
 //! The regressor `Y` (n x 10n) stacked over random states `W` has rank b < 10n: some columns
 //! are zero, others combinations of the rest. Columns are taken greedily, in an order that

@@ -1,4 +1,4 @@
-//! The Christoffel-consistent Coriolis matrix `C(q, qd)` (theory.md section 2), so that
+//! The Christoffel-consistent Coriolis matrix `C(q, qd)` (docs/theory.md section 2), so that
 //! `C qd` is the velocity term of the dynamics and `Mdot - 2C` is skew-symmetric.
 //!
 //! With everything in frame {0}: `M = sum_k J_k^T I_k J_k`, `J_k = [S_1 .. S_k 0]`,

@@ -1,4 +1,4 @@
-//! Mass matrix by the composite-rigid-body algorithm, in frame {0} (theory.md section 4):
+//! Mass matrix by the composite-rigid-body algorithm, in frame {0} (docs/theory.md section 4):
 //! `M_ij = S_i^T I^c_j S_j` for `i <= j`, with `I^c_j` the spatial inertia of links j..n about
 //! the frame-{0} origin and `S_i` the joint motion subspaces. Both triangles are filled;
 //! armature is added to the diagonal. Cost O(n) composites plus n(n+1)/2 six-vector dots.

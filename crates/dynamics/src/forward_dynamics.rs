@@ -1,4 +1,4 @@
-//! Forward dynamics: `qdd = M(q)^-1 (tau - C(q, qd) qd - G(q))` (theory.md section 4), with
+//! Forward dynamics: `qdd = M(q)^-1 (tau - C(q, qd) qd - G(q))` (docs/theory.md section 4), with
 //! M from the composite-rigid-body algorithm (armature included), the bias from RNEA with zero
 //! acceleration, and a Cholesky solve. Friction is not applied here: subtract
 //! [`crate::friction_torques`] from tau first when the model should have it.

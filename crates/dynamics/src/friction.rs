@@ -1,4 +1,4 @@
-//! Joint friction from the model: `F(qd) = viscous qd + coulomb sgn(qd)` (theory.md
+//! Joint friction from the model: `F(qd) = viscous qd + coulomb sgn(qd)` (docs/theory.md
 //! section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
 //! identification prefer to a jump at zero velocity.
 

@@ -1,6 +1,6 @@
 //! The inertial-parameter regressor: `Y(q, qd, v, a) p = M(q) a + C(q, qd) v + G(q)`, n x 10n,
 //! per link `p = [XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]` about the MDH frame origin
-//! (theory.md section 2). Armature and friction are not in p.
+//! (docs/theory.md section 2). Armature and friction are not in p.
 //!
 //! The two-velocity link force (`rnea_two_velocity`) is linear in p:
 //! `F = [0 | S(alpha) + S(w_r) S(w) | abar] p`,

@@ -1,4 +1,4 @@
-//! Base parameters by the regrouping rules for MDH frames (theory.md section 5; Khalil and
+//! Base parameters by the regrouping rules for MDH frames (docs/theory.md section 5; Khalil and
 //! Bennis), from link n down to link 2, with `C, S = cos, sin alpha_{i-1}`, `a = a_{i-1}`,
 //! `d = d_i`:
 //! - revolute joint i: link i keeps `XX - YY, XY, XZ, YZ, ZZ, MX, MY`; `YY_i, MZ_i, M_i` move

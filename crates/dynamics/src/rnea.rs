@@ -1,4 +1,4 @@
-//! Recursive Newton-Euler inverse dynamics in MDH frames (theory.md section 3):
+//! Recursive Newton-Euler inverse dynamics in MDH frames (docs/theory.md section 3):
 //! `tau = M(q) qdd + C(q, qd) qd + G(q)` (+ armature `qdd`), with an optional wrench on the
 //! tool. Gravity enters as the base acceleration `a_0 = -g`.
 //!

@@ -1,6 +1,6 @@
 //! # armctl_ident
 //!
-//! Identification of a serial arm's dynamics (theory.md section 5): the base inertial
+//! Identification of a serial arm's dynamics (docs/theory.md section 5): the base inertial
 //! parameters and joint friction from a log of positions, velocities (accelerations) and
 //! efforts, by weighted least squares on the base regressor; exciting trajectories (finite
 //! Fourier series) that make that regressor well conditioned; and the identified model in the

@@ -1,4 +1,4 @@
-//! Placing Craig's modified D-H frames on the axes of a chain (theory.md section 1).
+//! Placing Craig's modified D-H frames on the axes of a chain (docs/theory.md section 1).
 //!
 //! Frame {i} has z on axis i and x on a common normal from axis i to axis i+1. Rules, in order:
 //! 1. A URDF link frame that already is a valid MDH frame for its joint is kept, so a URDF

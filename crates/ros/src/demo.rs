@@ -57,6 +57,11 @@ pub struct DemoRecord {
     pub estimates: Vec<Vec<f64>>,
     /// Steps in which the controller held in its safe mode.
     pub holding_steps: usize,
+    /// Commands the safety layer clipped at an effort limit (counted per joint, over every
+    /// control step of the recorded part, not only the recorded rows).
+    pub saturated: usize,
+    /// The node's count of clipped commands when recording began.
+    saturated_before: Option<f64>,
     /// Wall-clock time of the recorded part, s.
     pub wall_seconds: f64,
 }
@@ -81,6 +86,10 @@ impl DemoRecord {
         self.time.push(t);
         if block("holding")?.first().is_some_and(|h| *h != 0.0) {
             self.holding_steps += 1;
+        }
+        if let Some(&total) = block("saturated")?.first() {
+            let before = *self.saturated_before.get_or_insert(total);
+            self.saturated = (total - before).max(0.0) as usize;
         }
         for (columns, label) in [
             (&mut self.reference, "reference"),

@@ -5,7 +5,7 @@
 //! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
 
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
-use armctl_control::{Controller, Guarded, JointReference, JointState, ParamValue};
+use armctl_control::{Controller, Guarded, JointReference, JointState, ParamValue, SafetyReport};
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 
@@ -68,6 +68,8 @@ pub struct StepReport {
     pub fault: Option<Fault>,
     /// What changed in this step, to tell the operator (once per incident).
     pub event: Option<CoreEvent>,
+    /// What the safety layer did to this step's efforts (clipped, rate-limited, replaced).
+    pub safety: SafetyReport,
 }
 
 /// A change of the core's situation worth telling the operator once.
@@ -438,9 +440,10 @@ impl ControllerCore {
             }
             fault = self.control(now, dt, effort);
         }
-        if fault.is_some() {
-            self.hold(effort, dt);
-        }
+        let safety = match fault {
+            Some(_) => self.hold(effort, dt),
+            None => self.controller.last_report(),
+        };
         let event = match (&fault, &self.fault) {
             (Some(new), old)
                 if old.as_ref().map(std::mem::discriminant)
@@ -458,7 +461,11 @@ impl ControllerCore {
         };
         self.was_holding = fault.is_some();
         self.fault = fault.clone();
-        StepReport { fault, event }
+        StepReport {
+            fault,
+            event,
+            safety,
+        }
     }
 
     /// Starts the controller and the reference from where the arm is. After a hold, a
@@ -492,14 +499,14 @@ impl ControllerCore {
     }
 
     /// The hold effort, through the safety layer.
-    fn hold(&mut self, effort: &mut [f64], dt: f64) {
+    fn hold(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
             }
         }
-        self.controller.safety_mut().apply(effort, dt);
+        self.controller.safety_mut().apply(effort, dt)
     }
 }
 

@@ -49,7 +49,7 @@ fn energy_is_conserved_without_torque_friction_or_limits() {
     assert!(drift < 1e-6, "PUMA energy drift {drift:e}");
 }
 
-/// theory.md section 7: point masses m1 = 2, m2 = 1.5 at l1 = 1, l2 = 0.8.
+/// docs/theory.md section 7: point masses m1 = 2, m2 = 1.5 at l1 = 1, l2 = 0.8.
 fn two_link_qdd(q: Vector2<f64>, qd: Vector2<f64>) -> Vector2<f64> {
     let (m1, m2, l1, l2, g) = (2.0, 1.5, 1.0, 0.8, 9.81);
     let (c1, c2, s2, c12) = (q[0].cos(), q[1].cos(), q[1].sin(), (q[0] + q[1]).cos());

@@ -4,7 +4,8 @@
 //! `~/target_pose` (geometry_msgs/PoseStamped) and `~/external_wrench`
 //! (geometry_msgs/WrenchStamped), and `~/state` for plotting: a std_msgs/Float64MultiArray with
 //! labelled blocks `time`, `holding`, `reference`, `position`, `velocity`, `error`, `effort`,
-//! `estimates`.
+//! `estimates`, `saturated` (efforts clipped at their limits since the start, counted per joint
+//! and step).
 //!
 //! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
@@ -38,6 +39,8 @@ pub struct ControllerNode {
     state_period: f64,
     last_state: Option<f64>,
     effort: Vec<f64>,
+    /// Efforts the safety layer clipped at a limit since the start.
+    saturated: u64,
     command: Float64MultiArray,
     state: Float64MultiArray,
     error: Vec<f64>,
@@ -116,6 +119,7 @@ impl ControllerNode {
             state_period,
             last_state: None,
             effort: vec![0.0; n],
+            saturated: 0,
             command: Float64MultiArray {
                 data: vec![0.0; n],
                 ..Float64MultiArray::default()
@@ -186,6 +190,7 @@ impl ControllerNode {
             return;
         }
         let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
+        self.saturated += report.safety.saturated as u64;
         if let Some(event) = &report.event {
             let level = if event.is_warning() {
                 LogLevel::Warn
@@ -221,6 +226,7 @@ impl ControllerNode {
                 ("error", &self.error),
                 ("effort", &self.effort),
                 ("estimates", estimates),
+                ("saturated", &[self.saturated as f64]),
             ],
             &mut self.state,
         );
