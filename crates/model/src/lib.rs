@@ -47,6 +47,8 @@ mod mdh_frames;
 mod robot;
 #[cfg(test)]
 mod test_robots;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport};

@@ -7,7 +7,7 @@ use armctl_dynamics::{
     numeric_base_parameters, regressor, regrouped_base_parameters, stacked_regressor,
     DynamicsWorkspace,
 };
-use armctl_e2e::{urdf_dir, Reference, REFERENCE_URDFS};
+use armctl_model::test_support::reference::{urdf_dir, Reference, REFERENCE_URDFS};
 use armctl_model::{ChainOptions, Robot};
 use nalgebra::{DMatrix, DVector};
 
