@@ -26,7 +26,7 @@ pub fn forward_dynamics(
     check("qdd", ws.n, qdd.len())?;
     // Buffers are moved out and back so the factorisation reuses them (no allocation).
     let mut rhs = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
-    newton_euler(robot, ws, qd, None, true, None, rhs.as_mut_slice());
+    newton_euler(robot, ws, qd, None, None, rhs.as_mut_slice());
     for (r, t) in rhs.iter_mut().zip(tau) {
         *r = t - *r;
     }

@@ -39,7 +39,7 @@ pub fn rnea(
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, Some(qdd), tau)?;
-    newton_euler(robot, ws, qd, Some(qdd), true, None, tau);
+    newton_euler(robot, ws, qd, Some(qdd), None, tau);
     Ok(())
 }
 
@@ -57,7 +57,7 @@ pub fn rnea_with_wrench(
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, Some(qdd), tau)?;
     let tip = tip_reaction(robot, ws, wrench);
-    newton_euler(robot, ws, qd, Some(qdd), true, Some(tip), tau);
+    newton_euler(robot, ws, qd, Some(qdd), Some(tip), tau);
     Ok(())
 }
 
@@ -71,7 +71,7 @@ pub fn nonlinear_effects(
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, None, out)?;
-    newton_euler(robot, ws, qd, None, true, None, out);
+    newton_euler(robot, ws, qd, None, None, out);
     Ok(())
 }
 
@@ -105,24 +105,20 @@ fn tip_reaction(
     (force, torque + p_tip.cross(&force))
 }
 
-/// The recursion; sizes already checked, `ws.rot`/`ws.pos` set. `qdd = None` means zero.
+/// The recursion, gravity included; sizes already checked, `ws.rot`/`ws.pos` set.
+/// `qdd = None` means zero.
 pub(crate) fn newton_euler(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
     qd: &[f64],
     qdd: Option<&[f64]>,
-    gravity: bool,
     tip: Option<(Vector3<f64>, Vector3<f64>)>,
     tau: &mut [f64],
 ) {
     let n = ws.n;
     let mut w = Vector3::zeros();
     let mut dw = Vector3::zeros();
-    let mut a = if gravity {
-        -robot.gravity_in_frame0()
-    } else {
-        Vector3::zeros()
-    };
+    let mut a = -robot.gravity_in_frame0();
     let params = robot.link_parameters();
     for i in 0..n {
         let rt = ws.rot[i].transpose();
