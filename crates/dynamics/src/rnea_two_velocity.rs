@@ -53,8 +53,9 @@ pub fn rnea_two_velocity(
     Ok(())
 }
 
-/// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha), `vo`
-/// (actual origin velocity) and `acc` (`abar = a_O + w_r x v_O`) per link, in its frame.
+/// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha) and `acc`
+/// (`abar = a_O + w_r x v_O`) per link, in its frame. The origin velocity `v_O` is only
+/// carried along the recursion.
 pub(crate) fn outward_two_velocity(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
@@ -89,7 +90,6 @@ pub(crate) fn outward_two_velocity(
         }
         ws.w[i] = w_i;
         ws.wr[i] = wr_i;
-        ws.vo[i] = vo_i;
         ws.dw[i] = alpha_i;
         ws.acc[i] = ao_i + wr_i.cross(&vo_i);
         (w, wr, vo, alpha, ao) = (w_i, wr_i, vo_i, alpha_i, ao_i);
