@@ -3,11 +3,10 @@
 //! acceleration, and a Cholesky solve. Friction is not applied here: subtract
 //! [`crate::friction_torques`] from tau first when the model should have it.
 
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
 use crate::crba::fill_mass_matrix;
-use crate::error::check;
 use crate::rnea::newton_euler;
 use crate::{DynamicsError, DynamicsWorkspace};
 
@@ -21,9 +20,9 @@ pub fn forward_dynamics(
     qdd: &mut [f64],
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    check("qd", ws.n, qd.len())?;
-    check("tau", ws.n, tau.len())?;
-    check("qdd", ws.n, qdd.len())?;
+    check_length("qd", ws.n, qd.len())?;
+    check_length("tau", ws.n, tau.len())?;
+    check_length("qdd", ws.n, qdd.len())?;
     // Buffers are moved out and back so the factorisation reuses them (no allocation).
     let mut rhs = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
     newton_euler(robot, ws, qd, None, None, rhs.as_mut_slice());

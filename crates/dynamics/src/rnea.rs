@@ -11,10 +11,9 @@
 //! `tau_i = z . ((1 - sigma) n_i + sigma f_i)`. Cost O(n). Reference: Khalil and Dombre,
 //! Modeling, Identification and Control of Robots, chapter 9.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::Vector3;
 
-use crate::error::check;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// A wrench applied **to** the robot at the tip (tool frame origin), in base link axes.
@@ -81,11 +80,11 @@ fn check_lengths(
     qdd: Option<&[f64]>,
     tau: &[f64],
 ) -> Result<(), DynamicsError> {
-    check("qd", n, qd.len())?;
+    check_length("qd", n, qd.len())?;
     if let Some(qdd) = qdd {
-        check("qdd", n, qdd.len())?;
+        check_length("qdd", n, qdd.len())?;
     }
-    check("tau", n, tau.len())
+    Ok(check_length("tau", n, tau.len())?)
 }
 
 /// Force and moment the tip exerts on the environment, in frame {n} about O_n.

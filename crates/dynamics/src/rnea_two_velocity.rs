@@ -11,10 +11,9 @@
 //! (see `coriolis_matrix`). With `v = qd`, `a = qdd` it is ordinary inverse dynamics.
 //! The inward pass is RNEA's.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::Vector3;
 
-use crate::error::check;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 const Z: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
@@ -36,7 +35,7 @@ pub fn rnea_two_velocity(
         ("a", a.len()),
         ("tau", tau.len()),
     ] {
-        check(what, ws.n, len)?;
+        check_length(what, ws.n, len)?;
     }
     outward_two_velocity(robot, ws, qd, v, a);
     let params = robot.link_parameters();

@@ -1,9 +1,8 @@
 //! Every scratch buffer of the dynamics algorithms, allocated once per robot.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 
-use crate::error::check;
 use crate::DynamicsError;
 
 /// Preallocated buffers for every algorithm of this crate. Make one per robot (same number
@@ -95,8 +94,8 @@ impl DynamicsWorkspace {
         robot: &Robot,
         q: &[f64],
     ) -> Result<(), DynamicsError> {
-        check("workspace (robot joints)", robot.dof(), self.n)?;
-        check("q", self.n, q.len())?;
+        check_length("workspace (robot joints)", robot.dof(), self.n)?;
+        check_length("q", self.n, q.len())?;
         for (i, (joint, &qi)) in robot.joints().iter().zip(q).enumerate() {
             let (theta, d) = joint.mdh.theta_d(joint.kind, qi);
             let (st, ct) = theta.sin_cos();
