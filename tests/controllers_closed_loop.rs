@@ -510,10 +510,10 @@ fn slotine_li_adaptive_learns_a_model_fifty_percent_off() {
 /// random states, relative to the RMS of `Y_b p_b`.
 fn torque_error_of_base_estimate(truth: &Robot, estimate: &[f64]) -> f64 {
     let base = armctl_dynamics::numeric_base_parameters(truth).unwrap();
-    let p_b = base.values(&truth.parameter_vector());
+    let p_b = base.values(&truth.parameter_vector()).unwrap();
     let y = armctl_dynamics::stacked_regressor(truth, 200, 5).unwrap();
     let mut y_b = nalgebra::DMatrix::zeros(y.nrows(), base.count());
-    base.select(&y, &mut y_b);
+    base.select(&y, &mut y_b).unwrap();
     let error = &y_b * (DVector::from_column_slice(estimate) - &p_b);
     error.norm() / (&y_b * &p_b).norm()
 }

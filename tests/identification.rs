@@ -116,7 +116,8 @@ fn exact_data_give_the_base_parameters_to_1e_6() {
     let found = identify(&robot, &log, &IdentifyOptions::default()).unwrap();
     let truth = numeric_base_parameters(&robot)
         .unwrap()
-        .values(&robot.parameter_vector());
+        .values(&robot.parameter_vector())
+        .unwrap();
     let scale = truth.amax();
     let mut worst: f64 = 0.0;
     for (k, (name, value)) in found.base_names.iter().zip(&found.base_values).enumerate() {
@@ -172,7 +173,8 @@ fn noisy_data_give_the_well_excited_parameters_and_predict_held_out_efforts() {
     let found = identify(&plant, &log, &options).unwrap();
     let truth = numeric_base_parameters(&plant)
         .unwrap()
-        .values(&plant.parameter_vector());
+        .values(&plant.parameter_vector())
+        .unwrap();
     let mut checked = 0;
     for (k, name) in found.base_names.iter().enumerate() {
         let (value, std) = (found.base_values[k], found.base_std[k]);

@@ -70,7 +70,7 @@ fn base(robot: &Robot) -> Result<(Vec<Parameter>, String)> {
         Ok(_) => "numerical method (the regrouping rules give another set)".to_string(),
         Err(reason) => format!("numerical method ({reason})"),
     };
-    let values = numeric.values(&robot.parameter_vector());
+    let values = numeric.values(&robot.parameter_vector())?;
     let parameters = numeric
         .names()
         .into_iter()

@@ -1,6 +1,7 @@
 //! The one error type of the control crate.
 
 use armctl_dynamics::DynamicsError;
+use armctl_model::LengthMismatch;
 use thiserror::Error;
 
 /// What can go wrong when configuring or running a controller or a reference.
@@ -50,14 +51,12 @@ pub enum ControlError {
     Dynamics(#[from] DynamicsError),
 }
 
-pub(crate) fn check(what: &str, expected: usize, got: usize) -> Result<(), ControlError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(ControlError::Dimension {
-            what: what.to_string(),
-            expected,
-            got,
-        })
+impl From<LengthMismatch> for ControlError {
+    fn from(e: LengthMismatch) -> Self {
+        ControlError::Dimension {
+            what: e.what.to_string(),
+            expected: e.expected,
+            got: e.got,
+        }
     }
 }

@@ -2,10 +2,9 @@
 //! the PD term.
 
 use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 use nalgebra::DMatrix;
 
-use crate::error::check;
 use crate::{ControlError, JointReference, JointState, ParamKind, ParamSpec};
 
 /// Natural frequency of model-sized default gains, rad/s.
@@ -64,12 +63,12 @@ pub(crate) fn check_step(
     reference: &JointReference,
     effort: &[f64],
 ) -> Result<(), ControlError> {
-    check("q", n, state.q.len())?;
-    check("qd", n, state.qd.len())?;
-    check("reference positions", n, reference.q.len())?;
-    check("reference velocities", n, reference.qd.len())?;
-    check("reference accelerations", n, reference.qdd.len())?;
-    check("effort", n, effort.len())?;
+    check_length("q", n, state.q.len())?;
+    check_length("qd", n, state.qd.len())?;
+    check_length("reference positions", n, reference.q.len())?;
+    check_length("reference velocities", n, reference.qd.len())?;
+    check_length("reference accelerations", n, reference.qdd.len())?;
+    check_length("effort", n, effort.len())?;
     if state.q.iter().chain(state.qd).any(|v| !v.is_finite()) {
         return Err(ControlError::NonFinite {
             what: "joint state",

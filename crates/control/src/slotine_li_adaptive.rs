@@ -70,7 +70,7 @@ impl SlotineLiAdaptive {
         let mut declared = slotine_li_gains(robot)?;
         declared.extend(adaptation_parameters(n, 1.0, !reduces));
         let initial: Vec<f64> = base
-            .values(&robot.parameter_vector())
+            .values(&robot.parameter_vector())?
             .iter()
             .copied()
             .collect();
@@ -106,9 +106,9 @@ impl SlotineLiAdaptive {
     }
 
     /// `tau = Y p_hat + Kd s`, then `p_hat += dt Gamma^-1 Y^T s` on adapted links.
-    fn command_and_adapt(&mut self, dt: f64, effort: &mut [f64]) {
+    fn command_and_adapt(&mut self, dt: f64, effort: &mut [f64]) -> Result<(), ControlError> {
         let y = if self.reduces {
-            self.base.select(&self.y, &mut self.y_b);
+            self.base.select(&self.y, &mut self.y_b)?;
             &self.y_b
         } else {
             &self.y
@@ -127,6 +127,7 @@ impl SlotineLiAdaptive {
             dt,
             &mut self.estimate,
         );
+        Ok(())
     }
 }
 
@@ -170,8 +171,7 @@ impl Controller for SlotineLiAdaptive {
             &self.qdd_r,
             &mut self.y,
         )?;
-        self.command_and_adapt(dt, effort);
-        Ok(())
+        self.command_and_adapt(dt, effort)
     }
     fn estimates(&self) -> &[f64] {
         self.estimate.as_slice()

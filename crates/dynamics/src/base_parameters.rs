@@ -8,7 +8,7 @@
 //! squares, and `p_b = p_S + K p_D`: `Y p = Y_S p_b` for every state. The same order makes the
 //! values equal to the regrouped ones of `regrouping` wherever those rules apply.
 
-use armctl_model::{Robot, PARAMS_PER_LINK};
+use armctl_model::{check_length, Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -50,9 +50,10 @@ impl BaseParameters {
         &self.map
     }
 
-    /// The base parameter values of a full parameter vector.
-    pub fn values(&self, p: &[f64]) -> DVector<f64> {
-        &self.map * DVector::from_column_slice(p)
+    /// The base parameter values of a full parameter vector (10n values).
+    pub fn values(&self, p: &[f64]) -> Result<DVector<f64>, DynamicsError> {
+        check_length("parameter vector", self.map.ncols(), p.len())?;
+        Ok(&self.map * DVector::from_column_slice(p))
     }
 
     /// Each base parameter as a combination of link parameters, e.g. `XX2 - YY2` or
@@ -64,16 +65,23 @@ impl BaseParameters {
     }
 
     /// `Y_b`: the base columns of a full regressor `y` (n x 10n) into `out` (n x b).
-    pub fn select(&self, y: &DMatrix<f64>, out: &mut DMatrix<f64>) {
+    /// Allocates nothing.
+    pub fn select(&self, y: &DMatrix<f64>, out: &mut DMatrix<f64>) -> Result<(), DynamicsError> {
+        check_length("Y columns", self.map.ncols(), y.ncols())?;
+        check_length("Y_b rows", y.nrows(), out.nrows())?;
+        check_length("Y_b columns", self.count(), out.ncols())?;
         for (k, &c) in self.columns.iter().enumerate() {
             out.set_column(k, &y.column(c));
         }
+        Ok(())
     }
 
     /// A full parameter vector with base values `p_b`, as close as possible to `prior`
     /// (least-norm change): `p = prior + map^+ (p_b - map prior)`. Every torque computed with
     /// it equals `Y_b p_b`.
     pub fn full_parameters(&self, p_b: &[f64], prior: &[f64]) -> Result<Vec<f64>, DynamicsError> {
+        check_length("base parameter values", self.count(), p_b.len())?;
+        check_length("prior parameter vector", self.map.ncols(), prior.len())?;
         let prior = DVector::from_column_slice(prior);
         let gap = DVector::from_column_slice(p_b) - &self.map * &prior;
         let svd = self.map.clone().svd(true, true);
@@ -221,5 +229,74 @@ mod tests {
             1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5,
         ];
         assert_eq!(combination(row.into_iter()), "XX1 - YY1 + 0.500000 ZZ2");
+    }
+
+    /// Two links (20 parameters), three base parameters.
+    fn three_of_twenty() -> BaseParameters {
+        let mut map = DMatrix::zeros(3, 20);
+        map[(0, 0)] = 1.0;
+        map[(0, 3)] = -1.0;
+        map[(1, 5)] = 1.0;
+        map[(2, 19)] = 1.0;
+        BaseParameters::new(vec![0, 5, 19], map)
+    }
+
+    fn dimension(what: &'static str, expected: usize, got: usize) -> DynamicsError {
+        DynamicsError::Dimension {
+            what,
+            expected,
+            got,
+        }
+    }
+
+    #[test]
+    fn values_of_a_wrong_length_vector_are_a_dimension_error() {
+        let base = three_of_twenty();
+        let p: Vec<f64> = (0..20).map(f64::from).collect();
+        assert_eq!(base.values(&p).unwrap().as_slice(), &[-3.0, 5.0, 19.0]);
+        assert_eq!(
+            base.values(&p[..19]),
+            Err(dimension("parameter vector", 20, 19))
+        );
+    }
+
+    #[test]
+    fn select_with_wrong_sizes_is_a_dimension_error() {
+        let base = three_of_twenty();
+        let y = DMatrix::from_fn(2, 20, |r, c| (10 * r + c) as f64);
+        let mut out = DMatrix::zeros(2, 3);
+        base.select(&y, &mut out).unwrap();
+        assert_eq!(
+            out,
+            DMatrix::from_row_slice(2, 3, &[0.0, 5.0, 19.0, 10.0, 15.0, 29.0])
+        );
+        assert_eq!(
+            base.select(&DMatrix::zeros(2, 10), &mut out),
+            Err(dimension("Y columns", 20, 10))
+        );
+        assert_eq!(
+            base.select(&y, &mut DMatrix::zeros(3, 3)),
+            Err(dimension("Y_b rows", 2, 3))
+        );
+        assert_eq!(
+            base.select(&y, &mut DMatrix::zeros(2, 4)),
+            Err(dimension("Y_b columns", 3, 4))
+        );
+    }
+
+    #[test]
+    fn full_parameters_with_wrong_lengths_are_a_dimension_error() {
+        let base = three_of_twenty();
+        let prior = vec![0.5; 20];
+        let p = base.full_parameters(&[1.0, 2.0, 3.0], &prior).unwrap();
+        assert!((base.values(&p).unwrap() - DVector::from_vec(vec![1.0, 2.0, 3.0])).amax() < 1e-12);
+        assert_eq!(
+            base.full_parameters(&[1.0, 2.0], &prior),
+            Err(dimension("base parameter values", 3, 2))
+        );
+        assert_eq!(
+            base.full_parameters(&[1.0, 2.0, 3.0], &prior[..12]),
+            Err(dimension("prior parameter vector", 20, 12))
+        );
     }
 }

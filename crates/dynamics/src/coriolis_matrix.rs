@@ -14,11 +14,10 @@
 //! Reference: Echeandia and Wensing, "Numerical methods to compute the Coriolis matrix and
 //! Christoffel symbols for rigid-body systems", J. Comput. Nonlinear Dyn. 16(9), 2021.
 
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 use nalgebra::{DMatrix, Matrix3, Vector3, Vector6};
 
 use crate::composite::update_composites;
-use crate::error::check;
 use crate::spatial::{bottom, cross_force, cross_motion, inertia_times, join, top, world_inertia};
 use crate::{DynamicsError, DynamicsWorkspace};
 
@@ -31,9 +30,9 @@ pub fn coriolis_matrix(
     out: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    check("qd", ws.n, qd.len())?;
-    check("C rows", ws.n, out.nrows())?;
-    check("C columns", ws.n, out.ncols())?;
+    check_length("qd", ws.n, qd.len())?;
+    check_length("C rows", ws.n, out.nrows())?;
+    check_length("C columns", ws.n, out.ncols())?;
     ws.update_world_frames(robot);
     update_composites(robot, ws);
     update_rates(robot, ws, qd);

@@ -4,11 +4,10 @@
 //! armature is added to the diagonal. Cost O(n) composites plus n(n+1)/2 six-vector dots.
 //! Reference: Featherstone, Rigid Body Dynamics Algorithms, section 6.2.
 
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 use nalgebra::DMatrix;
 
 use crate::composite::update_composites;
-use crate::error::check;
 use crate::spatial::inertia_times;
 use crate::{DynamicsError, DynamicsWorkspace};
 
@@ -20,8 +19,8 @@ pub fn mass_matrix(
     out: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    check("M rows", ws.n, out.nrows())?;
-    check("M columns", ws.n, out.ncols())?;
+    check_length("M rows", ws.n, out.nrows())?;
+    check_length("M columns", ws.n, out.ncols())?;
     fill_mass_matrix(robot, ws, out);
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The one error type of the dynamics crate.
 
+use armctl_model::LengthMismatch;
 use thiserror::Error;
 
 /// What can go wrong when calling a dynamics algorithm.
@@ -27,15 +28,53 @@ pub enum DynamicsError {
     },
 }
 
-/// Checks a length.
-pub(crate) fn check(what: &'static str, expected: usize, got: usize) -> Result<(), DynamicsError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(DynamicsError::Dimension {
-            what,
-            expected,
-            got,
-        })
+impl From<LengthMismatch> for DynamicsError {
+    fn from(e: LengthMismatch) -> Self {
+        DynamicsError::Dimension {
+            what: e.what,
+            expected: e.expected,
+            got: e.got,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{rnea, DynamicsWorkspace};
+    use armctl_model::{ChainOptions, Robot};
+
+    #[test]
+    fn a_wrong_length_is_a_dimension_error_naming_the_argument() {
+        let robot = Robot::from_urdf_file(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+            &ChainOptions::default(),
+        )
+        .unwrap();
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let mut tau = [0.0; 2];
+        assert_eq!(
+            rnea(&robot, &mut ws, &[0.0; 2], &[0.0; 3], &[0.0; 2], &mut tau),
+            Err(DynamicsError::Dimension {
+                what: "qd",
+                expected: 2,
+                got: 3
+            })
+        );
+        assert_eq!(
+            rnea(
+                &robot,
+                &mut ws,
+                &[0.0; 2],
+                &[0.0; 2],
+                &[0.0; 2],
+                &mut [0.0; 1]
+            ),
+            Err(DynamicsError::Dimension {
+                what: "tau",
+                expected: 2,
+                got: 1
+            })
+        );
     }
 }

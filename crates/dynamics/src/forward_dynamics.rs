@@ -1,13 +1,14 @@
 //! Forward dynamics: `qdd = M(q)^-1 (tau - C(q, qd) qd - G(q))` (docs/theory.md section 4), with
 //! M from the composite-rigid-body algorithm (armature included), the bias from RNEA with zero
-//! acceleration, and a Cholesky solve. Friction is not applied here: subtract
-//! [`crate::friction_torques`] from tau first when the model should have it.
+//! acceleration, and a Cholesky solve in place ([`crate::cholesky_in_place`]). Friction is not
+//! applied here: subtract [`crate::friction_torques`] from tau first when the model should
+//! have it.
 
-use armctl_model::Robot;
-use nalgebra::{Cholesky, DMatrix, DVector};
+use armctl_model::{check_length, Robot};
+use nalgebra::{DMatrix, DVector};
 
+use crate::cholesky::{cholesky_in_place, cholesky_solve_in_place};
 use crate::crba::fill_mass_matrix;
-use crate::error::check;
 use crate::rnea::newton_euler;
 use crate::{DynamicsError, DynamicsWorkspace};
 
@@ -21,29 +22,23 @@ pub fn forward_dynamics(
     qdd: &mut [f64],
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    check("qd", ws.n, qd.len())?;
-    check("tau", ws.n, tau.len())?;
-    check("qdd", ws.n, qdd.len())?;
-    // Buffers are moved out and back so the factorisation reuses them (no allocation).
+    check_length("qd", ws.n, qd.len())?;
+    check_length("tau", ws.n, tau.len())?;
+    check_length("qdd", ws.n, qdd.len())?;
+    // The bias into `ws.rhs`, then `rhs = tau - bias`; M into `ws.mass_matrix`, factored and
+    // solved in place (no allocation).
     let mut rhs = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
-    newton_euler(robot, ws, qd, None, true, None, rhs.as_mut_slice());
+    newton_euler(robot, ws, qd, None, None, rhs.as_mut_slice());
     for (r, t) in rhs.iter_mut().zip(tau) {
         *r = t - *r;
     }
     let mut m = std::mem::replace(&mut ws.mass_matrix, DMatrix::zeros(0, 0));
     fill_mass_matrix(robot, ws, &mut m);
-    let result = match Cholesky::new(m) {
-        Some(cholesky) => {
-            cholesky.solve_mut(&mut rhs);
-            qdd.copy_from_slice(rhs.as_slice());
-            ws.mass_matrix = cholesky.unpack();
-            Ok(())
-        }
-        None => {
-            ws.mass_matrix = DMatrix::zeros(ws.n, ws.n);
-            Err(DynamicsError::SingularMassMatrix)
-        }
-    };
+    let result = cholesky_in_place(&mut m).and_then(|()| cholesky_solve_in_place(&m, &mut rhs));
+    if result.is_ok() {
+        qdd.copy_from_slice(rhs.as_slice());
+    }
+    ws.mass_matrix = m;
     ws.rhs = rhs;
     result
 }

@@ -2,9 +2,8 @@
 //! section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
 //! identification prefer to a jump at zero velocity.
 
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 
-use crate::error::check;
 use crate::DynamicsError;
 
 /// How the Coulomb term treats the sign of the velocity.
@@ -27,8 +26,8 @@ pub fn friction_torques(
     sign: CoulombSign,
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
-    check("qd", robot.dof(), qd.len())?;
-    check("friction", robot.dof(), out.len())?;
+    check_length("qd", robot.dof(), qd.len())?;
+    check_length("friction", robot.dof(), out.len())?;
     for ((o, joint), &v) in out.iter_mut().zip(robot.joints()).zip(qd) {
         let s = match sign {
             CoulombSign::Exact if v == 0.0 => 0.0,

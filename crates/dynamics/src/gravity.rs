@@ -2,10 +2,9 @@
 //! first moments in frame {0}, `G_i = -S_i^T [h_i x g; m_i g]` with `(h_i, m_i)` the first
 //! moment (about the frame-{0} origin) and mass of links i..n. Cost O(n), no velocities.
 
-use armctl_model::Robot;
+use armctl_model::{check_length, Robot};
 use nalgebra::Vector3;
 
-use crate::error::check;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// `G(q)`.
@@ -16,7 +15,7 @@ pub fn gravity_torques(
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    check("G", ws.n, out.len())?;
+    check_length("G", ws.n, out.len())?;
     ws.update_world_frames(robot);
     let g = robot.gravity_in_frame0();
     let mut h = Vector3::zeros();

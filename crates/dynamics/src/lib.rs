@@ -36,6 +36,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod base_parameters;
+mod cholesky;
 mod composite;
 mod coriolis_matrix;
 mod crba;
@@ -53,6 +54,7 @@ mod workspace;
 pub use base_parameters::{
     base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
 };
+pub use cholesky::{cholesky_in_place, cholesky_solve_in_place};
 pub use coriolis_matrix::coriolis_matrix;
 pub use crba::mass_matrix;
 pub use error::DynamicsError;

@@ -8,10 +8,9 @@
 //! where `L(x)` maps the six inertia elements to `I_O x`. Each link's 6 x 10 block is moved to
 //! frame {0} once; `Y_ik = S_i^T block_k` for `i <= k`. Cost O(n) blocks plus O(n^2) dots.
 
-use armctl_model::{Robot, PARAMS_PER_LINK};
+use armctl_model::{check_length, Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
 
-use crate::error::check;
 use crate::rnea_two_velocity::outward_two_velocity;
 use crate::spatial::skew;
 use crate::{DynamicsError, DynamicsWorkspace};
@@ -38,10 +37,10 @@ pub fn regressor(
     ws.set_configuration(robot, q)?;
     let n = ws.n;
     for (what, len) in [("qd", qd.len()), ("v", v.len()), ("a", a.len())] {
-        check(what, n, len)?;
+        check_length(what, n, len)?;
     }
-    check("Y rows", n, out.nrows())?;
-    check("Y columns", PARAMS_PER_LINK * n, out.ncols())?;
+    check_length("Y rows", n, out.nrows())?;
+    check_length("Y columns", PARAMS_PER_LINK * n, out.ncols())?;
     outward_two_velocity(robot, ws, qd, v, a);
     ws.update_world_frames(robot);
     for k in 0..n {

@@ -11,10 +11,9 @@
 //! `tau_i = z . ((1 - sigma) n_i + sigma f_i)`. Cost O(n). Reference: Khalil and Dombre,
 //! Modeling, Identification and Control of Robots, chapter 9.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::Vector3;
 
-use crate::error::check;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// A wrench applied **to** the robot at the tip (tool frame origin), in base link axes.
@@ -39,7 +38,7 @@ pub fn rnea(
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, Some(qdd), tau)?;
-    newton_euler(robot, ws, qd, Some(qdd), true, None, tau);
+    newton_euler(robot, ws, qd, Some(qdd), None, tau);
     Ok(())
 }
 
@@ -57,7 +56,7 @@ pub fn rnea_with_wrench(
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, Some(qdd), tau)?;
     let tip = tip_reaction(robot, ws, wrench);
-    newton_euler(robot, ws, qd, Some(qdd), true, Some(tip), tau);
+    newton_euler(robot, ws, qd, Some(qdd), Some(tip), tau);
     Ok(())
 }
 
@@ -71,7 +70,7 @@ pub fn nonlinear_effects(
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
     check_lengths(ws.n, qd, None, out)?;
-    newton_euler(robot, ws, qd, None, true, None, out);
+    newton_euler(robot, ws, qd, None, None, out);
     Ok(())
 }
 
@@ -81,11 +80,11 @@ fn check_lengths(
     qdd: Option<&[f64]>,
     tau: &[f64],
 ) -> Result<(), DynamicsError> {
-    check("qd", n, qd.len())?;
+    check_length("qd", n, qd.len())?;
     if let Some(qdd) = qdd {
-        check("qdd", n, qdd.len())?;
+        check_length("qdd", n, qdd.len())?;
     }
-    check("tau", n, tau.len())
+    Ok(check_length("tau", n, tau.len())?)
 }
 
 /// Force and moment the tip exerts on the environment, in frame {n} about O_n.
@@ -105,24 +104,20 @@ fn tip_reaction(
     (force, torque + p_tip.cross(&force))
 }
 
-/// The recursion; sizes already checked, `ws.rot`/`ws.pos` set. `qdd = None` means zero.
+/// The recursion, gravity included; sizes already checked, `ws.rot`/`ws.pos` set.
+/// `qdd = None` means zero.
 pub(crate) fn newton_euler(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
     qd: &[f64],
     qdd: Option<&[f64]>,
-    gravity: bool,
     tip: Option<(Vector3<f64>, Vector3<f64>)>,
     tau: &mut [f64],
 ) {
     let n = ws.n;
     let mut w = Vector3::zeros();
     let mut dw = Vector3::zeros();
-    let mut a = if gravity {
-        -robot.gravity_in_frame0()
-    } else {
-        Vector3::zeros()
-    };
+    let mut a = -robot.gravity_in_frame0();
     let params = robot.link_parameters();
     for i in 0..n {
         let rt = ws.rot[i].transpose();

@@ -11,10 +11,9 @@
 //! (see `coriolis_matrix`). With `v = qd`, `a = qdd` it is ordinary inverse dynamics.
 //! The inward pass is RNEA's.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::Vector3;
 
-use crate::error::check;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 const Z: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
@@ -36,7 +35,7 @@ pub fn rnea_two_velocity(
         ("a", a.len()),
         ("tau", tau.len()),
     ] {
-        check(what, ws.n, len)?;
+        check_length(what, ws.n, len)?;
     }
     outward_two_velocity(robot, ws, qd, v, a);
     let params = robot.link_parameters();
@@ -53,8 +52,9 @@ pub fn rnea_two_velocity(
     Ok(())
 }
 
-/// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha), `vo`
-/// (actual origin velocity) and `acc` (`abar = a_O + w_r x v_O`) per link, in its frame.
+/// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha) and `acc`
+/// (`abar = a_O + w_r x v_O`) per link, in its frame. The origin velocity `v_O` is only
+/// carried along the recursion.
 pub(crate) fn outward_two_velocity(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
@@ -89,7 +89,6 @@ pub(crate) fn outward_two_velocity(
         }
         ws.w[i] = w_i;
         ws.wr[i] = wr_i;
-        ws.vo[i] = vo_i;
         ws.dw[i] = alpha_i;
         ws.acc[i] = ao_i + wr_i.cross(&vo_i);
         (w, wr, vo, alpha, ao) = (w_i, wr_i, vo_i, alpha_i, ao_i);

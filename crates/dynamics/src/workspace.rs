@@ -1,9 +1,8 @@
 //! Every scratch buffer of the dynamics algorithms, allocated once per robot.
 
-use armctl_model::{JointKind, Robot};
+use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3, Vector6};
 
-use crate::error::check;
 use crate::DynamicsError;
 
 /// Preallocated buffers for every algorithm of this crate. Make one per robot (same number
@@ -16,12 +15,17 @@ pub struct DynamicsWorkspace {
     pub(crate) rot: Vec<Matrix3<f64>>,
     /// `p_i`: origin of {i} in {i-1} at the current q.
     pub(crate) pos: Vec<Vector3<f64>>,
-    /// Outward recursion: angular velocity, its reference twin, angular acceleration,
-    /// linear velocity and acceleration of each frame origin.
+    /// Two-velocity outward recursion (`rnea_two_velocity::outward_two_velocity`), per link in
+    /// its own frame: angular velocity `w` from qd, the reference angular velocity `w_r` from
+    /// v, and the angular acceleration `alpha` from a.
     pub(crate) w: Vec<Vector3<f64>>,
     pub(crate) wr: Vec<Vector3<f64>>,
     pub(crate) dw: Vec<Vector3<f64>>,
-    pub(crate) vo: Vec<Vector3<f64>>,
+    /// Per link in its own frame, `abar = a_O + w_r x v_O`: the linear part `a_O` of the
+    /// spatial acceleration built from a (base `a_O = -g`, so gravity included) plus the
+    /// reference angular velocity crossed with the origin's actual velocity. Not the
+    /// acceleration of the frame origin: the term the two-velocity force and moment and the
+    /// regressor are linear in.
     pub(crate) acc: Vec<Vector3<f64>>,
     /// Force and moment each link exerts (Newton-Euler), in its own frame.
     pub(crate) force: Vec<Vector3<f64>>,
@@ -63,7 +67,6 @@ impl DynamicsWorkspace {
             w: v3.clone(),
             wr: v3.clone(),
             dw: v3.clone(),
-            vo: v3.clone(),
             acc: v3.clone(),
             force: v3.clone(),
             moment: v3.clone(),
@@ -91,8 +94,8 @@ impl DynamicsWorkspace {
         robot: &Robot,
         q: &[f64],
     ) -> Result<(), DynamicsError> {
-        check("workspace (robot joints)", robot.dof(), self.n)?;
-        check("q", self.n, q.len())?;
+        check_length("workspace (robot joints)", robot.dof(), self.n)?;
+        check_length("q", self.n, q.len())?;
         for (i, (joint, &qi)) in robot.joints().iter().zip(q).enumerate() {
             let (theta, d) = joint.mdh.theta_d(joint.kind, qi);
             let (st, ct) = theta.sin_cos();

@@ -149,7 +149,7 @@ impl Search<'_> {
         for (k, &t) in self.times.iter().enumerate() {
             trajectory.sample(t, &mut r);
             regressor(self.robot, &mut ws, &r.q, &r.qd, &r.qd, &r.qdd, &mut y)?;
-            self.base.select(&y, &mut y_b);
+            self.base.select(&y, &mut y_b)?;
             w.view_mut((k * n, 0), (n, self.base.count()))
                 .copy_from(&y_b);
         }

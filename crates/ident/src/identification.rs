@@ -162,7 +162,7 @@ fn stack(
         regressor(
             robot, &mut ws, &s.q[k], &s.qd[k], &s.qd[k], &s.qdd[k], &mut y,
         )?;
-        base.select(&y, &mut y_b);
+        base.select(&y, &mut y_b)?;
         w.view_mut((row * n, 0), (n, b)).copy_from(&y_b);
         for j in 0..n {
             tau[row * n + j] = s.tau[k][j];

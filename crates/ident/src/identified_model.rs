@@ -114,6 +114,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(4);
         let p_b: Vec<f64> = base
             .values(&robot.parameter_vector())
+            .unwrap()
             .iter()
             .map(|v| v * rng.random_range(0.7..1.3) + 0.01 * rng.random_range(-1.0..1.0))
             .collect();
@@ -133,7 +134,7 @@ mod tests {
             let (q, qd, qdd) = (state(), state(), state());
             rnea(&model, &mut ws, &q, &qd, &qdd, &mut tau).unwrap();
             regressor(&robot, &mut ws, &q, &qd, &qd, &qdd, &mut y).unwrap();
-            base.select(&y, &mut y_b);
+            base.select(&y, &mut y_b).unwrap();
             let expected = &y_b * DVector::from_column_slice(&p_b);
             for (a, b) in tau.iter().zip(expected.iter()) {
                 assert!(

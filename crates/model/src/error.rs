@@ -171,17 +171,59 @@ pub enum ModelError {
     },
 }
 
-impl ModelError {
-    /// Checks that `got` equals `expected`, naming `what` otherwise.
-    pub fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), ModelError> {
-        if expected == got {
-            Ok(())
-        } else {
-            Err(ModelError::Dimension {
-                what,
-                expected,
-                got,
-            })
+/// A slice or matrix of the wrong size, named: what [`check_length`] returns. Every crate of
+/// the workspace turns it into its own `Dimension` error (`?` converts it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("{what}: expected length {expected}, got {got}")]
+pub struct LengthMismatch {
+    /// The input or output.
+    pub what: &'static str,
+    /// The size the model needs.
+    pub expected: usize,
+    /// The size given.
+    pub got: usize,
+}
+
+/// Checks that `got` equals `expected`, naming `what` otherwise: the one length check of the
+/// workspace.
+pub fn check_length(what: &'static str, expected: usize, got: usize) -> Result<(), LengthMismatch> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(LengthMismatch {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+impl From<LengthMismatch> for ModelError {
+    fn from(e: LengthMismatch) -> Self {
+        ModelError::Dimension {
+            what: e.what,
+            expected: e.expected,
+            got: e.got,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_length_names_the_item() {
+        assert_eq!(check_length("q", 3, 3), Ok(()));
+        let e = check_length("q", 3, 2).unwrap_err();
+        assert_eq!(e.to_string(), "q: expected length 3, got 2");
+        assert_eq!(
+            ModelError::from(e),
+            ModelError::Dimension {
+                what: "q",
+                expected: 3,
+                got: 2
+            }
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 use nalgebra::IsometryMatrix3;
 
+use crate::error::check_length;
 use crate::{KinematicsWorkspace, ModelError, Robot};
 
 /// Which frame a kinematic quantity refers to.
@@ -47,8 +48,8 @@ pub fn forward_kinematics<'w>(
     ws: &'w mut KinematicsWorkspace,
     q: &[f64],
 ) -> Result<FramePoses<'w>, ModelError> {
-    ModelError::check_len("q", robot.dof(), q.len())?;
-    ModelError::check_len("workspace", robot.dof(), ws.dof())?;
+    check_length("q", robot.dof(), q.len())?;
+    check_length("workspace", robot.dof(), ws.dof())?;
     update_frames(robot, ws, q);
     let tip = ws.frames[robot.dof()] * robot.tool();
     Ok(FramePoses {

@@ -90,28 +90,6 @@ impl RigidInertia {
         ]
     }
 
-    /// The inverse of [`RigidInertia::parameters`]. A zero mass puts the centre of mass at the
-    /// origin (a first moment without mass has no rigid-body meaning and is dropped).
-    pub fn from_parameters(p: &[f64; PARAMS_PER_LINK]) -> Self {
-        let i_origin = Matrix3::new(p[0], p[1], p[2], p[1], p[3], p[4], p[2], p[4], p[5]);
-        let mass = p[9];
-        let com = if mass > 0.0 {
-            Vector3::new(p[6], p[7], p[8]) / mass
-        } else {
-            Vector3::zeros()
-        };
-        let at_origin = Self {
-            mass,
-            com,
-            inertia_com: Matrix3::zeros(),
-        };
-        Self {
-            mass,
-            com,
-            inertia_com: i_origin - at_origin.inertia_about(&Vector3::zeros()),
-        }
-    }
-
     /// Smallest principal moment of the inertia about the centre of mass.
     pub fn min_principal_moment(&self) -> f64 {
         let sym = (self.inertia_com + self.inertia_com.transpose()) * 0.5;
@@ -162,8 +140,10 @@ impl LinkParameters {
         }
     }
 
-    /// The body with these parameters: centre of mass `h / m` and the inertia moved to it when
-    /// `m > 0`; a massless body keeps the tensor about the origin.
+    /// The body with these parameters (the inverse of [`RigidInertia::parameters`]): centre of
+    /// mass `h / m` and the inertia moved to it when `m > 0`; a massless body keeps the tensor
+    /// about the origin at the origin (a first moment without mass has no rigid-body meaning
+    /// and is dropped).
     pub fn nearest_body(&self) -> RigidInertia {
         if self.mass <= 0.0 {
             return RigidInertia {
@@ -216,10 +196,24 @@ mod tests {
     #[test]
     fn parameters_round_trip() {
         let b = body();
-        let back = RigidInertia::from_parameters(&b.parameters());
+        let back = LinkParameters::from_vector(&b.parameters()).nearest_body();
         assert!((back.com - b.com).norm() < 1e-15);
         assert!((back.inertia_com - b.inertia_com).norm() < 1e-15);
         assert_eq!(back.mass, b.mass);
+        assert_eq!(LinkParameters::from_inertia(&b).to_vector(), b.parameters());
+    }
+
+    #[test]
+    fn massless_parameters_keep_the_tensor_and_drop_the_first_moment() {
+        let mut p = body().parameters();
+        p[9] = 0.0;
+        let back = LinkParameters::from_vector(&p).nearest_body();
+        assert_eq!(back.mass, 0.0);
+        assert_eq!(back.com, Vector3::zeros());
+        assert_eq!(
+            back.inertia_com,
+            Matrix3::new(p[0], p[1], p[2], p[1], p[3], p[4], p[2], p[4], p[5])
+        );
     }
 
     #[test]

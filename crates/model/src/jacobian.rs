@@ -6,6 +6,7 @@
 
 use nalgebra::{Matrix6xX, Vector3};
 
+use crate::error::check_length;
 use crate::forward_kinematics::{frame_pose, update_frames};
 use crate::{FrameId, JointKind, KinematicsWorkspace, ModelError, Robot};
 
@@ -18,9 +19,9 @@ pub fn jacobian(
     out: &mut Matrix6xX<f64>,
 ) -> Result<(), ModelError> {
     let n = robot.dof();
-    ModelError::check_len("q", n, q.len())?;
-    ModelError::check_len("workspace", n, ws.dof())?;
-    ModelError::check_len("Jacobian columns", n, out.ncols())?;
+    check_length("q", n, q.len())?;
+    check_length("workspace", n, ws.dof())?;
+    check_length("Jacobian columns", n, out.ncols())?;
     update_frames(robot, ws, q);
     let (last, pose) = frame_pose(robot, ws, frame)?;
     let p = pose.translation.vector;

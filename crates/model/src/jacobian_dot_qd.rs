@@ -10,6 +10,7 @@
 
 use nalgebra::{Vector3, Vector6};
 
+use crate::error::check_length;
 use crate::forward_kinematics::{frame_pose, update_frames};
 use crate::{FrameId, KinematicsWorkspace, ModelError, Robot};
 
@@ -22,9 +23,9 @@ pub fn jacobian_dot_qd(
     frame: FrameId,
 ) -> Result<Vector6<f64>, ModelError> {
     let n = robot.dof();
-    ModelError::check_len("q", n, q.len())?;
-    ModelError::check_len("qd", n, qd.len())?;
-    ModelError::check_len("workspace", n, ws.dof())?;
+    check_length("q", n, q.len())?;
+    check_length("qd", n, qd.len())?;
+    check_length("workspace", n, ws.dof())?;
     update_frames(robot, ws, q);
     let (last, pose) = frame_pose(robot, ws, frame)?;
     let (mut w, mut dw, mut a) = (Vector3::zeros(), Vector3::zeros(), Vector3::zeros());

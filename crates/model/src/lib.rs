@@ -47,11 +47,13 @@ mod mdh_frames;
 mod robot;
 #[cfg(test)]
 mod test_robots;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport};
 pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport};
-pub use error::ModelError;
+pub use error::{check_length, LengthMismatch, ModelError};
 pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
 pub use inertia::{LinkParameters, RigidInertia, PARAMS_PER_LINK};
 pub use jacobian::jacobian;

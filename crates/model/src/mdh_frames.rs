@@ -18,8 +18,12 @@ use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3}
 
 use crate::chain::ChainJoint;
 
-/// How axis i relates to axis i+1.
-#[derive(Debug, Clone, Copy)]
+/// How axis i relates to axis i+1, which fixes what of frame {i} (origin, x line) the
+/// geometry determines. Each chain position has exactly one case: the last joint is [`Last`],
+/// every other joint the one case of [`Neighbour::between`] its axis and the next.
+///
+/// [`Last`]: Neighbour::Last
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Neighbour {
     /// Unique common normal from `foot` (on axis i) along `normal`.
     Skew {
@@ -33,9 +37,11 @@ pub(crate) enum Neighbour {
     },
     /// Parallel or anti-parallel, `toward` points from axis i to axis i+1.
     Parallel { toward: Unit<Vector3<f64>> },
-    /// The same line (or no next axis).
+    /// Axis i+1 lies on axis i's line (same or opposite direction): neither the origin nor
+    /// the x line of frame {i} is fixed by the pair.
     Collinear,
-    /// Frame {n}: no next axis.
+    /// Axis i is the last one (frame {n}): there is no axis i+1. Constrains frame {n} as
+    /// little as `Collinear` does; the rules of frame {n} (`d_n = 0`, `x_n = x_{n-1}`) apply.
     Last,
 }
 
@@ -197,5 +203,54 @@ fn clean_angle(v: f64) -> f64 {
         std::f64::consts::PI
     } else {
         clean(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Friction, JointKind, JointLimits};
+
+    fn joint(point: [f64; 3], axis: [f64; 3]) -> ChainJoint {
+        ChainJoint {
+            name: "j".into(),
+            kind: JointKind::Revolute,
+            point: Vector3::from(point),
+            axis: Unit::new_normalize(Vector3::from(axis)),
+            urdf_frame: IsometryMatrix3::identity(),
+            limits: JointLimits {
+                lower: -1.0,
+                upper: 1.0,
+                velocity: 1.0,
+                effort: 1.0,
+            },
+            friction: Friction::default(),
+        }
+    }
+
+    #[test]
+    fn each_pair_of_axes_has_one_case() {
+        let tol = 1e-9;
+        let z = joint([0.0, 0.0, 0.0], [0.0, 0.0, 1.0]);
+        let on_line = joint([0.0, 0.0, 0.7], [0.0, 0.0, -2.0]);
+        assert_eq!(Neighbour::between(&z, &on_line, tol), Neighbour::Collinear);
+        let beside = joint([0.3, 0.0, 0.7], [0.0, 0.0, 1.0]);
+        assert!(matches!(
+            Neighbour::between(&z, &beside, tol),
+            Neighbour::Parallel { toward } if (toward.into_inner() - Vector3::x()).norm() < 1e-12
+        ));
+        let crossing = joint([0.0, 0.0, 0.5], [1.0, 0.0, 0.0]);
+        assert!(matches!(
+            Neighbour::between(&z, &crossing, tol),
+            Neighbour::Intersecting { point, .. } if (point - Vector3::new(0.0, 0.0, 0.5)).norm() < 1e-12
+        ));
+        let skew = joint([0.0, 0.2, 0.5], [1.0, 0.0, 0.0]);
+        assert!(matches!(
+            Neighbour::between(&z, &skew, tol),
+            Neighbour::Skew { normal, .. } if (normal.into_inner() - Vector3::y()).norm() < 1e-12
+        ));
+        // Collinear and Last fix nothing of the frame; only Last means there is no next axis.
+        assert_eq!(Neighbour::Collinear.constraints(), (None, None));
+        assert_eq!(Neighbour::Last.constraints(), (None, None));
     }
 }

@@ -27,6 +27,7 @@ fn model_file(truth: &Robot, name: &str, friction: (f64, f64)) -> String {
         base_names: base.names(),
         base_values: base
             .values(&truth.parameter_vector())
+            .unwrap()
             .iter()
             .copied()
             .collect(),

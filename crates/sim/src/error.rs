@@ -2,7 +2,7 @@
 
 use armctl_control::ControlError;
 use armctl_dynamics::DynamicsError;
-use armctl_model::ModelError;
+use armctl_model::{LengthMismatch, ModelError};
 use thiserror::Error;
 
 /// What can go wrong while building or stepping the simulator.
@@ -50,15 +50,13 @@ pub enum SimError {
     },
 }
 
-pub(crate) fn check(what: &'static str, expected: usize, got: usize) -> Result<(), SimError> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(SimError::Dimension {
-            what,
-            expected,
-            got,
-        })
+impl From<LengthMismatch> for SimError {
+    fn from(e: LengthMismatch) -> Self {
+        SimError::Dimension {
+            what: e.what,
+            expected: e.expected,
+            got: e.got,
+        }
     }
 }
 

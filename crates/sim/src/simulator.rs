@@ -8,14 +8,14 @@ use armctl_dynamics::{
     forward_dynamics, friction_torques, mass_matrix, CoulombSign, DynamicsWorkspace,
 };
 use armctl_model::{
-    forward_kinematics, jacobian, FrameId, KinematicsWorkspace, RigidInertia, Robot, RobotParts,
+    check_length, forward_kinematics, jacobian, FrameId, KinematicsWorkspace, RigidInertia, Robot,
+    RobotParts,
 };
 use nalgebra::{DMatrix, DVector, Matrix6xX, Point3, Vector6};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
-use crate::error::check;
 use crate::{Integrator, ModelMismatch, SimConfig, SimError};
 
 /// What one step did.
@@ -100,7 +100,7 @@ impl Simulator {
     pub fn new(model: &Robot, q0: &[f64], config: SimConfig) -> Result<Self, SimError> {
         config.validate()?;
         let n = model.dof();
-        check("q0", n, q0.len())?;
+        check_length("q0", n, q0.len())?;
         if q0.iter().any(|v| !v.is_finite()) {
             return Err(SimError::NonFinite {
                 what: "initial state",
@@ -173,8 +173,8 @@ impl Simulator {
 
     /// Puts the arm at `(q, qd)`.
     pub fn set_state(&mut self, q: &[f64], qd: &[f64]) -> Result<(), SimError> {
-        check("q", self.q.len(), q.len())?;
-        check("qd", self.q.len(), qd.len())?;
+        check_length("q", self.q.len(), q.len())?;
+        check_length("qd", self.q.len(), qd.len())?;
         if q.iter().chain(qd).any(|v| !v.is_finite()) {
             return Err(SimError::NonFinite { what: "state" });
         }
@@ -185,8 +185,8 @@ impl Simulator {
 
     /// The state a sensor reports: the true state plus the configured noise.
     pub fn measure(&mut self, q: &mut [f64], qd: &mut [f64]) -> Result<(), SimError> {
-        check("q", self.q.len(), q.len())?;
-        check("qd", self.q.len(), qd.len())?;
+        check_length("q", self.q.len(), q.len())?;
+        check_length("qd", self.q.len(), qd.len())?;
         q.copy_from_slice(&self.q);
         qd.copy_from_slice(&self.qd);
         if let Some((rng, position, velocity)) = &mut self.noise {
@@ -202,7 +202,7 @@ impl Simulator {
 
     /// Advances one step under `command` (joint efforts). Allocates nothing.
     pub fn step(&mut self, command: &[f64]) -> Result<StepReport, SimError> {
-        check("command", self.q.len(), command.len())?;
+        check_length("command", self.q.len(), command.len())?;
         if command.iter().any(|v| !v.is_finite()) {
             return Err(SimError::NonFinite { what: "command" });
         }

@@ -1,5 +1,10 @@
 //! Random serial chains written as URDF text, with their own plain URDF forward kinematics
 //! (joint origins times joint motions), independent of armctl's conversion.
+//!
+//! Everything is deterministic in the seed, so a failing case reproduces.
+
+// A test helper: misuse (too few positions) is a bug in the test, reported by a panic.
+#![allow(clippy::expect_used)]
 
 use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3};
 

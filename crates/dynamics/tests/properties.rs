@@ -1,15 +1,20 @@
 //! Properties of the dynamics on random chains (skew, parallel, intersecting, collinear axes,
 //! prismatic joints, fixed joints): M symmetric positive definite, `Mdot - 2C` skew,
-//! the algorithms agree with each other, forward dynamics inverts inverse dynamics.
+//! the algorithms agree with each other (RNEA, `M qdd + C qd + G`, nonlinear effects, the
+//! two-velocity form, the regressor), forward dynamics inverts inverse dynamics, and a static
+//! tip wrench costs `G - J^T w`.
+//!
+//! The cases come from a fixed seed, so every run checks the same chains and states.
 
 use armctl_dynamics::{
     coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, nonlinear_effects, regressor,
     rnea, rnea_two_velocity, rnea_with_wrench, DynamicsWorkspace, Wrench,
 };
-use armctl_e2e::random_chain::RandomChain;
+use armctl_model::test_support::random_chain::RandomChain;
 use armctl_model::{jacobian, ChainOptions, FrameId, KinematicsWorkspace, Robot};
 use nalgebra::{DMatrix, DVector, Matrix6xX, Vector3, Vector6};
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 fn vec_in(len: usize, scale: f64) -> impl Strategy<Value = Vec<f64>> {
     prop::collection::vec(-scale..scale, len)
@@ -66,7 +71,11 @@ fn matrices(s: &mut Setup, q: &[f64], qd: &[f64]) -> (DMatrix<f64>, DMatrix<f64>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        rng_seed: RngSeed::Fixed(0x4459_4e5f_5052_4f50),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn algorithms_agree(seed in any::<u64>(), dof in 1usize..8, q in vec_in(7, 0.5), qd in vec_in(7, 2.0),

@@ -6,7 +6,7 @@ use armctl_dynamics::{
     coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, regressor, rnea,
     rnea_two_velocity, DynamicsWorkspace,
 };
-use armctl_e2e::{dmatrix, Reference, REFERENCE_URDFS};
+use armctl_model::test_support::reference::{dmatrix, Reference, REFERENCE_URDFS};
 use armctl_model::{ChainOptions, Robot};
 use nalgebra::{DMatrix, DVector};
 

@@ -2,7 +2,7 @@
 //! the closed forms.
 
 use armctl_dynamics::{coriolis_matrix, gravity_torques, mass_matrix, DynamicsWorkspace};
-use armctl_e2e::urdf_dir;
+use armctl_model::test_support::reference::urdf_dir;
 use armctl_model::{ChainOptions, Robot};
 use nalgebra::{DMatrix, Matrix2, Vector2};
 

@@ -1,7 +1,7 @@
 //! The URDF -> MDH conversion against third-party numbers (Pinocchio, Robotics Toolbox):
 //! tip poses, MDH frame poses, joint axes, and the MDH table of URDFs written from one.
 
-use armctl_e2e::{matrix4, Reference, REFERENCE_URDFS};
+use armctl_model::test_support::reference::{matrix4, Reference, Sample, REFERENCE_URDFS};
 use armctl_model::{
     forward_kinematics, urdf_file_to_robot, ChainOptions, JointKind, KinematicsWorkspace, Robot,
 };
@@ -73,7 +73,7 @@ fn joint_axes_match_reference() {
     }
 }
 
-fn reference_frames(s: &armctl_e2e::Sample) -> Vec<Matrix4<f64>> {
+fn reference_frames(s: &Sample) -> Vec<Matrix4<f64>> {
     s.T_links
         .as_ref()
         .unwrap()
