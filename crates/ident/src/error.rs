@@ -20,6 +20,9 @@ pub enum IdentError {
         /// What is wrong.
         reason: String,
     },
+    /// A dynamics computation failed (a wrong size, a singular mass matrix).
+    #[error(transparent)]
+    Dynamics(#[from] armctl_dynamics::DynamicsError),
     /// An identified model does not fit the robot it is applied to.
     #[error("identified model: {reason}")]
     Model {
@@ -28,10 +31,21 @@ pub enum IdentError {
     },
 }
 
-impl From<armctl_dynamics::DynamicsError> for IdentError {
-    fn from(e: armctl_dynamics::DynamicsError) -> Self {
-        IdentError::Identification {
-            reason: e.to_string(),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_dynamics_failure_keeps_its_typed_source() {
+        let error = IdentError::from(armctl_dynamics::DynamicsError::SingularMassMatrix);
+        assert!(matches!(
+            error,
+            IdentError::Dynamics(armctl_dynamics::DynamicsError::SingularMassMatrix)
+        ));
+        // Shown once: the message is the cause's own, not the cause repeated after ours.
+        let cause = armctl_dynamics::DynamicsError::SingularMassMatrix.to_string();
+        assert_eq!(error.to_string(), cause);
+        assert!(error.source().is_none_or(|s| s.to_string() != cause));
     }
 }

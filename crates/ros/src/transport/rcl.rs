@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::stream::{BoxStream, StreamExt};
+use futures::FutureExt;
 use futures::Stream;
 use r2r::indexmap::IndexMap;
 use r2r::{
@@ -579,6 +580,18 @@ async fn take<T>(stream: &mut Messages<T>) -> Option<T> {
     }
 }
 
+/// The newest waiting message: the latest-value hand-off for joint states (as on DDS), so that
+/// after a stall the node controls on the present, not on a queue of old states.
+async fn take_newest<T>(stream: &mut Messages<T>) -> Option<T> {
+    let mut newest = take(stream).await?;
+    if let Some(s) = stream {
+        while let Some(Some(m)) = s.next().now_or_never() {
+            newest = m;
+        }
+    }
+    Some(newest)
+}
+
 async fn tick(ticker: &Option<Ticker>) {
     match ticker {
         Some(t) => t.tick().await,
@@ -613,7 +626,7 @@ impl Transport for RclTransport {
             // None: r2r's parameter services stopped, and the node with them.
             change = self.parameter_changes.next() => change.map(|c| self.parameter_request(c)),
             m = take(&mut s.clock) => m.map(Incoming::Clock),
-            m = take(&mut s.joint_states) => m.map(Incoming::JointState),
+            m = take_newest(&mut s.joint_states) => m.map(Incoming::JointState),
             m = take(&mut s.commands) => m.map(Incoming::Command),
             m = take(&mut s.states) => m.map(Incoming::State),
             m = take(&mut s.references) => m.map(Incoming::Reference),
