@@ -83,16 +83,18 @@ async fn a_step_after_a_stall_advances_by_the_measured_time() {
         ("state_timeout", "5.0"),
         ("rate_limit", "10.0"),
     ]);
-    let mut transport = Scripted::default();
-    transport.script = VecDeque::from([
-        Step::Deliver(state([0.0, 0.0])),
-        Step::Deliver(Incoming::Tick),
-        // The arm is pushed away: the PD effort wants to jump far beyond 10 N m/s.
-        Step::Deliver(state([0.5, -0.5])),
-        Step::Deliver(Incoming::Tick),
-        Step::Pause(Duration::from_millis(60)),
-        Step::Deliver(Incoming::Tick),
-    ]);
+    let mut transport = Scripted {
+        script: VecDeque::from([
+            Step::Deliver(state([0.0, 0.0])),
+            Step::Deliver(Incoming::Tick),
+            // The arm is pushed away: the PD effort wants to jump far beyond 10 N m/s.
+            Step::Deliver(state([0.5, -0.5])),
+            Step::Deliver(Incoming::Tick),
+            Step::Pause(Duration::from_millis(60)),
+            Step::Deliver(Incoming::Tick),
+        ]),
+        ..Scripted::default()
+    };
     node.run(&mut transport).await;
     let c = &transport.commands;
     assert_eq!(c.len(), 3, "{c:?}");
