@@ -85,7 +85,7 @@ impl Probe {
             velocity: velocity.to_vec(),
             ..JointState::default()
         };
-        self.transport.publish(Outgoing::JointState(&msg));
+        self.transport.publish(Outgoing::JointStates(&msg));
     }
 
     /// Publishes a reference.
@@ -120,9 +120,9 @@ impl Probe {
 
     async fn receive_one(&mut self) {
         match self.transport.next().await {
-            Some(Incoming::Command(c)) => self.received.commands.push(c.data),
+            Some(Incoming::Commands(c)) => self.received.commands.push(c.data),
             Some(Incoming::State(s)) => self.received.states.push(s),
-            Some(Incoming::Log(l)) => self.received.logs.push(l),
+            Some(Incoming::Rosout(l)) => self.received.logs.push(l),
             Some(_) => {}
             None => std::future::pending().await,
         }

@@ -164,7 +164,7 @@ async fn measure(
         tokio::select! {
             biased;
             incoming = probe.next() => {
-                if let (Some(Incoming::Command(_)), Some(at)) = (incoming, outstanding.take()) {
+                if let (Some(Incoming::Commands(_)), Some(at)) = (incoming, outstanding.take()) {
                     latencies.push(at.elapsed().as_secs_f64() * 1e6);
                 }
             }
@@ -176,7 +176,7 @@ async fn measure(
                     break;
                 }
                 state_at(robot, sent, &mut msg);
-                probe.publish(Outgoing::JointState(&msg));
+                probe.publish(Outgoing::JointStates(&msg));
                 outstanding = Some(Instant::now());
                 sent += 1;
             }

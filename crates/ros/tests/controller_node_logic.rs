@@ -34,7 +34,7 @@ impl Transport for Scripted {
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
-        if let Outgoing::Array(Topic::Commands, Float64MultiArray { data, .. }) = msg {
+        if let Outgoing::Commands(Float64MultiArray { data, .. }) = msg {
             self.commands.push(data.clone());
         }
     }
@@ -64,7 +64,7 @@ fn node(overrides: &[(&str, &str)]) -> ControllerNode {
 }
 
 fn state(q: [f64; 2]) -> Incoming {
-    Incoming::JointState(JointState {
+    Incoming::JointStates(JointState {
         name: vec!["joint1".into(), "joint2".into()],
         position: q.to_vec(),
         velocity: vec![0.0, 0.0],

@@ -201,7 +201,7 @@ impl ControllerNode {
         }
         self.runtime
             .to_command_order(&self.effort, &mut self.command.data);
-        transport.publish(Outgoing::Array(Topic::Commands, &self.command));
+        transport.publish(Outgoing::Commands(&self.command));
         // (A clock that went backwards, a restarted simulation, publishes at once.)
         let due = self
             .last_state
@@ -230,7 +230,7 @@ impl ControllerNode {
             ],
             &mut self.state,
         );
-        transport.publish(Outgoing::Array(Topic::State, &self.state));
+        transport.publish(Outgoing::State(&self.state));
     }
 
     fn on_reference<T: Transport>(
@@ -352,9 +352,9 @@ impl NodeLogic for ControllerNode {
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
         while let Some(incoming) = transport.next().await {
             match incoming {
-                Incoming::JointState(msg) => self.on_joint_state(transport, &msg),
+                Incoming::JointStates(msg) => self.on_joint_state(transport, &msg),
                 Incoming::Tick => self.on_tick(transport),
-                Incoming::Clock(t) => self.on_clock(transport, t),
+                Incoming::Clock(msg) => self.on_clock(transport, msg.clock.seconds()),
                 Incoming::Reference(msg) => self.on_reference(transport, &msg),
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
                 Incoming::ExternalWrench(msg) => {
@@ -367,7 +367,7 @@ impl NodeLogic for ControllerNode {
                 Incoming::ParameterRequest(id, request) => {
                     self.on_parameter_request(transport, id, &request)
                 }
-                Incoming::Command(_) | Incoming::State(_) | Incoming::Log(_) => {}
+                Incoming::Commands(_) | Incoming::State(_) | Incoming::Rosout(_) => {}
             }
         }
     }

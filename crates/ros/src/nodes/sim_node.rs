@@ -215,7 +215,7 @@ impl SimNode {
             self.clock.clock = self.message.header.stamp;
             transport.publish(Outgoing::Clock(&self.clock));
         }
-        transport.publish(Outgoing::JointState(&self.message));
+        transport.publish(Outgoing::JointStates(&self.message));
     }
 }
 
@@ -227,7 +227,7 @@ impl NodeLogic for SimNode {
     async fn run<T: Transport + Send>(mut self, transport: &mut T) {
         while let Some(incoming) = transport.next().await {
             match incoming {
-                Incoming::Command(msg) => self.on_command(transport, &msg.data),
+                Incoming::Commands(msg) => self.on_command(transport, &msg.data),
                 Incoming::ParameterRequest(id, request) => {
                     // Every sim_node parameter is read-only: queries are answered, sets refused.
                     let store = &self.spec.parameters;

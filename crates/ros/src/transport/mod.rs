@@ -7,7 +7,7 @@ pub mod dds;
 #[cfg(feature = "r2r")]
 pub mod rcl;
 
-use crate::msgs;
+use crate::msgs::{self, Message};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use armctl_runtime::node_parameters::ParameterStore;
 
@@ -20,69 +20,119 @@ pub enum LogLevel {
     Warn,
 }
 
-/// A topic a node uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Topic {
-    /// sensor_msgs/JointState.
-    JointStates,
-    /// std_msgs/Float64MultiArray efforts.
-    Commands,
-    /// trajectory_msgs/JointTrajectory.
-    Reference,
-    /// geometry_msgs/PoseStamped.
-    TargetPose,
-    /// geometry_msgs/WrenchStamped.
-    ExternalWrench,
-    /// std_msgs/Float64MultiArray, labelled.
-    State,
-    /// rosgraph_msgs/Clock.
-    Clock,
-    /// rcl_interfaces/Log on `/rosout` (read by tests and tools; nodes log with
-    /// [`Transport::log`]).
-    Rosout,
+/// The one table of topics: each topic with its message type. [`Topic`], [`Incoming`] and
+/// [`Outgoing`] are generated from it, and the backends handle every topic through
+/// [`Topic::visit`], generically over its [`Message`] type: adding a topic is one line here
+/// (and a [`Message`] for a new type).
+macro_rules! topics {
+    ($($(#[$doc:meta])* $topic:ident: $msg:ty,)*) => {
+        /// A topic a node uses.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Topic {
+            $($(#[$doc])* $topic,)*
+        }
+
+        /// What a node receives.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Incoming {
+            $($(#[$doc])* $topic($msg),)*
+            /// A parameter service request, to be answered with [`Transport::respond`] and
+            /// its id.
+            ParameterRequest(u64, ParameterRequest),
+            /// The node's timer fired.
+            Tick,
+        }
+
+        /// What a node publishes (on the topic of the same name).
+        #[derive(Debug, Clone, Copy)]
+        pub enum Outgoing<'a> {
+            $($(#[$doc])* $topic(&'a $msg),)*
+        }
+
+        impl Outgoing<'_> {
+            /// The topic this message goes to.
+            pub fn topic(&self) -> Topic {
+                match self {
+                    $(Outgoing::$topic(_) => Topic::$topic,)*
+                }
+            }
+        }
+
+        impl Topic {
+            /// Every topic, in the order a backend serves them when several have messages
+            /// waiting.
+            pub const ALL: &'static [Topic] = &[$(Topic::$topic,)*];
+
+            /// Calls `visitor` with this topic's message type and how its messages go into
+            /// [`Incoming`] and come out of [`Outgoing`].
+            pub fn visit<V: TopicVisitor>(self, visitor: V) -> V::Output {
+                match self {
+                    $(Topic::$topic => visitor.visit(Codec::<$msg> {
+                        topic: self,
+                        wrap: Incoming::$topic,
+                        unwrap: |out| match out {
+                            Outgoing::$topic(m) => Some(m),
+                            #[allow(unreachable_patterns)]
+                            _ => None,
+                        },
+                    }),)*
+                }
+            }
+        }
+    };
 }
 
-/// What a node receives.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
-    /// A joint state.
-    JointState(msgs::JointState),
-    /// An effort command.
-    Command(msgs::Float64MultiArray),
-    /// A controller's `~/state`.
-    State(msgs::Float64MultiArray),
-    /// A joint trajectory reference.
-    Reference(msgs::JointTrajectory),
-    /// A tip pose target.
-    TargetPose(msgs::PoseStamped),
-    /// A measured tip wrench.
-    ExternalWrench(msgs::WrenchStamped),
-    /// The simulation clock, s.
-    Clock(f64),
-    /// A log line from `/rosout`.
-    Log(msgs::Log),
-    /// A parameter service request, to be answered with [`Transport::respond`] and `id`.
-    ParameterRequest(u64, ParameterRequest),
-    /// The node's timer fired.
-    Tick,
+topics! {
+    /// The simulation clock (rosgraph_msgs/Clock), served first: a joint state must be taken
+    /// at the time it was sent at.
+    Clock: msgs::Clock,
+    /// Joint states (sensor_msgs/JointState); backends hand over only the newest waiting one.
+    JointStates: msgs::JointState,
+    /// Efforts (std_msgs/Float64MultiArray), in the order of the controller's `joints`.
+    Commands: msgs::Float64MultiArray,
+    /// A controller's labelled `~/state` (std_msgs/Float64MultiArray).
+    State: msgs::Float64MultiArray,
+    /// A joint trajectory reference (trajectory_msgs/JointTrajectory).
+    Reference: msgs::JointTrajectory,
+    /// A tip pose target (geometry_msgs/PoseStamped).
+    TargetPose: msgs::PoseStamped,
+    /// A measured tip wrench (geometry_msgs/WrenchStamped).
+    ExternalWrench: msgs::WrenchStamped,
+    /// Log lines on `/rosout` (rcl_interfaces/Log), read by tests and tools; nodes log with
+    /// [`Transport::log`].
+    Rosout: msgs::Log,
 }
 
-/// What a node publishes.
+/// A topic's message type and its place in [`Incoming`] and [`Outgoing`].
 #[derive(Debug, Clone, Copy)]
-pub enum Outgoing<'a> {
-    /// Joint states.
-    JointState(&'a msgs::JointState),
-    /// Efforts on [`Topic::Commands`] or the labelled state on [`Topic::State`].
-    Array(Topic, &'a msgs::Float64MultiArray),
-    /// A joint trajectory reference.
-    Reference(&'a msgs::JointTrajectory),
-    /// A tip pose target.
-    TargetPose(&'a msgs::PoseStamped),
-    /// A measured tip wrench.
-    ExternalWrench(&'a msgs::WrenchStamped),
-    /// The simulation clock.
-    Clock(&'a msgs::Clock),
+pub struct Codec<M: 'static> {
+    /// The topic.
+    pub topic: Topic,
+    /// A received message as what the node receives.
+    pub wrap: fn(M) -> Incoming,
+    /// The message, if `Outgoing` is one of this topic's.
+    pub unwrap: for<'a> fn(Outgoing<'a>) -> Option<&'a M>,
 }
+
+/// Something done for a topic, generically over its message type (see [`Topic::visit`]).
+pub trait TopicVisitor {
+    /// What it gives.
+    type Output;
+    /// Does it for the topic of `codec`.
+    fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output;
+}
+
+/// What a backend needs of every message type besides [`Message`]: with `r2r`, the conversion
+/// to and from rcl's generated types.
+#[cfg(feature = "r2r")]
+pub use rcl::RclMessage as BackendMessage;
+
+/// What a backend needs of every message type besides [`Message`] (nothing without `r2r`).
+#[cfg(not(feature = "r2r"))]
+pub trait BackendMessage {}
+
+#[cfg(not(feature = "r2r"))]
+impl<T> BackendMessage for T {}
 
 /// What a node needs from the middleware.
 #[derive(Debug, Clone)]

@@ -14,12 +14,11 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::stream::{BoxStream, StreamExt};
-use futures::FutureExt;
-use futures::Stream;
 use r2r::indexmap::IndexMap;
 use r2r::{
     builtin_interfaces, geometry_msgs, rcl_interfaces, rosgraph_msgs, sensor_msgs, std_msgs,
@@ -27,10 +26,11 @@ use r2r::{
 };
 
 use crate::msgs;
+use crate::msgs::Message;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::ticker::Ticker;
 use crate::transport::LogLevel;
-use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use crate::transport::{Codec, Incoming, NodeSpec, Outgoing, Topic, TopicVisitor, Transport};
 use crate::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::params_file::RosValue;
@@ -265,6 +265,54 @@ fn log_in(m: rcl_interfaces::msg::Log) -> msgs::Log {
     }
 }
 
+fn log_out(m: &msgs::Log) -> rcl_interfaces::msg::Log {
+    rcl_interfaces::msg::Log {
+        stamp: time_out(&m.stamp),
+        level: m.level,
+        name: m.name.clone(),
+        msg: m.msg.clone(),
+        file: m.file.clone(),
+        function: m.function.clone(),
+        line: m.line,
+    }
+}
+
+/// A message type as rcl carries it: r2r's generated type and the conversions.
+pub trait RclMessage: Sized {
+    /// r2r's type.
+    type Rcl: r2r::WrappedTypesupport + Send + 'static;
+    /// From rcl.
+    fn from_rcl(m: Self::Rcl) -> Self;
+    /// To rcl.
+    fn to_rcl(&self) -> Self::Rcl;
+}
+
+macro_rules! rcl_messages {
+    ($($ty:ident = $rcl:ty, $from:expr, $to:expr;)*) => {
+        $(impl RclMessage for msgs::$ty {
+            type Rcl = $rcl;
+            fn from_rcl(m: Self::Rcl) -> Self {
+                $from(m)
+            }
+            fn to_rcl(&self) -> Self::Rcl {
+                $to(self)
+            }
+        })*
+    };
+}
+
+rcl_messages! {
+    JointState = sensor_msgs::msg::JointState, joint_state_in, joint_state_out;
+    Float64MultiArray = std_msgs::msg::Float64MultiArray, array_in, array_out;
+    JointTrajectory = trajectory_msgs::msg::JointTrajectory, trajectory_in, trajectory_out;
+    PoseStamped = geometry_msgs::msg::PoseStamped, pose_in, pose_out;
+    WrenchStamped = geometry_msgs::msg::WrenchStamped, wrench_in, wrench_out;
+    Clock = rosgraph_msgs::msg::Clock,
+        |c: rosgraph_msgs::msg::Clock| msgs::Clock { clock: time_in(&c.clock) },
+        |c: &msgs::Clock| rosgraph_msgs::msg::Clock { clock: time_out(&c.clock) };
+    Log = rcl_interfaces::msg::Log, log_in, log_out;
+}
+
 fn value_in(value: &ParameterValue) -> Option<RosValue> {
     Some(match value {
         ParameterValue::Bool(b) => RosValue::Bool(*b),
@@ -364,43 +412,103 @@ impl RosParams for DeclaredParameters {
     }
 }
 
-type Messages<T> = Option<BoxStream<'static, T>>;
-
-fn boxed<T: Send + 'static>(stream: impl Stream<Item = T> + Send + 'static) -> Messages<T> {
-    Some(stream.boxed())
+/// A subscription as the node receives it, and whether only the newest waiting message is
+/// handed over (joint states: after a stall the node controls on the present, as on DDS).
+struct Input {
+    messages: BoxStream<'static, Incoming>,
+    newest_only: bool,
 }
 
-/// One optional publisher per topic.
-#[derive(Default)]
-struct Publishers {
-    joint_states: Option<r2r::Publisher<sensor_msgs::msg::JointState>>,
-    commands: Option<r2r::Publisher<std_msgs::msg::Float64MultiArray>>,
-    state: Option<r2r::Publisher<std_msgs::msg::Float64MultiArray>>,
-    reference: Option<r2r::Publisher<trajectory_msgs::msg::JointTrajectory>>,
-    target_pose: Option<r2r::Publisher<geometry_msgs::msg::PoseStamped>>,
-    external_wrench: Option<r2r::Publisher<geometry_msgs::msg::WrenchStamped>>,
-    clock: Option<r2r::Publisher<rosgraph_msgs::msg::Clock>>,
+/// A publisher, whatever its message type.
+trait Output: Send {
+    /// Publishes `msg` if it is this publisher's type.
+    fn send(&self, msg: Outgoing<'_>);
+    /// How many subscriptions match.
+    fn subscribers(&self) -> usize;
 }
 
-/// One optional message stream per topic.
-#[derive(Default)]
-struct Subscriptions {
-    joint_states: Messages<msgs::JointState>,
-    commands: Messages<msgs::Float64MultiArray>,
-    states: Messages<msgs::Float64MultiArray>,
-    references: Messages<msgs::JointTrajectory>,
-    target_poses: Messages<msgs::PoseStamped>,
-    wrenches: Messages<msgs::WrenchStamped>,
-    clock: Messages<f64>,
-    rosout: Messages<msgs::Log>,
+struct TypedOutput<M: Message> {
+    publisher: r2r::Publisher<M::Rcl>,
+    unwrap: for<'a> fn(Outgoing<'a>) -> Option<&'a M>,
+}
+
+impl<M: Message> Output for TypedOutput<M> {
+    fn send(&self, msg: Outgoing<'_>) {
+        if let Some(m) = (self.unwrap)(msg) {
+            if let Err(e) = self.publisher.publish(&m.to_rcl()) {
+                eprintln!("publishing {:?}: {e}", msg.topic());
+            }
+        }
+    }
+
+    fn subscribers(&self) -> usize {
+        self.publisher
+            .get_inter_process_subscription_count()
+            .unwrap_or(0)
+    }
+}
+
+/// Creates the subscription of one topic.
+struct Subscribe<'a> {
+    node: &'a mut r2r::Node,
+    name: &'a str,
+}
+
+impl TopicVisitor for Subscribe<'_> {
+    type Output = Result<Input, RosError>;
+
+    fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
+        let qos = match codec.topic {
+            // /clock is published best-effort by simulators.
+            Topic::Clock => QosProfile::default().best_effort(),
+            Topic::Rosout => QosProfile::default().keep_last(1000),
+            _ => QosProfile::default(),
+        };
+        let wrap = codec.wrap;
+        let messages = self
+            .node
+            .subscribe::<M::Rcl>(self.name, qos)
+            .map_err(rcl)?
+            .map(move |m| wrap(M::from_rcl(m)))
+            .boxed();
+        Ok(Input {
+            messages,
+            newest_only: codec.topic == Topic::JointStates,
+        })
+    }
+}
+
+/// Creates the publisher of one topic.
+struct Advertise<'a> {
+    node: &'a mut r2r::Node,
+    name: &'a str,
+}
+
+impl TopicVisitor for Advertise<'_> {
+    type Output = Result<Box<dyn Output>, RosError>;
+
+    fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
+        if codec.topic == Topic::Rosout {
+            return Err(rcl("/rosout is written through Transport::log"));
+        }
+        let publisher = self
+            .node
+            .create_publisher::<M::Rcl>(self.name, QosProfile::default())
+            .map_err(rcl)?;
+        Ok(Box::new(TypedOutput {
+            publisher,
+            unwrap: codec.unwrap,
+        }))
+    }
 }
 
 /// A node on rcl.
 pub struct RclTransport {
     spinning: Arc<AtomicBool>,
     logger: String,
-    publishers: Publishers,
-    subscriptions: Subscriptions,
+    /// Subscriptions in the order of [`Topic::ALL`] (served first to last).
+    inputs: Vec<Input>,
+    outputs: Vec<(Topic, Box<dyn Output>)>,
     parameter_changes: UnboundedReceiver<Change>,
     /// r2r's parameter table, shared with its services (never locked with the node).
     params: Arc<Mutex<IndexMap<String, Parameter>>>,
@@ -416,65 +524,6 @@ impl std::fmt::Debug for RclTransport {
             .field("node", &self.logger)
             .finish_non_exhaustive()
     }
-}
-
-fn subscribe(
-    node: &mut r2r::Node,
-    subs: &mut Subscriptions,
-    topic: Topic,
-    name: &str,
-) -> Result<(), RosError> {
-    let qos = QosProfile::default();
-    match topic {
-        Topic::JointStates => {
-            subs.joint_states = boxed(node.subscribe(name, qos).map_err(rcl)?.map(joint_state_in));
-        }
-        Topic::Commands => {
-            subs.commands = boxed(node.subscribe(name, qos).map_err(rcl)?.map(array_in))
-        }
-        Topic::State => subs.states = boxed(node.subscribe(name, qos).map_err(rcl)?.map(array_in)),
-        Topic::Reference => {
-            subs.references = boxed(node.subscribe(name, qos).map_err(rcl)?.map(trajectory_in))
-        }
-        Topic::TargetPose => {
-            subs.target_poses = boxed(node.subscribe(name, qos).map_err(rcl)?.map(pose_in))
-        }
-        Topic::ExternalWrench => {
-            subs.wrenches = boxed(node.subscribe(name, qos).map_err(rcl)?.map(wrench_in))
-        }
-        Topic::Clock => {
-            let clock = node
-                .subscribe::<rosgraph_msgs::msg::Clock>(name, QosProfile::default().best_effort());
-            subs.clock = boxed(clock.map_err(rcl)?.map(|c| time_in(&c.clock).seconds()));
-        }
-        Topic::Rosout => {
-            let deep = QosProfile::default().keep_last(1000);
-            subs.rosout = boxed(node.subscribe(name, deep).map_err(rcl)?.map(log_in));
-        }
-    }
-    Ok(())
-}
-
-fn advertise(
-    node: &mut r2r::Node,
-    p: &mut Publishers,
-    topic: Topic,
-    name: &str,
-) -> Result<(), RosError> {
-    let qos = QosProfile::default();
-    match topic {
-        Topic::JointStates => p.joint_states = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::Commands => p.commands = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::State => p.state = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::Reference => p.reference = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::TargetPose => p.target_pose = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::ExternalWrench => {
-            p.external_wrench = Some(node.create_publisher(name, qos).map_err(rcl)?)
-        }
-        Topic::Clock => p.clock = Some(node.create_publisher(name, qos).map_err(rcl)?),
-        Topic::Rosout => return Err(rcl("/rosout is written through Transport::log")),
-    }
-    Ok(())
 }
 
 impl RclTransport {
@@ -495,13 +544,22 @@ impl RclTransport {
             .map_err(rcl)?;
         tokio::spawn(services);
         let params = node.params.clone();
-        let mut subscriptions = Subscriptions::default();
-        for (topic, name) in &spec.subscriptions {
-            subscribe(&mut node, &mut subscriptions, *topic, name)?;
+        let mut inputs = Vec::new();
+        for topic in Topic::ALL {
+            for (_, name) in spec.subscriptions.iter().filter(|(t, _)| t == topic) {
+                inputs.push(topic.visit(Subscribe {
+                    node: &mut node,
+                    name,
+                })?);
+            }
         }
-        let mut publishers = Publishers::default();
+        let mut outputs = Vec::new();
         for (topic, name) in &spec.publications {
-            advertise(&mut node, &mut publishers, *topic, name)?;
+            let output = topic.visit(Advertise {
+                node: &mut node,
+                name,
+            })?;
+            outputs.push((*topic, output));
         }
         let logger = node.logger().to_string();
         let node = Arc::new(Mutex::new(node));
@@ -510,8 +568,8 @@ impl RclTransport {
         Ok(Self {
             spinning,
             logger,
-            publishers,
-            subscriptions,
+            inputs,
+            outputs,
             parameter_changes,
             params,
             store,
@@ -573,23 +631,22 @@ impl Drop for RclTransport {
     }
 }
 
-async fn take<T>(stream: &mut Messages<T>) -> Option<T> {
-    match stream {
-        Some(s) => s.next().await,
-        None => futures::future::pending().await,
-    }
-}
-
-/// The newest waiting message: the latest-value hand-off for joint states (as on DDS), so that
-/// after a stall the node controls on the present, not on a queue of old states.
-async fn take_newest<T>(stream: &mut Messages<T>) -> Option<T> {
-    let mut newest = take(stream).await?;
-    if let Some(s) = stream {
-        while let Some(Some(m)) = s.next().now_or_never() {
-            newest = m;
+/// The first topic in table order with a message waiting (the newest one, for latest-value
+/// topics).
+fn poll_inputs(inputs: &mut [Input], cx: &mut Context<'_>) -> Poll<Option<Incoming>> {
+    for input in inputs {
+        if let Poll::Ready(first) = input.messages.poll_next_unpin(cx) {
+            let mut newest = first;
+            while input.newest_only {
+                match input.messages.poll_next_unpin(cx) {
+                    Poll::Ready(Some(newer)) => newest = Some(newer),
+                    _ => break,
+                }
+            }
+            return Poll::Ready(newest);
         }
     }
-    Some(newest)
+    Poll::Pending
 }
 
 async fn tick(ticker: &Option<Ticker>) {
@@ -599,82 +656,31 @@ async fn tick(ticker: &Option<Ticker>) {
     }
 }
 
-fn send<T: r2r::WrappedTypesupport + 'static>(
-    publisher: &Option<r2r::Publisher<T>>,
-    msg: &T,
-    topic: Topic,
-) {
-    if let Some(p) = publisher {
-        if let Err(e) = p.publish(msg) {
-            eprintln!("publishing {topic:?}: {e}");
-        }
-    }
-}
-
-fn count<T: r2r::WrappedTypesupport + 'static>(publisher: &Option<r2r::Publisher<T>>) -> usize {
-    publisher
-        .as_ref()
-        .and_then(|p| p.get_inter_process_subscription_count().ok())
-        .unwrap_or(0)
-}
-
 impl Transport for RclTransport {
     async fn next(&mut self) -> Option<Incoming> {
-        let s = &mut self.subscriptions;
+        let inputs = &mut self.inputs;
         tokio::select! {
             biased;
             // None: r2r's parameter services stopped, and the node with them.
             change = self.parameter_changes.next() => change.map(|c| self.parameter_request(c)),
-            m = take(&mut s.clock) => m.map(Incoming::Clock),
-            m = take_newest(&mut s.joint_states) => m.map(Incoming::JointState),
-            m = take(&mut s.commands) => m.map(Incoming::Command),
-            m = take(&mut s.states) => m.map(Incoming::State),
-            m = take(&mut s.references) => m.map(Incoming::Reference),
-            m = take(&mut s.target_poses) => m.map(Incoming::TargetPose),
-            m = take(&mut s.wrenches) => m.map(Incoming::ExternalWrench),
-            m = take(&mut s.rosout) => m.map(Incoming::Log),
+            taken = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => taken,
             _ = tick(&self.ticker) => Some(Incoming::Tick),
         }
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
-        let p = &self.publishers;
-        match msg {
-            Outgoing::JointState(m) => {
-                send(&p.joint_states, &joint_state_out(m), Topic::JointStates)
-            }
-            Outgoing::Array(Topic::Commands, m) => {
-                send(&p.commands, &array_out(m), Topic::Commands)
-            }
-            Outgoing::Array(Topic::State, m) => send(&p.state, &array_out(m), Topic::State),
-            Outgoing::Array(..) => {}
-            Outgoing::Reference(m) => send(&p.reference, &trajectory_out(m), Topic::Reference),
-            Outgoing::TargetPose(m) => send(&p.target_pose, &pose_out(m), Topic::TargetPose),
-            Outgoing::ExternalWrench(m) => {
-                send(&p.external_wrench, &wrench_out(m), Topic::ExternalWrench)
-            }
-            Outgoing::Clock(m) => send(
-                &p.clock,
-                &rosgraph_msgs::msg::Clock {
-                    clock: time_out(&m.clock),
-                },
-                Topic::Clock,
-            ),
+        let topic = msg.topic();
+        if let Some((_, output)) = self.outputs.iter().find(|(t, _)| *t == topic) {
+            output.send(msg);
         }
     }
 
     fn subscriber_count(&self, topic: Topic) -> usize {
-        let p = &self.publishers;
-        match topic {
-            Topic::JointStates => count(&p.joint_states),
-            Topic::Commands => count(&p.commands),
-            Topic::State => count(&p.state),
-            Topic::Reference => count(&p.reference),
-            Topic::TargetPose => count(&p.target_pose),
-            Topic::ExternalWrench => count(&p.external_wrench),
-            Topic::Clock => count(&p.clock),
-            Topic::Rosout => 0,
-        }
+        self.outputs
+            .iter()
+            .filter(|(t, _)| *t == topic)
+            .map(|(_, output)| output.subscribers())
+            .sum()
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {

@@ -3,10 +3,12 @@
 //! the participant only uses and advertises 127.0.0.1.
 //!
 //! Parameters: the node answers the ROS 2 parameter services itself
-//! ([`crate::dds_parameters`]); `/clock` is read as rosgraph_msgs/Clock by a subscription of
+//! ([`parameters`]); `/clock` is read as rosgraph_msgs/Clock by a subscription of
 //! ours (ros2-client's own sim-time subscription expects another type).
 
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -14,17 +16,18 @@ use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::qos::History;
 use ros2_client::ros2::LogLevel as RosLogLevel;
 use ros2_client::{
-    rosout, Context, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher, QosProfile,
-    ServiceMapping, Subscription,
+    rosout, Context as DdsContext, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher,
+    QosProfile, ServiceMapping, Subscription,
 };
 
-use crate::transport::LogLevel;
 mod parameters;
 
-use crate::msgs;
+use crate::msgs::Message;
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
-use crate::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use crate::transport::{
+    Codec, Incoming, LogLevel, NodeSpec, Outgoing, Topic, TopicVisitor, Transport,
+};
 use crate::RosError;
 pub use parameters::ParameterClient;
 use parameters::ParameterServers;
@@ -82,7 +85,7 @@ fn service_mapping(options: &DdsOptions) -> ServiceMapping {
     }
 }
 
-fn context(options: &DdsOptions) -> Result<Context, RosError> {
+fn context(options: &DdsOptions) -> Result<DdsContext, RosError> {
     if options.domain_id > 232 {
         return Err(RosError::Transport {
             reason: format!("ROS domain id {} is above 232", options.domain_id),
@@ -93,9 +96,9 @@ fn context(options: &DdsOptions) -> Result<Context, RosError> {
             .with_only_networks([IpAddr::V4(Ipv4Addr::LOCALHOST)])
             .build()
             .map_err(transport)?;
-        Context::from_domain_participant(participant).map_err(transport)
+        DdsContext::from_domain_participant(participant).map_err(transport)
     } else {
-        Context::with_options(ros2_client::ContextOptions::new().domain_id(options.domain_id))
+        DdsContext::with_options(ros2_client::ContextOptions::new().domain_id(options.domain_id))
             .map_err(transport)
     }
 }
@@ -103,34 +106,15 @@ fn context(options: &DdsOptions) -> Result<Context, RosError> {
 /// A node on DDS.
 pub struct DdsTransport {
     node: Node,
-    _context: Context,
-    qos: QosProfile,
-    publishers: Publishers,
-    joint_states: Option<Subscription<msgs::JointState>>,
-    commands: Option<Subscription<msgs::Float64MultiArray>>,
-    states: Option<Subscription<msgs::Float64MultiArray>>,
-    references: Option<Subscription<msgs::JointTrajectory>>,
-    target_poses: Option<Subscription<msgs::PoseStamped>>,
-    wrenches: Option<Subscription<msgs::WrenchStamped>>,
-    clock: Option<Subscription<msgs::Clock>>,
-    rosout: Option<Subscription<msgs::Log>>,
+    _context: DdsContext,
+    /// Subscriptions in the order of [`Topic::ALL`] (served first to last).
+    inputs: Vec<Box<dyn Input>>,
+    outputs: Vec<(Topic, Box<dyn Output>)>,
     parameters: ParameterServers,
     service_mapping: ServiceMapping,
     read_errors: u64,
     publish_errors: u64,
     ticker: Option<Ticker>,
-}
-
-/// One optional publisher per topic.
-#[derive(Default)]
-struct Publishers {
-    joint_states: Option<Publisher<msgs::JointState>>,
-    commands: Option<Publisher<msgs::Float64MultiArray>>,
-    state: Option<Publisher<msgs::Float64MultiArray>>,
-    reference: Option<Publisher<msgs::JointTrajectory>>,
-    target_pose: Option<Publisher<msgs::PoseStamped>>,
-    external_wrench: Option<Publisher<msgs::WrenchStamped>>,
-    clock: Option<Publisher<msgs::Clock>>,
 }
 
 impl std::fmt::Debug for DdsTransport {
@@ -141,15 +125,138 @@ impl std::fmt::Debug for DdsTransport {
     }
 }
 
-fn type_name(topic: Topic) -> MessageTypeName {
-    match topic {
-        Topic::JointStates => MessageTypeName::new("sensor_msgs", "JointState"),
-        Topic::Commands | Topic::State => MessageTypeName::new("std_msgs", "Float64MultiArray"),
-        Topic::Reference => MessageTypeName::new("trajectory_msgs", "JointTrajectory"),
-        Topic::TargetPose => MessageTypeName::new("geometry_msgs", "PoseStamped"),
-        Topic::ExternalWrench => MessageTypeName::new("geometry_msgs", "WrenchStamped"),
-        Topic::Clock => MessageTypeName::new("rosgraph_msgs", "Clock"),
-        Topic::Rosout => MessageTypeName::new("rcl_interfaces", "Log"),
+/// A subscription, whatever its message type.
+trait Input: Send + Sync {
+    /// The next message as the node receives it (`Some(None)`: an unreadable sample).
+    fn poll_take(&self, cx: &mut Context<'_>) -> Poll<Option<Incoming>>;
+}
+
+struct TypedInput<M: Message> {
+    subscription: Subscription<M>,
+    wrap: fn(M) -> Incoming,
+    /// Hand over only the newest waiting sample (the latest-value hand-off for joint states:
+    /// after a stall the node controls on the present, not on a queue of old states).
+    newest_only: bool,
+}
+
+impl<M: Message> Input for TypedInput<M> {
+    fn poll_take(&self, cx: &mut Context<'_>) -> Poll<Option<Incoming>> {
+        // A fresh take each poll, as a select over the topics does: the reader keeps the
+        // waker, and nothing is lost when the future is dropped unfinished.
+        let take = self.subscription.async_take();
+        let mut take = std::pin::pin!(take);
+        let Poll::Ready(taken) = take.as_mut().poll(cx) else {
+            return Poll::Pending;
+        };
+        let Ok((mut newest, _)) = taken else {
+            return Poll::Ready(None);
+        };
+        if self.newest_only {
+            while let Ok(Some((newer, _))) = self.subscription.take() {
+                newest = newer;
+            }
+        }
+        Poll::Ready(Some((self.wrap)(newest)))
+    }
+}
+
+/// A publisher, whatever its message type.
+trait Output: Send + Sync {
+    /// Publishes `msg` if it is this publisher's type.
+    fn send(&self, msg: Outgoing<'_>) -> Result<(), String>;
+    /// How many subscriptions match.
+    fn subscribers(&self, node: &Node) -> usize;
+}
+
+struct TypedOutput<M: Message> {
+    publisher: Publisher<M>,
+    unwrap: for<'a> fn(Outgoing<'a>) -> Option<&'a M>,
+}
+
+impl<M: Message> Output for TypedOutput<M> {
+    fn send(&self, msg: Outgoing<'_>) -> Result<(), String> {
+        match (self.unwrap)(msg) {
+            Some(m) => self
+                .publisher
+                .publish(m.clone())
+                .map_err(|e| format!("publishing {:?}: {e:?}", msg.topic())),
+            None => Ok(()),
+        }
+    }
+
+    fn subscribers(&self, node: &Node) -> usize {
+        self.publisher.get_subscription_count(node)
+    }
+}
+
+/// The DDS topic `name` of message type `M`.
+fn dds_topic<M: Message>(
+    node: &mut Node,
+    name: &str,
+    qos: &QosProfile,
+) -> Result<ros2_client::dds::rustdds::Topic, RosError> {
+    let parsed = Name::parse(name).map_err(|e| RosError::Transport {
+        reason: format!("topic '{name}': {e}"),
+    })?;
+    node.create_topic(&parsed, MessageTypeName::new(M::PACKAGE, M::NAME), qos)
+        .map_err(transport)
+}
+
+/// Creates the subscription of one topic.
+struct Subscribe<'a> {
+    node: &'a mut Node,
+    name: &'a str,
+    qos: &'a QosProfile,
+}
+
+impl TopicVisitor for Subscribe<'_> {
+    type Output = Result<Box<dyn Input>, RosError>;
+
+    fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
+        let topic = dds_topic::<M>(self.node, self.name, self.qos)?;
+        let qos = match codec.topic {
+            // /clock is published best-effort by simulators.
+            Topic::Clock => Some(QosProfile::subscription_default()),
+            Topic::Rosout => Some(self.qos.clone().history(History::KeepLast { depth: 1000 })),
+            _ => None,
+        };
+        let subscription = self
+            .node
+            .create_subscription::<M>(&topic, qos)
+            .map_err(transport)?;
+        Ok(Box::new(TypedInput {
+            subscription,
+            wrap: codec.wrap,
+            newest_only: codec.topic == Topic::JointStates,
+        }))
+    }
+}
+
+/// Creates the publisher of one topic.
+struct Advertise<'a> {
+    node: &'a mut Node,
+    name: &'a str,
+    qos: &'a QosProfile,
+}
+
+impl TopicVisitor for Advertise<'_> {
+    type Output = Result<Box<dyn Output>, RosError>;
+
+    fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
+        if codec.topic == Topic::Rosout {
+            return Err(RosError::Transport {
+                reason: "/rosout is written through Transport::log".into(),
+            });
+        }
+        let topic = dds_topic::<M>(self.node, self.name, self.qos)?;
+        let publisher = self
+            .node
+            .create_publisher::<M>(&topic, None)
+            .map_err(transport)?;
+        Ok(Box::new(TypedOutput {
+            publisher,
+            unwrap: codec.unwrap,
+        }))
     }
 }
 
@@ -172,19 +279,23 @@ impl DdsTransport {
         // Reliable, keep-last 10: what rclcpp's QoS(10) is; best-effort publishers would need
         // a best-effort subscription.
         let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
-        let mut transport = Self {
+        let mut inputs = Vec::new();
+        for topic in Topic::ALL {
+            for (_, name) in spec.subscriptions.iter().filter(|(t, _)| t == topic) {
+                let (node, qos) = (&mut node, &qos);
+                inputs.push(topic.visit(Subscribe { node, name, qos })?);
+            }
+        }
+        let mut outputs = Vec::new();
+        for (topic, name) in &spec.publications {
+            let (node, qos) = (&mut node, &qos);
+            outputs.push((*topic, topic.visit(Advertise { node, name, qos })?));
+        }
+        Ok(Self {
             node,
             _context: context,
-            qos,
-            publishers: Publishers::default(),
-            joint_states: None,
-            commands: None,
-            states: None,
-            references: None,
-            target_poses: None,
-            wrenches: None,
-            clock: None,
-            rosout: None,
+            inputs,
+            outputs,
             parameters,
             service_mapping: service_mapping(dds),
             read_errors: 0,
@@ -193,146 +304,23 @@ impl DdsTransport {
                 .tick_rate
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
                 .transpose()?,
-        };
-        for (topic, name) in &spec.subscriptions {
-            transport.subscribe(*topic, name)?;
-        }
-        for (topic, name) in &spec.publications {
-            transport.advertise(*topic, name)?;
-        }
-        Ok(transport)
+        })
     }
 
     /// A client of another node's parameter services (`target` fully qualified).
     pub fn parameter_client(&mut self, target: &str) -> Result<ParameterClient, RosError> {
         ParameterClient::new(&mut self.node, self.service_mapping, target)
     }
-
-    fn topic(
-        &mut self,
-        topic: Topic,
-        name: &str,
-    ) -> Result<ros2_client::dds::rustdds::Topic, RosError> {
-        let name = Name::parse(name).map_err(|e| RosError::Transport {
-            reason: format!("topic '{name}': {e}"),
-        })?;
-        self.node
-            .create_topic(&name, type_name(topic), &self.qos)
-            .map_err(transport)
-    }
-
-    fn subscribe(&mut self, topic: Topic, name: &str) -> Result<(), RosError> {
-        let t = self.topic(topic, name)?;
-        let node = &mut self.node;
-        match topic {
-            Topic::JointStates => {
-                self.joint_states = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::Commands => {
-                self.commands = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::Reference => {
-                self.references = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::TargetPose => {
-                self.target_poses = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::ExternalWrench => {
-                self.wrenches = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::Clock => {
-                let best_effort = QosProfile::subscription_default();
-                self.clock = Some(
-                    node.create_subscription(&t, Some(best_effort))
-                        .map_err(transport)?,
-                );
-            }
-            Topic::State => {
-                self.states = Some(node.create_subscription(&t, None).map_err(transport)?)
-            }
-            Topic::Rosout => {
-                let deep = self.qos.clone().history(History::KeepLast { depth: 1000 });
-                self.rosout = Some(
-                    node.create_subscription(&t, Some(deep))
-                        .map_err(transport)?,
-                )
-            }
-        }
-        Ok(())
-    }
-
-    fn advertise(&mut self, topic: Topic, name: &str) -> Result<(), RosError> {
-        let t = self.topic(topic, name)?;
-        let (node, p) = (&mut self.node, &mut self.publishers);
-        match topic {
-            Topic::JointStates => {
-                p.joint_states = Some(node.create_publisher(&t, None).map_err(transport)?)
-            }
-            Topic::Commands => {
-                p.commands = Some(node.create_publisher(&t, None).map_err(transport)?)
-            }
-            Topic::State => p.state = Some(node.create_publisher(&t, None).map_err(transport)?),
-            Topic::Reference => {
-                p.reference = Some(node.create_publisher(&t, None).map_err(transport)?)
-            }
-            Topic::TargetPose => {
-                p.target_pose = Some(node.create_publisher(&t, None).map_err(transport)?)
-            }
-            Topic::ExternalWrench => {
-                p.external_wrench = Some(node.create_publisher(&t, None).map_err(transport)?)
-            }
-            Topic::Clock => p.clock = Some(node.create_publisher(&t, None).map_err(transport)?),
-            Topic::Rosout => {
-                return Err(RosError::Transport {
-                    reason: "/rosout is written through Transport::log".into(),
-                })
-            }
-        }
-        Ok(())
-    }
 }
 
-fn send<M: serde::Serialize + Clone + std::fmt::Debug>(
-    publisher: &Option<Publisher<M>>,
-    msg: &M,
-    topic: Topic,
-) -> Result<(), String> {
-    match publisher {
-        Some(p) => p
-            .publish(msg.clone())
-            .map_err(|e| format!("publishing {topic:?}: {e:?}")),
-        None => Ok(()),
-    }
-}
-
-fn count<M: serde::Serialize>(publisher: &Option<Publisher<M>>, node: &Node) -> usize {
-    publisher
-        .as_ref()
-        .map_or(0, |p| p.get_subscription_count(node))
-}
-
-/// A future that never resolves when the subscription is absent.
-async fn take<M: serde::de::DeserializeOwned + 'static>(
-    sub: &Option<Subscription<M>>,
-) -> Option<M> {
-    match sub {
-        Some(s) => s.async_take().await.ok().map(|(m, _)| m),
-        None => futures::future::pending().await,
-    }
-}
-
-/// The newest waiting sample: the latest-value hand-off for joint states, so that after a
-/// stall the node controls on the present, not on a queue of old states.
-async fn take_newest<M: serde::de::DeserializeOwned + 'static>(
-    sub: &Option<Subscription<M>>,
-) -> Option<M> {
-    let mut newest = take(sub).await?;
-    if let Some(s) = sub {
-        while let Ok(Some((newer, _))) = s.take() {
-            newest = newer;
+/// The first topic in table order with a message waiting.
+fn poll_inputs(inputs: &[Box<dyn Input>], cx: &mut Context<'_>) -> Poll<Option<Incoming>> {
+    for input in inputs {
+        if let Poll::Ready(taken) = input.poll_take(cx) {
+            return Poll::Ready(taken);
         }
     }
-    Some(newest)
+    Poll::Pending
 }
 
 async fn tick(ticker: &Option<Ticker>) {
@@ -348,15 +336,7 @@ impl Transport for DdsTransport {
             let incoming = tokio::select! {
                 biased;
                 (id, request) = self.parameters.next() => Some(Incoming::ParameterRequest(id, request)),
-                // The clock first: a joint state must be stamped with the time it was sent at.
-                m = take(&self.clock) => m.map(|c| Incoming::Clock(c.clock.seconds())),
-                m = take_newest(&self.joint_states) => m.map(Incoming::JointState),
-                m = take(&self.commands) => m.map(Incoming::Command),
-                m = take(&self.states) => m.map(Incoming::State),
-                m = take(&self.references) => m.map(Incoming::Reference),
-                m = take(&self.target_poses) => m.map(Incoming::TargetPose),
-                m = take(&self.wrenches) => m.map(Incoming::ExternalWrench),
-                m = take(&self.rosout) => m.map(Incoming::Log),
+                taken = std::future::poll_fn(|cx| poll_inputs(&self.inputs, cx)) => taken,
                 _ = tick(&self.ticker) => Some(Incoming::Tick),
             };
             // A read error on one topic (a malformed sample) is skipped, not fatal; yield so a
@@ -377,16 +357,10 @@ impl Transport for DdsTransport {
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
-        let p = &self.publishers;
-        let sent = match msg {
-            Outgoing::JointState(m) => send(&p.joint_states, m, Topic::JointStates),
-            Outgoing::Array(Topic::Commands, m) => send(&p.commands, m, Topic::Commands),
-            Outgoing::Array(Topic::State, m) => send(&p.state, m, Topic::State),
-            Outgoing::Array(..) => Ok(()),
-            Outgoing::Reference(m) => send(&p.reference, m, Topic::Reference),
-            Outgoing::TargetPose(m) => send(&p.target_pose, m, Topic::TargetPose),
-            Outgoing::ExternalWrench(m) => send(&p.external_wrench, m, Topic::ExternalWrench),
-            Outgoing::Clock(m) => send(&p.clock, m, Topic::Clock),
+        let topic = msg.topic();
+        let sent = match self.outputs.iter().find(|(t, _)| *t == topic) {
+            Some((_, output)) => output.send(msg),
+            None => Ok(()),
         };
         // Said at the 1st, 2nd, 4th, 8th ... failure: a 1 kHz loop must not flood stderr.
         if let Err(e) = sent {
@@ -398,17 +372,11 @@ impl Transport for DdsTransport {
     }
 
     fn subscriber_count(&self, topic: Topic) -> usize {
-        let (p, node) = (&self.publishers, &self.node);
-        match topic {
-            Topic::JointStates => count(&p.joint_states, node),
-            Topic::Commands => count(&p.commands, node),
-            Topic::State => count(&p.state, node),
-            Topic::Reference => count(&p.reference, node),
-            Topic::TargetPose => count(&p.target_pose, node),
-            Topic::ExternalWrench => count(&p.external_wrench, node),
-            Topic::Clock => count(&p.clock, node),
-            Topic::Rosout => 0,
-        }
+        self.outputs
+            .iter()
+            .filter(|(t, _)| *t == topic)
+            .map(|(_, output)| output.subscribers(&self.node))
+            .sum()
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
