@@ -122,16 +122,24 @@ fn draw<DB: DrawingBackend>(
         .draw()?;
     for s in series {
         let color = Palette99::pick(s.color).mix(0.9);
-        let points = time
+        let points: Vec<(f64, f64)> = time
             .iter()
             .zip(s.values)
             .step_by(step)
-            .map(|(&t, &v)| (t, v));
+            .map(|(&t, &v)| (t, v))
+            .collect();
         let style = color.stroke_width(2);
         let drawn = if s.dashed {
             chart.draw_series(DashedLineSeries::new(points, 8, 5, style))?
         } else {
-            chart.draw_series(LineSeries::new(points, style))?
+            // Segment by segment: a thick polyline joins its segments with mitres, and a
+            // chattering signal (an effort flipping between its limits every step) turns
+            // them into spikes far outside the axes.
+            chart.draw_series(
+                points
+                    .windows(2)
+                    .map(|w| PathElement::new(vec![w[0], w[1]], style)),
+            )?
         };
         drawn.label(&s.label).legend(move |(x, y)| {
             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
@@ -149,7 +157,39 @@ fn draw<DB: DrawingBackend>(
 
 #[cfg(test)]
 mod tests {
-    use super::tick_format;
+    use super::{draw, register_font, tick_format, Series};
+    use plotters::prelude::*;
+
+    /// An effort that flips between its limits every step stays inside the axes: the image's
+    /// outer margin stays white (mitred joins drew spikes to the image's edges).
+    #[test]
+    fn a_chattering_series_is_drawn_inside_the_axes() {
+        register_font();
+        let (width, height) = (640u32, 360u32);
+        // Several points per pixel column, as a 1 kHz run of seconds has.
+        let time: Vec<f64> = (0..2000).map(|k| f64::from(k) * 1e-3).collect();
+        let chatter: Vec<f64> = (0..2000)
+            .map(|k| if k % 2 == 0 { 87.0 } else { -87.0 })
+            .collect();
+        let series = [Series {
+            label: "joint1".into(),
+            values: &chatter,
+            color: 0,
+            dashed: false,
+        }];
+        let mut pixels = vec![0u8; (width * height * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut pixels, (width, height)).into_drawing_area();
+            draw(root, "efforts", "effort", &time, &series).unwrap();
+        }
+        let white_row = |y: u32| {
+            let row = &pixels[(y * width * 3) as usize..((y + 1) * width * 3) as usize];
+            row.iter().all(|&c| c == 255)
+        };
+        for y in (0..6).chain(height - 6..height) {
+            assert!(white_row(y), "row {y} has ink outside the chart");
+        }
+    }
 
     #[test]
     fn tick_labels_keep_small_values_apart() {
