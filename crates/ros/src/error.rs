@@ -25,3 +25,19 @@ pub enum RosError {
         reason: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_configuration_keeps_its_typed_cause() {
+        let refused = RuntimeError::Parameter {
+            name: "kp".into(),
+            reason: "needs 7 values".into(),
+        };
+        let error = RosError::from(refused.clone());
+        assert_eq!(error, RosError::Runtime(refused.clone()));
+        assert_eq!(error.to_string(), refused.to_string(), "shown once, as it is");
+    }
+}

@@ -185,8 +185,10 @@ impl std::fmt::Debug for ControllerCore {
 }
 
 impl ControllerCore {
-    /// A core for `robot`, controlling `joints` (names, all of the robot's, any order of the
-    /// robot's chain is kept) with `controller`.
+    /// A core for `robot`, controlling every joint of its chain (in chain order) with
+    /// `controller` behind the safety layer (effort limits from the URDF, optional
+    /// `rate_limit`); it holds in `safe_mode` when the newest state is older than
+    /// `state_timeout` seconds.
     pub fn new(
         robot: Robot,
         controller: Box<dyn Controller>,

@@ -153,7 +153,9 @@ pub struct NodeSpec {
 
 /// A running node's connection to the middleware.
 pub trait Transport {
-    /// The next message, tick or parameter change (`None`: the middleware is gone).
+    /// The next message, tick or parameter request. `None` ends the node's `run`: rcl gives
+    /// it when its parameter services stop with the node; the DDS backend never does (its
+    /// node runs until the process ends); scripted test transports give it at their end.
     fn next(&mut self) -> impl std::future::Future<Output = Option<Incoming>> + Send;
     /// Publishes on one of the node's publications (others are ignored).
     fn publish(&mut self, msg: Outgoing<'_>);
