@@ -38,6 +38,10 @@ mod tests {
         };
         let error = RosError::from(refused.clone());
         assert_eq!(error, RosError::Runtime(refused.clone()));
-        assert_eq!(error.to_string(), refused.to_string(), "shown once, as it is");
+        assert_eq!(
+            error.to_string(),
+            refused.to_string(),
+            "shown once, as it is"
+        );
     }
 }

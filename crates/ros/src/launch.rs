@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 #[cfg(feature = "dds")]
 use crate::transport::dds::{DdsOptions, DdsTransport};
-use crate::transport::NodeLogic;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+use crate::parameter_services::ParameterResponse;
+use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
 use armctl_runtime::ros_args::{parse_ros_args, RosArgs};
 
@@ -51,9 +54,82 @@ pub fn spawn<N: NodeLogic>(node: N, dds: &DdsOptions) -> Result<RunningNode, Ros
     Ok(RunningNode { name, task })
 }
 
+/// A node's transport, with the process's stop signals delivered first as
+/// [`Incoming::Shutdown`].
+struct StopOnSignal<T> {
+    inner: T,
+    signals: [(Signal, &'static str); 3],
+}
+
+impl<T> StopOnSignal<T> {
+    /// Installs handlers for SIGINT, SIGTERM and SIGHUP. Explicitly: a node started in the
+    /// background of a script inherits an ignored SIGINT, and the default action of the
+    /// others would end the process without a last command.
+    fn new(inner: T) -> Result<Self, RosError> {
+        let install = |kind: SignalKind| {
+            signal(kind).map_err(|e| RosError::Transport {
+                reason: format!("installing a signal handler: {e}"),
+            })
+        };
+        Ok(Self {
+            inner,
+            signals: [
+                (install(SignalKind::interrupt())?, "SIGINT"),
+                (install(SignalKind::terminate())?, "SIGTERM"),
+                (install(SignalKind::hangup())?, "SIGHUP"),
+            ],
+        })
+    }
+}
+
+/// The first of the signals to arrive.
+fn poll_signals(
+    signals: &mut [(Signal, &'static str)],
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<&'static str> {
+    for (signal, name) in signals.iter_mut() {
+        if signal.poll_recv(cx).is_ready() {
+            return std::task::Poll::Ready(*name);
+        }
+    }
+    std::task::Poll::Pending
+}
+
+impl<T: Transport + Send> Transport for StopOnSignal<T> {
+    async fn next(&mut self) -> Option<Incoming> {
+        let signals = &mut self.signals;
+        tokio::select! {
+            biased;
+            name = std::future::poll_fn(|cx| poll_signals(signals, cx)) => Some(Incoming::Shutdown(name)),
+            incoming = self.inner.next() => incoming,
+        }
+    }
+
+    fn publish(&mut self, msg: Outgoing<'_>) {
+        self.inner.publish(msg);
+    }
+
+    fn subscriber_count(&self, topic: Topic) -> usize {
+        self.inner.subscriber_count(topic)
+    }
+
+    fn respond(&mut self, id: u64, response: ParameterResponse) {
+        self.inner.respond(id, response);
+    }
+
+    fn log(&self, level: LogLevel, text: &str) {
+        self.inner.log(level, text);
+    }
+
+    fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send {
+        self.inner.flush()
+    }
+}
+
 /// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
 /// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
-/// service form from ROS's environment).
+/// service form from ROS's environment). SIGINT, SIGTERM and SIGHUP stop the node cleanly
+/// (controller_node sends its `safe_mode` command last) and the process exits 0.
 pub fn node_main<N: NodeLogic>(
     program: &str,
     build: fn(&RosArgs) -> Result<N, RosError>,
@@ -79,9 +155,10 @@ pub fn node_main<N: NodeLogic>(
             })?;
         runtime.block_on(async {
             #[cfg(feature = "r2r")]
-            let mut transport = crate::transport::rcl::RclTransport::start(node.spec())?;
+            let transport = crate::transport::rcl::RclTransport::start(node.spec())?;
             #[cfg(not(feature = "r2r"))]
-            let mut transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
+            let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
+            let mut transport = StopOnSignal::new(transport)?;
             node.run(&mut transport).await;
             Ok(())
         })

@@ -230,3 +230,134 @@ async fn two_arms_in_namespaces_with_parameter_files_and_a_renamed_node() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Sends `signal` (`TERM`, `INT`, `HUP`) to `child`.
+fn signal(child: &Child, signal: &str) {
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "kill -{signal}");
+}
+
+/// Waits (bounded) for `child` to exit.
+fn exit_status(child: &mut Child) -> std::process::ExitStatus {
+    for _ in 0..500 {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no exit within 5 s");
+}
+
+/// Sends `sig` to `child` and waits (bounded) for it to exit.
+fn stop(child: &mut Child, sig: &str) -> std::process::ExitStatus {
+    signal(child, sig);
+    exit_status(child)
+}
+
+/// A stop signal ends both nodes with exit code 0, and controller_node's last command is its
+/// `safe_mode` command, sent while the arm was being controlled: zero here, where the control
+/// effort held the Panda against gravity (without a handler the process died and the effort
+/// controller kept that last control effort).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_signal_leaves_the_safe_command_as_the_last_one() {
+    let domain = 92;
+    let urdf_arg = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let spec = NodeSpec {
+        name: "watcher".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::Commands, "/pd_gravity/commands".into())],
+        publications: vec![],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut watcher = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    let quiet = |mut c: Command| {
+        c.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut sim = Running(quiet(node(
+        env!("CARGO_BIN_EXE_sim_node"),
+        domain,
+        &[
+            "--ros-args",
+            "-p",
+            &urdf_arg,
+            "-p",
+            "command_topic:=pd_gravity/commands",
+        ],
+    )));
+    let mut controller = Running(quiet(node(
+        env!("CARGO_BIN_EXE_controller_node"),
+        domain,
+        &[
+            "--ros-args",
+            "--params-file",
+            &workspace("config/panda_pd_gravity.yaml"),
+            "-p",
+            &urdf_arg,
+            "-p",
+            "safe_mode:=zero",
+        ],
+    )));
+    let mut last_command = None;
+    let controlling = tokio::time::timeout(Duration::from_secs(30), async {
+        while last_command
+            .iter()
+            .all(|c: &Vec<f64>| c.iter().all(|e| *e == 0.0))
+        {
+            if let Some(Incoming::Commands(c)) = watcher.next().await {
+                last_command = Some(c.data);
+            }
+        }
+    });
+    assert!(controlling.await.is_ok(), "no control effort within 30 s");
+    // Stopped while controlling (read meanwhile: its last sample arrives while its writer
+    // still lives).
+    signal(&controller.0, "TERM");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    while let Ok(incoming) = tokio::time::timeout_at(deadline, watcher.next()).await {
+        if let Some(Incoming::Commands(c)) = incoming {
+            last_command = Some(c.data);
+        }
+    }
+    let status = exit_status(&mut controller.0);
+    assert!(status.success(), "controller_node's exit code: {status}");
+    assert_eq!(last_command, Some(vec![0.0; 7]), "the last command");
+    assert!(stop(&mut sim.0, "INT").success(), "sim_node's exit code");
+}
+
+/// A node stopped before any joint state came sends nothing and exits 0 (SIGHUP).
+#[test]
+fn a_node_stopped_before_any_state_exits_cleanly() {
+    let urdf_arg = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let mut controller = Running(
+        node(
+            env!("CARGO_BIN_EXE_controller_node"),
+            93,
+            &["--ros-args", "-p", &urdf_arg],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    // Give it time to install its handlers (the log line of a running node comes after).
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = stop(&mut controller.0, "HUP");
+    assert!(status.success(), "exit code: {status}");
+    let mut stderr = String::new();
+    use std::io::Read;
+    controller
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.contains("stopping on SIGHUP"), "{stderr}");
+}

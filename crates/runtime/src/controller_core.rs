@@ -500,6 +500,31 @@ impl ControllerCore {
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }
 
+    /// The `safe_mode` effort for a last command (gravity compensation at the last valid
+    /// configuration, or zero; zero too before any valid state), within the effort limits and
+    /// finite. Unlike a hold, no rate limit applies: the command must be the safe one itself,
+    /// since it stays in effect after the node is gone. Returns what it is.
+    pub fn safe_command(&mut self, effort: &mut [f64]) -> &'static str {
+        effort.fill(0.0);
+        let mut what = "zero effort";
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+            what = "gravity compensation at the last valid configuration";
+            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+                effort.fill(0.0);
+                what = "zero effort (gravity could not be computed)";
+            }
+        }
+        for (e, joint) in effort.iter_mut().zip(self.robot.joints()) {
+            let limit = joint.limits.effort;
+            *e = if e.is_finite() {
+                e.clamp(-limit, limit)
+            } else {
+                0.0
+            };
+        }
+        what
+    }
+
     /// The hold effort, through the safety layer.
     fn hold(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
@@ -670,5 +695,37 @@ mod tests {
         core.cancel_trajectory();
         core.step(2.5, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![0.2, -0.1]);
+    }
+
+    #[test]
+    fn the_safe_command_is_the_hold_itself_without_a_rate_limit() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let mut effort = [5.0, -5.0];
+        // Before any state: zero.
+        assert_eq!(core.safe_command(&mut effort), "zero effort");
+        assert_eq!(effort, [0.0, 0.0]);
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+        core.step(0.0, 1e-3, &mut effort);
+        core.controller_mut()
+            .safety_mut()
+            .set_rate_limit(Some(1e-3))
+            .unwrap();
+        core.safe_command(&mut effort);
+        let mut gravity = [0.0; 2];
+        gravity_torques(
+            &core.robot,
+            &mut DynamicsWorkspace::new(&core.robot),
+            &[0.1, 0.2],
+            &mut gravity,
+        )
+        .unwrap();
+        assert_eq!(
+            effort, gravity,
+            "the full gravity hold, not a rate-limited step towards it"
+        );
+        core.set_safety(SafeMode::Zero, 0.05);
+        core.safe_command(&mut effort);
+        assert_eq!(effort, [0.0, 0.0]);
     }
 }

@@ -159,6 +159,30 @@ impl ControllerNode {
         }
     }
 
+    /// The last command: the `safe_mode` effort (gravity compensation at the last valid
+    /// configuration, or zero), sent once and given time to leave, since the effort
+    /// controller keeps applying the last command it received. Nothing is sent if nothing
+    /// ever was (no joint state came).
+    async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
+        let core = self.runtime.core_mut();
+        if core.fault() == Some(&Fault::NoState) && self.last_step.is_none() {
+            transport.log(
+                LogLevel::Info,
+                &format!("stopping on {signal}: no command was ever sent"),
+            );
+            return;
+        }
+        let mode = core.safe_command(&mut self.effort);
+        self.runtime
+            .to_command_order(&self.effort, &mut self.command.data);
+        transport.publish(Outgoing::Commands(&self.command));
+        transport.log(
+            LogLevel::Info,
+            &format!("stopping on {signal}: last command sent is the safe_mode command ({mode})"),
+        );
+        transport.flush().await;
+    }
+
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
         if self.clock.on_clock(t) == ClockChange::JumpedBack {
             self.runtime.core_mut().restart();
@@ -354,6 +378,10 @@ impl NodeLogic for ControllerNode {
             match incoming {
                 Incoming::JointStates(msg) => self.on_joint_state(transport, &msg),
                 Incoming::Tick => self.on_tick(transport),
+                Incoming::Shutdown(signal) => {
+                    self.stop(transport, signal).await;
+                    return;
+                }
                 Incoming::Clock(msg) => self.on_clock(transport, msg.clock.seconds()),
                 Incoming::Reference(msg) => self.on_reference(transport, &msg),
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),

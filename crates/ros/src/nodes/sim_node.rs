@@ -239,6 +239,10 @@ impl NodeLogic for SimNode {
                     });
                     transport.respond(id, response);
                 }
+                Incoming::Shutdown(signal) => {
+                    transport.log(LogLevel::Info, &format!("stopping on {signal}"));
+                    return;
+                }
                 Incoming::Tick => {
                     if let Err(e) = self.on_tick(transport) {
                         transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));

@@ -41,6 +41,9 @@ macro_rules! topics {
             ParameterRequest(u64, ParameterRequest),
             /// The node's timer fired.
             Tick,
+            /// The process was asked to stop (the signal's name: `SIGINT`, `SIGTERM`,
+            /// `SIGHUP`): the node sends its last command and returns from `run`.
+            Shutdown(&'static str),
         }
 
         /// What a node publishes (on the topic of the same name).
@@ -165,6 +168,11 @@ pub trait Transport {
     fn respond(&mut self, id: u64, response: ParameterResponse);
     /// Logs to rosout (and stderr).
     fn log(&self, level: LogLevel, text: &str);
+    /// Gives the middleware time to send what was published, before the process exits (the
+    /// DDS writer and rcl hand samples to threads of their own).
+    fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send {
+        tokio::time::sleep(std::time::Duration::from_millis(50))
+    }
 }
 
 /// A node's logic, run on any [`Transport`].
