@@ -101,7 +101,9 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::TargetPose(m) => Outgoing::TargetPose(m),
         Incoming::ExternalWrench(m) => Outgoing::ExternalWrench(m),
         Incoming::Rosout(m) => unreachable!("not published: {m:?}"),
-        Incoming::ParameterRequest(..) | Incoming::Tick => unreachable!("not a message"),
+        Incoming::ParameterRequest(..) | Incoming::Tick | Incoming::Shutdown(_) => {
+            unreachable!("not a message")
+        }
     }
 }
 
