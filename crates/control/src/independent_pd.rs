@@ -4,37 +4,26 @@
 
 use armctl_model::Robot;
 
-use crate::gains::{check_step, joint_gain, joint_inertias, pd, sized_gains, DEFAULT_BANDWIDTH};
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::gains::PdGains;
+use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 
 /// PD per joint.
 #[derive(Debug, Clone)]
 pub struct IndependentPd {
-    dof: usize,
     parameters: ParameterSet,
+    gains: PdGains,
 }
 
 impl IndependentPd {
     /// Default gains sized from the model's `M_ii` at mid-range (the law itself uses no model).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
-        let parameters = ParameterSet::new(
-            robot.dof(),
-            vec![
-                (
-                    joint_gain("kp", "Proportional gain per joint, N m/rad (N/m).", 1e6),
-                    ParamValue::Vector(kp),
-                ),
-                (
-                    joint_gain("kd", "Derivative gain per joint, N m s/rad (N s/m).", 1e5),
-                    ParamValue::Vector(kd),
-                ),
-            ],
+        let mut parameters = ParameterSet::new(robot.dof());
+        let gains = PdGains::sized(
+            &mut parameters,
+            robot,
+            "Proportional gain per joint, N m/rad (N/m).",
         )?;
-        Ok(Self {
-            dof: robot.dof(),
-            parameters,
-        })
+        Ok(Self { parameters, gains })
     }
 }
 
@@ -48,22 +37,14 @@ impl Controller for IndependentPd {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
-    fn update(
+    fn compute(
         &mut self,
         state: &JointState<'_>,
         reference: &JointReference,
-        dt: f64,
+        _dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        check_step(self.dof, state, reference, effort)?;
-        self.parameters.advance(dt);
-        pd(
-            self.parameters.values("kp"),
-            self.parameters.values("kd"),
-            state,
-            reference,
-            effort,
-        );
+        self.gains.pd(&self.parameters, state, reference, effort);
         Ok(())
     }
 }

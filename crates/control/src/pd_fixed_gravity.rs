@@ -9,8 +9,9 @@ use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::gains::{check_step, joint_gain, joint_inertias, pd, sized_gains, DEFAULT_BANDWIDTH};
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::gains::PdGains;
+use crate::model_terms::ModelTerms;
+use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 
 /// Configurations sampled to estimate `sup ||dG/dq||`.
 const SAMPLES: usize = 512;
@@ -18,9 +19,9 @@ const SAMPLES: usize = 512;
 /// PD plus gravity compensation at the set point.
 #[derive(Debug, Clone)]
 pub struct PdFixedGravity {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: PdGains,
     gravity: Vec<f64>,
     gravity_gradient_bound: f64,
     warnings: Vec<String>,
@@ -75,20 +76,18 @@ pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
 impl PdFixedGravity {
     /// The controller for `robot` with default gains and the gain condition checked.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
-        let parameters = ParameterSet::new(
-            robot.dof(),
-            vec![
-                (joint_gain("kp", "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.", 1e6), ParamValue::Vector(kp)),
-                (joint_gain("kd", "Derivative gain per joint, N m s/rad (N s/m).", 1e5), ParamValue::Vector(kd)),
-            ],
+        let mut parameters = ParameterSet::new(robot.dof());
+        let gains = PdGains::sized(
+            &mut parameters,
+            robot,
+            "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.",
         )?;
         let mut controller = Self {
-            ws: DynamicsWorkspace::new(robot),
+            model: ModelTerms::new(robot),
             gravity: vec![0.0; robot.dof()],
             gravity_gradient_bound: gravity_gradient_bound(robot)?,
-            robot: robot.clone(),
             parameters,
+            gains,
             warnings: Vec::new(),
         };
         controller.parameters_changed();
@@ -117,9 +116,12 @@ impl Controller for PdFixedGravity {
         &mut self.parameters
     }
     fn parameters_changed(&mut self) {
-        let kp_min = self.parameters.get("kp").map_or(0.0, |v| {
-            v.values().iter().copied().fold(f64::INFINITY, f64::min)
-        });
+        let kp_min = self
+            .parameters
+            .target(self.gains.kp)
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         self.warnings.clear();
         if kp_min <= self.gravity_gradient_bound {
             self.warnings.push(format!(
@@ -131,26 +133,16 @@ impl Controller for PdFixedGravity {
     fn warnings(&self) -> &[String] {
         &self.warnings
     }
-    fn update(
+    fn compute(
         &mut self,
         state: &JointState<'_>,
         reference: &JointReference,
-        dt: f64,
+        _dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        gravity_torques(&self.robot, &mut self.ws, &reference.q, &mut self.gravity)?;
-        pd(
-            self.parameters.values("kp"),
-            self.parameters.values("kd"),
-            state,
-            reference,
-            effort,
-        );
-        for (e, g) in effort.iter_mut().zip(&self.gravity) {
-            *e += g;
-        }
+        self.model.gravity(&reference.q, &mut self.gravity)?;
+        self.gains
+            .pd_plus(&self.parameters, state, reference, &self.gravity, effort);
         Ok(())
     }
 }

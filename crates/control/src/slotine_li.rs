@@ -4,64 +4,77 @@
 //! `v = qd_r`, `a = qdd_r`. Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
 //! e, de -> 0.
 
-use armctl_dynamics::{rnea_two_velocity, DynamicsWorkspace};
+use armctl_dynamics::rnea_two_velocity;
 use armctl_model::Robot;
 
-use crate::gains::{check_step, effective_inertias, joint_gain};
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::gains::{effective_inertias, errors, joint_gain};
+use crate::model_terms::ModelTerms;
+use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet};
 
 /// Default sliding-surface slope, 1/s, and decay rate of s, 1/s (`Kd = rate / (M^-1)_ii`).
 pub(crate) const DEFAULT_LAMBDA: f64 = 20.0;
 pub(crate) const DEFAULT_S_RATE: f64 = 100.0;
 
-/// Reference velocity, acceleration and sliding variable: `(qd_r, qdd_r, s)` into the buffers.
-pub(crate) fn reference_terms(
-    lambda: &[f64],
-    state: &JointState<'_>,
-    reference: &JointReference,
-    qd_r: &mut [f64],
-    qdd_r: &mut [f64],
-    s: &mut [f64],
-) {
-    for i in 0..s.len() {
-        let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
-        qd_r[i] = reference.qd[i] + lambda[i] * e;
-        qdd_r[i] = reference.qdd[i] + lambda[i] * de;
-        s[i] = de + lambda[i] * e;
-    }
+/// The gains `lambda` and `kd` shared by both Slotine-Li controllers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SlotineLiGains {
+    pub(crate) lambda: Array,
+    pub(crate) kd: Array,
 }
 
-/// The gains `lambda` and `kd` shared by both Slotine-Li controllers.
-pub(crate) fn slotine_li_gains(
-    robot: &Robot,
-) -> Result<Vec<(crate::ParamSpec, ParamValue)>, ControlError> {
-    let n = robot.dof();
-    let kd = effective_inertias(robot)?
-        .iter()
-        .map(|m| DEFAULT_S_RATE * m)
-        .collect();
-    Ok(vec![
-        (
-            joint_gain(
+impl SlotineLiGains {
+    /// Declares `lambda = 20/s` and `kd = 100/s` times the effective joint inertia.
+    pub(crate) fn declare(
+        parameters: &mut ParameterSet,
+        robot: &Robot,
+    ) -> Result<Self, ControlError> {
+        let n = robot.dof();
+        let kd = effective_inertias(robot)?
+            .iter()
+            .map(|m| DEFAULT_S_RATE * m)
+            .collect();
+        Ok(Self {
+            lambda: parameters.declare_array(joint_gain(
                 "lambda",
+                vec![DEFAULT_LAMBDA; n],
                 "Slope Lambda of the sliding surface s = de + Lambda e per joint, 1/s.",
                 1e4,
-            ),
-            ParamValue::Vector(vec![DEFAULT_LAMBDA; n]),
-        ),
-        (
-            joint_gain("kd", "Gain Kd on s per joint, N m s/rad (N s/m).", 1e5),
-            ParamValue::Vector(kd),
-        ),
-    ])
+            ))?,
+            kd: parameters.declare_array(joint_gain(
+                "kd",
+                kd,
+                "Gain Kd on s per joint, N m s/rad (N s/m).",
+                1e5,
+            ))?,
+        })
+    }
+
+    /// Reference velocity, acceleration and sliding variable: `(qd_r, qdd_r, s)` into the
+    /// buffers.
+    pub(crate) fn reference_terms(
+        self,
+        parameters: &ParameterSet,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        qd_r: &mut [f64],
+        qdd_r: &mut [f64],
+        s: &mut [f64],
+    ) {
+        let lambda = &parameters[self.lambda];
+        for (i, (e, de)) in errors(state, reference).enumerate() {
+            qd_r[i] = reference.qd[i] + lambda[i] * e;
+            qdd_r[i] = reference.qdd[i] + lambda[i] * de;
+            s[i] = de + lambda[i] * e;
+        }
+    }
 }
 
 /// Slotine-Li with the model's parameters.
 #[derive(Debug, Clone)]
 pub struct SlotineLi {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: SlotineLiGains,
     qd_r: Vec<f64>,
     qdd_r: Vec<f64>,
     s: Vec<f64>,
@@ -72,10 +85,11 @@ impl SlotineLi {
     /// effective joint inertia `1/(M^-1)_ii` at mid-range.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
+        let mut parameters = ParameterSet::new(n);
         Ok(Self {
-            parameters: ParameterSet::new(n, slotine_li_gains(robot)?)?,
-            ws: DynamicsWorkspace::new(robot),
-            robot: robot.clone(),
+            gains: SlotineLiGains::declare(&mut parameters, robot)?,
+            parameters,
+            model: ModelTerms::new(robot),
             qd_r: vec![0.0; n],
             qdd_r: vec![0.0; n],
             s: vec![0.0; n],
@@ -93,37 +107,33 @@ impl Controller for SlotineLi {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
-    fn update(
+    fn compute(
         &mut self,
         state: &JointState<'_>,
         reference: &JointReference,
-        dt: f64,
+        _dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        reference_terms(
-            self.parameters.values("lambda"),
+        self.gains.reference_terms(
+            &self.parameters,
             state,
             reference,
             &mut self.qd_r,
             &mut self.qdd_r,
             &mut self.s,
         );
+        let ModelTerms { robot, ws } = &mut self.model;
         rnea_two_velocity(
-            &self.robot,
-            &mut self.ws,
+            robot,
+            ws,
             state.q,
             state.qd,
             &self.qd_r,
             &self.qdd_r,
             effort,
         )?;
-        for ((e, kd), s) in effort
-            .iter_mut()
-            .zip(self.parameters.values("kd"))
-            .zip(&self.s)
-        {
+        let kd = &self.parameters[self.gains.kd];
+        for ((e, kd), s) in effort.iter_mut().zip(kd).zip(&self.s) {
             *e += kd * s;
         }
         Ok(())

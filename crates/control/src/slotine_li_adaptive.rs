@@ -16,13 +16,13 @@
 //! full parameters only: a base parameter counts as the link of its leading link parameter, and
 //! the last link's mass is merged into base parameters led by earlier links).
 
-use armctl_dynamics::{regressor, BaseParameters, DynamicsWorkspace};
+use armctl_dynamics::{regressor, BaseParameters};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{adapt, adaptation_parameters, full_columns, parameter_scales};
-use crate::gains::check_step;
-use crate::slotine_li::{reference_terms, slotine_li_gains};
+use crate::adaptation::{full_columns, parameter_scales, Adaptation};
+use crate::model_terms::ModelTerms;
+use crate::slotine_li::SlotineLiGains;
 use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 
 /// Adaptive Slotine-Li, on the full parameters or (see `slotine_li_adaptive_base`) on a set of
@@ -30,9 +30,10 @@ use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
 #[derive(Debug, Clone)]
 pub struct SlotineLiAdaptive {
     name: &'static str,
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: SlotineLiGains,
+    adaptation: Adaptation,
     /// The parameters adapted: all of them (identity map) or a base set.
     base: BaseParameters,
     /// Whether `Y` is reduced to the base columns (not for the full set).
@@ -67,8 +68,9 @@ impl SlotineLiAdaptive {
     ) -> Result<Self, ControlError> {
         let n = robot.dof();
         let reduces = base.count() != PARAMS_PER_LINK * n;
-        let mut declared = slotine_li_gains(robot)?;
-        declared.extend(adaptation_parameters(n, 1.0, !reduces));
+        let mut parameters = ParameterSet::new(n);
+        let gains = SlotineLiGains::declare(&mut parameters, robot)?;
+        let adaptation = Adaptation::declare(&mut parameters, 1.0, !reduces)?;
         let initial: Vec<f64> = base
             .values(&robot.parameter_vector())
             .iter()
@@ -78,8 +80,10 @@ impl SlotineLiAdaptive {
         Ok(Self {
             name,
             scale: parameter_scales(&initial, base.columns()),
-            parameters: ParameterSet::new(n, declared)?,
-            ws: DynamicsWorkspace::new(robot),
+            parameters,
+            gains,
+            adaptation,
+            model: ModelTerms::new(robot),
             estimate: DVector::from_column_slice(&initial),
             initial,
             base,
@@ -91,7 +95,6 @@ impl SlotineLiAdaptive {
             qd_r: vec![0.0; n],
             qdd_r: vec![0.0; n],
             s: DVector::zeros(n),
-            robot: robot.clone(),
         })
     }
 
@@ -114,12 +117,12 @@ impl SlotineLiAdaptive {
             &self.y
         };
         self.model_torque.gemv(1.0, y, &self.estimate, 0.0);
-        let kd = self.parameters.values("kd");
+        let kd = &self.parameters[self.gains.kd];
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.model_torque[i] + kd[i] * self.s[i];
         }
         self.y_t_s.gemv_tr(1.0, y, &self.s, 0.0);
-        adapt(
+        self.adaptation.adapt(
             &self.parameters,
             self.base.columns(),
             &self.scale,
@@ -140,30 +143,28 @@ impl Controller for SlotineLiAdaptive {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
-    fn reset(&mut self, _state: &JointState<'_>) {
-        self.parameters.settle();
+    fn restart(&mut self, _state: &JointState<'_>) {
         self.estimate.copy_from_slice(&self.initial);
     }
-    fn update(
+    fn compute(
         &mut self,
         state: &JointState<'_>,
         reference: &JointReference,
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        reference_terms(
-            self.parameters.values("lambda"),
+        self.gains.reference_terms(
+            &self.parameters,
             state,
             reference,
             &mut self.qd_r,
             &mut self.qdd_r,
             self.s.as_mut_slice(),
         );
+        let ModelTerms { robot, ws } = &mut self.model;
         regressor(
-            &self.robot,
-            &mut self.ws,
+            robot,
+            ws,
             state.q,
             state.qd,
             &self.qd_r,
