@@ -19,9 +19,7 @@ use nalgebra::{Cholesky, DMatrix, DVector};
 use crate::adaptation::{full_columns, parameter_scales, Adaptation};
 use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::{errors, joint_gain, PdGains};
-use crate::{
-    Array, ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-};
+use crate::{Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step};
 
 /// Adaptive computed torque.
 #[derive(Debug, Clone)]
@@ -56,13 +54,7 @@ impl AdaptiveComputedTorque {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
-        let gains = error_dynamics_gains(
-            &mut parameters,
-            900.0,
-            60.0,
-            "Stiffness of the error dynamics per joint, 1/s^2.",
-            "Damping of the error dynamics per joint, 1/s.",
-        )?;
+        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
         let psi = parameters.declare_array(joint_gain(
             "psi",
             vec![10.0; n],
@@ -196,27 +188,14 @@ impl AdaptiveComputedTorque {
 }
 
 impl Controller for AdaptiveComputedTorque {
-    fn name(&self) -> &'static str {
-        "adaptive_computed_torque"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("adaptive_computed_torque");
     fn restart(&mut self, state: &JointState<'_>) {
         self.estimate.copy_from_slice(&self.initial);
         self.qd_previous = Some(state.qd.to_vec());
         self.qdd.fill(0.0);
     }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         self.estimate_acceleration(state.qd, dt);
         commanded_acceleration(
             &self.parameters,

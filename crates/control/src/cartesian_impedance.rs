@@ -34,12 +34,11 @@ use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::{Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
 
-use crate::gains::cartesian_gain;
+use crate::gains::{cartesian_gain, Configurations};
 use crate::reference::PoseSample;
 use crate::tip_target::TipTarget;
 use crate::{
-    Array, ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-    TaskSpace,
+    Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };
 
 /// Tip impedance with a posture task in the nullspace.
@@ -125,26 +124,10 @@ pub(crate) fn damping_matrix(lambda: &Matrix6<f64>, k: &[f64], zeta: f64) -> Mat
 /// direction; the median, because a single configuration may sit on a singularity.
 fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let mut probe = CartesianImpedance::with_stiffness(robot, vec![0.0; 6])?;
-    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-    let mut unit = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut configurations = Configurations::new(0x2545_F491_4F6C_DD1D);
     let mut samples: Vec<[f64; 6]> = Vec::new();
     for _ in 0..33 {
-        let q: Vec<f64> = robot
-            .joints()
-            .iter()
-            .map(|j| {
-                let (lo, hi) = (
-                    j.limits.lower.max(-std::f64::consts::PI),
-                    j.limits.upper.min(std::f64::consts::PI),
-                );
-                lo + (hi - lo) * unit()
-            })
-            .collect();
+        let q = configurations.next(robot);
         probe.tip.update(robot, &q, 0.0)?;
         let lambda = probe.task_inertia(&q)?;
         let smallest = |k: usize| {
@@ -262,15 +245,7 @@ impl CartesianImpedance {
 }
 
 impl Controller for CartesianImpedance {
-    fn name(&self) -> &'static str {
-        "cartesian_impedance"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("cartesian_impedance");
     /// Holds the tip where it is.
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
@@ -278,13 +253,8 @@ impl Controller for CartesianImpedance {
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         Some(&mut self.tip)
     }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let desired = self.tip.update(&self.robot, state.q, dt)?;
         let lambda = self.task_inertia(state.q)?;
         let error = self.tip.error(&desired);

@@ -11,7 +11,7 @@ use armctl_model::Robot;
 
 use crate::gains::{errors, joint_gain, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::{ControlError, Controller, JointReference, JointState, ParameterSet, Step};
 
 /// Velocity over which the compensated Coulomb friction changes sign, rad/s (m/s).
 const FRICTION_SIGN_WIDTH: f64 = 0.01;
@@ -29,18 +29,21 @@ pub struct ComputedTorque {
     friction: Vec<f64>,
 }
 
-/// Declares the per-unit-inertia gains `kp`, `kd` of a computed-torque error dynamics.
+/// Declares the per-unit-inertia gains `kp = 900`, `kd = 60` (30 rad/s, critical) of the
+/// error dynamics `what` ("error dynamics", "nominal error dynamics"); `kd_note` adds to kd's
+/// description.
 pub(crate) fn error_dynamics_gains(
     parameters: &mut ParameterSet,
-    kp: f64,
-    kd: f64,
-    kp_description: &str,
-    kd_description: &str,
+    what: &str,
+    kd_note: &str,
 ) -> Result<PdGains, ControlError> {
     let n = parameters.dof();
+    let w = DEFAULT_FREQUENCY;
+    let kp = format!("Stiffness of the {what} per joint, 1/s^2.");
+    let kd = format!("Damping of the {what} per joint, 1/s{kd_note}.");
     Ok(PdGains {
-        kp: parameters.declare_array(joint_gain("kp", vec![kp; n], kp_description, 1e6))?,
-        kd: parameters.declare_array(joint_gain("kd", vec![kd; n], kd_description, 1e4))?,
+        kp: parameters.declare_array(joint_gain("kp", vec![w * w; n], &kp, 1e6))?,
+        kd: parameters.declare_array(joint_gain("kd", vec![2.0 * w; n], &kd, 1e4))?,
     })
 }
 
@@ -62,15 +65,8 @@ impl ComputedTorque {
     /// The controller with `robot` as its model, gains `Kp = 900`, `Kd = 60` (30 rad/s, critical).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let w = DEFAULT_FREQUENCY;
         let mut parameters = ParameterSet::new(n);
-        let gains = error_dynamics_gains(
-            &mut parameters,
-            w * w,
-            2.0 * w,
-            "Stiffness of the error dynamics per joint, 1/s^2.",
-            "Damping of the error dynamics per joint, 1/s.",
-        )?;
+        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
         Ok(Self {
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
@@ -82,36 +78,27 @@ impl ComputedTorque {
 }
 
 impl Controller for ComputedTorque {
-    fn name(&self) -> &'static str {
-        "computed_torque"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    law_accessors!("computed_torque");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         commanded_acceleration(
             &self.parameters,
             self.gains,
-            state,
-            reference,
+            step.state,
+            step.reference,
             &mut self.acceleration,
         );
         self.model
-            .inverse_dynamics(state, &self.acceleration, effort)?;
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)?;
         let sign = CoulombSign::Smooth {
             width: FRICTION_SIGN_WIDTH,
         };
-        friction_torques(&self.model.robot, &reference.qd, sign, &mut self.friction)?;
-        for (e, f) in effort.iter_mut().zip(&self.friction) {
+        friction_torques(
+            &self.model.robot,
+            &step.reference.qd,
+            sign,
+            &mut self.friction,
+        )?;
+        for (e, f) in step.effort.iter_mut().zip(&self.friction) {
             *e += f;
         }
         Ok(())

@@ -37,6 +37,20 @@ impl JointReference {
     }
 }
 
+/// One control step as a law sees it ([`Controller::compute`]): inputs of the right sizes, a
+/// finite state, and the efforts to write.
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// The measured joint state.
+    pub state: &'a JointState<'a>,
+    /// The desired motion.
+    pub reference: &'a JointReference,
+    /// Seconds since the last step.
+    pub dt: f64,
+    /// The efforts to write, one per joint.
+    pub effort: &'a mut [f64],
+}
+
 /// Sizes of a control step's inputs and output, and a finite state.
 fn check_step(
     n: usize,
@@ -99,16 +113,15 @@ pub trait Controller: Send {
     ) -> Result<(), ControlError> {
         check_step(self.parameters().dof(), state, reference, effort)?;
         self.parameters_mut().advance(dt);
-        self.compute(state, reference, dt, effort)
+        self.compute(Step {
+            state,
+            reference,
+            dt,
+            effort,
+        })
     }
     /// The law: efforts for a checked step, with the gains in effect now.
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError>;
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError>;
     /// Parameter estimates of adaptive controllers, for plotting (empty otherwise).
     fn estimates(&self) -> &[f64] {
         &[]

@@ -5,7 +5,10 @@ use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet};
+use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
+
+/// The description of a model-sized proportional gain.
+pub(crate) const KP_DESCRIPTION: &str = "Proportional gain per joint, N m/rad (N/m).";
 
 /// Natural frequency of model-sized default gains, rad/s.
 pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
@@ -76,15 +79,15 @@ pub(crate) struct PdGains {
 }
 
 impl PdGains {
-    /// Declares `kp` and `kd` in N m/rad and N m s/rad, sized from `M_ii` at mid-range for
-    /// [`DEFAULT_BANDWIDTH`]; `kp_description` says what the law needs of kp.
+    /// A parameter set with `kp` and `kd` in N m/rad and N m s/rad, sized from `M_ii` at
+    /// mid-range for [`DEFAULT_BANDWIDTH`]; `kp_description` says what the law needs of kp.
     pub(crate) fn sized(
-        parameters: &mut ParameterSet,
         robot: &Robot,
         kp_description: &str,
-    ) -> Result<Self, ControlError> {
+    ) -> Result<(ParameterSet, Self), ControlError> {
         let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
-        Ok(Self {
+        let mut parameters = ParameterSet::new(robot.dof());
+        let gains = Self {
             kp: parameters.declare_array(joint_gain("kp", kp, kp_description, 1e6))?,
             kd: parameters.declare_array(joint_gain(
                 "kd",
@@ -92,34 +95,22 @@ impl PdGains {
                 "Derivative gain per joint, N m s/rad (N s/m).",
                 1e5,
             ))?,
-        })
+        };
+        Ok((parameters, gains))
     }
 
-    /// `out_i = kp_i e_i + kd_i de_i` with the gains in effect.
-    pub(crate) fn pd(
-        self,
-        parameters: &ParameterSet,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        out: &mut [f64],
-    ) {
+    /// `effort_i = kp_i e_i + kd_i de_i` with the gains in effect.
+    pub(crate) fn pd(self, parameters: &ParameterSet, step: Step<'_>) {
+        self.pd_plus(parameters, step, &[]);
+    }
+
+    /// `effort_i = kp_i e_i + kd_i de_i + model_i` (`model` may be empty: no model term).
+    pub(crate) fn pd_plus(self, parameters: &ParameterSet, step: Step<'_>, model: &[f64]) {
         let (kp, kd) = (&parameters[self.kp], &parameters[self.kd]);
-        for (i, (e, de)) in errors(state, reference).enumerate() {
-            out[i] = kp[i] * e + kd[i] * de;
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
+            step.effort[i] = kp[i] * e + kd[i] * de;
         }
-    }
-
-    /// `out_i = kp_i e_i + kd_i de_i + model_i`.
-    pub(crate) fn pd_plus(
-        self,
-        parameters: &ParameterSet,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        model: &[f64],
-        out: &mut [f64],
-    ) {
-        self.pd(parameters, state, reference, out);
-        for (o, m) in out.iter_mut().zip(model) {
+        for (o, m) in step.effort.iter_mut().zip(model) {
             *o += m;
         }
     }
@@ -136,4 +127,56 @@ pub(crate) fn errors<'a>(
         .zip(state.q)
         .zip(reference.qd.iter().zip(state.qd))
         .map(|((qd_, q), (vd, v))| (qd_ - q, vd - v))
+}
+
+/// Pseudo-random configurations within the joint limits (within +-pi for unlimited joints),
+/// from a fixed seed (xorshift): the same sequence on every run.
+#[derive(Debug, Clone)]
+pub(crate) struct Configurations {
+    seed: u64,
+}
+
+/// A joint's range, clipped to +-pi.
+fn clipped_range(joint: &armctl_model::Joint) -> (f64, f64) {
+    (
+        joint.limits.lower.max(-std::f64::consts::PI),
+        joint.limits.upper.min(std::f64::consts::PI),
+    )
+}
+
+impl Configurations {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self { seed }
+    }
+
+    fn unit(&mut self) -> f64 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The middle of each joint's clipped range.
+    pub(crate) fn middle(robot: &Robot) -> Vec<f64> {
+        robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = clipped_range(j);
+                0.5 * (lo + hi)
+            })
+            .collect()
+    }
+
+    /// The next configuration.
+    pub(crate) fn next(&mut self, robot: &Robot) -> Vec<f64> {
+        robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = clipped_range(j);
+                lo + (hi - lo) * self.unit()
+            })
+            .collect()
+    }
 }

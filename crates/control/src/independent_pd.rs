@@ -4,8 +4,8 @@
 
 use armctl_model::Robot;
 
-use crate::gains::PdGains;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::gains::{PdGains, KP_DESCRIPTION};
+use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// PD per joint.
 #[derive(Debug, Clone)]
@@ -17,34 +17,15 @@ pub struct IndependentPd {
 impl IndependentPd {
     /// Default gains sized from the model's `M_ii` at mid-range (the law itself uses no model).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let mut parameters = ParameterSet::new(robot.dof());
-        let gains = PdGains::sized(
-            &mut parameters,
-            robot,
-            "Proportional gain per joint, N m/rad (N/m).",
-        )?;
+        let (parameters, gains) = PdGains::sized(robot, KP_DESCRIPTION)?;
         Ok(Self { parameters, gains })
     }
 }
 
 impl Controller for IndependentPd {
-    fn name(&self) -> &'static str {
-        "independent_pd"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.gains.pd(&self.parameters, state, reference, effort);
+    law_accessors!("independent_pd");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.gains.pd(&self.parameters, step);
         Ok(())
     }
 }

@@ -7,9 +7,7 @@ use armctl_model::Robot;
 
 use crate::gains::{joint_gain, joint_inertias, sized_gains, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{
-    ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-};
+use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Natural frequency of the default impedance, rad/s.
 const DEFAULT_FREQUENCY: f64 = 10.0;
@@ -63,34 +61,15 @@ impl JointImpedance {
 }
 
 impl Controller for JointImpedance {
-    fn name(&self) -> &'static str {
-        "joint_impedance"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    law_accessors!("joint_impedance");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         if self.parameters[self.coriolis] >= 0.5 {
-            self.model.nonlinear(state, &mut self.model_terms)?;
+            self.model.nonlinear(step.state, &mut self.model_terms)?;
         } else {
-            self.model.gravity(state.q, &mut self.model_terms)?;
+            self.model.gravity(step.state.q, &mut self.model_terms)?;
         }
-        self.gains.pd_plus(
-            &self.parameters,
-            state,
-            reference,
-            &self.model_terms,
-            effort,
-        );
+        self.gains
+            .pd_plus(&self.parameters, step, &self.model_terms);
         Ok(())
     }
 }

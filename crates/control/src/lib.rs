@@ -15,6 +15,22 @@
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+/// Inside a law's `impl Controller`: its fixed `name` and the accessors of its `parameters`
+/// field.
+macro_rules! law_accessors {
+    ($name:literal) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+        fn parameters(&self) -> &crate::ParameterSet {
+            &self.parameters
+        }
+        fn parameters_mut(&mut self) -> &mut crate::ParameterSet {
+            &mut self.parameters
+        }
+    };
+}
+
 mod adaptation;
 mod adaptive_computed_torque;
 mod cartesian_impedance;
@@ -41,7 +57,7 @@ mod tip_target;
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
 pub use cartesian_impedance::CartesianImpedance;
 pub use computed_torque::ComputedTorque;
-pub use controller::{Controller, JointReference, JointState, TaskSpace};
+pub use controller::{Controller, JointReference, JointState, Step, TaskSpace};
 pub use error::ControlError;
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;

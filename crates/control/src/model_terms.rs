@@ -1,8 +1,11 @@
 //! The model a law computes with (the robot and its dynamics workspace), and the model terms
 //! the laws use, each into a caller's buffer.
 
-use armctl_dynamics::{gravity_torques, nonlinear_effects, rnea, DynamicsWorkspace};
+use armctl_dynamics::{
+    gravity_torques, nonlinear_effects, regressor, rnea, rnea_two_velocity, DynamicsWorkspace,
+};
 use armctl_model::Robot;
+use nalgebra::DMatrix;
 
 use crate::{ControlError, JointState};
 
@@ -36,6 +39,38 @@ impl ModelTerms {
             qdd,
             out,
         )?)
+    }
+
+    /// `M(q) a + C(q, qd) v + G(q)` (two-velocity RNEA) into `out`.
+    pub(crate) fn two_velocity(
+        &mut self,
+        state: &JointState<'_>,
+        v: &[f64],
+        a: &[f64],
+        out: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let (q, qd) = (state.q, state.qd);
+        Ok(rnea_two_velocity(
+            &self.robot,
+            &mut self.ws,
+            q,
+            qd,
+            v,
+            a,
+            out,
+        )?)
+    }
+
+    /// The regressor `Y(q, qd, v, a)` of `M a + C(q, qd) v + G` into `y`.
+    pub(crate) fn regressor(
+        &mut self,
+        state: &JointState<'_>,
+        v: &[f64],
+        a: &[f64],
+        y: &mut DMatrix<f64>,
+    ) -> Result<(), ControlError> {
+        let (q, qd) = (state.q, state.qd);
+        Ok(regressor(&self.robot, &mut self.ws, q, qd, v, a, y)?)
     }
 
     /// `G(q)` into `out`.

@@ -9,9 +9,9 @@ use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::gains::PdGains;
+use crate::gains::{Configurations, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// Configurations sampled to estimate `sup ||dG/dq||`.
 const SAMPLES: usize = 512;
@@ -33,30 +33,14 @@ pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
     let mut ws = DynamicsWorkspace::new(robot);
     let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
     let mut jac = DMatrix::zeros(n, n);
-    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut unit = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut configurations = Configurations::new(0x9E37_79B9_7F4A_7C15);
     let mut worst = 0.0f64;
     for sample in 0..=SAMPLES {
-        let q: Vec<f64> = robot
-            .joints()
-            .iter()
-            .map(|j| {
-                let (lo, hi) = (
-                    j.limits.lower.max(-std::f64::consts::PI),
-                    j.limits.upper.min(std::f64::consts::PI),
-                );
-                if sample == 0 {
-                    0.5 * (lo + hi)
-                } else {
-                    lo + (hi - lo) * unit()
-                }
-            })
-            .collect();
+        let q = if sample == 0 {
+            Configurations::middle(robot)
+        } else {
+            configurations.next(robot)
+        };
         let h = 1e-6;
         for k in 0..n {
             let mut qk = q.clone();
@@ -76,9 +60,7 @@ pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
 impl PdFixedGravity {
     /// The controller for `robot` with default gains and the gain condition checked.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let mut parameters = ParameterSet::new(robot.dof());
-        let gains = PdGains::sized(
-            &mut parameters,
+        let (parameters, gains) = PdGains::sized(
             robot,
             "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.",
         )?;
@@ -106,15 +88,7 @@ impl PdFixedGravity {
 }
 
 impl Controller for PdFixedGravity {
-    fn name(&self) -> &'static str {
-        "pd_fixed_gravity"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("pd_fixed_gravity");
     fn parameters_changed(&mut self) {
         let kp_min = self
             .parameters
@@ -133,16 +107,9 @@ impl Controller for PdFixedGravity {
     fn warnings(&self) -> &[String] {
         &self.warnings
     }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.model.gravity(&reference.q, &mut self.gravity)?;
-        self.gains
-            .pd_plus(&self.parameters, state, reference, &self.gravity, effort);
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.model.gravity(&step.reference.q, &mut self.gravity)?;
+        self.gains.pd_plus(&self.parameters, step, &self.gravity);
         Ok(())
     }
 }

@@ -5,9 +5,9 @@
 
 use armctl_model::Robot;
 
-use crate::gains::PdGains;
+use crate::gains::{PdGains, KP_DESCRIPTION};
 use crate::model_terms::ModelTerms;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// PD plus online gravity compensation.
 #[derive(Debug, Clone)]
@@ -22,12 +22,7 @@ impl PdGravity {
     /// The controller for `robot` (its model: G) with default gains
     /// `Kp = (20 rad/s)^2 M_ii`, `Kd = 2 (20 rad/s) M_ii` at mid-range.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let mut parameters = ParameterSet::new(robot.dof());
-        let gains = PdGains::sized(
-            &mut parameters,
-            robot,
-            "Proportional gain per joint, N m/rad (N/m).",
-        )?;
+        let (parameters, gains) = PdGains::sized(robot, KP_DESCRIPTION)?;
         Ok(Self {
             model: ModelTerms::new(robot),
             gravity: vec![0.0; robot.dof()],
@@ -38,25 +33,10 @@ impl PdGravity {
 }
 
 impl Controller for PdGravity {
-    fn name(&self) -> &'static str {
-        "pd_gravity"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.model.gravity(state.q, &mut self.gravity)?;
-        self.gains
-            .pd_plus(&self.parameters, state, reference, &self.gravity, effort);
+    law_accessors!("pd_gravity");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.model.gravity(step.state.q, &mut self.gravity)?;
+        self.gains.pd_plus(&self.parameters, step, &self.gravity);
         Ok(())
     }
 }

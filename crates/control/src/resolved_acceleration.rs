@@ -15,8 +15,7 @@ use crate::gains::cartesian_gain;
 use crate::model_terms::ModelTerms;
 use crate::tip_target::TipTarget;
 use crate::{
-    Array, ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-    TaskSpace,
+    Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };
 
 /// Task-space computed torque through the pseudo-inverse.
@@ -89,28 +88,15 @@ impl ResolvedAcceleration {
 }
 
 impl Controller for ResolvedAcceleration {
-    fn name(&self) -> &'static str {
-        "resolved_acceleration"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("resolved_acceleration");
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.model.robot, state.q);
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         Some(&mut self.tip)
     }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        _reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, dt, effort) = (step.state, step.dt, step.effort);
         let desired = self.tip.update(&self.model.robot, state.q, dt)?;
         let bias = self.tip.jdot_qd(&self.model.robot, state.q, state.qd)?;
         let error = self.tip.error(&desired);

@@ -13,9 +13,7 @@ use armctl_model::Robot;
 use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::{errors, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{
-    ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-};
+use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Computed torque with Spong's robustifying term.
 #[derive(Debug, Clone)]
@@ -38,10 +36,8 @@ impl Robust {
         let mut parameters = ParameterSet::new(n);
         let gains = error_dynamics_gains(
             &mut parameters,
-            900.0,
-            60.0,
-            "Stiffness of the nominal error dynamics per joint, 1/s^2.",
-            "Damping of the nominal error dynamics per joint, 1/s (must be positive).",
+            "nominal error dynamics",
+            " (must be positive)",
         )?;
         let mut scalar = |name, default, description, min, max| {
             parameters
@@ -76,36 +72,28 @@ impl Robust {
 }
 
 impl Controller for Robust {
-    fn name(&self) -> &'static str {
-        "robust"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    law_accessors!("robust");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let p = &self.parameters;
         let (kp, kd) = (&p[self.gains.kp], &p[self.gains.kd]);
         let (rho, eps, q_v) = (p[self.rho], p[self.eps], p[self.q_velocity]);
-        for (i, (e, de)) in errors(state, reference).enumerate() {
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let p12 = 0.5 / kp[i].max(1e-12);
             let p22 = (p12 + 0.5 * q_v) / kd[i].max(1e-12);
             self.w[i] = p12 * e + p22 * de;
         }
-        commanded_acceleration(p, self.gains, state, reference, &mut self.acceleration);
+        commanded_acceleration(
+            p,
+            self.gains,
+            step.state,
+            step.reference,
+            &mut self.acceleration,
+        );
         let norm = self.w.iter().map(|w| w * w).sum::<f64>().sqrt();
         for (a, w) in self.acceleration.iter_mut().zip(&self.w) {
             *a += rho * w / norm.max(eps);
         }
         self.model
-            .inverse_dynamics(state, &self.acceleration, effort)
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)
     }
 }

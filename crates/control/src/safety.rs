@@ -5,7 +5,8 @@
 use armctl_model::Robot;
 
 use crate::{
-    ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, TaskSpace,
+    ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
+    TaskSpace,
 };
 
 /// What the safety layer changed in one step.
@@ -169,14 +170,8 @@ impl Controller for Guarded {
     }
     /// The wrapped law; [`Guarded`] overrides `update` (the wrapped controller's update, then
     /// the safety layer), so this only serves a caller that checked the step itself.
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.inner.compute(state, reference, dt, effort)
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.inner.compute(step)
     }
     fn update(
         &mut self,
@@ -304,14 +299,8 @@ mod tests {
             fn parameters_mut(&mut self) -> &mut ParameterSet {
                 &mut self.0
             }
-            fn compute(
-                &mut self,
-                _: &JointState<'_>,
-                _: &JointReference,
-                _: f64,
-                effort: &mut [f64],
-            ) -> Result<(), ControlError> {
-                effort.fill(1e9);
+            fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+                step.effort.fill(1e9);
                 Err(ControlError::NonFinite { what: "test" })
             }
         }

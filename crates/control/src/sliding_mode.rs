@@ -9,9 +9,7 @@ use armctl_model::Robot;
 
 use crate::gains::{errors, joint_gain};
 use crate::model_terms::ModelTerms;
-use crate::{
-    Array, ControlError, Controller, Declaration, JointReference, JointState, ParameterSet, Scalar,
-};
+use crate::{Array, ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Sliding mode on the model's dynamics.
 #[derive(Debug, Clone)]
@@ -70,29 +68,16 @@ fn saturated(s: f64, phi: f64) -> f64 {
 }
 
 impl Controller for SlidingMode {
-    fn name(&self) -> &'static str {
-        "sliding_mode"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
+    law_accessors!("sliding_mode");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let p = &self.parameters;
         let (lambda, k, phi) = (&p[self.lambda], &p[self.k], p[self.phi]);
-        for (i, (e, de)) in errors(state, reference).enumerate() {
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let s = de + lambda[i] * e;
-            self.acceleration[i] = reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, phi);
+            self.acceleration[i] =
+                step.reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, phi);
         }
         self.model
-            .inverse_dynamics(state, &self.acceleration, effort)
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)
     }
 }

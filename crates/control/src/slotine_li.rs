@@ -4,12 +4,12 @@
 //! `v = qd_r`, `a = qdd_r`. Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
 //! e, de -> 0.
 
-use armctl_dynamics::rnea_two_velocity;
 use armctl_model::Robot;
+use nalgebra::DVector;
 
 use crate::gains::{effective_inertias, errors, joint_gain};
 use crate::model_terms::ModelTerms;
-use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet, Step};
 
 /// Default sliding-surface slope, 1/s, and decay rate of s, 1/s (`Kd = rate / (M^-1)_ii`).
 pub(crate) const DEFAULT_LAMBDA: f64 = 20.0;
@@ -49,22 +49,37 @@ impl SlotineLiGains {
         })
     }
 
-    /// Reference velocity, acceleration and sliding variable: `(qd_r, qdd_r, s)` into the
-    /// buffers.
+    /// Reference velocity, acceleration and sliding variable of this step into `terms`.
     pub(crate) fn reference_terms(
         self,
         parameters: &ParameterSet,
         state: &JointState<'_>,
         reference: &JointReference,
-        qd_r: &mut [f64],
-        qdd_r: &mut [f64],
-        s: &mut [f64],
+        terms: &mut ReferenceTerms,
     ) {
         let lambda = &parameters[self.lambda];
         for (i, (e, de)) in errors(state, reference).enumerate() {
-            qd_r[i] = reference.qd[i] + lambda[i] * e;
-            qdd_r[i] = reference.qdd[i] + lambda[i] * de;
-            s[i] = de + lambda[i] * e;
+            terms.qd_r[i] = reference.qd[i] + lambda[i] * e;
+            terms.qdd_r[i] = reference.qdd[i] + lambda[i] * de;
+            terms.s[i] = de + lambda[i] * e;
+        }
+    }
+}
+
+/// `qd_r = qd_d + Lambda e`, `qdd_r = qdd_d + Lambda de`, `s = de + Lambda e` of one step.
+#[derive(Debug, Clone)]
+pub(crate) struct ReferenceTerms {
+    pub(crate) qd_r: Vec<f64>,
+    pub(crate) qdd_r: Vec<f64>,
+    pub(crate) s: DVector<f64>,
+}
+
+impl ReferenceTerms {
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            qd_r: vec![0.0; n],
+            qdd_r: vec![0.0; n],
+            s: DVector::zeros(n),
         }
     }
 }
@@ -75,9 +90,7 @@ pub struct SlotineLi {
     model: ModelTerms,
     parameters: ParameterSet,
     gains: SlotineLiGains,
-    qd_r: Vec<f64>,
-    qdd_r: Vec<f64>,
-    s: Vec<f64>,
+    terms: ReferenceTerms,
 }
 
 impl SlotineLi {
@@ -90,50 +103,21 @@ impl SlotineLi {
             gains: SlotineLiGains::declare(&mut parameters, robot)?,
             parameters,
             model: ModelTerms::new(robot),
-            qd_r: vec![0.0; n],
-            qdd_r: vec![0.0; n],
-            s: vec![0.0; n],
+            terms: ReferenceTerms::new(n),
         })
     }
 }
 
 impl Controller for SlotineLi {
-    fn name(&self) -> &'static str {
-        "slotine_li"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        _dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.gains.reference_terms(
-            &self.parameters,
-            state,
-            reference,
-            &mut self.qd_r,
-            &mut self.qdd_r,
-            &mut self.s,
-        );
-        let ModelTerms { robot, ws } = &mut self.model;
-        rnea_two_velocity(
-            robot,
-            ws,
-            state.q,
-            state.qd,
-            &self.qd_r,
-            &self.qdd_r,
-            effort,
-        )?;
+    law_accessors!("slotine_li");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let terms = &mut self.terms;
+        self.gains
+            .reference_terms(&self.parameters, step.state, step.reference, terms);
+        self.model
+            .two_velocity(step.state, &terms.qd_r, &terms.qdd_r, step.effort)?;
         let kd = &self.parameters[self.gains.kd];
-        for ((e, kd), s) in effort.iter_mut().zip(kd).zip(&self.s) {
+        for ((e, kd), s) in step.effort.iter_mut().zip(kd).zip(&self.terms.s) {
             *e += kd * s;
         }
         Ok(())

@@ -16,14 +16,14 @@
 //! full parameters only: a base parameter counts as the link of its leading link parameter, and
 //! the last link's mass is merged into base parameters led by earlier links).
 
-use armctl_dynamics::{regressor, BaseParameters};
+use armctl_dynamics::BaseParameters;
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
 use crate::adaptation::{full_columns, parameter_scales, Adaptation};
 use crate::model_terms::ModelTerms;
-use crate::slotine_li::SlotineLiGains;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
+use crate::{ControlError, Controller, JointState, ParameterSet, Step};
 
 /// Adaptive Slotine-Li, on the full parameters or (see `slotine_li_adaptive_base`) on a set of
 /// base parameters: `p` then stands for `p_b` and `Y` for `Y_b`.
@@ -46,9 +46,7 @@ pub struct SlotineLiAdaptive {
     y_b: DMatrix<f64>,
     y_t_s: DVector<f64>,
     model_torque: DVector<f64>,
-    qd_r: Vec<f64>,
-    qdd_r: Vec<f64>,
-    s: DVector<f64>,
+    terms: ReferenceTerms,
 }
 
 impl SlotineLiAdaptive {
@@ -92,9 +90,7 @@ impl SlotineLiAdaptive {
             y_b: DMatrix::zeros(n, if reduces { b } else { 0 }),
             y_t_s: DVector::zeros(b),
             model_torque: DVector::zeros(n),
-            qd_r: vec![0.0; n],
-            qdd_r: vec![0.0; n],
-            s: DVector::zeros(n),
+            terms: ReferenceTerms::new(n),
         })
     }
 
@@ -119,9 +115,9 @@ impl SlotineLiAdaptive {
         self.model_torque.gemv(1.0, y, &self.estimate, 0.0);
         let kd = &self.parameters[self.gains.kd];
         for (i, e) in effort.iter_mut().enumerate() {
-            *e = self.model_torque[i] + kd[i] * self.s[i];
+            *e = self.model_torque[i] + kd[i] * self.terms.s[i];
         }
-        self.y_t_s.gemv_tr(1.0, y, &self.s, 0.0);
+        self.y_t_s.gemv_tr(1.0, y, &self.terms.s, 0.0);
         self.adaptation.adapt(
             &self.parameters,
             self.base.columns(),
@@ -146,31 +142,13 @@ impl Controller for SlotineLiAdaptive {
     fn restart(&mut self, _state: &JointState<'_>) {
         self.estimate.copy_from_slice(&self.initial);
     }
-    fn compute(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.gains.reference_terms(
-            &self.parameters,
-            state,
-            reference,
-            &mut self.qd_r,
-            &mut self.qdd_r,
-            self.s.as_mut_slice(),
-        );
-        let ModelTerms { robot, ws } = &mut self.model;
-        regressor(
-            robot,
-            ws,
-            state.q,
-            state.qd,
-            &self.qd_r,
-            &self.qdd_r,
-            &mut self.y,
-        )?;
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
+        let terms = &mut self.terms;
+        self.gains
+            .reference_terms(&self.parameters, state, reference, terms);
+        self.model
+            .regressor(state, &terms.qd_r, &terms.qdd_r, &mut self.y)?;
         self.command_and_adapt(dt, effort);
         Ok(())
     }

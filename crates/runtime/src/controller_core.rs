@@ -548,12 +548,9 @@ mod tests {
         }
         fn compute(
             &mut self,
-            _: &JointState<'_>,
-            _: &JointReference,
-            _: f64,
-            effort: &mut [f64],
+            step: armctl_control::Step<'_>,
         ) -> Result<(), armctl_control::ControlError> {
-            effort.copy_from_slice(&[f64::NAN, self.1]);
+            step.effort.copy_from_slice(&[f64::NAN, self.1]);
             Ok(())
         }
     }
