@@ -3,12 +3,12 @@
 //! saturation) for three seconds without saturating or losing track.
 
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};
-use armctl_control::{controller_by_name, Controller};
+use armctl_control::{controller_by_name, Controller, ParameterValue};
 use armctl_e2e::launch_check::{configured_pairs, workspace_share};
 use armctl_e2e::workspace_dir;
 use armctl_model::{ChainOptions, Robot};
-use armctl_runtime::declarations::{controller_node_declarations, to_controller_value};
-use armctl_runtime::params_file::{parameters_for_node, RosValue};
+use armctl_runtime::declarations::controller_node_declarations;
+use armctl_runtime::params_file::parameters_for_node;
 use armctl_sim::{run_closed_loop, SimConfig, Simulator};
 
 /// The controller a parameter file configures, as controller_node would build it.
@@ -16,7 +16,7 @@ fn configured(robot: &Robot, file: &str) -> Box<dyn Controller> {
     let text = std::fs::read_to_string(file).unwrap();
     let values = parameters_for_node(&text, file, "/", "controller_node").unwrap();
     let name = values.iter().find_map(|(n, v)| match (n.as_str(), v) {
-        ("controller", RosValue::String(c)) => Some(c.clone()),
+        ("controller", ParameterValue::String(c)) => Some(c.clone()),
         _ => None,
     });
     let mut controller =
@@ -24,9 +24,7 @@ fn configured(robot: &Robot, file: &str) -> Box<dyn Controller> {
     let node_parameters = controller_node_declarations();
     for (name, value) in values {
         if node_parameters.iter().all(|d| d.name != name) {
-            controller
-                .set_parameter(&name, to_controller_value(&value).unwrap())
-                .unwrap();
+            controller.set_parameter(&name, value).unwrap();
         }
     }
     controller.parameters_mut().settle();

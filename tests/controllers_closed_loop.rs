@@ -4,7 +4,7 @@
 use armctl_control::reference::{Quintic, SetPoint, Trajectory};
 use armctl_control::{
     gravity_gradient_bound, ComputedTorque, Controller, Guarded, IndependentPd, JointImpedance,
-    ParamValue, PdFixedGravity, PdGravity,
+    ParameterValue, PdFixedGravity, PdGravity,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace, Wrench};
 use armctl_e2e::urdf_dir;
@@ -56,7 +56,7 @@ fn final_q(log: &RunLog) -> Vec<f64> {
 
 fn set(controller: &mut dyn Controller, name: &str, values: Vec<f64>) {
     controller
-        .set_parameter(name, ParamValue::Vector(values))
+        .set_parameter(name, ParameterValue::DoubleArray(values))
         .unwrap();
     controller.parameters_mut().settle();
 }
@@ -305,7 +305,7 @@ fn stiffness_change_is_smooth(controller: Box<dyn Controller>) {
         3000,
         |k, _, c| {
             if k == switch {
-                c.set_parameter("stiffness", ParamValue::Vector(stiffer.clone()))
+                c.set_parameter("stiffness", ParameterValue::DoubleArray(stiffer.clone()))
                     .unwrap();
             }
         },
@@ -314,7 +314,7 @@ fn stiffness_change_is_smooth(controller: Box<dyn Controller>) {
     // What the change would do at once: the same law with the new stiffness at the same state.
     let mut instant = armctl_control::controller_by_name(name, &robot).unwrap();
     instant
-        .set_parameter("stiffness", ParamValue::Vector(stiffer.clone()))
+        .set_parameter("stiffness", ParameterValue::DoubleArray(stiffer.clone()))
         .unwrap();
     instant.parameters_mut().settle();
     let q: Vec<f64> = (0..robot.dof()).map(|i| log.q[i][switch]).collect();
@@ -378,13 +378,14 @@ fn bad_parameters_are_rejected_and_the_old_values_kept() {
     .map(|name| armctl_control::controller_by_name(name, &robot).unwrap())
     .collect();
     for c in &mut controllers {
-        let name = c.parameters().specs()[0].name;
+        let name = c.parameters().declarations()[0].name.clone();
+        let name = name.as_str();
         let before = c.parameters().values(name).to_vec();
         for bad in [
-            ParamValue::Vector(vec![-1.0; 7]),
-            ParamValue::Vector(vec![1.0; 3]),
-            ParamValue::Vector(vec![f64::NAN; 7]),
-            ParamValue::Scalar(1.0),
+            ParameterValue::DoubleArray(vec![-1.0; 7]),
+            ParameterValue::DoubleArray(vec![1.0; 3]),
+            ParameterValue::DoubleArray(vec![f64::NAN; 7]),
+            ParameterValue::Double(1.0),
         ] {
             let e = c.set_parameter(name, bad.clone()).unwrap_err();
             assert!(e.to_string().contains(name), "{}: {e}", c.name());
@@ -396,7 +397,7 @@ fn bad_parameters_are_rejected_and_the_old_values_kept() {
             );
         }
         assert!(c
-            .set_parameter("no_such_gain", ParamValue::Scalar(1.0))
+            .set_parameter("no_such_gain", ParameterValue::Double(1.0))
             .is_err());
     }
 }
@@ -470,7 +471,9 @@ fn slotine_li_adaptive_learns_a_model_fifty_percent_off() {
         let at_20 = log.rms_error_all(20.0 - period, 20.0);
         let mut fixed = armctl_control::SlotineLiAdaptive::new(&model).unwrap();
         for rate in ["gamma_inertia", "gamma_first_moment", "gamma_mass"] {
-            fixed.set_parameter(rate, ParamValue::Scalar(0.0)).unwrap();
+            fixed
+                .set_parameter(rate, ParameterValue::Double(0.0))
+                .unwrap();
         }
         let without = run(
             &truth,
@@ -572,7 +575,7 @@ fn cartesian_impedance_deflects_by_k_inverse_f() {
         };
         let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
         controller
-            .set_parameter("projector", ParamValue::Scalar(projector))
+            .set_parameter("projector", ParameterValue::Double(projector))
             .unwrap();
         set(
             &mut controller,
@@ -643,7 +646,7 @@ fn cartesian_impedance_reaches_a_moved_target() {
         4000,
         |k, _, c| {
             if k == 500 {
-                c.set_target_pose(goal, 1.0).unwrap();
+                c.task_space().unwrap().set_target_pose(goal, 1.0).unwrap();
             }
         },
     )
@@ -694,7 +697,7 @@ fn sliding_mode_boundary_layer_removes_chattering_and_keeps_the_error_bounded() 
         for phi in [0.0, 0.1] {
             let mut controller = armctl_control::SlidingMode::new(&robot).unwrap();
             controller
-                .set_parameter("phi", ParamValue::Scalar(phi))
+                .set_parameter("phi", ParameterValue::Double(phi))
                 .unwrap();
             let log = run(&robot, &mut controller, &quintic, &q0, 3.0, heavier.clone());
             results.push((effort_roughness(&log), largest_error(&log)));
@@ -778,7 +781,7 @@ fn resolved_acceleration_tracks_a_pose_interpolation() {
             2500,
             |k, _, c| {
                 if k == 0 {
-                    c.set_target_pose(goal, 1.5).unwrap();
+                    c.task_space().unwrap().set_target_pose(goal, 1.5).unwrap();
                 }
             },
         )
@@ -816,7 +819,7 @@ fn adaptive_computed_torque_learns_on_the_panda_and_stays_bounded_on_the_puma() 
             let mut c = armctl_control::AdaptiveComputedTorque::new(&model).unwrap();
             if let Some(r) = r {
                 for name in ["gamma_inertia", "gamma_first_moment", "gamma_mass"] {
-                    c.set_parameter(name, ParamValue::Scalar(r)).unwrap();
+                    c.set_parameter(name, ParameterValue::Double(r)).unwrap();
                 }
             }
             c
@@ -882,7 +885,7 @@ fn cartesian_inertia_shaping_gives_the_chosen_apparent_inertia() {
     controller
         .set_parameter(
             "inertia",
-            ParamValue::Vector(vec![8.0, 8.0, 8.0, 0.5, 0.5, 0.5]),
+            ParameterValue::DoubleArray(vec![8.0, 8.0, 8.0, 0.5, 0.5, 0.5]),
         )
         .unwrap();
     let mut kin = KinematicsWorkspace::new(&robot);
@@ -897,7 +900,9 @@ fn cartesian_inertia_shaping_gives_the_chosen_apparent_inertia() {
         6000,
         |k, _, c| {
             if k == 0 {
-                c.set_external_wrench(&[force.x, force.y, force.z, 0.0, 0.0, 0.0]);
+                c.task_space()
+                    .unwrap()
+                    .set_external_wrench(&[force.x, force.y, force.z, 0.0, 0.0, 0.0]);
             }
         },
     )

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use armctl_control::ParameterValue;
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_e2e::ros_probe::{Probe, Received};
 use armctl_model::{ChainOptions, Robot};
@@ -11,7 +12,6 @@ use armctl_ros::launch::{spawn, RunningNode};
 use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
 use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::transport::dds::DdsOptions;
-use armctl_runtime::params_file::RosValue;
 use armctl_runtime::ros_args::RosArgs;
 
 const JOINTS: [&str; 7] = [
@@ -303,7 +303,7 @@ async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
     );
     let (_node, mut probe) = start(68, &[]).await;
     let client = probe.parameter_client();
-    let refused = set_when_ready(&client, "kq", &RosValue::Double(1.0)).await;
+    let refused = set_when_ready(&client, "kq", &ParameterValue::Double(1.0)).await;
     let reason = refused.unwrap_err();
     assert!(reason.contains("not declared"), "{reason}");
 }
@@ -325,7 +325,7 @@ where
 async fn set_when_ready(
     client: &armctl_ros::transport::dds::ParameterClient,
     name: &str,
-    value: &RosValue,
+    value: &ParameterValue,
 ) -> Result<(), String> {
     when_ready(|| client.set(name, value)).await
 }
@@ -337,16 +337,16 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     let q = [0.05, -0.25, 0.02, -1.95, 0.03, 1.82, 0.78];
     let before = probe.command_for(&JOINTS, &q, &ZERO).await;
     let kp_old = when_ready(|| client.get("kp")).await.unwrap();
-    let RosValue::DoubleArray(old) = kp_old.clone() else {
+    let ParameterValue::DoubleArray(old) = kp_old.clone() else {
         panic!("kp is {kp_old:?}")
     };
     let new: Vec<f64> = old.iter().map(|k| 2.0 * k).collect();
-    set_when_ready(&client, "kp", &RosValue::DoubleArray(new.clone()))
+    set_when_ready(&client, "kp", &ParameterValue::DoubleArray(new.clone()))
         .await
         .unwrap();
     assert_eq!(
         when_ready(|| client.get("kp")).await,
-        Some(RosValue::DoubleArray(new))
+        Some(ParameterValue::DoubleArray(new))
     );
     // The command moves to its new value over the ramp, never in one step.
     let mut efforts = vec![before.clone()];
@@ -369,23 +369,23 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
         largest_step < 0.5 * total,
         "largest step {largest_step} of a {total} N m change"
     );
-    let refused = set_when_ready(&client, "kp", &RosValue::DoubleArray(vec![-1.0; 7])).await;
+    let refused = set_when_ready(&client, "kp", &ParameterValue::DoubleArray(vec![-1.0; 7])).await;
     assert!(
         refused.unwrap_err().contains("-1"),
         "the reason names the value"
     );
-    let short = set_when_ready(&client, "kp", &RosValue::DoubleArray(vec![1.0; 3])).await;
+    let short = set_when_ready(&client, "kp", &ParameterValue::DoubleArray(vec![1.0; 3])).await;
     assert!(short.is_err());
     let read_only = set_when_ready(
         &client,
         "controller",
-        &RosValue::String("pd_gravity".into()),
+        &ParameterValue::String("pd_gravity".into()),
     )
     .await;
     assert!(read_only.unwrap_err().contains("read-only"));
     assert_eq!(
         when_ready(|| client.get("kp")).await.unwrap(),
-        RosValue::DoubleArray(old.iter().map(|k| 2.0 * k).collect())
+        ParameterValue::DoubleArray(old.iter().map(|k| 2.0 * k).collect())
     );
     let described = when_ready(|| client.describe("kp")).await;
     assert!(

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use armctl_runtime::params_file::{parameters_for_node, RosValue};
+use armctl_control::ParameterValue;
+use armctl_runtime::params_file::{parameters_for_node, value_from_yaml};
 use serde_yaml::Value;
 
 fn is_ros_file(root: &Value) -> bool {
@@ -19,7 +20,7 @@ fn is_ros_file(root: &Value) -> bool {
 }
 
 /// The `(name, value)` pairs of a file, in file order.
-fn parameters(path: &Path, text: &str) -> Result<Vec<(String, RosValue)>> {
+fn parameters(path: &Path, text: &str) -> Result<Vec<(String, ParameterValue)>> {
     let root: Value = serde_yaml::from_str(text)
         .with_context(|| format!("parsing parameters {}", path.display()))?;
     let shown = path.display().to_string();
@@ -34,14 +35,14 @@ fn parameters(path: &Path, text: &str) -> Result<Vec<(String, RosValue)>> {
             let name = key
                 .as_str()
                 .with_context(|| format!("{shown}: parameter names must be strings"))?;
-            Ok((name.to_string(), RosValue::from_yaml(name, value)?))
+            Ok((name.to_string(), value_from_yaml(name, value)?))
         })
         .collect()
 }
 
 /// The `(name, value)` pairs of every file, in order (later files win when they are applied
 /// in this order).
-pub(crate) fn values(paths: &[std::path::PathBuf]) -> Result<Vec<(String, RosValue)>> {
+pub(crate) fn values(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ParameterValue)>> {
     let mut values = Vec::new();
     for path in paths {
         let text = std::fs::read_to_string(path)

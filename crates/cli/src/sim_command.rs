@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use armctl_control::ParameterValue as RosValue;
 use armctl_control::{ControlError, Controller};
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
 use armctl_runtime::controller_core::ControllerCore;
 use armctl_runtime::controller_runtime::ControllerRuntime;
-use armctl_runtime::params_file::RosValue;
 use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ControlLoop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};

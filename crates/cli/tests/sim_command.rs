@@ -143,7 +143,7 @@ fn invalid_gains_in_a_parameter_file_are_rejected_with_a_reason() {
         "0.01",
     ]);
     assert!(
-        !ok && err.contains("parameter 'kp' rejected: needs 7 values"),
+        !ok && err.contains("parameter 'kp': needs 7 values (one per joint), got 3"),
         "{err}"
     );
     std::fs::write(

@@ -11,7 +11,7 @@
 use armctl_model::PARAMS_PER_LINK;
 use nalgebra::DVector;
 
-use crate::{ParamKind, ParamSpec, ParamValue, ParameterSet};
+use crate::{Array, ControlError, Declaration, ParameterSet, Scalar};
 
 /// Inertia elements, first moments, mass.
 const GROUPS: usize = 3;
@@ -61,73 +61,83 @@ pub(crate) fn parameter_scales(initial: &[f64], columns: &[usize]) -> Vec<f64> {
 
 /// The parameters every adaptive controller declares: three rates, the mask, and (for full
 /// parameters, where a link's mass is one of them) the mass floor.
-pub(crate) fn adaptation_parameters(
-    dof: usize,
-    default_rate: f64,
-    mass_floor: bool,
-) -> Vec<(ParamSpec, ParamValue)> {
-    let rate = |name, description| {
-        (
-            ParamSpec {
-                name,
-                description,
-                kind: ParamKind::Scalar,
-                min: 0.0,
-                max: 1e6,
-                live: true,
-            },
-            ParamValue::Scalar(default_rate),
-        )
-    };
-    let mut declared = vec![
-        rate("gamma_inertia", "Adaptation rate of the inertia elements XX..ZZ; Gamma^-1 = rate times each parameter's scale."),
-        rate("gamma_first_moment", "Adaptation rate of the first moments MX, MY, MZ; Gamma^-1 = rate times scale."),
-        rate("gamma_mass", "Adaptation rate of the masses; Gamma^-1 = rate times scale."),
-        (
-            ParamSpec { name: "adapt", description: "Per link: 1 adapts its parameters, 0 keeps the model's.", kind: ParamKind::JointVector, min: 0.0, max: 1.0, live: true },
-            ParamValue::Vector(vec![1.0; dof]),
-        ),
-    ];
-    if mass_floor {
-        declared.push((
-            ParamSpec {
-                name: "min_mass",
-                description: "Projection: no link mass estimate goes below this, kg.",
-                kind: ParamKind::Scalar,
-                min: 0.0,
-                max: 1e3,
-                live: true,
-            },
-            ParamValue::Scalar(1e-3),
-        ));
-    }
-    declared
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Adaptation {
+    rates: [Scalar; GROUPS],
+    adapt: Array,
+    min_mass: Option<Scalar>,
 }
 
-/// `estimate += dt Gamma^-1 direction` on the parameters of adapted links, then (when declared)
-/// the mass projection on parameters that are a link's mass.
-pub(crate) fn adapt(
-    parameters: &ParameterSet,
-    columns: &[usize],
-    scale: &[f64],
-    direction: &DVector<f64>,
-    dt: f64,
-    estimate: &mut DVector<f64>,
-) {
-    let rates = [
-        parameters.values("gamma_inertia")[0],
-        parameters.values("gamma_first_moment")[0],
-        parameters.values("gamma_mass")[0],
-    ];
-    let min_mass = parameters.values("min_mass").first().copied();
-    let adapted = parameters.values("adapt");
-    for (k, &c) in columns.iter().enumerate() {
-        if adapted[c / PARAMS_PER_LINK] < 0.5 {
-            continue;
-        }
-        estimate[k] += dt * rates[group(c)] * scale[k] * direction[k];
-        if let (Some(floor), 2) = (min_mass, group(c)) {
-            estimate[k] = estimate[k].max(floor);
+impl Adaptation {
+    /// Declares the rates (each `default_rate`), the mask and, with `mass_floor`, `min_mass`.
+    pub(crate) fn declare(
+        parameters: &mut ParameterSet,
+        default_rate: f64,
+        mass_floor: bool,
+    ) -> Result<Self, ControlError> {
+        let dof = parameters.dof();
+        let mut rate = |name, description| {
+            parameters.declare_scalar(
+                Declaration::double(name, default_rate, description).range(0.0, 1e6),
+            )
+        };
+        let rates = [
+            rate("gamma_inertia", "Adaptation rate of the inertia elements XX..ZZ; Gamma^-1 = rate times each parameter's scale.")?,
+            rate("gamma_first_moment", "Adaptation rate of the first moments MX, MY, MZ; Gamma^-1 = rate times scale.")?,
+            rate("gamma_mass", "Adaptation rate of the masses; Gamma^-1 = rate times scale.")?,
+        ];
+        let adapt = parameters.declare_array(
+            Declaration::double_array(
+                "adapt",
+                vec![1.0; dof],
+                "Per link: 1 adapts its parameters, 0 keeps the model's.",
+            )
+            .per_joint()
+            .range(0.0, 1.0),
+        )?;
+        let min_mass = if mass_floor {
+            Some(
+                parameters.declare_scalar(
+                    Declaration::double(
+                        "min_mass",
+                        1e-3,
+                        "Projection: no link mass estimate goes below this, kg.",
+                    )
+                    .range(0.0, 1e3),
+                )?,
+            )
+        } else {
+            None
+        };
+        Ok(Self {
+            rates,
+            adapt,
+            min_mass,
+        })
+    }
+
+    /// `estimate += dt Gamma^-1 direction` on the parameters of adapted links, then (when
+    /// declared) the mass projection on parameters that are a link's mass.
+    pub(crate) fn adapt(
+        self,
+        parameters: &ParameterSet,
+        columns: &[usize],
+        scale: &[f64],
+        direction: &DVector<f64>,
+        dt: f64,
+        estimate: &mut DVector<f64>,
+    ) {
+        let rates = self.rates.map(|rate| parameters[rate]);
+        let min_mass = self.min_mass.map(|floor| parameters[floor]);
+        let adapted = &parameters[self.adapt];
+        for (k, &c) in columns.iter().enumerate() {
+            if adapted[c / PARAMS_PER_LINK] < 0.5 {
+                continue;
+            }
+            estimate[k] += dt * rates[group(c)] * scale[k] * direction[k];
+            if let (Some(floor), 2) = (min_mass, group(c)) {
+                estimate[k] = estimate[k].max(floor);
+            }
         }
     }
 }

@@ -16,12 +16,10 @@ use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{Cholesky, DMatrix, DVector};
 
-use crate::adaptation::{adapt, adaptation_parameters, full_columns, parameter_scales};
-use crate::gains::{check_step, joint_gain};
-use crate::{
-    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
-    ParameterSet,
-};
+use crate::adaptation::{full_columns, parameter_scales, Adaptation};
+use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
+use crate::gains::{errors, joint_gain, PdGains};
+use crate::{Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step};
 
 /// Adaptive computed torque.
 #[derive(Debug, Clone)]
@@ -29,6 +27,10 @@ pub struct AdaptiveComputedTorque {
     robot: Robot,
     ws: DynamicsWorkspace,
     parameters: ParameterSet,
+    gains: PdGains,
+    psi: Array,
+    accel_filter: Scalar,
+    adaptation: Adaptation,
     initial: Vec<f64>,
     scale: Vec<f64>,
     /// Regressor column of each parameter (all of them, in order).
@@ -51,40 +53,23 @@ impl AdaptiveComputedTorque {
     /// `Kp = 900`, `Kd = 60`, `Psi = 10/s`, acceleration filter 5 ms, adaptation rates 0.01.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let mut declared = vec![
-            (
-                joint_gain(
-                    "kp",
-                    "Stiffness of the error dynamics per joint, 1/s^2.",
-                    1e6,
-                ),
-                ParamValue::Vector(vec![900.0; n]),
-            ),
-            (
-                joint_gain("kd", "Damping of the error dynamics per joint, 1/s.", 1e4),
-                ParamValue::Vector(vec![60.0; n]),
-            ),
-            (
-                joint_gain(
-                    "psi",
-                    "Filtered error e1 = de + psi e, per joint, 1/s.",
-                    1e4,
-                ),
-                ParamValue::Vector(vec![10.0; n]),
-            ),
-            (
-                ParamSpec {
-                    name: "accel_filter",
-                    description: "Time constant of the acceleration estimate's low-pass filter, s.",
-                    kind: ParamKind::Scalar,
-                    min: 0.0,
-                    max: 1.0,
-                    live: true,
-                },
-                ParamValue::Scalar(0.005),
-            ),
-        ];
-        declared.extend(adaptation_parameters(n, 0.01, true));
+        let mut parameters = ParameterSet::new(n);
+        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
+        let psi = parameters.declare_array(joint_gain(
+            "psi",
+            vec![10.0; n],
+            "Filtered error e1 = de + psi e, per joint, 1/s.",
+            1e4,
+        ))?;
+        let accel_filter = parameters.declare_scalar(
+            Declaration::double(
+                "accel_filter",
+                0.005,
+                "Time constant of the acceleration estimate's low-pass filter, s.",
+            )
+            .range(0.0, 1.0),
+        )?;
+        let adaptation = Adaptation::declare(&mut parameters, 0.01, true)?;
         let initial = robot.parameter_vector();
         let p = PARAMS_PER_LINK * n;
         Ok(Self {
@@ -92,7 +77,11 @@ impl AdaptiveComputedTorque {
             columns: full_columns(n),
             estimate: DVector::from_vec(initial.clone()),
             initial,
-            parameters: ParameterSet::new(n, declared)?,
+            parameters,
+            gains,
+            psi,
+            accel_filter,
+            adaptation,
             ws: DynamicsWorkspace::new(robot),
             y: DMatrix::zeros(n, p),
             mass: DMatrix::zeros(n, n),
@@ -116,7 +105,7 @@ impl AdaptiveComputedTorque {
 
     /// Filtered finite difference of the measured velocity.
     fn estimate_acceleration(&mut self, qd: &[f64], dt: f64) {
-        let tau = self.parameters.values("accel_filter")[0];
+        let tau = self.parameters[self.accel_filter];
         let alpha = if tau > 0.0 {
             (dt / (tau + dt)).clamp(0.0, 1.0)
         } else {
@@ -186,7 +175,7 @@ impl AdaptiveComputedTorque {
             &mut self.y,
         )?;
         self.direction.gemv_tr(1.0, &self.y, &self.e1, 0.0);
-        adapt(
+        self.adaptation.adapt(
             &self.parameters,
             &self.columns,
             &self.scale,
@@ -199,40 +188,24 @@ impl AdaptiveComputedTorque {
 }
 
 impl Controller for AdaptiveComputedTorque {
-    fn name(&self) -> &'static str {
-        "adaptive_computed_torque"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn reset(&mut self, state: &JointState<'_>) {
-        self.parameters.settle();
+    law_accessors!("adaptive_computed_torque");
+    fn restart(&mut self, state: &JointState<'_>) {
         self.estimate.copy_from_slice(&self.initial);
         self.qd_previous = Some(state.qd.to_vec());
         self.qdd.fill(0.0);
     }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        let n = self.robot.dof();
-        check_step(n, state, reference, effort)?;
-        self.parameters.advance(dt);
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         self.estimate_acceleration(state.qd, dt);
-        let (kp, kd, psi) = (
-            self.parameters.values("kp"),
-            self.parameters.values("kd"),
-            self.parameters.values("psi"),
+        commanded_acceleration(
+            &self.parameters,
+            self.gains,
+            state,
+            reference,
+            &mut self.command,
         );
-        for i in 0..n {
-            let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
-            self.command[i] = reference.qdd[i] + kd[i] * de + kp[i] * e;
+        let psi = &self.parameters[self.psi];
+        for (i, (e, de)) in errors(state, reference).enumerate() {
             self.e1[i] = de + psi[i] * e;
         }
         regressor(

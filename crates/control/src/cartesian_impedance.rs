@@ -14,7 +14,7 @@
 //! it statically by `K_x^-1 F` (with the dynamically consistent projector the posture task does
 //! not disturb it).
 //!
-//! The pose target comes from [`Controller::set_target_pose`] (interpolated with
+//! The pose target comes from [`crate::TaskSpace::set_target_pose`] (interpolated with
 //! [`PoseInterpolation`]); `reset` holds the current pose; the joint reference handed to
 //! `update` is the nullspace posture q_n. Default stiffness per direction:
 //! `(20 rad/s)^2` times the smallest eigenvalue of the translational and rotational blocks of the
@@ -22,7 +22,7 @@
 //! one than the control rate can damp oscillates).
 //!
 //! Inertia shaping (when every entry of `inertia` is positive): with the measured tip wrench
-//! `F_ext` ([`Controller::set_external_wrench`]) the tip follows
+//! `F_ext` ([`crate::TaskSpace::set_external_wrench`]) the tip follows
 //! `M_d (xdd - xdd_d) + D (xd - xd_d) + K (x - x_d) = F_ext` through
 //! `F = Lambda (xdd_d - Jdot qd) + Lambda M_d^-1 (K x_err + D (xd_d - xd) + F_ext) - F_ext`
 //! (from `M qdd = J^T (F + F_ext)` under `tau = J^T F + C qd + G`), with `D = 2 zeta sqrt(K M_d)`.
@@ -32,14 +32,13 @@
 
 use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
 use armctl_model::Robot;
-use nalgebra::{Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix3, Matrix6, Vector3, Vector6};
+use nalgebra::{Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
 
-use crate::gains::check_step;
+use crate::gains::{cartesian_gain, Configurations};
 use crate::reference::PoseSample;
 use crate::tip_target::TipTarget;
 use crate::{
-    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
-    ParameterSet,
+    Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };
 
 /// Tip impedance with a posture task in the nullspace.
@@ -48,28 +47,57 @@ pub struct CartesianImpedance {
     robot: Robot,
     ws: DynamicsWorkspace,
     parameters: ParameterSet,
+    gains: Gains,
     mass: DMatrix<f64>,
     minv_jt: DMatrix<f64>,
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
     tip: TipTarget,
-    external_wrench: Vector6<f64>,
 }
 
-fn scalar(
-    name: &'static str,
-    description: &'static str,
-    min: f64,
-    max: f64,
-    live: bool,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        description,
-        kind: ParamKind::Scalar,
-        min,
-        max,
-        live,
+/// The handles of the parameters, in declaration order.
+#[derive(Debug, Clone, Copy)]
+struct Gains {
+    stiffness: Array,
+    damping_ratio: Scalar,
+    nullspace_stiffness: Scalar,
+    nullspace_damping: Scalar,
+    projector: Scalar,
+    pinv_damping: Scalar,
+    inertia: Array,
+}
+
+impl Gains {
+    fn declare(parameters: &mut ParameterSet, stiffness: Vec<f64>) -> Result<Self, ControlError> {
+        let stiffness_gain = cartesian_gain(
+            "stiffness",
+            stiffness,
+            "Tip stiffness [x y z rx ry rz], N/m and N m/rad, base link axes.",
+            1e6,
+        );
+        let stiffness = parameters.declare_array(stiffness_gain)?;
+        let mut scalar = |name, default, description, max| {
+            parameters
+                .declare_scalar(Declaration::double(name, default, description).range(0.0, max))
+        };
+        Ok(Self {
+            stiffness,
+            damping_ratio: scalar("damping_ratio", 1.0, "Damping ratio of each task direction against the task-space inertia.", 10.0)?,
+            nullspace_stiffness: scalar("nullspace_stiffness", 10.0, "Posture stiffness K_n in the nullspace, N m/rad.", 1e4)?,
+            nullspace_damping: scalar("nullspace_damping", 1.0, "Posture damping D_n in the nullspace, N m s/rad.", 1e3)?,
+            projector: parameters.declare_scalar(
+                Declaration::double("projector", 0.0, "0: dynamically consistent nullspace projector; 1: damped pseudo-inverse.")
+                    .range(0.0, 1.0)
+                    .read_only(),
+            )?,
+            pinv_damping: parameters.declare_scalar(
+                Declaration::double("pinv_damping", 0.01, "Damping l of the damped pseudo-inverse, m.").range(0.0, 1.0),
+            )?,
+            inertia: parameters.declare_array(
+                cartesian_gain("inertia", vec![0.0; 6], "Target apparent inertia M_d [x y z rx ry rz] (kg, kg m^2) for inertia shaping with the measured external wrench; all 0 (default) disables shaping.", 1e4)
+                    .read_only(),
+            )?,
+        })
     }
 }
 
@@ -89,14 +117,6 @@ pub(crate) fn damping_matrix(lambda: &Matrix6<f64>, k: &[f64], zeta: f64) -> Mat
     q * d0 * q.transpose()
 }
 
-/// `1/2 (n x n_d + o x o_d + a x a_d)`.
-pub(crate) fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> Vector3<f64> {
-    (0..3)
-        .map(|c| r.column(c).cross(&r_desired.column(c)))
-        .fold(Vector3::zeros(), |a, b| a + b)
-        * 0.5
-}
-
 /// Isotropic per block: translation `(20 rad/s)^2 lambda_min(Lambda_tt)`, rotation
 /// `(20 rad/s)^2 lambda_min(Lambda_rr)`, each the median over 33 fixed pseudo-random
 /// configurations within the limits. The smallest eigenvalue, because a light wrist is light
@@ -104,26 +124,10 @@ pub(crate) fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> V
 /// direction; the median, because a single configuration may sit on a singularity.
 fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let mut probe = CartesianImpedance::with_stiffness(robot, vec![0.0; 6])?;
-    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-    let mut unit = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut configurations = Configurations::new(0x2545_F491_4F6C_DD1D);
     let mut samples: Vec<[f64; 6]> = Vec::new();
     for _ in 0..33 {
-        let q: Vec<f64> = robot
-            .joints()
-            .iter()
-            .map(|j| {
-                let (lo, hi) = (
-                    j.limits.lower.max(-std::f64::consts::PI),
-                    j.limits.upper.min(std::f64::consts::PI),
-                );
-                lo + (hi - lo) * unit()
-            })
-            .collect();
+        let q = configurations.next(robot);
         probe.tip.update(robot, &q, 0.0)?;
         let lambda = probe.task_inertia(&q)?;
         let smallest = |k: usize| {
@@ -160,93 +164,17 @@ impl CartesianImpedance {
 
     fn with_stiffness(robot: &Robot, stiffness: Vec<f64>) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let parameters = ParameterSet::new(
-            n,
-            vec![
-                (
-                    ParamSpec {
-                        name: "stiffness",
-                        description:
-                            "Tip stiffness [x y z rx ry rz], N/m and N m/rad, base link axes.",
-                        kind: ParamKind::Cartesian,
-                        min: 0.0,
-                        max: 1e6,
-                        live: true,
-                    },
-                    ParamValue::Vector(stiffness),
-                ),
-                (
-                    scalar(
-                        "damping_ratio",
-                        "Damping ratio of each task direction against the task-space inertia.",
-                        0.0,
-                        10.0,
-                        true,
-                    ),
-                    ParamValue::Scalar(1.0),
-                ),
-                (
-                    scalar(
-                        "nullspace_stiffness",
-                        "Posture stiffness K_n in the nullspace, N m/rad.",
-                        0.0,
-                        1e4,
-                        true,
-                    ),
-                    ParamValue::Scalar(10.0),
-                ),
-                (
-                    scalar(
-                        "nullspace_damping",
-                        "Posture damping D_n in the nullspace, N m s/rad.",
-                        0.0,
-                        1e3,
-                        true,
-                    ),
-                    ParamValue::Scalar(1.0),
-                ),
-                (
-                    scalar(
-                        "projector",
-                        "0: dynamically consistent nullspace projector; 1: damped pseudo-inverse.",
-                        0.0,
-                        1.0,
-                        false,
-                    ),
-                    ParamValue::Scalar(0.0),
-                ),
-                (
-                    scalar(
-                        "pinv_damping",
-                        "Damping l of the damped pseudo-inverse, m.",
-                        0.0,
-                        1.0,
-                        true,
-                    ),
-                    ParamValue::Scalar(0.01),
-                ),
-                (
-                    ParamSpec {
-                        name: "inertia",
-                        description: "Target apparent inertia M_d [x y z rx ry rz] (kg, kg m^2) for inertia shaping with the measured external wrench; all 0 (default) disables shaping.",
-                        kind: ParamKind::Cartesian,
-                        min: 0.0,
-                        max: 1e4,
-                        live: false,
-                    },
-                    ParamValue::Vector(vec![0.0; 6]),
-                ),
-            ],
-        )?;
+        let mut parameters = ParameterSet::new(n);
+        let gains = Gains::declare(&mut parameters, stiffness)?;
         Ok(Self {
             ws: DynamicsWorkspace::new(robot),
             parameters,
+            gains,
             mass: DMatrix::zeros(n, n),
             minv_jt: DMatrix::zeros(n, 6),
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
-            external_wrench: Vector6::zeros(),
             robot: robot.clone(),
         })
     }
@@ -299,25 +227,15 @@ impl CartesianImpedance {
 
     /// `N tau_n = tau_n - J^T (J#^T tau_n)`, added to `effort`.
     fn add_nullspace(&mut self, lambda: &Matrix6<f64>, effort: &mut [f64]) {
-        let y: Vector6<f64> = if self.parameters.values("projector")[0] < 0.5 {
+        let y: Vector6<f64> = if self.parameters[self.gains.projector] < 0.5 {
             // J#^T = Lambda J M^-1.
             let jm = Vector6::from_fn(|r, _| self.minv_jt.column(r).dot(&self.posture));
             lambda * jm
         } else {
-            let l = self.parameters.values("pinv_damping")[0];
-            let mut jjt = Matrix6::from_fn(|r, c| self.tip.jac.row(r).dot(&self.tip.jac.row(c)));
-            for k in 0..6 {
-                jjt[(k, k)] += l * l;
-            }
-            let jt = Vector6::<f64>::from_fn(|r, _| {
-                self.tip
-                    .jac
-                    .row(r)
-                    .iter()
-                    .zip(self.posture.iter())
-                    .map(|(a, b)| a * b)
-                    .sum::<f64>()
-            });
+            let jjt = self
+                .tip
+                .damped_gram(self.parameters[self.gains.pinv_damping]);
+            let jt = self.tip.times(self.posture.as_slice());
             jjt.try_inverse().map_or(Vector6::zeros(), |inv| inv * jt)
         };
         for (k, e) in effort.iter_mut().enumerate() {
@@ -327,75 +245,32 @@ impl CartesianImpedance {
 }
 
 impl Controller for CartesianImpedance {
-    fn name(&self) -> &'static str {
-        "cartesian_impedance"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("cartesian_impedance");
     /// Holds the tip where it is.
-    fn reset(&mut self, state: &JointState<'_>) {
-        self.parameters.settle();
+    fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
     }
-    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
-        if wrench.iter().all(|v| v.is_finite()) {
-            self.external_wrench = Vector6::from_column_slice(wrench);
-        }
+    fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
+        Some(&mut self.tip)
     }
-    fn set_target_pose(
-        &mut self,
-        goal: IsometryMatrix3<f64>,
-        duration: f64,
-    ) -> Result<(), ControlError> {
-        self.tip.set(goal, duration)
-    }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        let n = self.robot.dof();
-        check_step(n, state, reference, effort)?;
-        self.parameters.advance(dt);
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let desired = self.tip.update(&self.robot, state.q, dt)?;
         let lambda = self.task_inertia(state.q)?;
-        let position = desired.pose.translation.vector - self.tip.pose.translation.vector;
-        let rotation = orientation_error(
-            self.tip.pose.rotation.matrix(),
-            desired.pose.rotation.matrix(),
-        );
-        let error = Vector6::new(
-            position.x, position.y, position.z, rotation.x, rotation.y, rotation.z,
-        );
-        let velocity = Vector6::<f64>::from_fn(|r, _| {
-            self.tip
-                .jac
-                .row(r)
-                .iter()
-                .zip(state.qd)
-                .map(|(a, b)| a * b)
-                .sum::<f64>()
-        });
-        let (k, zeta) = (
-            self.parameters.values("stiffness"),
-            self.parameters.values("damping_ratio")[0],
-        );
-        let inertia = self.parameters.values("inertia");
+        let error = self.tip.error(&desired);
+        let velocity = self.tip.times(state.qd);
+        let p = &self.parameters;
+        let (k, zeta) = (&p[self.gains.stiffness], p[self.gains.damping_ratio]);
+        let inertia = &p[self.gains.inertia];
+        let wrench = self.tip.external_wrench;
         let force = if inertia.iter().all(|&m| m > 0.0) {
             // Inertia shaping: the target dynamics with M_d, critically damped against it.
             let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
             let target = Vector6::from_fn(|i, _| {
                 let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
-                (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + self.external_wrench[i])
-                    / inertia[i]
+                (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + wrench[i]) / inertia[i]
             });
-            lambda * (desired.acceleration - bias + target) - self.external_wrench
+            lambda * (desired.acceleration - bias + target) - wrench
         } else {
             let damping = damping_matrix(&lambda, k, zeta);
             Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity)
@@ -408,8 +283,8 @@ impl Controller for CartesianImpedance {
             &mut self.nonlinear,
         )?;
         let (kn, dn) = (
-            self.parameters.values("nullspace_stiffness")[0],
-            self.parameters.values("nullspace_damping")[0],
+            p[self.gains.nullspace_stiffness],
+            p[self.gains.nullspace_damping],
         );
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&force) + self.nonlinear[i];

@@ -6,11 +6,12 @@
 //! friction (zero unless the URDF or an identified model gives it), at the reference velocity
 //! with a smoothed sign: measured velocities would make the Coulomb term chatter at rest.
 
-use armctl_dynamics::{friction_torques, rnea, CoulombSign, DynamicsWorkspace};
+use armctl_dynamics::{friction_torques, CoulombSign};
 use armctl_model::Robot;
 
-use crate::gains::{check_step, joint_gain};
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::gains::{errors, joint_gain, PdGains};
+use crate::model_terms::ModelTerms;
+use crate::{ControlError, Controller, JointReference, JointState, ParameterSet, Step};
 
 /// Velocity over which the compensated Coulomb friction changes sign, rad/s (m/s).
 const FRICTION_SIGN_WIDTH: f64 = 0.01;
@@ -21,82 +22,83 @@ const DEFAULT_FREQUENCY: f64 = 30.0;
 /// Computed torque through RNEA.
 #[derive(Debug, Clone)]
 pub struct ComputedTorque {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: PdGains,
     acceleration: Vec<f64>,
     friction: Vec<f64>,
+}
+
+/// Declares the per-unit-inertia gains `kp = 900`, `kd = 60` (30 rad/s, critical) of the
+/// error dynamics `what` ("error dynamics", "nominal error dynamics"); `kd_note` adds to kd's
+/// description.
+pub(crate) fn error_dynamics_gains(
+    parameters: &mut ParameterSet,
+    what: &str,
+    kd_note: &str,
+) -> Result<PdGains, ControlError> {
+    let n = parameters.dof();
+    let w = DEFAULT_FREQUENCY;
+    let kp = format!("Stiffness of the {what} per joint, 1/s^2.");
+    let kd = format!("Damping of the {what} per joint, 1/s{kd_note}.");
+    Ok(PdGains {
+        kp: parameters.declare_array(joint_gain("kp", vec![w * w; n], &kp, 1e6))?,
+        kd: parameters.declare_array(joint_gain("kd", vec![2.0 * w; n], &kd, 1e4))?,
+    })
+}
+
+/// `qdd_d + Kd de + Kp e` into `out`, with the gains in effect.
+pub(crate) fn commanded_acceleration(
+    parameters: &ParameterSet,
+    gains: PdGains,
+    state: &JointState<'_>,
+    reference: &JointReference,
+    out: &mut [f64],
+) {
+    let (kp, kd) = (&parameters[gains.kp], &parameters[gains.kd]);
+    for (i, (e, de)) in errors(state, reference).enumerate() {
+        out[i] = reference.qdd[i] + kd[i] * de + kp[i] * e;
+    }
 }
 
 impl ComputedTorque {
     /// The controller with `robot` as its model, gains `Kp = 900`, `Kd = 60` (30 rad/s, critical).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let w = DEFAULT_FREQUENCY;
-        let parameters = ParameterSet::new(
-            n,
-            vec![
-                (
-                    joint_gain(
-                        "kp",
-                        "Stiffness of the error dynamics per joint, 1/s^2.",
-                        1e6,
-                    ),
-                    ParamValue::Vector(vec![w * w; n]),
-                ),
-                (
-                    joint_gain("kd", "Damping of the error dynamics per joint, 1/s.", 1e4),
-                    ParamValue::Vector(vec![2.0 * w; n]),
-                ),
-            ],
-        )?;
+        let mut parameters = ParameterSet::new(n);
+        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
         Ok(Self {
-            ws: DynamicsWorkspace::new(robot),
+            model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
             friction: vec![0.0; n],
-            robot: robot.clone(),
             parameters,
+            gains,
         })
     }
 }
 
 impl Controller for ComputedTorque {
-    fn name(&self) -> &'static str {
-        "computed_torque"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        let (kp, kd) = (self.parameters.values("kp"), self.parameters.values("kd"));
-        for i in 0..self.acceleration.len() {
-            let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
-            self.acceleration[i] = reference.qdd[i] + kd[i] * de + kp[i] * e;
-        }
-        rnea(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &self.acceleration,
-            effort,
-        )?;
+    law_accessors!("computed_torque");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        commanded_acceleration(
+            &self.parameters,
+            self.gains,
+            step.state,
+            step.reference,
+            &mut self.acceleration,
+        );
+        self.model
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)?;
         let sign = CoulombSign::Smooth {
             width: FRICTION_SIGN_WIDTH,
         };
-        friction_torques(&self.robot, &reference.qd, sign, &mut self.friction)?;
-        for (e, f) in effort.iter_mut().zip(&self.friction) {
+        friction_torques(
+            &self.model.robot,
+            &step.reference.qd,
+            sign,
+            &mut self.friction,
+        )?;
+        for (e, f) in step.effort.iter_mut().zip(&self.friction) {
             *e += f;
         }
         Ok(())

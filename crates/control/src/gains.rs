@@ -1,11 +1,14 @@
-//! Pieces shared by the joint-space controllers: gain declarations, model-sized defaults and
-//! the PD term.
+//! Pieces shared by the controllers: gain declarations, model-sized defaults, the tracking
+//! errors and the PD term.
 
 use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
-use armctl_model::{check_length, Robot};
+use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::{ControlError, JointReference, JointState, ParamKind, ParamSpec};
+use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
+
+/// The description of a model-sized proportional gain.
+pub(crate) const KP_DESCRIPTION: &str = "Proportional gain per joint, N m/rad (N/m).";
 
 /// Natural frequency of model-sized default gains, rad/s.
 pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
@@ -44,48 +47,136 @@ pub(crate) fn sized_gains(m: &[f64], w: f64) -> (Vec<f64>, Vec<f64>) {
     )
 }
 
-/// A live per-joint gain.
-pub(crate) fn joint_gain(name: &'static str, description: &'static str, max: f64) -> ParamSpec {
-    ParamSpec {
-        name,
-        description,
-        kind: ParamKind::JointVector,
-        min: 0.0,
-        max,
-        live: true,
+/// A live per-joint gain, from 0 to `max`.
+pub(crate) fn joint_gain(
+    name: &str,
+    default: Vec<f64>,
+    description: &str,
+    max: f64,
+) -> Declaration {
+    Declaration::double_array(name, default, description)
+        .per_joint()
+        .range(0.0, max)
+}
+
+/// A live Cartesian gain `[x y z rx ry rz]`, from 0 to `max`.
+pub(crate) fn cartesian_gain(
+    name: &str,
+    default: Vec<f64>,
+    description: &str,
+    max: f64,
+) -> Declaration {
+    Declaration::double_array(name, default, description)
+        .length(6)
+        .range(0.0, max)
+}
+
+/// The handles of a joint-space PD pair (`kp`, `kd` or `stiffness`, `damping`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PdGains {
+    pub(crate) kp: Array,
+    pub(crate) kd: Array,
+}
+
+impl PdGains {
+    /// A parameter set with `kp` and `kd` in N m/rad and N m s/rad, sized from `M_ii` at
+    /// mid-range for [`DEFAULT_BANDWIDTH`]; `kp_description` says what the law needs of kp.
+    pub(crate) fn sized(
+        robot: &Robot,
+        kp_description: &str,
+    ) -> Result<(ParameterSet, Self), ControlError> {
+        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
+        let mut parameters = ParameterSet::new(robot.dof());
+        let gains = Self {
+            kp: parameters.declare_array(joint_gain("kp", kp, kp_description, 1e6))?,
+            kd: parameters.declare_array(joint_gain(
+                "kd",
+                kd,
+                "Derivative gain per joint, N m s/rad (N s/m).",
+                1e5,
+            ))?,
+        };
+        Ok((parameters, gains))
+    }
+
+    /// `effort_i = kp_i e_i + kd_i de_i` with the gains in effect.
+    pub(crate) fn pd(self, parameters: &ParameterSet, step: Step<'_>) {
+        self.pd_plus(parameters, step, &[]);
+    }
+
+    /// `effort_i = kp_i e_i + kd_i de_i + model_i` (`model` may be empty: no model term).
+    pub(crate) fn pd_plus(self, parameters: &ParameterSet, step: Step<'_>, model: &[f64]) {
+        let (kp, kd) = (&parameters[self.kp], &parameters[self.kd]);
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
+            step.effort[i] = kp[i] * e + kd[i] * de;
+        }
+        for (o, m) in step.effort.iter_mut().zip(model) {
+            *o += m;
+        }
     }
 }
 
-/// Checks the sizes of a control step's inputs and output.
-pub(crate) fn check_step(
-    n: usize,
-    state: &JointState<'_>,
-    reference: &JointReference,
-    effort: &[f64],
-) -> Result<(), ControlError> {
-    check_length("q", n, state.q.len())?;
-    check_length("qd", n, state.qd.len())?;
-    check_length("reference positions", n, reference.q.len())?;
-    check_length("reference velocities", n, reference.qd.len())?;
-    check_length("reference accelerations", n, reference.qdd.len())?;
-    check_length("effort", n, effort.len())?;
-    if state.q.iter().chain(state.qd).any(|v| !v.is_finite()) {
-        return Err(ControlError::NonFinite {
-            what: "joint state",
-        });
-    }
-    Ok(())
+/// The tracking errors `(e_i, de_i) = (q_d,i - q_i, qd_d,i - qd_i)`, joint by joint.
+pub(crate) fn errors<'a>(
+    state: &'a JointState<'_>,
+    reference: &'a JointReference,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    reference
+        .q
+        .iter()
+        .zip(state.q)
+        .zip(reference.qd.iter().zip(state.qd))
+        .map(|((qd_, q), (vd, v))| (qd_ - q, vd - v))
 }
 
-/// `out_i = kp_i e_i + kd_i de_i`.
-pub(crate) fn pd(
-    kp: &[f64],
-    kd: &[f64],
-    state: &JointState<'_>,
-    reference: &JointReference,
-    out: &mut [f64],
-) {
-    for i in 0..out.len() {
-        out[i] = kp[i] * (reference.q[i] - state.q[i]) + kd[i] * (reference.qd[i] - state.qd[i]);
+/// Pseudo-random configurations within the joint limits (within +-pi for unlimited joints),
+/// from a fixed seed (xorshift): the same sequence on every run.
+#[derive(Debug, Clone)]
+pub(crate) struct Configurations {
+    seed: u64,
+}
+
+/// A joint's range, clipped to +-pi.
+fn clipped_range(joint: &armctl_model::Joint) -> (f64, f64) {
+    (
+        joint.limits.lower.max(-std::f64::consts::PI),
+        joint.limits.upper.min(std::f64::consts::PI),
+    )
+}
+
+impl Configurations {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self { seed }
+    }
+
+    fn unit(&mut self) -> f64 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The middle of each joint's clipped range.
+    pub(crate) fn middle(robot: &Robot) -> Vec<f64> {
+        robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = clipped_range(j);
+                0.5 * (lo + hi)
+            })
+            .collect()
+    }
+
+    /// The next configuration.
+    pub(crate) fn next(&mut self, robot: &Robot) -> Vec<f64> {
+        robot
+            .joints()
+            .iter()
+            .map(|j| {
+                let (lo, hi) = clipped_range(j);
+                lo + (hi - lo) * self.unit()
+            })
+            .collect()
     }
 }

@@ -1,7 +1,10 @@
 //! # armctl_control
 //!
-//! Torque controllers behind one [`Controller`] trait, their typed parameters
-//! ([`ParameterSet`]), and joint references ([`reference`]).
+//! Torque controllers behind one [`Controller`] trait (a template: checks, gain ramp, then
+//! each law's `compute`; task-space laws also take [`TaskSpace`] inputs), their typed
+//! parameters declared once ([`Declaration`], [`ParameterValue`], [`ParameterSet`] with typed
+//! handles [`Scalar`] and [`Array`]; the nodes declare theirs with the same types), and joint
+//! references ([`reference`]).
 //!
 //! Controllers, one file each with the law in its module documentation: [`IndependentPd`],
 //! [`PdGravity`], [`PdFixedGravity`], [`ComputedTorque`], [`JointImpedance`], [`SlotineLi`],
@@ -12,6 +15,22 @@
 //! effort limits, optional rate limit) after any controller.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+/// Inside a law's `impl Controller`: its fixed `name` and the accessors of its `parameters`
+/// field.
+macro_rules! law_accessors {
+    ($name:literal) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+        fn parameters(&self) -> &crate::ParameterSet {
+            &self.parameters
+        }
+        fn parameters_mut(&mut self) -> &mut crate::ParameterSet {
+            &mut self.parameters
+        }
+    };
+}
+
 mod adaptation;
 mod adaptive_computed_torque;
 mod cartesian_impedance;
@@ -21,6 +40,7 @@ mod error;
 mod gains;
 mod independent_pd;
 mod joint_impedance;
+mod model_terms;
 mod parameters;
 mod pd_fixed_gravity;
 mod pd_gravity;
@@ -37,11 +57,14 @@ mod tip_target;
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
 pub use cartesian_impedance::CartesianImpedance;
 pub use computed_torque::ComputedTorque;
-pub use controller::{Controller, JointReference, JointState};
+pub use controller::{Controller, JointReference, JointState, Step, TaskSpace};
 pub use error::ControlError;
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;
-pub use parameters::{ParamKind, ParamSpec, ParamValue, ParameterSet, DEFAULT_RAMP_TIME};
+pub use parameters::{
+    Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
+    DEFAULT_RAMP_TIME,
+};
 pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
 pub use pd_gravity::PdGravity;
 pub use resolved_acceleration::ResolvedAcceleration;

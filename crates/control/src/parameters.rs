@@ -1,107 +1,483 @@
-//! Typed controller parameters, declared once: name, description, type, default, bounds, and
-//! whether they may change while the controller runs (as in ros2_control's
-//! generate_parameter_library). Validation returns a reason; a rejected value leaves the old one.
+//! Typed parameters, declared once (as in ros2_control's generate_parameter_library): a
+//! [`Declaration`] gives the name, type, description, default, bounds (choices for strings, a
+//! per-joint or fixed length for arrays) and whether the parameter is read-only (structural:
+//! set at start only). [`Declaration::validate`] is the one check every value passes, whoever
+//! sets it (a controller, a parameter file, `-p`, the parameter services); its reason names the
+//! value, and a rejected value leaves the old one.
+//!
+//! A controller declares its parameters into a [`ParameterSet`] at construction and keeps the
+//! typed handles it gets back ([`Scalar`], [`Array`]): `update` reads `parameters[handle]`
+//! (an `f64` or a `&[f64]`), never a value looked up by name. Live (not read-only) numbers
+//! ramp to a new value through a first-order filter ([`ParameterSet::advance`]).
+//!
+//! The same declarations and [`ParameterValue`]s serve the nodes' own parameters
+//! (`armctl_runtime::node_parameters`), so the types carry no middleware.
+
+use std::ops::Index;
 
 use crate::ControlError;
 
-/// The shape of a parameter.
+/// The type of a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParamKind {
-    /// One number.
-    Scalar,
-    /// One number per joint.
-    JointVector,
-    /// Six numbers: x, y, z (translation) then rx, ry, rz (rotation), in base link axes.
-    Cartesian,
+pub enum ParameterType {
+    /// `bool`.
+    Bool,
+    /// A 64-bit integer.
+    Integer,
+    /// A `double` (integers are accepted and widened).
+    Double,
+    /// A string.
+    String,
+    /// A list of doubles (integers are widened).
+    DoubleArray,
+    /// A list of strings.
+    StringArray,
+}
+
+impl ParameterType {
+    /// The type's name, for messages and `--print-params`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParameterType::Bool => "bool",
+            ParameterType::Integer => "integer",
+            ParameterType::Double => "double",
+            ParameterType::String => "string",
+            ParameterType::DoubleArray => "double array",
+            ParameterType::StringArray => "string array",
+        }
+    }
+}
+
+/// How many elements an array parameter holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// Any number (and every parameter that is not an array).
+    Any,
+    /// One per joint of the robot.
+    PerJoint,
+    /// Exactly this many (six for a Cartesian `[x y z rx ry rz]`).
+    Fixed(usize),
 }
 
 /// A parameter value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ParamValue {
-    /// One number.
-    Scalar(f64),
-    /// One number per joint.
-    Vector(Vec<f64>),
+pub enum ParameterValue {
+    /// `bool`.
+    Bool(bool),
+    /// A 64-bit integer.
+    Integer(i64),
+    /// A `double`.
+    Double(f64),
+    /// A string.
+    String(String),
+    /// A list of doubles.
+    DoubleArray(Vec<f64>),
+    /// A list of strings.
+    StringArray(Vec<String>),
+    /// A list of booleans: parameter files and the middleware can carry one; no parameter is
+    /// declared with it, so validation refuses it with the expected type.
+    BoolArray(Vec<bool>),
 }
 
-impl ParamValue {
-    /// The numbers, whatever the shape.
-    pub fn values(&self) -> &[f64] {
+impl ParameterValue {
+    /// The value's type name, for messages.
+    pub fn type_name(&self) -> &'static str {
         match self {
-            ParamValue::Scalar(v) => std::slice::from_ref(v),
-            ParamValue::Vector(v) => v,
+            ParameterValue::Bool(_) => "bool",
+            ParameterValue::Integer(_) => "integer",
+            ParameterValue::Double(_) => "double",
+            ParameterValue::String(_) => "string",
+            ParameterValue::DoubleArray(_) => "double array",
+            ParameterValue::StringArray(_) => "string array",
+            ParameterValue::BoolArray(_) => "bool array",
+        }
+    }
+
+    /// As YAML flow text (what a parameter file or `-p name:=value` accepts back).
+    pub fn to_yaml(&self) -> String {
+        match self {
+            ParameterValue::Bool(b) => b.to_string(),
+            ParameterValue::Integer(i) => i.to_string(),
+            ParameterValue::Double(d) => format!("{d:?}"),
+            ParameterValue::String(s) => format!("{s:?}"),
+            ParameterValue::DoubleArray(a) => format!("{a:?}"),
+            ParameterValue::StringArray(a) => format!("{a:?}"),
+            ParameterValue::BoolArray(a) => format!("{a:?}"),
+        }
+    }
+
+    /// The numbers of a double or a double array (empty for other types).
+    pub fn numbers(&self) -> &[f64] {
+        match self {
+            ParameterValue::Double(v) => std::slice::from_ref(v),
+            ParameterValue::DoubleArray(v) => v,
+            _ => &[],
         }
     }
 }
 
 /// The declaration of one parameter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ParamSpec {
+pub struct Declaration {
     /// Name, as in parameter files and `ros2 param set`.
-    pub name: &'static str,
+    pub name: String,
     /// What it does, with its unit.
-    pub description: &'static str,
-    /// Shape.
-    pub kind: ParamKind,
-    /// Smallest allowed value (each element).
-    pub min: f64,
-    /// Largest allowed value (each element).
-    pub max: f64,
-    /// Whether it may change while running.
-    pub live: bool,
+    pub description: String,
+    /// Type.
+    pub kind: ParameterType,
+    /// Default value.
+    pub default: ParameterValue,
+    /// Number of elements of an array.
+    pub length: Length,
+    /// Bounds of a number (of each element of an array).
+    pub range: Option<(f64, f64)>,
+    /// Allowed values of a string.
+    pub choices: Option<Vec<String>>,
+    /// Structural: only settable at start (a live parameter may change while running).
+    pub read_only: bool,
 }
 
-/// Declared parameters and their values, in declaration order.
+impl Declaration {
+    fn new(name: &str, kind: ParameterType, default: ParameterValue, description: &str) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            kind,
+            default,
+            length: Length::Any,
+            range: None,
+            choices: None,
+            read_only: false,
+        }
+    }
+
+    /// A `bool` parameter.
+    pub fn bool(name: &str, default: bool, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::Bool,
+            ParameterValue::Bool(default),
+            description,
+        )
+    }
+
+    /// An integer parameter.
+    pub fn integer(name: &str, default: i64, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::Integer,
+            ParameterValue::Integer(default),
+            description,
+        )
+    }
+
+    /// A `double` parameter.
+    pub fn double(name: &str, default: f64, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::Double,
+            ParameterValue::Double(default),
+            description,
+        )
+    }
+
+    /// A string parameter.
+    pub fn string(name: &str, default: &str, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::String,
+            ParameterValue::String(default.into()),
+            description,
+        )
+    }
+
+    /// A list of doubles (of any length until [`Declaration::per_joint`] or
+    /// [`Declaration::length`]).
+    pub fn double_array(name: &str, default: Vec<f64>, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::DoubleArray,
+            ParameterValue::DoubleArray(default),
+            description,
+        )
+    }
+
+    /// A list of strings.
+    pub fn string_array(name: &str, default: Vec<String>, description: &str) -> Self {
+        Self::new(
+            name,
+            ParameterType::StringArray,
+            ParameterValue::StringArray(default),
+            description,
+        )
+    }
+
+    /// With bounds on each number.
+    pub fn range(mut self, lo: f64, hi: f64) -> Self {
+        self.range = Some((lo, hi));
+        self
+    }
+
+    /// With the allowed strings.
+    pub fn choices(mut self, choices: &[&str]) -> Self {
+        self.choices = Some(choices.iter().map(|c| c.to_string()).collect());
+        self
+    }
+
+    /// Read-only (structural): set at start only.
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// An array with one element per joint.
+    pub fn per_joint(mut self) -> Self {
+        self.length = Length::PerJoint;
+        self
+    }
+
+    /// An array of exactly `n` elements.
+    pub fn length(mut self, n: usize) -> Self {
+        self.length = Length::Fixed(n);
+        self
+    }
+
+    /// `value` converted to this declaration's type (integers widened to doubles) and checked
+    /// against the length (`joints` for a per-joint array), the range and the choices; or the
+    /// reason it is refused, naming the value.
+    pub fn validate(
+        &self,
+        value: &ParameterValue,
+        joints: usize,
+    ) -> Result<ParameterValue, String> {
+        use ParameterType as T;
+        use ParameterValue as V;
+        let typed = match (self.kind, value) {
+            (T::Bool, V::Bool(_))
+            | (T::Integer, V::Integer(_))
+            | (T::Double, V::Double(_))
+            | (T::String, V::String(_))
+            | (T::DoubleArray, V::DoubleArray(_))
+            | (T::StringArray, V::StringArray(_)) => value.clone(),
+            (T::Double, V::Integer(i)) => V::Double(*i as f64),
+            // An empty YAML list reads as a double array.
+            (T::StringArray, V::DoubleArray(v)) if v.is_empty() => V::StringArray(vec![]),
+            (kind, other) => {
+                return Err(format!(
+                    "expected {}, got {} {}",
+                    kind.name(),
+                    other.type_name(),
+                    other.to_yaml()
+                ))
+            }
+        };
+        let count = match &typed {
+            V::DoubleArray(v) => Some(v.len()),
+            V::StringArray(v) => Some(v.len()),
+            _ => None,
+        };
+        match (self.length, count) {
+            (Length::PerJoint, Some(n)) if n != joints => {
+                return Err(format!(
+                    "needs {joints} values (one per joint), got {n}: {}",
+                    typed.to_yaml()
+                ))
+            }
+            (Length::Fixed(expected), Some(n)) if n != expected => {
+                return Err(format!(
+                    "needs {expected} values, got {n}: {}",
+                    typed.to_yaml()
+                ))
+            }
+            _ => {}
+        }
+        let numbers: &[f64] = match &typed {
+            V::Double(v) => std::slice::from_ref(v),
+            V::DoubleArray(v) => v,
+            _ => &[],
+        };
+        let integer = match &typed {
+            V::Integer(i) => Some(*i as f64),
+            _ => None,
+        };
+        for &v in numbers.iter().chain(integer.as_ref()) {
+            if !v.is_finite() {
+                return Err(format!("{v} is not a finite number"));
+            }
+            if let Some((lo, hi)) = self.range {
+                if v < lo || v > hi {
+                    return Err(format!("{v} is outside [{lo}, {hi}]"));
+                }
+            }
+        }
+        if let (Some(choices), V::String(s)) = (&self.choices, &typed) {
+            if !choices.contains(s) {
+                return Err(format!("'{s}' is not one of {}", choices.join(", ")));
+            }
+        }
+        Ok(typed)
+    }
+}
+
+/// The handle of a `double` parameter in a [`ParameterSet`]: `set[handle]` is its value in
+/// effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scalar(usize);
+
+/// The handle of a fixed-length (per-joint or fixed) double array in a [`ParameterSet`]:
+/// `&set[handle]` is its values in effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Array {
+    start: usize,
+    len: usize,
+}
+
+/// Declared parameters and their values, in declaration order, for a robot of `dof` joints.
 ///
-/// A live parameter has a target (what was last set) and an effective value that follows the
+/// A live number has a target (what was last set) and an effective value that follows the
 /// target with a first-order filter of time constant [`ParameterSet::ramp_time`], advanced by
 /// [`ParameterSet::advance`] once per control step: a gain change never makes the effort jump.
+/// Handles index the effective values; a handle is only meaningful for the set that gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParameterSet {
     dof: usize,
-    specs: Vec<ParamSpec>,
-    values: Vec<ParamValue>,
-    effective: Vec<ParamValue>,
+    declarations: Vec<Declaration>,
+    values: Vec<ParameterValue>,
+    /// Where each parameter's numbers stand in `target` and `effective` (`None`: not a
+    /// double or a fixed-length double array).
+    spans: Vec<Option<Array>>,
+    target: Vec<f64>,
+    effective: Vec<f64>,
     ramp_time: f64,
 }
 
 /// Default time constant of the gain filter, s.
 pub const DEFAULT_RAMP_TIME: f64 = 0.05;
 
+fn unknown(name: &str, declarations: &[Declaration]) -> ControlError {
+    ControlError::UnknownParameter {
+        name: name.to_string(),
+        known: declarations
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 impl ParameterSet {
-    /// Parameters with their defaults (each default is validated).
-    pub fn new(dof: usize, declared: Vec<(ParamSpec, ParamValue)>) -> Result<Self, ControlError> {
-        let mut set = Self {
+    /// No parameters yet, for a robot of `dof` joints.
+    pub fn new(dof: usize) -> Self {
+        Self {
             dof,
-            specs: Vec::new(),
+            declarations: Vec::new(),
             values: Vec::new(),
+            spans: Vec::new(),
+            target: Vec::new(),
             effective: Vec::new(),
             ramp_time: DEFAULT_RAMP_TIME,
-        };
-        for (spec, value) in declared {
-            set.specs.push(spec);
-            set.values.push(value.clone());
-            set.effective.push(value.clone());
-            let name = set.specs[set.specs.len() - 1].name;
-            set.set(name, value)?;
         }
-        set.settle();
-        Ok(set)
     }
 
-    /// The declarations.
-    pub fn specs(&self) -> &[ParamSpec] {
-        &self.specs
+    /// Declares a parameter with its default (validated); refuses a name declared already.
+    pub fn declare(&mut self, declaration: Declaration) -> Result<(), ControlError> {
+        let name = declaration.name.clone();
+        if self.index(&name).is_some() {
+            return Err(ControlError::InvalidParameter {
+                name,
+                reason: "declared twice".into(),
+            });
+        }
+        let value = declaration
+            .validate(&declaration.default, self.dof)
+            .map_err(|reason| ControlError::InvalidParameter {
+                name: name.clone(),
+                reason: format!("default: {reason}"),
+            })?;
+        let numeric = matches!(
+            (declaration.kind, declaration.length),
+            (ParameterType::Double, _)
+                | (
+                    ParameterType::DoubleArray,
+                    Length::PerJoint | Length::Fixed(_)
+                )
+        );
+        let span = numeric.then(|| Array {
+            start: self.target.len(),
+            len: value.numbers().len(),
+        });
+        self.target.extend_from_slice(value.numbers());
+        self.effective.extend_from_slice(value.numbers());
+        self.spans.push(span);
+        self.values.push(value);
+        self.declarations.push(declaration);
+        Ok(())
+    }
+
+    /// Declares a `double` and returns its handle.
+    pub fn declare_scalar(&mut self, declaration: Declaration) -> Result<Scalar, ControlError> {
+        let name = declaration.name.clone();
+        if declaration.kind != ParameterType::Double {
+            return Err(ControlError::InvalidParameter {
+                name,
+                reason: format!("a scalar must be a double, not {}", declaration.kind.name()),
+            });
+        }
+        self.declare(declaration)?;
+        Ok(Scalar(self.span(&name)?.start))
+    }
+
+    /// Declares a per-joint or fixed-length double array and returns its handle.
+    pub fn declare_array(&mut self, declaration: Declaration) -> Result<Array, ControlError> {
+        let name = declaration.name.clone();
+        if declaration.kind != ParameterType::DoubleArray || declaration.length == Length::Any {
+            return Err(ControlError::InvalidParameter {
+                name,
+                reason: "an array handle needs a double array of per-joint or fixed length".into(),
+            });
+        }
+        self.declare(declaration)?;
+        self.span(&name)
+    }
+
+    fn span(&self, name: &str) -> Result<Array, ControlError> {
+        self.index(name)
+            .and_then(|i| self.spans[i])
+            .ok_or_else(|| unknown(name, &self.declarations))
+    }
+
+    /// The number of joints per-joint arrays hold.
+    pub fn dof(&self) -> usize {
+        self.dof
+    }
+
+    /// The declarations, in order.
+    pub fn declarations(&self) -> &[Declaration] {
+        &self.declarations
+    }
+
+    /// The declaration of `name`.
+    pub fn declaration(&self, name: &str) -> Option<&Declaration> {
+        self.index(name).map(|i| &self.declarations[i])
     }
 
     /// The value last set for `name` (the target of the ramp).
-    pub fn get(&self, name: &str) -> Option<&ParamValue> {
+    pub fn get(&self, name: &str) -> Option<&ParameterValue> {
         self.index(name).map(|i| &self.values[i])
     }
 
-    /// The numbers in effect for `name` now (ramping towards the target; empty when unknown).
+    /// The numbers in effect for `name` now (ramping towards the target; empty when unknown or
+    /// not a number). A lookup by name, for callers outside the control step.
     pub fn values(&self, name: &str) -> &[f64] {
-        self.index(name).map_or(&[], |i| self.effective[i].values())
+        match self.index(name).and_then(|i| self.spans[i]) {
+            Some(span) => &self[span],
+            None => &[],
+        }
+    }
+
+    /// The values last set for `array` (the target of its ramp).
+    pub fn target(&self, array: Array) -> &[f64] {
+        &self.target[array.start..array.start + array.len]
     }
 
     /// The gain filter's time constant, s.
@@ -121,7 +497,7 @@ impl ParameterSet {
         Ok(())
     }
 
-    /// Moves every effective value towards its target by one step of `dt` seconds.
+    /// Moves every effective number towards its target by one step of `dt` seconds.
     /// Allocates nothing.
     pub fn advance(&mut self, dt: f64) {
         let alpha = if self.ramp_time > 0.0 {
@@ -129,91 +505,67 @@ impl ParameterSet {
         } else {
             1.0
         };
-        for (effective, target) in self.effective.iter_mut().zip(&self.values) {
-            match (effective, target) {
-                (ParamValue::Scalar(e), ParamValue::Scalar(t)) => *e += alpha * (*t - *e),
-                (ParamValue::Vector(e), ParamValue::Vector(t)) => {
-                    for (ei, ti) in e.iter_mut().zip(t) {
-                        *ei += alpha * (ti - *ei);
-                    }
-                }
-                (e, t) => *e = t.clone(),
-            }
+        for (e, t) in self.effective.iter_mut().zip(&self.target) {
+            *e += alpha * (t - *e);
         }
     }
 
-    /// Puts every effective value at its target (on start and reset).
+    /// Puts every effective number at its target (on start and reset).
     pub fn settle(&mut self) {
-        self.effective.clone_from(&self.values);
+        self.effective.copy_from_slice(&self.target);
     }
 
     fn index(&self, name: &str) -> Option<usize> {
-        self.specs.iter().position(|s| s.name == name)
+        self.declarations.iter().position(|d| d.name == name)
     }
 
-    /// Checks `value` for `name` without changing anything.
-    pub fn validate(&self, name: &str, value: &ParamValue) -> Result<(), ControlError> {
+    /// `value` for `name` as it would be stored (integers widened), without changing anything.
+    pub fn validate(
+        &self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, ControlError> {
         let i = self
             .index(name)
-            .ok_or_else(|| ControlError::UnknownParameter {
-                name: name.to_string(),
-                known: self
-                    .specs
-                    .iter()
-                    .map(|s| s.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        let spec = &self.specs[i];
-        let reject = |reason: String| {
-            Err(ControlError::InvalidParameter {
+            .ok_or_else(|| unknown(name, &self.declarations))?;
+        self.declarations[i]
+            .validate(value, self.dof)
+            .map_err(|reason| ControlError::InvalidParameter {
                 name: name.to_string(),
                 reason,
             })
-        };
-        let numbers = match (spec.kind, value) {
-            (ParamKind::Scalar, ParamValue::Scalar(v)) => std::slice::from_ref(v),
-            (ParamKind::JointVector, ParamValue::Vector(v)) if v.len() == self.dof => v.as_slice(),
-            (ParamKind::JointVector, ParamValue::Vector(v)) => {
-                return reject(format!(
-                    "needs {} values (one per joint), got {}",
-                    self.dof,
-                    v.len()
-                ))
-            }
-            (ParamKind::JointVector, ParamValue::Scalar(_)) => {
-                return reject(format!("needs a list of {} values", self.dof))
-            }
-            (ParamKind::Scalar, ParamValue::Vector(_)) => {
-                return reject("needs a single number".into())
-            }
-            (ParamKind::Cartesian, ParamValue::Vector(v)) if v.len() == 6 => v.as_slice(),
-            (ParamKind::Cartesian, _) => {
-                return reject("needs 6 values: x, y, z, rx, ry, rz".into())
-            }
-        };
-        for v in numbers {
-            if !v.is_finite() {
-                return reject(format!("{v} is not a finite number"));
-            }
-            if *v < spec.min || *v > spec.max {
-                return reject(format!("{v} is outside [{}, {}]", spec.min, spec.max));
-            }
-        }
-        Ok(())
     }
 
     /// Validates and stores `value` as the new target; on error the old value stays. A
-    /// parameter that is not live (structural) takes effect at once.
-    pub fn set(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
-        self.validate(name, &value)?;
-        if let Some(i) = self.index(name) {
-            if !self.specs[i].live {
-                self.effective[i] = value.clone();
+    /// read-only (structural) parameter takes effect at once, a live one ramps.
+    pub fn set(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        let typed = self.validate(name, &value)?;
+        let Some(i) = self.index(name) else {
+            return Err(unknown(name, &self.declarations));
+        };
+        if let Some(span) = self.spans[i] {
+            let range = span.start..span.start + span.len;
+            self.target[range.clone()].copy_from_slice(typed.numbers());
+            if self.declarations[i].read_only {
+                self.effective[range].copy_from_slice(typed.numbers());
             }
-            self.values[i] = value;
         }
+        self.values[i] = typed;
         Ok(())
+    }
+}
+
+impl Index<Scalar> for ParameterSet {
+    type Output = f64;
+    fn index(&self, scalar: Scalar) -> &f64 {
+        &self.effective[scalar.0]
+    }
+}
+
+impl Index<Array> for ParameterSet {
+    type Output = [f64];
+    fn index(&self, array: Array) -> &[f64] {
+        &self.effective[array.start..array.start + array.len]
     }
 }
 
@@ -221,66 +573,151 @@ impl ParameterSet {
 mod tests {
     use super::*;
 
-    fn gains() -> ParameterSet {
-        let spec = ParamSpec {
-            name: "kp",
-            description: "gain",
-            kind: ParamKind::JointVector,
-            min: 0.0,
-            max: 100.0,
-            live: true,
-        };
-        let scalar = ParamSpec {
-            name: "lambda",
-            description: "rate",
-            kind: ParamKind::Scalar,
-            min: 0.0,
-            max: 10.0,
-            live: false,
-        };
-        ParameterSet::new(
-            2,
-            vec![
-                (spec, ParamValue::Vector(vec![1.0, 2.0])),
-                (scalar, ParamValue::Scalar(1.0)),
-            ],
-        )
-        .unwrap()
+    fn gains() -> (ParameterSet, Array, Scalar) {
+        let mut p = ParameterSet::new(2);
+        let kp = p
+            .declare_array(
+                Declaration::double_array("kp", vec![1.0, 2.0], "gain")
+                    .per_joint()
+                    .range(0.0, 100.0),
+            )
+            .unwrap();
+        let lambda = p
+            .declare_scalar(
+                Declaration::double("lambda", 1.0, "rate")
+                    .range(0.0, 10.0)
+                    .read_only(),
+            )
+            .unwrap();
+        (p, kp, lambda)
     }
 
     #[test]
-    fn invalid_values_are_rejected_with_a_reason_and_the_old_value_kept() {
-        let mut p = gains();
+    fn invalid_values_are_rejected_with_a_reason_naming_the_value_and_the_old_value_kept() {
+        let (mut p, kp, _) = gains();
         for (value, reason) in [
-            (ParamValue::Vector(vec![1.0]), "needs 2 values"),
-            (ParamValue::Vector(vec![1.0, -1.0]), "outside [0, 100]"),
             (
-                ParamValue::Vector(vec![1.0, f64::NAN]),
-                "not a finite number",
+                ParameterValue::DoubleArray(vec![1.0]),
+                "needs 2 values (one per joint), got 1: [1.0]",
             ),
-            (ParamValue::Scalar(3.0), "needs a list"),
+            (
+                ParameterValue::DoubleArray(vec![1.0, -1.0]),
+                "-1 is outside [0, 100]",
+            ),
+            (
+                ParameterValue::DoubleArray(vec![1.0, f64::NAN]),
+                "NaN is not a finite number",
+            ),
+            (
+                ParameterValue::Double(3.0),
+                "expected double array, got double 3.0",
+            ),
         ] {
             let e = p.set("kp", value).unwrap_err();
             assert!(e.to_string().contains(reason), "{e}");
-            assert_eq!(p.values("kp"), &[1.0, 2.0]);
+            assert!(e.to_string().contains("'kp'"), "{e}");
+            assert_eq!(&p[kp], &[1.0, 2.0]);
+            assert_eq!(
+                p.get("kp"),
+                Some(&ParameterValue::DoubleArray(vec![1.0, 2.0]))
+            );
         }
         assert!(matches!(
-            p.set("kq", ParamValue::Scalar(1.0)),
+            p.set("kq", ParameterValue::Double(1.0)),
             Err(ControlError::UnknownParameter { .. })
         ));
     }
 
     #[test]
-    fn live_values_ramp_and_structural_ones_jump() {
-        let mut p = gains();
-        p.set("kp", ParamValue::Vector(vec![11.0, 2.0])).unwrap();
+    fn validation_widens_integers_and_checks_lengths_choices_and_types() {
+        let d = Declaration::double("x", 0.0, "x").range(-1.0, 1.0);
         assert_eq!(
-            p.values("kp")[0],
-            1.0,
-            "nothing changes before the next step"
+            d.validate(&ParameterValue::Integer(1), 0),
+            Ok(ParameterValue::Double(1.0))
         );
+        assert!(d
+            .validate(&ParameterValue::Integer(2), 0)
+            .unwrap_err()
+            .contains("2 is outside [-1, 1]"));
+        let cartesian = Declaration::double_array("k", vec![0.0; 6], "k").length(6);
+        assert!(cartesian
+            .validate(&ParameterValue::DoubleArray(vec![1.0; 7]), 7)
+            .unwrap_err()
+            .contains("needs 6 values, got 7"));
+        let mode = Declaration::string("mode", "a", "m").choices(&["a", "b"]);
+        assert!(mode
+            .validate(&ParameterValue::String("c".into()), 0)
+            .unwrap_err()
+            .contains("'c' is not one of a, b"));
+        let names = Declaration::string_array("joints", vec![], "j");
+        assert_eq!(
+            names.validate(&ParameterValue::DoubleArray(vec![]), 0),
+            Ok(ParameterValue::StringArray(vec![]))
+        );
+        let count = Declaration::integer("n", 0, "n").range(0.0, 10.0);
+        assert!(count
+            .validate(&ParameterValue::Integer(11), 0)
+            .unwrap_err()
+            .contains("11 is outside"));
+        assert!(Declaration::bool("b", true, "b")
+            .validate(&ParameterValue::BoolArray(vec![true]), 0)
+            .unwrap_err()
+            .contains("expected bool, got bool array [true]"));
+    }
+
+    #[test]
+    fn declarations_are_checked_once_at_construction() {
+        let mut p = ParameterSet::new(3);
+        let e = p
+            .declare(Declaration::double_array("kp", vec![1.0; 2], "gain").per_joint())
+            .unwrap_err();
+        assert!(e.to_string().contains("default: needs 3 values"), "{e}");
+        p.declare(Declaration::double("a", 1.0, "a")).unwrap();
+        assert!(p.declare(Declaration::double("a", 1.0, "a")).is_err());
+        assert!(p
+            .declare_scalar(Declaration::string("s", "x", "s"))
+            .is_err());
+        assert!(p
+            .declare_array(Declaration::double_array("any", vec![], "any"))
+            .is_err());
+        assert!(p
+            .declarations()
+            .iter()
+            .all(|d| d.name != "s" && d.name != "any"));
+    }
+
+    #[test]
+    fn handles_read_the_effective_values() {
+        let mut p = ParameterSet::new(2);
+        let a = p
+            .declare_scalar(Declaration::double("a", 1.5, "a"))
+            .unwrap();
+        p.declare(Declaration::string("mode", "x", "m")).unwrap();
+        let k = p
+            .declare_array(Declaration::double_array("k", vec![1.0, 2.0, 3.0], "k").length(3))
+            .unwrap();
+        let b = p
+            .declare_scalar(Declaration::double("b", -2.0, "b"))
+            .unwrap();
+        assert_eq!((p[a], &p[k], p[b]), (1.5, &[1.0, 2.0, 3.0][..], -2.0));
+        assert_eq!(p.values("k"), &[1.0, 2.0, 3.0]);
+        assert_eq!(p.values("mode"), &[] as &[f64]);
+        p.set("b", ParameterValue::Integer(4)).unwrap();
+        p.settle();
+        assert_eq!(p[b], 4.0);
+        assert_eq!(p.get("b"), Some(&ParameterValue::Double(4.0)));
+        assert_eq!(p.target(k), &[1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn live_values_ramp_and_structural_ones_jump() {
+        let (mut p, kp, lambda) = gains();
+        p.set("kp", ParameterValue::DoubleArray(vec![11.0, 2.0]))
+            .unwrap();
+        assert_eq!(p[kp][0], 1.0, "nothing changes before the next step");
+        assert_eq!(p.target(kp), &[11.0, 2.0]);
         p.advance(0.01);
-        let first = p.values("kp")[0];
+        let first = p[kp][0];
         assert!(
             (first - (1.0 + 10.0 * 0.01 / DEFAULT_RAMP_TIME)).abs() < 1e-12,
             "{first}"
@@ -288,8 +725,8 @@ mod tests {
         for _ in 0..1000 {
             p.advance(0.01);
         }
-        assert!((p.values("kp")[0] - 11.0).abs() < 1e-9);
-        p.set("lambda", ParamValue::Scalar(5.0)).unwrap();
-        assert_eq!(p.values("lambda"), &[5.0]);
+        assert!((p[kp][0] - 11.0).abs() < 1e-9);
+        p.set("lambda", ParameterValue::Double(5.0)).unwrap();
+        assert_eq!(p[lambda], 5.0);
     }
 }

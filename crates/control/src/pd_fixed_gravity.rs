@@ -9,8 +9,9 @@ use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::gains::{check_step, joint_gain, joint_inertias, pd, sized_gains, DEFAULT_BANDWIDTH};
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::gains::{Configurations, PdGains};
+use crate::model_terms::ModelTerms;
+use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// Configurations sampled to estimate `sup ||dG/dq||`.
 const SAMPLES: usize = 512;
@@ -18,9 +19,9 @@ const SAMPLES: usize = 512;
 /// PD plus gravity compensation at the set point.
 #[derive(Debug, Clone)]
 pub struct PdFixedGravity {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: PdGains,
     gravity: Vec<f64>,
     gravity_gradient_bound: f64,
     warnings: Vec<String>,
@@ -32,30 +33,14 @@ pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
     let mut ws = DynamicsWorkspace::new(robot);
     let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
     let mut jac = DMatrix::zeros(n, n);
-    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut unit = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut configurations = Configurations::new(0x9E37_79B9_7F4A_7C15);
     let mut worst = 0.0f64;
     for sample in 0..=SAMPLES {
-        let q: Vec<f64> = robot
-            .joints()
-            .iter()
-            .map(|j| {
-                let (lo, hi) = (
-                    j.limits.lower.max(-std::f64::consts::PI),
-                    j.limits.upper.min(std::f64::consts::PI),
-                );
-                if sample == 0 {
-                    0.5 * (lo + hi)
-                } else {
-                    lo + (hi - lo) * unit()
-                }
-            })
-            .collect();
+        let q = if sample == 0 {
+            Configurations::middle(robot)
+        } else {
+            configurations.next(robot)
+        };
         let h = 1e-6;
         for k in 0..n {
             let mut qk = q.clone();
@@ -75,20 +60,16 @@ pub fn gravity_gradient_bound(robot: &Robot) -> Result<f64, ControlError> {
 impl PdFixedGravity {
     /// The controller for `robot` with default gains and the gain condition checked.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
-        let parameters = ParameterSet::new(
-            robot.dof(),
-            vec![
-                (joint_gain("kp", "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.", 1e6), ParamValue::Vector(kp)),
-                (joint_gain("kd", "Derivative gain per joint, N m s/rad (N s/m).", 1e5), ParamValue::Vector(kd)),
-            ],
+        let (parameters, gains) = PdGains::sized(
+            robot,
+            "Proportional gain per joint, N m/rad (N/m); stability needs min(kp) > sup ||dG/dq||.",
         )?;
         let mut controller = Self {
-            ws: DynamicsWorkspace::new(robot),
+            model: ModelTerms::new(robot),
             gravity: vec![0.0; robot.dof()],
             gravity_gradient_bound: gravity_gradient_bound(robot)?,
-            robot: robot.clone(),
             parameters,
+            gains,
             warnings: Vec::new(),
         };
         controller.parameters_changed();
@@ -107,19 +88,14 @@ impl PdFixedGravity {
 }
 
 impl Controller for PdFixedGravity {
-    fn name(&self) -> &'static str {
-        "pd_fixed_gravity"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
+    law_accessors!("pd_fixed_gravity");
     fn parameters_changed(&mut self) {
-        let kp_min = self.parameters.get("kp").map_or(0.0, |v| {
-            v.values().iter().copied().fold(f64::INFINITY, f64::min)
-        });
+        let kp_min = self
+            .parameters
+            .target(self.gains.kp)
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         self.warnings.clear();
         if kp_min <= self.gravity_gradient_bound {
             self.warnings.push(format!(
@@ -131,26 +107,9 @@ impl Controller for PdFixedGravity {
     fn warnings(&self) -> &[String] {
         &self.warnings
     }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        gravity_torques(&self.robot, &mut self.ws, &reference.q, &mut self.gravity)?;
-        pd(
-            self.parameters.values("kp"),
-            self.parameters.values("kd"),
-            state,
-            reference,
-            effort,
-        );
-        for (e, g) in effort.iter_mut().zip(&self.gravity) {
-            *e += g;
-        }
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.model.gravity(&step.reference.q, &mut self.gravity)?;
+        self.gains.pd_plus(&self.parameters, step, &self.gravity);
         Ok(())
     }
 }

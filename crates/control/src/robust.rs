@@ -8,34 +8,24 @@
 //! Claim: if the model error in acceleration stays below rho, the error is uniformly
 //! ultimately bounded (the bound shrinks with eps).
 
-use armctl_dynamics::{rnea, DynamicsWorkspace};
 use armctl_model::Robot;
 
-use crate::gains::{check_step, joint_gain};
-use crate::{
-    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
-    ParameterSet,
-};
+use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
+use crate::gains::{errors, PdGains};
+use crate::model_terms::ModelTerms;
+use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Computed torque with Spong's robustifying term.
 #[derive(Debug, Clone)]
 pub struct Robust {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: PdGains,
+    rho: Scalar,
+    eps: Scalar,
+    q_velocity: Scalar,
     acceleration: Vec<f64>,
     w: Vec<f64>,
-}
-
-fn scalar(name: &'static str, description: &'static str, min: f64, max: f64) -> ParamSpec {
-    ParamSpec {
-        name,
-        description,
-        kind: ParamKind::Scalar,
-        min,
-        max,
-        live: true,
-    }
 }
 
 impl Robust {
@@ -43,70 +33,67 @@ impl Robust {
     /// linear region the term adds about 2800/s^2 of stiffness and 90/s of damping.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let parameters = ParameterSet::new(
-            n,
-            vec![
-                (joint_gain("kp", "Stiffness of the nominal error dynamics per joint, 1/s^2.", 1e6), ParamValue::Vector(vec![900.0; n])),
-                (joint_gain("kd", "Damping of the nominal error dynamics per joint, 1/s (must be positive).", 1e4), ParamValue::Vector(vec![60.0; n])),
-                (scalar("rho", "Bound on the model error in acceleration, rad/s^2.", 0.0, 1e5), ParamValue::Scalar(50.0)),
-                (scalar("eps", "Width below which the robust term is linear in w (avoids chattering); w is about e / (2 kp).", 1e-12, 1e3), ParamValue::Scalar(1e-5)),
-                (scalar("q_velocity", "Weight q_v of the velocity error in the Lyapunov matrix Q = diag(I, q_v I).", 1e-9, 1e3), ParamValue::Scalar(1e-3)),
-            ],
+        let mut parameters = ParameterSet::new(n);
+        let gains = error_dynamics_gains(
+            &mut parameters,
+            "nominal error dynamics",
+            " (must be positive)",
+        )?;
+        let mut scalar = |name, default, description, min, max| {
+            parameters
+                .declare_scalar(Declaration::double(name, default, description).range(min, max))
+        };
+        let rho = scalar(
+            "rho",
+            50.0,
+            "Bound on the model error in acceleration, rad/s^2.",
+            0.0,
+            1e5,
+        )?;
+        let eps = scalar("eps", 1e-5, "Width below which the robust term is linear in w (avoids chattering); w is about e / (2 kp).", 1e-12, 1e3)?;
+        let q_velocity = scalar(
+            "q_velocity",
+            1e-3,
+            "Weight q_v of the velocity error in the Lyapunov matrix Q = diag(I, q_v I).",
+            1e-9,
+            1e3,
         )?;
         Ok(Self {
-            ws: DynamicsWorkspace::new(robot),
+            model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
             w: vec![0.0; n],
-            robot: robot.clone(),
             parameters,
+            gains,
+            rho,
+            eps,
+            q_velocity,
         })
     }
 }
 
 impl Controller for Robust {
-    fn name(&self) -> &'static str {
-        "robust"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        let (kp, kd) = (self.parameters.values("kp"), self.parameters.values("kd"));
-        let (rho, eps) = (
-            self.parameters.values("rho")[0],
-            self.parameters.values("eps")[0],
-        );
-        let q_v = self.parameters.values("q_velocity")[0];
-        for i in 0..self.w.len() {
-            let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
+    law_accessors!("robust");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let p = &self.parameters;
+        let (kp, kd) = (&p[self.gains.kp], &p[self.gains.kd]);
+        let (rho, eps, q_v) = (p[self.rho], p[self.eps], p[self.q_velocity]);
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let p12 = 0.5 / kp[i].max(1e-12);
             let p22 = (p12 + 0.5 * q_v) / kd[i].max(1e-12);
             self.w[i] = p12 * e + p22 * de;
-            self.acceleration[i] = reference.qdd[i] + kd[i] * de + kp[i] * e;
         }
+        commanded_acceleration(
+            p,
+            self.gains,
+            step.state,
+            step.reference,
+            &mut self.acceleration,
+        );
         let norm = self.w.iter().map(|w| w * w).sum::<f64>().sqrt();
         for (a, w) in self.acceleration.iter_mut().zip(&self.w) {
             *a += rho * w / norm.max(eps);
         }
-        rnea(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &self.acceleration,
-            effort,
-        )?;
-        Ok(())
+        self.model
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)
     }
 }

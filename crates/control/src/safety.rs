@@ -4,7 +4,10 @@
 
 use armctl_model::Robot;
 
-use crate::{ControlError, Controller, JointReference, JointState, ParamValue, ParameterSet};
+use crate::{
+    ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
+    TaskSpace,
+};
 
 /// What the safety layer changed in one step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +26,8 @@ pub struct EffortSafety {
     limits: Vec<f64>,
     rate_limit: Option<f64>,
     last: Vec<f64>,
+    /// `last` before the latest [`EffortSafety::apply`]: the effort sent the cycle before.
+    before: Vec<f64>,
 }
 
 impl EffortSafety {
@@ -32,6 +37,7 @@ impl EffortSafety {
             limits: robot.joints().iter().map(|j| j.limits.effort).collect(),
             rate_limit: None,
             last: vec![0.0; robot.dof()],
+            before: vec![0.0; robot.dof()],
         };
         safety.set_rate_limit(rate_limit)?;
         Ok(safety)
@@ -65,10 +71,12 @@ impl EffortSafety {
                 0.0
             };
         }
+        self.before.copy_from_slice(&self.last);
     }
 
     /// Makes `effort` safe in place, `dt` seconds after the last call. Allocates nothing.
     pub fn apply(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
+        self.before.copy_from_slice(&self.last);
         let mut report = SafetyReport::default();
         let step = self.rate_limit.map(|r| r * dt.max(0.0));
         for ((e, last), &limit) in effort
@@ -94,6 +102,15 @@ impl EffortSafety {
             *last = *e;
         }
         report
+    }
+
+    /// Makes `effort` safe in place as the replacement of the effort the latest
+    /// [`EffortSafety::apply`] made safe in this same cycle (a hold after a failed update): the
+    /// rate limit counts from the effort sent the cycle before, so no effort moves more than
+    /// `rate_limit dt` in a cycle. Allocates nothing.
+    pub fn replace(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
+        self.last.copy_from_slice(&self.before);
+        self.apply(effort, dt)
     }
 }
 
@@ -151,6 +168,11 @@ impl Controller for Guarded {
     fn reset(&mut self, state: &JointState<'_>) {
         self.inner.reset(state);
     }
+    /// The wrapped law; [`Guarded`] overrides `update` (the wrapped controller's update, then
+    /// the safety layer), so this only serves a caller that checked the step itself.
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.inner.compute(step)
+    }
     fn update(
         &mut self,
         state: &JointState<'_>,
@@ -172,18 +194,11 @@ impl Controller for Guarded {
     fn warnings(&self) -> &[String] {
         self.inner.warnings()
     }
-    fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), ControlError> {
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         self.inner.set_parameter(name, value)
     }
-    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
-        self.inner.set_external_wrench(wrench);
-    }
-    fn set_target_pose(
-        &mut self,
-        pose: nalgebra::IsometryMatrix3<f64>,
-        duration: f64,
-    ) -> Result<(), ControlError> {
-        self.inner.set_target_pose(pose, duration)
+    fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
+        self.inner.task_space()
     }
 }
 
@@ -253,6 +268,25 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_effort_is_rate_limited_from_the_effort_sent_the_cycle_before() {
+        let mut safety = EffortSafety::new(&two_joints(), Some(100.0)).unwrap();
+        let mut first = [f64::NAN, 5.0];
+        safety.apply(&mut first, 1e-3);
+        assert_eq!(first, [0.0, 0.1]);
+        let mut hold = [5.0, 5.0];
+        let report = safety.replace(&mut hold, 1e-3);
+        assert_eq!(
+            hold,
+            [0.1, 0.1],
+            "one step of 0.1 from the effort sent before (0, 0)"
+        );
+        assert_eq!(report.rate_limited, 2);
+        let mut next = [5.0, 5.0];
+        safety.apply(&mut next, 1e-3);
+        assert_eq!(next, [0.2, 0.2], "the replacement is what was sent");
+    }
+
+    #[test]
     fn a_failing_controller_holds_the_last_safe_effort() {
         struct Failing(ParameterSet);
         impl Controller for Failing {
@@ -265,25 +299,14 @@ mod tests {
             fn parameters_mut(&mut self) -> &mut ParameterSet {
                 &mut self.0
             }
-            fn reset(&mut self, _: &JointState<'_>) {}
-            fn update(
-                &mut self,
-                _: &JointState<'_>,
-                _: &JointReference,
-                _: f64,
-                effort: &mut [f64],
-            ) -> Result<(), ControlError> {
-                effort.fill(1e9);
+            fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+                step.effort.fill(1e9);
                 Err(ControlError::NonFinite { what: "test" })
             }
         }
         let robot = two_joints();
-        let mut guarded = Guarded::new(
-            Box::new(Failing(ParameterSet::new(2, vec![]).unwrap())),
-            &robot,
-            None,
-        )
-        .unwrap();
+        let mut guarded =
+            Guarded::new(Box::new(Failing(ParameterSet::new(2))), &robot, None).unwrap();
         guarded.safety_mut().reset(&[1.5, -0.5]);
         let mut effort = [0.0; 2];
         let q = [0.0; 2];

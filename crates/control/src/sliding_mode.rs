@@ -5,21 +5,20 @@
 //! `phi = 0` is the pure switching law (`sgn(s)`), which chatters; a wider layer trades the
 //! chattering for a residual error of order `phi / Lambda`.
 
-use armctl_dynamics::{rnea, DynamicsWorkspace};
 use armctl_model::Robot;
 
-use crate::gains::{check_step, joint_gain};
-use crate::{
-    ControlError, Controller, JointReference, JointState, ParamKind, ParamSpec, ParamValue,
-    ParameterSet,
-};
+use crate::gains::{errors, joint_gain};
+use crate::model_terms::ModelTerms;
+use crate::{Array, ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Sliding mode on the model's dynamics.
 #[derive(Debug, Clone)]
 pub struct SlidingMode {
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    lambda: Array,
+    k: Array,
+    phi: Scalar,
     acceleration: Vec<f64>,
 }
 
@@ -28,21 +27,30 @@ impl SlidingMode {
     /// k/phi = 200/s, 0.2 per step at 1 kHz).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
-        let parameters = ParameterSet::new(
-            n,
-            vec![
-                (joint_gain("lambda", "Slope of the sliding surface s = de + lambda e per joint, 1/s.", 1e4), ParamValue::Vector(vec![20.0; n])),
-                (joint_gain("k", "Switching gain per joint, rad/s^2: larger than the model error in acceleration.", 1e5), ParamValue::Vector(vec![20.0; n])),
-                (
-                    ParamSpec { name: "phi", description: "Boundary layer width on s, rad/s (0: pure switching).", kind: ParamKind::Scalar, min: 0.0, max: 1e3, live: true },
-                    ParamValue::Scalar(0.1),
-                ),
-            ],
-        )?;
+        let mut parameters = ParameterSet::new(n);
         Ok(Self {
-            ws: DynamicsWorkspace::new(robot),
+            lambda: parameters.declare_array(joint_gain(
+                "lambda",
+                vec![20.0; n],
+                "Slope of the sliding surface s = de + lambda e per joint, 1/s.",
+                1e4,
+            ))?,
+            k: parameters.declare_array(joint_gain(
+                "k",
+                vec![20.0; n],
+                "Switching gain per joint, rad/s^2: larger than the model error in acceleration.",
+                1e5,
+            ))?,
+            phi: parameters.declare_scalar(
+                Declaration::double(
+                    "phi",
+                    0.1,
+                    "Boundary layer width on s, rad/s (0: pure switching).",
+                )
+                .range(0.0, 1e3),
+            )?,
+            model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
-            robot: robot.clone(),
             parameters,
         })
     }
@@ -60,42 +68,16 @@ fn saturated(s: f64, phi: f64) -> f64 {
 }
 
 impl Controller for SlidingMode {
-    fn name(&self) -> &'static str {
-        "sliding_mode"
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        let (lambda, k, phi) = (
-            self.parameters.values("lambda"),
-            self.parameters.values("k"),
-            self.parameters.values("phi")[0],
-        );
-        for i in 0..self.acceleration.len() {
-            let (e, de) = (reference.q[i] - state.q[i], reference.qd[i] - state.qd[i]);
+    law_accessors!("sliding_mode");
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let p = &self.parameters;
+        let (lambda, k, phi) = (&p[self.lambda], &p[self.k], p[self.phi]);
+        for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let s = de + lambda[i] * e;
-            self.acceleration[i] = reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, phi);
+            self.acceleration[i] =
+                step.reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, phi);
         }
-        rnea(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &self.acceleration,
-            effort,
-        )?;
-        Ok(())
+        self.model
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)
     }
 }

@@ -16,23 +16,24 @@
 //! full parameters only: a base parameter counts as the link of its leading link parameter, and
 //! the last link's mass is merged into base parameters led by earlier links).
 
-use armctl_dynamics::{regressor, BaseParameters, DynamicsWorkspace};
+use armctl_dynamics::BaseParameters;
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{adapt, adaptation_parameters, full_columns, parameter_scales};
-use crate::gains::check_step;
-use crate::slotine_li::{reference_terms, slotine_li_gains};
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet};
+use crate::adaptation::{full_columns, parameter_scales, Adaptation};
+use crate::model_terms::ModelTerms;
+use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
+use crate::{ControlError, Controller, JointState, ParameterSet, Step};
 
 /// Adaptive Slotine-Li, on the full parameters or (see `slotine_li_adaptive_base`) on a set of
 /// base parameters: `p` then stands for `p_b` and `Y` for `Y_b`.
 #[derive(Debug, Clone)]
 pub struct SlotineLiAdaptive {
     name: &'static str,
-    robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
+    gains: SlotineLiGains,
+    adaptation: Adaptation,
     /// The parameters adapted: all of them (identity map) or a base set.
     base: BaseParameters,
     /// Whether `Y` is reduced to the base columns (not for the full set).
@@ -45,9 +46,7 @@ pub struct SlotineLiAdaptive {
     y_b: DMatrix<f64>,
     y_t_s: DVector<f64>,
     model_torque: DVector<f64>,
-    qd_r: Vec<f64>,
-    qdd_r: Vec<f64>,
-    s: DVector<f64>,
+    terms: ReferenceTerms,
 }
 
 impl SlotineLiAdaptive {
@@ -67,8 +66,9 @@ impl SlotineLiAdaptive {
     ) -> Result<Self, ControlError> {
         let n = robot.dof();
         let reduces = base.count() != PARAMS_PER_LINK * n;
-        let mut declared = slotine_li_gains(robot)?;
-        declared.extend(adaptation_parameters(n, 1.0, !reduces));
+        let mut parameters = ParameterSet::new(n);
+        let gains = SlotineLiGains::declare(&mut parameters, robot)?;
+        let adaptation = Adaptation::declare(&mut parameters, 1.0, !reduces)?;
         let initial: Vec<f64> = base
             .values(&robot.parameter_vector())?
             .iter()
@@ -78,8 +78,10 @@ impl SlotineLiAdaptive {
         Ok(Self {
             name,
             scale: parameter_scales(&initial, base.columns()),
-            parameters: ParameterSet::new(n, declared)?,
-            ws: DynamicsWorkspace::new(robot),
+            parameters,
+            gains,
+            adaptation,
+            model: ModelTerms::new(robot),
             estimate: DVector::from_column_slice(&initial),
             initial,
             base,
@@ -88,10 +90,7 @@ impl SlotineLiAdaptive {
             y_b: DMatrix::zeros(n, if reduces { b } else { 0 }),
             y_t_s: DVector::zeros(b),
             model_torque: DVector::zeros(n),
-            qd_r: vec![0.0; n],
-            qdd_r: vec![0.0; n],
-            s: DVector::zeros(n),
-            robot: robot.clone(),
+            terms: ReferenceTerms::new(n),
         })
     }
 
@@ -114,12 +113,12 @@ impl SlotineLiAdaptive {
             &self.y
         };
         self.model_torque.gemv(1.0, y, &self.estimate, 0.0);
-        let kd = self.parameters.values("kd");
+        let kd = &self.parameters[self.gains.kd];
         for (i, e) in effort.iter_mut().enumerate() {
-            *e = self.model_torque[i] + kd[i] * self.s[i];
+            *e = self.model_torque[i] + kd[i] * self.terms.s[i];
         }
-        self.y_t_s.gemv_tr(1.0, y, &self.s, 0.0);
-        adapt(
+        self.y_t_s.gemv_tr(1.0, y, &self.terms.s, 0.0);
+        self.adaptation.adapt(
             &self.parameters,
             self.base.columns(),
             &self.scale,
@@ -141,36 +140,16 @@ impl Controller for SlotineLiAdaptive {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
-    fn reset(&mut self, _state: &JointState<'_>) {
-        self.parameters.settle();
+    fn restart(&mut self, _state: &JointState<'_>) {
         self.estimate.copy_from_slice(&self.initial);
     }
-    fn update(
-        &mut self,
-        state: &JointState<'_>,
-        reference: &JointReference,
-        dt: f64,
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        check_step(self.robot.dof(), state, reference, effort)?;
-        self.parameters.advance(dt);
-        reference_terms(
-            self.parameters.values("lambda"),
-            state,
-            reference,
-            &mut self.qd_r,
-            &mut self.qdd_r,
-            self.s.as_mut_slice(),
-        );
-        regressor(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &self.qd_r,
-            &self.qdd_r,
-            &mut self.y,
-        )?;
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
+        let terms = &mut self.terms;
+        self.gains
+            .reference_terms(&self.parameters, state, reference, terms);
+        self.model
+            .regressor(state, &terms.qd_r, &terms.qdd_r, &mut self.y)?;
         self.command_and_adapt(dt, effort)
     }
     fn estimates(&self) -> &[f64] {

@@ -1,13 +1,15 @@
-//! The pose target of the task-space controllers: an interpolation towards the last goal, its
-//! clock, and the tip pose and Jacobian measured at each update.
+//! The task-space inputs of the task-space controllers ([`TaskSpace`]): the pose target (an
+//! interpolation towards the last goal, and its clock) and the measured tip wrench; and the tip
+//! pose and Jacobian measured at each update, with the pose error and the products with J the
+//! laws share.
 
 use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, ModelError, Robot};
-use nalgebra::{IsometryMatrix3, Matrix6xX};
+use nalgebra::{IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6};
 
 use crate::reference::{PoseInterpolation, PoseSample};
-use crate::ControlError;
+use crate::{ControlError, TaskSpace};
 
-/// Target, clock and the last measurement.
+/// Target, clock, measured wrench and the last measurement.
 #[derive(Debug, Clone)]
 pub(crate) struct TipTarget {
     target: PoseInterpolation,
@@ -17,6 +19,16 @@ pub(crate) struct TipTarget {
     pub(crate) pose: IsometryMatrix3<f64>,
     /// Tip Jacobian at the last measurement.
     pub(crate) jac: Matrix6xX<f64>,
+    /// The wrench the environment applies to the tip, `[f; m]` (base link axes).
+    pub(crate) external_wrench: Vector6<f64>,
+}
+
+/// `1/2 (n x n_d + o x o_d + a x a_d)`.
+pub(crate) fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> Vector3<f64> {
+    (0..3)
+        .map(|c| r.column(c).cross(&r_desired.column(c)))
+        .fold(Vector3::zeros(), |a, b| a + b)
+        * 0.5
 }
 
 fn kinematics(e: ModelError) -> ControlError {
@@ -33,6 +45,7 @@ impl TipTarget {
             kin: KinematicsWorkspace::new(robot),
             pose: IsometryMatrix3::identity(),
             jac: Matrix6xX::zeros(robot.dof()),
+            external_wrench: Vector6::zeros(),
         }
     }
 
@@ -43,18 +56,6 @@ impl TipTarget {
             self.target = PoseInterpolation::hold(self.pose);
             self.elapsed = 0.0;
         }
-    }
-
-    /// Moves to `goal` in `duration` seconds from the target in effect now.
-    pub(crate) fn set(
-        &mut self,
-        goal: IsometryMatrix3<f64>,
-        duration: f64,
-    ) -> Result<(), ControlError> {
-        let now = self.target.sample(self.elapsed).pose;
-        self.target = PoseInterpolation::new(now, goal, duration)?;
-        self.elapsed = 0.0;
-        Ok(())
     }
 
     /// Advances the clock by `dt`, measures the tip pose and Jacobian at `q`, and returns the
@@ -86,5 +87,53 @@ impl TipTarget {
     /// The target in effect now.
     pub(crate) fn sample(&self) -> PoseSample {
         self.target.sample(self.elapsed)
+    }
+
+    /// The pose error `[p_d - p; e_o]` of the last measurement against `desired`.
+    pub(crate) fn error(&self, desired: &PoseSample) -> Vector6<f64> {
+        let p = desired.pose.translation.vector - self.pose.translation.vector;
+        let o = orientation_error(self.pose.rotation.matrix(), desired.pose.rotation.matrix());
+        Vector6::new(p.x, p.y, p.z, o.x, o.y, o.z)
+    }
+
+    /// `J v` (the tip twist for joint velocities v).
+    pub(crate) fn times(&self, v: &[f64]) -> Vector6<f64> {
+        Vector6::<f64>::from_fn(|r, _| {
+            self.jac
+                .row(r)
+                .iter()
+                .zip(v)
+                .map(|(a, b)| a * b)
+                .sum::<f64>()
+        })
+    }
+
+    /// `J J^T + l^2 I`.
+    pub(crate) fn damped_gram(&self, l: f64) -> Matrix6<f64> {
+        let mut jjt = Matrix6::<f64>::from_fn(|r, c| self.jac.row(r).dot(&self.jac.row(c)));
+        for k in 0..6 {
+            jjt[(k, k)] += l * l;
+        }
+        jjt
+    }
+}
+
+impl TaskSpace for TipTarget {
+    /// Moves to `goal` in `duration` seconds from the target in effect now.
+    fn set_target_pose(
+        &mut self,
+        goal: IsometryMatrix3<f64>,
+        duration: f64,
+    ) -> Result<(), ControlError> {
+        let now = self.target.sample(self.elapsed).pose;
+        self.target = PoseInterpolation::new(now, goal, duration)?;
+        self.elapsed = 0.0;
+        Ok(())
+    }
+
+    fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
+        if wrench.iter().all(|v| v.is_finite()) {
+            self.external_wrench = Vector6::from_column_slice(wrench);
+        }
     }
 }

@@ -4,8 +4,8 @@
 //! its own task from its [`ParameterStore`], so a change is checked by the same code whatever
 //! the middleware, including the controller's own checks, and a rejection carries the reason.
 
-use armctl_runtime::node_parameters::{Declaration, ParameterStore, RosKind};
-use armctl_runtime::params_file::RosValue;
+use armctl_control::{Declaration, ParameterType, ParameterValue};
+use armctl_runtime::node_parameters::ParameterStore;
 
 /// A parameter service request.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,9 +25,9 @@ pub enum ParameterRequest {
     /// `describe_parameters`.
     Describe(Vec<String>),
     /// `set_parameters`: each change on its own.
-    Set(Vec<(String, RosValue)>),
+    Set(Vec<(String, ParameterValue)>),
     /// `set_parameters_atomically`: all or none.
-    SetAtomically(Vec<(String, RosValue)>),
+    SetAtomically(Vec<(String, ParameterValue)>),
 }
 
 /// The answer to a [`ParameterRequest`], in the request's order.
@@ -36,9 +36,9 @@ pub enum ParameterResponse {
     /// Names.
     List(Vec<String>),
     /// Values (`None`: not declared, "not set" on the wire).
-    Get(Vec<Option<RosValue>>),
+    Get(Vec<Option<ParameterValue>>),
     /// Types (`None`: not declared).
-    GetTypes(Vec<Option<RosKind>>),
+    GetTypes(Vec<Option<ParameterType>>),
     /// Declarations (`None`: not declared).
     Describe(Vec<Option<Declaration>>),
     /// One result per change: `Err(reason)` when rejected.
@@ -92,8 +92,8 @@ pub fn answer_query(
 /// `set_parameters`: `apply` each change on its own (it validates, applies and stores, or
 /// returns the reason and changes nothing).
 pub fn set_each(
-    changes: &[(String, RosValue)],
-    mut apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+    changes: &[(String, ParameterValue)],
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
 ) -> ParameterResponse {
     ParameterResponse::Set(changes.iter().map(|(n, v)| apply(n, v)).collect())
 }
@@ -102,15 +102,16 @@ pub fn set_each(
 /// in order, and if `apply` still rejects one, the ones already applied are put back.
 pub fn set_atomically(
     store: &ParameterStore,
-    changes: &[(String, RosValue)],
-    mut apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+    changes: &[(String, ParameterValue)],
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
 ) -> ParameterResponse {
     for (name, value) in changes {
         if let Err(e) = store.validate(name, value, false) {
             return ParameterResponse::SetAtomically(Err(e.to_string()));
         }
     }
-    let old: Vec<Option<RosValue>> = changes.iter().map(|(n, _)| store.get(n).cloned()).collect();
+    let old: Vec<Option<ParameterValue>> =
+        changes.iter().map(|(n, _)| store.get(n).cloned()).collect();
     for (k, (name, value)) in changes.iter().enumerate() {
         if let Err(reason) = apply(name, value) {
             for ((name, _), old) in changes[..k].iter().zip(&old).rev() {
@@ -129,7 +130,7 @@ pub fn set_atomically(
 pub fn handle_request(
     store: &ParameterStore,
     request: &ParameterRequest,
-    apply: impl FnMut(&str, &RosValue) -> Result<(), String>,
+    apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
 ) -> ParameterResponse {
     match request {
         ParameterRequest::Set(changes) => set_each(changes, apply),
@@ -144,22 +145,9 @@ mod tests {
 
     fn store() -> ParameterStore {
         ParameterStore::new(vec![
-            Declaration::new("kp", RosKind::Double, RosValue::Double(1.0), false, "gain")
-                .range(0.0, 10.0),
-            Declaration::new(
-                "limits.upper",
-                RosKind::Double,
-                RosValue::Double(1.0),
-                false,
-                "upper",
-            ),
-            Declaration::new(
-                "robot",
-                RosKind::String,
-                RosValue::String("a".into()),
-                true,
-                "robot",
-            ),
+            Declaration::double("kp", 1.0, "gain").range(0.0, 10.0),
+            Declaration::double("limits.upper", 1.0, "upper"),
+            Declaration::string("robot", "a", "robot").read_only(),
         ])
     }
 
@@ -198,7 +186,7 @@ mod tests {
         assert_eq!(
             get,
             Some(ParameterResponse::Get(vec![
-                Some(RosValue::Double(1.0)),
+                Some(ParameterValue::Double(1.0)),
                 None
             ]))
         );
@@ -220,8 +208,8 @@ mod tests {
         let bad = set_atomically(
             &store,
             &[
-                ("kp".into(), RosValue::Double(2.0)),
-                ("kp".into(), RosValue::Double(20.0)),
+                ("kp".into(), ParameterValue::Double(2.0)),
+                ("kp".into(), ParameterValue::Double(20.0)),
             ],
             |_, _| Ok(()),
         );
@@ -230,7 +218,7 @@ mod tests {
         );
         let read_only = set_atomically(
             &store,
-            &[("robot".into(), RosValue::String("b".into()))],
+            &[("robot".into(), ParameterValue::String("b".into()))],
             |_, _| Ok(()),
         );
         assert!(
@@ -238,13 +226,13 @@ mod tests {
         );
         // The second change passes the declaration but the node rejects it: the first is undone.
         let snapshot = store.clone();
-        let mut applied: Vec<(String, RosValue)> = vec![];
+        let mut applied: Vec<(String, ParameterValue)> = vec![];
         let changes = [
-            ("kp".to_string(), RosValue::Double(3.0)),
-            ("limits.upper".to_string(), RosValue::Double(-1.0)),
+            ("kp".to_string(), ParameterValue::Double(3.0)),
+            ("limits.upper".to_string(), ParameterValue::Double(-1.0)),
         ];
         let response = set_atomically(&snapshot, &changes, |name, value| {
-            if name == "limits.upper" && *value == RosValue::Double(-1.0) {
+            if name == "limits.upper" && *value == ParameterValue::Double(-1.0) {
                 return Err("below the lower limit".into());
             }
             store.set(name, value, false).map_err(|e| e.to_string())?;
@@ -258,10 +246,10 @@ mod tests {
         assert_eq!(
             applied,
             vec![
-                ("kp".into(), RosValue::Double(3.0)),
-                ("kp".into(), RosValue::Double(1.0))
+                ("kp".into(), ParameterValue::Double(3.0)),
+                ("kp".into(), ParameterValue::Double(1.0))
             ]
         );
-        assert_eq!(store.get("kp"), Some(&RosValue::Double(1.0)));
+        assert_eq!(store.get("kp"), Some(&ParameterValue::Double(1.0)));
     }
 }

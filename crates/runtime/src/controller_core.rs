@@ -5,7 +5,9 @@
 //! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
 
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
-use armctl_control::{Controller, Guarded, JointReference, JointState, ParamValue, SafetyReport};
+use armctl_control::{
+    Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
+};
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 
@@ -408,7 +410,7 @@ impl ControllerCore {
     }
 
     /// Changes a controller parameter (live gains ramp; invalid values are rejected).
-    pub fn set_parameter(&mut self, name: &str, value: ParamValue) -> Result<(), RuntimeError> {
+    pub fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), RuntimeError> {
         self.controller
             .set_parameter(name, value)
             .map_err(|e| RuntimeError::Parameter {
@@ -435,15 +437,17 @@ impl ControllerCore {
     pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
         let mut fault = self.current_fault(now);
         let mut cancelled = false;
+        let mut controlled = false;
         if fault.is_none() {
             if self.was_holding {
                 let first_start = self.fault == Some(Fault::NoState);
                 cancelled = self.resume(first_start);
             }
             fault = self.control(now, dt, effort);
+            controlled = true;
         }
         let safety = match fault {
-            Some(_) => self.hold(effort, dt),
+            Some(_) => self.hold(effort, dt, controlled),
             None => self.controller.last_report(),
         };
         let event = match (&fault, &self.fault) {
@@ -525,15 +529,22 @@ impl ControllerCore {
         what
     }
 
-    /// The hold effort, through the safety layer.
-    fn hold(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
+    /// The hold effort, through the safety layer; when the controller ran this cycle (and its
+    /// effort went through the layer already) the hold replaces that effort, so the rate limit
+    /// applies once per cycle.
+    fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
             }
         }
-        self.controller.safety_mut().apply(effort, dt)
+        let safety = self.controller.safety_mut();
+        if replaces {
+            safety.replace(effort, dt)
+        } else {
+            safety.apply(effort, dt)
+        }
     }
 }
 
@@ -555,6 +566,70 @@ mod tests {
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Efforts `[NaN, big]` in the direction of gravity: the safety layer after the controller
+    /// moves the finite one a step towards `big`, then the hold replaces the whole effort.
+    struct PartlyNan(armctl_control::ParameterSet, f64);
+
+    impl Controller for PartlyNan {
+        fn name(&self) -> &'static str {
+            "partly_nan"
+        }
+        fn parameters(&self) -> &armctl_control::ParameterSet {
+            &self.0
+        }
+        fn parameters_mut(&mut self) -> &mut armctl_control::ParameterSet {
+            &mut self.0
+        }
+        fn compute(
+            &mut self,
+            step: armctl_control::Step<'_>,
+        ) -> Result<(), armctl_control::ControlError> {
+            step.effort.copy_from_slice(&[f64::NAN, self.1]);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_hold_after_non_finite_efforts_moves_no_effort_more_than_one_rate_limit_step() {
+        let robot = Robot::from_urdf_file(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+            &ChainOptions::default(),
+        )
+        .unwrap();
+        let q = [0.1, 0.2];
+        let mut gravity = [0.0; 2];
+        gravity_torques(
+            &robot,
+            &mut DynamicsWorkspace::new(&robot),
+            &q,
+            &mut gravity,
+        )
+        .unwrap();
+        let (rate, dt) = (100.0, 1e-3);
+        assert!(gravity[1].abs() > 2.0 * rate * dt, "{gravity:?}");
+        let controller = PartlyNan(
+            armctl_control::ParameterSet::new(2),
+            1e3 * gravity[1].signum(),
+        );
+        let mut core = ControllerCore::new(
+            robot,
+            Box::new(controller),
+            SafeMode::Gravity,
+            0.05,
+            Some(rate),
+        )
+        .unwrap();
+        core.on_joint_state(&names(&["joint1", "joint2"]), &q, &[0.0, 0.0], 0.0);
+        let mut effort = [0.0; 2];
+        let r = core.step(0.001, dt, &mut effort);
+        assert!(matches!(r.fault, Some(Fault::Controller(_))), "{r:?}");
+        // The effort sent before was 0: one step of the rate limit at most, not two.
+        for e in effort {
+            assert!(e.abs() <= rate * dt * (1.0 + 1e-12), "{effort:?}");
+        }
+        assert!((effort[1] - rate * dt * gravity[1].signum()).abs() < 1e-12);
     }
 
     #[test]

@@ -4,16 +4,13 @@
 //! and the [`ControllerCore`]. Parameter changes go through [`ControllerRuntime::set_parameter`],
 //! so every runner validates and applies them the same way.
 
-use armctl_control::{controller_by_name, Controller};
+use armctl_control::{controller_by_name, Controller, ParameterValue};
 use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, SafeMode};
-use crate::declarations::{
-    controller_declarations, controller_node_declarations, to_controller_value,
-};
+use crate::declarations::controller_node_declarations;
 use crate::model_parameters::identified_model;
 use crate::node_parameters::ParameterStore;
-use crate::params_file::RosValue;
 use crate::startup::{load_robot, NodeStart};
 use crate::RuntimeError;
 
@@ -87,7 +84,7 @@ fn configure(
     let controller_name = store.string("controller");
     let mut controller = controller_by_name(&controller_name, &robot)
         .map_err(|e| invalid("controller", e.to_string()))?;
-    store.extend(controller_declarations(controller.as_ref()));
+    store.declare_controller(controller.parameters());
     for name in unknown {
         if store.declaration(&name).is_none() {
             return Err(invalid(
@@ -97,11 +94,17 @@ fn configure(
         }
     }
     start.apply(&mut store)?;
-    for d in controller_declarations(controller.as_ref()) {
-        if let Some(value) = store.get(&d.name).and_then(to_controller_value) {
+    let names: Vec<String> = controller
+        .parameters()
+        .declarations()
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    for name in names {
+        if let Some(value) = store.get(&name) {
             controller
-                .set_parameter(&d.name, value)
-                .map_err(|e| invalid(&d.name, e.to_string()))?;
+                .set_parameter(&name, value.clone())
+                .map_err(|e| invalid(&name, e.to_string()))?;
         }
     }
     controller.parameters_mut().settle();
@@ -142,7 +145,7 @@ impl ControllerRuntime {
     ) -> Result<Self, RuntimeError> {
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let joints = match parameters.get("joints") {
-            Some(RosValue::StringArray(j)) => j.clone(),
+            Some(ParameterValue::StringArray(j)) => j.clone(),
             _ => vec![],
         };
         let order = command_order(&joints, &chain)?;
@@ -194,7 +197,11 @@ impl ControllerRuntime {
     /// parameters, against the controller; applies and stores it. On any refusal nothing
     /// changes. Returns the value as stored (integers widened to doubles), so the runner can
     /// act on parameters of its own (such as `state_publish_rate`).
-    pub fn set_parameter(&mut self, name: &str, value: &RosValue) -> Result<RosValue, String> {
+    pub fn set_parameter(
+        &mut self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, String> {
         let typed = self
             .parameters
             .validate(name, value, false)
@@ -206,29 +213,27 @@ impl ControllerRuntime {
         Ok(typed)
     }
 
-    fn apply(&mut self, name: &str, typed: &RosValue) -> Result<(), String> {
+    fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
         match (name, typed) {
-            ("state_timeout", RosValue::Double(t)) => {
+            ("state_timeout", ParameterValue::Double(t)) => {
                 let mode = SafeMode::parse(&self.parameters.string("safe_mode"))
                     .unwrap_or(SafeMode::Gravity);
                 self.core.set_safety(mode, *t);
             }
-            ("safe_mode", RosValue::String(s)) => {
+            ("safe_mode", ParameterValue::String(s)) => {
                 let mode = SafeMode::parse(s).ok_or_else(|| format!("unknown mode '{s}'"))?;
                 self.core
                     .set_safety(mode, self.parameters.double("state_timeout"));
             }
-            ("rate_limit", RosValue::Double(r)) => self
+            ("rate_limit", ParameterValue::Double(r)) => self
                 .core
                 .controller_mut()
                 .safety_mut()
                 .set_rate_limit(Some(*r).filter(|r| *r > 0.0))
                 .map_err(|e| e.to_string())?,
             _ if self.core.controller().parameters().get(name).is_some() => {
-                let value = to_controller_value(typed)
-                    .ok_or_else(|| format!("{} is not a controller value", typed.type_name()))?;
                 self.core
-                    .set_parameter(name, value)
+                    .set_parameter(name, typed.clone())
                     .map_err(|e| e.to_string())?;
             }
             _ => {}

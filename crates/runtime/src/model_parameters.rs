@@ -5,22 +5,14 @@
 
 use armctl_ident::IdentifiedModel;
 
-use crate::node_parameters::{Declaration, RosKind};
-use crate::params_file::RosValue;
+use armctl_control::{Declaration, ParameterValue};
 
 /// The four declarations (read-only).
 pub fn model_declarations() -> Vec<Declaration> {
-    let doubles = |name: &str, what: &str| {
-        Declaration::new(
-            name,
-            RosKind::DoubleArray,
-            RosValue::DoubleArray(vec![]),
-            true,
-            what,
-        )
-    };
+    let doubles =
+        |name: &str, what: &str| Declaration::double_array(name, vec![], what).read_only();
     vec![
-        Declaration::new("model_base_names", RosKind::StringArray, RosValue::StringArray(vec![]), true, "Identified model: the base parameters' names (armctl params --base), which must be the robot's own."),
+        Declaration::string_array("model_base_names", vec![], "Identified model: the base parameters' names (armctl params --base), which must be the robot's own.").read_only(),
         doubles("model_base_parameters", "Identified model: base parameter values replacing the URDF's inertials (empty: use the URDF)."),
         doubles("model_viscous", "Identified model: viscous friction per joint (empty: the URDF's)."),
         doubles("model_coulomb", "Identified model: Coulomb friction per joint (empty: the URDF's)."),
@@ -29,10 +21,10 @@ pub fn model_declarations() -> Vec<Declaration> {
 
 /// The identified model in `values`, if they hold one.
 pub fn identified_model<'a>(
-    mut value: impl FnMut(&str) -> Option<&'a RosValue>,
+    mut value: impl FnMut(&str) -> Option<&'a ParameterValue>,
 ) -> Option<IdentifiedModel> {
-    let doubles = |v: Option<&RosValue>| match v {
-        Some(RosValue::DoubleArray(d)) => d.clone(),
+    let doubles = |v: Option<&ParameterValue>| match v {
+        Some(ParameterValue::DoubleArray(d)) => d.clone(),
         _ => vec![],
     };
     let base_values = doubles(value("model_base_parameters"));
@@ -40,7 +32,7 @@ pub fn identified_model<'a>(
         return None;
     }
     let base_names = match value("model_base_names") {
-        Some(RosValue::StringArray(n)) => n.clone(),
+        Some(ParameterValue::StringArray(n)) => n.clone(),
         _ => vec![],
     };
     Some(IdentifiedModel {

@@ -1,110 +1,67 @@
 //! ROS 2 parameter files: `<node>: ros__parameters: {...}` where `<node>` is the node's name,
 //! its fully qualified name (`/ns/name`), or a wildcard (`/**`, `/ns/*`); nested mappings are
 //! flattened with dots (`gains.kp`). Later files and matches override earlier ones; `-p`
-//! overrides come last.
+//! overrides come last. Values are `armctl_control`'s [`ParameterValue`]s, typed from YAML here.
 
+use armctl_control::ParameterValue;
 use serde_yaml::Value;
 
 use crate::RuntimeError;
 
-/// A parameter value as ROS 2 types it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RosValue {
-    /// `bool`.
-    Bool(bool),
-    /// `int64`.
-    Integer(i64),
-    /// `double`.
-    Double(f64),
-    /// `string`.
-    String(String),
-    /// `double[]` (integer lists are widened).
-    DoubleArray(Vec<f64>),
-    /// `string[]`.
-    StringArray(Vec<String>),
-    /// `bool[]`.
-    BoolArray(Vec<bool>),
+/// A parameter value from YAML, typed as `ros2 param` types it (integer lists widened to
+/// doubles, an empty list a double array).
+pub fn value_from_yaml(name: &str, value: &Value) -> Result<ParameterValue, RuntimeError> {
+    let bad = |what: &str| RuntimeError::Parameter {
+        name: name.into(),
+        reason: what.into(),
+    };
+    match value {
+        Value::Bool(b) => Ok(ParameterValue::Bool(*b)),
+        Value::Number(n) if n.is_i64() => {
+            Ok(ParameterValue::Integer(n.as_i64().unwrap_or_default()))
+        }
+        Value::Number(n) => n
+            .as_f64()
+            .map(ParameterValue::Double)
+            .ok_or_else(|| bad("not a number")),
+        Value::String(s) => Ok(ParameterValue::String(s.clone())),
+        Value::Sequence(items) if items.is_empty() => Ok(ParameterValue::DoubleArray(vec![])),
+        Value::Sequence(items) => {
+            if items.iter().all(Value::is_bool) {
+                Ok(ParameterValue::BoolArray(
+                    items.iter().filter_map(Value::as_bool).collect(),
+                ))
+            } else if items.iter().all(Value::is_number) {
+                Ok(ParameterValue::DoubleArray(
+                    items.iter().filter_map(Value::as_f64).collect(),
+                ))
+            } else if items.iter().all(Value::is_string) {
+                Ok(ParameterValue::StringArray(
+                    items
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                ))
+            } else {
+                Err(bad(
+                    "a list must hold only numbers, only strings or only booleans",
+                ))
+            }
+        }
+        Value::Null => Err(bad("has no value")),
+        _ => Err(bad(
+            "unsupported value (mappings are flattened into dotted names)",
+        )),
+    }
 }
 
-impl RosValue {
-    /// From YAML, as `ros2 param` types it.
-    pub fn from_yaml(name: &str, value: &Value) -> Result<RosValue, RuntimeError> {
-        let bad = |what: &str| RuntimeError::Parameter {
-            name: name.into(),
-            reason: what.into(),
-        };
-        match value {
-            Value::Bool(b) => Ok(RosValue::Bool(*b)),
-            Value::Number(n) if n.is_i64() => Ok(RosValue::Integer(n.as_i64().unwrap_or_default())),
-            Value::Number(n) => n
-                .as_f64()
-                .map(RosValue::Double)
-                .ok_or_else(|| bad("not a number")),
-            Value::String(s) => Ok(RosValue::String(s.clone())),
-            Value::Sequence(items) if items.is_empty() => Ok(RosValue::DoubleArray(vec![])),
-            Value::Sequence(items) => {
-                if items.iter().all(Value::is_bool) {
-                    Ok(RosValue::BoolArray(
-                        items.iter().filter_map(Value::as_bool).collect(),
-                    ))
-                } else if items.iter().all(Value::is_number) {
-                    Ok(RosValue::DoubleArray(
-                        items.iter().filter_map(Value::as_f64).collect(),
-                    ))
-                } else if items.iter().all(Value::is_string) {
-                    Ok(RosValue::StringArray(
-                        items
-                            .iter()
-                            .filter_map(|v| v.as_str().map(str::to_string))
-                            .collect(),
-                    ))
-                } else {
-                    Err(bad(
-                        "a list must hold only numbers, only strings or only booleans",
-                    ))
-                }
-            }
-            Value::Null => Err(bad("has no value")),
-            _ => Err(bad(
-                "unsupported value (mappings are flattened into dotted names)",
-            )),
-        }
-    }
-
-    /// From the text of `-p name:=value` (YAML syntax).
-    pub fn from_text(name: &str, text: &str) -> Result<RosValue, RuntimeError> {
-        let value: Value = serde_yaml::from_str(text).map_err(|e| RuntimeError::Parameter {
-            name: name.into(),
-            reason: format!("'{text}': {e}"),
-        })?;
-        Self::from_yaml(name, &value)
-    }
-
-    /// As YAML flow text (what `-p name:=value` accepts back).
-    pub fn to_yaml(&self) -> String {
-        match self {
-            RosValue::Bool(b) => b.to_string(),
-            RosValue::Integer(i) => i.to_string(),
-            RosValue::Double(d) => format!("{d:?}"),
-            RosValue::String(s) => format!("{s:?}"),
-            RosValue::DoubleArray(a) => format!("{a:?}"),
-            RosValue::StringArray(a) => format!("{a:?}"),
-            RosValue::BoolArray(a) => format!("{a:?}"),
-        }
-    }
-
-    /// The ROS 2 type name, for messages.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            RosValue::Bool(_) => "bool",
-            RosValue::Integer(_) => "integer",
-            RosValue::Double(_) => "double",
-            RosValue::String(_) => "string",
-            RosValue::DoubleArray(_) => "double array",
-            RosValue::StringArray(_) => "string array",
-            RosValue::BoolArray(_) => "bool array",
-        }
-    }
+/// A parameter value from the text of `-p name:=value` (YAML syntax).
+pub fn value_from_text(name: &str, text: &str) -> Result<ParameterValue, RuntimeError> {
+    let value: Value = serde_yaml::from_str(text).map_err(|e| RuntimeError::Parameter {
+        name: name.into(),
+        reason: format!("'{text}': {e}"),
+    })?;
+    value_from_yaml(name, &value)
 }
 
 /// Whether the file key `pattern` selects the node `/ns/name` (`ns` "/" for the root), as
@@ -162,7 +119,7 @@ fn nodes<'a>(
 fn flatten(
     prefix: &str,
     value: &Value,
-    out: &mut Vec<(String, RosValue)>,
+    out: &mut Vec<(String, ParameterValue)>,
 ) -> Result<(), RuntimeError> {
     match value {
         Value::Mapping(map) => {
@@ -181,7 +138,7 @@ fn flatten(
             Ok(())
         }
         other => {
-            out.push((prefix.to_string(), RosValue::from_yaml(prefix, other)?));
+            out.push((prefix.to_string(), value_from_yaml(prefix, other)?));
             Ok(())
         }
     }
@@ -193,7 +150,7 @@ pub fn parameters_for_node(
     path: &str,
     namespace: &str,
     name: &str,
-) -> Result<Vec<(String, RosValue)>, RuntimeError> {
+) -> Result<Vec<(String, ParameterValue)>, RuntimeError> {
     let fail = |reason: String| RuntimeError::ParamsFile {
         path: path.into(),
         reason,
@@ -249,12 +206,12 @@ controller_node:
                 "gains.scale"
             ]
         );
-        assert_eq!(p[2].1, RosValue::DoubleArray(vec![100.0, 200.5]));
+        assert_eq!(p[2].1, ParameterValue::DoubleArray(vec![100.0, 200.5]));
         assert_eq!(
             p[3].1,
-            RosValue::StringArray(vec!["j1".into(), "j2".into()])
+            ParameterValue::StringArray(vec!["j1".into(), "j2".into()])
         );
-        assert_eq!(p[4].1, RosValue::Integer(1000));
+        assert_eq!(p[4].1, ParameterValue::Integer(1000));
         // In a namespace a bare key no longer matches (rclcpp reads it as /controller_node);
         // `/**:` still does.
         assert_eq!(
@@ -267,7 +224,7 @@ controller_node:
         let p = parameters_for_node(nested, "f.yaml", "/arm1", "controller_node").unwrap();
         assert_eq!(
             p,
-            vec![("kp".to_string(), RosValue::DoubleArray(vec![1.0]))]
+            vec![("kp".to_string(), ParameterValue::DoubleArray(vec![1.0]))]
         );
         assert!(
             parameters_for_node(nested, "f.yaml", "/", "controller_node")
@@ -328,12 +285,12 @@ controller_node:
         .unwrap_err();
         assert!(e.to_string().contains("kp"), "{e}");
         assert_eq!(
-            RosValue::from_text("kp", "[1, 2]").unwrap(),
-            RosValue::DoubleArray(vec![1.0, 2.0])
+            value_from_text("kp", "[1, 2]").unwrap(),
+            ParameterValue::DoubleArray(vec![1.0, 2.0])
         );
         assert_eq!(
-            RosValue::from_text("mode", "gravity").unwrap(),
-            RosValue::String("gravity".into())
+            value_from_text("mode", "gravity").unwrap(),
+            ParameterValue::String("gravity".into())
         );
     }
 }

@@ -2,10 +2,11 @@
 //! parameter values (parameter files in order, then `-p` overrides), check each against its
 //! declaration, and build the robot model.
 
+use armctl_control::ParameterValue;
 use armctl_model::{BranchPolicy, ChainOptions, Robot};
 
 use crate::node_parameters::ParameterStore;
-use crate::params_file::{parameters_for_node, RosValue};
+use crate::params_file::{parameters_for_node, value_from_text};
 use crate::ros_args::{for_node, normalize_namespace, RosArgs};
 use crate::RuntimeError;
 
@@ -19,7 +20,7 @@ pub struct NodeStart {
     /// Remappings.
     pub remaps: Vec<(String, String)>,
     /// Values from files and overrides, in order (later wins).
-    pub values: Vec<(String, RosValue)>,
+    pub values: Vec<(String, ParameterValue)>,
 }
 
 impl NodeStart {
@@ -53,7 +54,7 @@ impl NodeStart {
             values.extend(parameters_for_node(&text, path, &namespace, &name)?);
         }
         for (param, text) in for_node(&args.overrides, default_name) {
-            values.push((param.clone(), RosValue::from_text(&param, &text)?));
+            values.push((param.clone(), value_from_text(&param, &text)?));
         }
         let remaps = own_remaps
             .into_iter()

@@ -12,11 +12,11 @@
 
 use armctl_control::reference::TrajectoryPoint;
 use armctl_control::Controller;
+use armctl_control::ParameterValue;
 use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::{ClockChange, NodeClock};
-use armctl_runtime::params_file::RosValue;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
@@ -82,7 +82,7 @@ impl ControllerNode {
             t if t.is_empty() => format!("{}/commands", store.string("controller")),
             t => t,
         };
-        let use_sim_time = store.get("use_sim_time") == Some(&RosValue::Bool(true));
+        let use_sim_time = store.get("use_sim_time") == Some(&ParameterValue::Bool(true));
         let mut subscriptions = vec![
             (Topic::JointStates, resolve_name("joint_states")),
             (Topic::Reference, resolve_name("~/reference")),
@@ -320,12 +320,17 @@ impl ControllerNode {
             Translation3::new(p.x, p.y, p.z),
             UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
         );
-        if let Err(e) = self
-            .runtime
-            .core_mut()
-            .controller_mut()
-            .set_target_pose(goal, self.target_duration)
-        {
+        let controller = self.runtime.core_mut().controller_mut();
+        let law = controller.name();
+        let result = match controller.task_space() {
+            Some(task_space) => task_space
+                .set_target_pose(goal, self.target_duration)
+                .map_err(|e| e.to_string()),
+            None => Err(format!(
+                "controller '{law}' takes joint references, not pose targets"
+            )),
+        };
+        if let Err(e) = result {
             transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
         }
     }
@@ -356,9 +361,9 @@ impl ControllerNode {
 
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and
     /// changes nothing, or applies and stores it), then acts on the node's own ones.
-    fn apply_parameter(&mut self, name: &str, value: &RosValue) -> Result<(), String> {
+    fn apply_parameter(&mut self, name: &str, value: &ParameterValue) -> Result<(), String> {
         let typed = self.runtime.set_parameter(name, value)?;
-        if let ("state_publish_rate", RosValue::Double(rate)) = (name, typed) {
+        if let ("state_publish_rate", ParameterValue::Double(rate)) = (name, typed) {
             self.state_period = period(rate);
         }
         Ok(())
@@ -387,10 +392,11 @@ impl NodeLogic for ControllerNode {
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
                 Incoming::ExternalWrench(msg) => {
                     let (f, t) = (msg.wrench.force, msg.wrench.torque);
-                    self.runtime
-                        .core_mut()
-                        .controller_mut()
-                        .set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
+                    // Only task-space laws take a wrench; the others ignore it, as before.
+                    if let Some(task_space) = self.runtime.core_mut().controller_mut().task_space()
+                    {
+                        task_space.set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
+                    }
                 }
                 Incoming::ParameterRequest(id, request) => {
                     self.on_parameter_request(transport, id, &request)

@@ -12,10 +12,10 @@ use crate::parameter_services::handle_request;
 use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
+use armctl_control::ParameterValue;
 use armctl_runtime::declarations::sim_node_declarations;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
-use armctl_runtime::params_file::RosValue;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::{load_robot, NodeStart};
 
@@ -47,7 +47,7 @@ impl std::fmt::Debug for SimNode {
 
 fn config(store: &ParameterStore, dt: f64) -> SimConfig {
     let integer = |name: &str| match store.get(name) {
-        Some(RosValue::Integer(i)) => *i,
+        Some(ParameterValue::Integer(i)) => *i,
         _ => 0,
     };
     let noise = (store.double("noise_position") > 0.0 || store.double("noise_velocity") > 0.0)
@@ -68,7 +68,7 @@ fn config(store: &ParameterStore, dt: f64) -> SimConfig {
         } else {
             Integrator::Rk4
         },
-        friction: store.get("friction") != Some(&RosValue::Bool(false)),
+        friction: store.get("friction") != Some(&ParameterValue::Bool(false)),
         noise,
         command_delay_steps: integer("command_delay_steps").max(0) as usize,
         mismatch: ModelMismatch {
@@ -94,7 +94,7 @@ impl SimNode {
         let robot = load_robot(&store)?;
         let n = robot.dof();
         let q0 = match store.get("initial_positions") {
-            Some(RosValue::DoubleArray(q)) if !q.is_empty() => {
+            Some(ParameterValue::DoubleArray(q)) if !q.is_empty() => {
                 if q.len() != n {
                     return Err(armctl_runtime::RuntimeError::Parameter {
                         name: "initial_positions".into(),
@@ -114,7 +114,7 @@ impl SimNode {
             })
         })?;
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
-        let publish_clock = store.get("publish_clock") == Some(&RosValue::Bool(true));
+        let publish_clock = store.get("publish_clock") == Some(&ParameterValue::Bool(true));
         let mut publications = vec![(Topic::JointStates, resolve_name("joint_states"))];
         if publish_clock {
             publications.push((Topic::Clock, resolve_name("/clock")));
@@ -149,7 +149,8 @@ impl SimNode {
             zero: vec![0.0; n],
             publish_clock,
             clock: Clock::default(),
-            hold_until_command: store.get("hold_until_command") == Some(&RosValue::Bool(true)),
+            hold_until_command: store.get("hold_until_command")
+                == Some(&ParameterValue::Bool(true)),
             refused: false,
             timed_out: false,
         })

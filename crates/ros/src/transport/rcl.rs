@@ -32,8 +32,8 @@ use crate::ticker::Ticker;
 use crate::transport::LogLevel;
 use crate::transport::{Codec, Incoming, NodeSpec, Outgoing, Topic, TopicVisitor, Transport};
 use crate::RosError;
+use armctl_control::ParameterValue as RosValue;
 use armctl_runtime::node_parameters::ParameterStore;
-use armctl_runtime::params_file::RosValue;
 
 fn rcl(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {

@@ -22,8 +22,7 @@ use ros2_client::{
 
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
-use armctl_runtime::node_parameters::{Declaration, RosKind};
-use armctl_runtime::params_file::RosValue;
+use armctl_control::{Declaration, ParameterType as RosKind, ParameterValue as RosValue};
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
