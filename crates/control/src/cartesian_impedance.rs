@@ -30,9 +30,11 @@
 //!
 //! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
-use armctl_dynamics::{mass_matrix, nonlinear_effects, DynamicsWorkspace};
+use armctl_dynamics::{
+    cholesky_in_place, cholesky_solve_in_place, mass_matrix, nonlinear_effects, DynamicsWorkspace,
+};
 use armctl_model::Robot;
-use nalgebra::{Cholesky, DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
+use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
 
 use crate::gains::{cartesian_gain, Configurations};
 use crate::reference::PoseSample;
@@ -191,23 +193,11 @@ impl CartesianImpedance {
 
     /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
     fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
-        let mut m = std::mem::replace(&mut self.mass, DMatrix::zeros(0, 0));
-        mass_matrix(&self.robot, &mut self.ws, q, &mut m)?;
+        mass_matrix(&self.robot, &mut self.ws, q, &mut self.mass)?;
         self.tip.jac.transpose_to(&mut self.minv_jt);
-        let result = match Cholesky::new(m) {
-            Some(cholesky) => {
-                cholesky.solve_mut(&mut self.minv_jt);
-                self.mass = cholesky.unpack();
-                Ok(())
-            }
-            None => {
-                self.mass = DMatrix::zeros(self.robot.dof(), self.robot.dof());
-                Err(ControlError::Dynamics(
-                    armctl_dynamics::DynamicsError::SingularMassMatrix,
-                ))
-            }
-        };
-        result?;
+        // M = L L^T in place (M is rebuilt whole at the next call), then M^-1 J^T.
+        cholesky_in_place(&mut self.mass)?;
+        cholesky_solve_in_place(&self.mass, &mut self.minv_jt)?;
         let mut inverse = Matrix6::<f64>::from_fn(|r, c| {
             self.tip
                 .jac

@@ -268,4 +268,56 @@ mod tests {
             .to_string()
             .contains("'a' is listed twice"));
     }
+
+    /// A value the declaration check accepts is never refused later by the runtime, and every
+    /// refusal is made by that check: so the rcl backend, whose parameter hook runs only the
+    /// check before r2r answers, refuses with the reason as the DDS backend does (no
+    /// "accepted, then restored").
+    #[test]
+    fn the_declaration_check_is_the_whole_check_for_every_controller() {
+        let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        for controller in armctl_control::CONTROLLERS {
+            let start = NodeStart {
+                name: "controller_node".into(),
+                namespace: "/".into(),
+                remaps: vec![],
+                values: vec![
+                    ("urdf_path".into(), ParameterValue::String(urdf.into())),
+                    (
+                        "controller".into(),
+                        ParameterValue::String(controller.into()),
+                    ),
+                ],
+            };
+            let mut runtime = ControllerRuntime::new(&start).unwrap();
+            let declarations = runtime.parameters().declarations().to_vec();
+            for d in declarations.iter().filter(|d| !d.read_only) {
+                let mut candidates = vec![d.default.clone()];
+                if let Some((lo, hi)) = d.range {
+                    for v in [lo - 1.0, hi + 1.0, f64::NAN, lo, hi] {
+                        candidates.push(match &d.default {
+                            ParameterValue::DoubleArray(a) => {
+                                ParameterValue::DoubleArray(vec![v; a.len()])
+                            }
+                            _ => ParameterValue::Double(v),
+                        });
+                    }
+                }
+                if let ParameterValue::DoubleArray(a) = &d.default {
+                    candidates.push(ParameterValue::DoubleArray(vec![1.0; a.len() + 1]));
+                }
+                candidates.push(ParameterValue::String("x".into()));
+                for value in candidates {
+                    let checked = runtime.parameters().validate(&d.name, &value, false);
+                    let applied = runtime.set_parameter(&d.name, &value);
+                    assert_eq!(
+                        checked.is_ok(),
+                        applied.is_ok(),
+                        "{controller}: {} = {value:?}: check {checked:?}, runtime {applied:?}",
+                        d.name
+                    );
+                }
+            }
+        }
+    }
 }

@@ -4,10 +4,12 @@
 //!
 //! Parameters: r2r serves the parameter services. Our declarations are registered with their
 //! descriptions through r2r's `RosParams` hook, which checks each change against the shared
-//! declaration (type, range, read-only) and refuses it with the reason. A change that passes
-//! reaches the node, over a channel of ours, as a one-item [`ParameterRequest::Set`]; if the
-//! node then refuses it (a controller's own check), the old value is put back (unless a later
-//! change replaced it) and the reason logged, since r2r has already answered the caller.
+//! declaration (type, per-joint length, range, choices, read-only) and refuses it with the
+//! reason before r2r answers, as the DDS backend does. That check is the whole check: the
+//! runtime refuses nothing it accepts (`the_declaration_check_is_the_whole_check_for_every_controller`
+//! in armctl_runtime). A change that passes reaches the node, over a channel of ours, as a
+//! one-item [`ParameterRequest::Set`]; should the node still refuse it, the old value is put back
+//! (unless a later change replaced it) and the reason logged.
 //! rcl is spun by a thread of its own; the node's task never takes that lock. Limitation:
 //! r2r's describe service shows only descriptions, not ranges or read-only flags.
 
