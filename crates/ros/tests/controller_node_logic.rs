@@ -21,6 +21,7 @@ enum Step {
 struct Scripted {
     script: VecDeque<Step>,
     commands: Vec<Vec<f64>>,
+    states: Vec<Float64MultiArray>,
 }
 
 impl Transport for Scripted {
@@ -34,8 +35,10 @@ impl Transport for Scripted {
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
-        if let Outgoing::Commands(Float64MultiArray { data, .. }) = msg {
-            self.commands.push(data.clone());
+        match msg {
+            Outgoing::Commands(Float64MultiArray { data, .. }) => self.commands.push(data.clone()),
+            Outgoing::State(state) => self.states.push(state.clone()),
+            _ => {}
         }
     }
 
@@ -103,5 +106,36 @@ async fn a_step_after_a_stall_advances_by_the_measured_time() {
     assert!(
         (0.55..=1.0 + 1e-9).contains(&moved),
         "effort moved {moved} N m in the step after the stall"
+    );
+}
+
+/// `~/state` counts the efforts the safety layer clipped at their limits (what `armctl demo`
+/// reports as saturated commands; it printed a constant 0).
+#[tokio::test]
+async fn the_state_counts_clipped_efforts() {
+    let node = node(&[
+        ("controller", "independent_pd"),
+        ("kp", "[1e5, 1e5]"),
+        ("state_publish_rate", "0.0"),
+    ]);
+    let mut transport = Scripted {
+        // Per-message mode: each state is answered; the arm is far from the held reference.
+        script: VecDeque::from([
+            Step::Deliver(state([0.0, 0.0])),
+            Step::Deliver(state([0.5, -0.5])),
+            Step::Deliver(state([0.5, -0.5])),
+        ]),
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await;
+    let saturated: Vec<f64> = transport
+        .states
+        .iter()
+        .map(|s| armctl_ros::msgs::labelled_block(s, "saturated").unwrap()[0])
+        .collect();
+    assert_eq!(
+        saturated,
+        vec![0.0, 2.0, 4.0],
+        "both joints clipped in the last two steps"
     );
 }
