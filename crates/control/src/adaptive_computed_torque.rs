@@ -50,11 +50,11 @@ pub struct AdaptiveComputedTorque {
 }
 
 impl AdaptiveComputedTorque {
-    /// `Kp = 900`, `Kd = 60`, `Psi = 10/s`, acceleration filter 5 ms, adaptation rates 0.01.
+    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]), `Psi = 10/s`, acceleration filter 5 ms, adaptation rates 0.01.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
-        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
+        let gains = error_dynamics_gains(&mut parameters, robot, "error dynamics", "")?;
         let psi = parameters.declare_array(joint_gain(
             "psi",
             vec![10.0; n],

@@ -29,21 +29,31 @@ pub struct ComputedTorque {
     friction: Vec<f64>,
 }
 
-/// Declares the per-unit-inertia gains `kp = 900`, `kd = 60` (30 rad/s, critical) of the
-/// error dynamics `what` ("error dynamics", "nominal error dynamics"); `kd_note` adds to kd's
-/// description.
+/// Declares the per-unit-inertia gains `kp = w^2`, `kd = 2 w` (critical) of the error
+/// dynamics `what` ("error dynamics", "nominal error dynamics"), with `w` up to 30 rad/s per
+/// joint as [`crate::default_gains`] derives it; `kd_note` adds to kd's description.
 pub(crate) fn error_dynamics_gains(
     parameters: &mut ParameterSet,
+    robot: &Robot,
     what: &str,
     kd_note: &str,
 ) -> Result<PdGains, ControlError> {
-    let n = parameters.dof();
-    let w = DEFAULT_FREQUENCY;
+    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     let kp = format!("Stiffness of the {what} per joint, 1/s^2.");
     let kd = format!("Damping of the {what} per joint, 1/s{kd_note}.");
     Ok(PdGains {
-        kp: parameters.declare_array(joint_gain("kp", vec![w * w; n], &kp, 1e6))?,
-        kd: parameters.declare_array(joint_gain("kd", vec![2.0 * w; n], &kd, 1e4))?,
+        kp: parameters.declare_array(joint_gain(
+            "kp",
+            w.iter().map(|w| w * w).collect(),
+            &kp,
+            1e6,
+        ))?,
+        kd: parameters.declare_array(joint_gain(
+            "kd",
+            w.iter().map(|w| 2.0 * w).collect(),
+            &kd,
+            1e4,
+        ))?,
     })
 }
 
@@ -62,11 +72,12 @@ pub(crate) fn commanded_acceleration(
 }
 
 impl ComputedTorque {
-    /// The controller with `robot` as its model, gains `Kp = 900`, `Kd = 60` (30 rad/s, critical).
+    /// The controller with `robot` as its model, gains `Kp = w^2`, `Kd = 2 w` per joint (critical),
+    /// `w` up to 30 rad/s as [`crate::default_gains`] derives it.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
-        let gains = error_dynamics_gains(&mut parameters, "error dynamics", "")?;
+        let gains = error_dynamics_gains(&mut parameters, robot, "error dynamics", "")?;
         Ok(Self {
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],

@@ -13,15 +13,6 @@ pub(crate) const KP_DESCRIPTION: &str = "Proportional gain per joint, N m/rad (N
 /// Natural frequency of model-sized default gains, rad/s.
 pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
 
-/// `M_ii` at the middle of each joint's range (0 for unlimited joints).
-pub(crate) fn joint_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
-    let n = robot.dof();
-    let q: Vec<f64> = robot.middle_configuration();
-    let mut m = DMatrix::zeros(n, n);
-    mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
-    Ok((0..n).map(|i| m[(i, i)]).collect())
-}
-
 /// The inertia each joint feels when the others are free, `1 / (M^-1)_ii`, at mid-range. Where
 /// axes line up (the Panda's joints 1 and 3 at joint 2 = 0) it is far below `M_ii`, and a
 /// damping gain sized from `M_ii` would be too stiff for that mode at a 1 kHz control rate.
@@ -37,14 +28,6 @@ pub(crate) fn effective_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError
         ))?
         .inverse();
     Ok((0..n).map(|i| 1.0 / inverse[(i, i)]).collect())
-}
-
-/// Critically damped gains for natural frequency `w` on inertias `m`: `(w^2 m, 2 w m)`.
-pub(crate) fn sized_gains(m: &[f64], w: f64) -> (Vec<f64>, Vec<f64>) {
-    (
-        m.iter().map(|mi| w * w * mi).collect(),
-        m.iter().map(|mi| 2.0 * w * mi).collect(),
-    )
 }
 
 /// A live per-joint gain, from 0 to `max`.
@@ -79,13 +62,14 @@ pub(crate) struct PdGains {
 }
 
 impl PdGains {
-    /// A parameter set with `kp` and `kd` in N m/rad and N m s/rad, sized from `M_ii` at
-    /// mid-range for [`DEFAULT_BANDWIDTH`]; `kp_description` says what the law needs of kp.
+    /// A parameter set with `kp` and `kd` in N m/rad and N m s/rad, the defaults derived for
+    /// natural frequencies up to [`DEFAULT_BANDWIDTH`] (see [`crate::default_gains`]);
+    /// `kp_description` says what the law needs of kp.
     pub(crate) fn sized(
         robot: &Robot,
         kp_description: &str,
     ) -> Result<(ParameterSet, Self), ControlError> {
-        let (kp, kd) = sized_gains(&joint_inertias(robot)?, DEFAULT_BANDWIDTH);
+        let (kp, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
         let mut parameters = ParameterSet::new(robot.dof());
         let gains = Self {
             kp: parameters.declare_array(joint_gain("kp", kp, kp_description, 1e6))?,

@@ -5,7 +5,7 @@
 
 use armctl_model::Robot;
 
-use crate::gains::{joint_gain, joint_inertias, sized_gains, PdGains};
+use crate::gains::{joint_gain, PdGains};
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
@@ -23,9 +23,10 @@ pub struct JointImpedance {
 }
 
 impl JointImpedance {
-    /// The controller with default stiffness `(10 rad/s)^2 M_ii` and critical damping.
+    /// The controller with default stiffness and damping derived for natural frequencies up
+    /// to 10 rad/s, critically damped (see [`crate::default_gains`]).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let (k, d) = sized_gains(&joint_inertias(robot)?, DEFAULT_FREQUENCY);
+        let (k, d) = crate::default_gains::pd_gains(robot, DEFAULT_FREQUENCY)?;
         let mut parameters = ParameterSet::new(robot.dof());
         let gains = PdGains {
             kp: parameters.declare_array(joint_gain(

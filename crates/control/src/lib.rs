@@ -36,6 +36,7 @@ mod adaptive_computed_torque;
 mod cartesian_impedance;
 mod computed_torque;
 mod controller;
+pub mod default_gains;
 mod error;
 mod gains;
 mod independent_pd;

@@ -29,13 +29,14 @@ pub struct Robust {
 }
 
 impl Robust {
-    /// `Kp = 900`, `Kd = 60` (1/s^2, 1/s), `rho = 50 rad/s^2`, `eps = 1e-5`, `q_v = 1e-3`: in the
+    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]), `rho = 50 rad/s^2`, `eps = 1e-5`, `q_v = 1e-3`: in the
     /// linear region the term adds about 2800/s^2 of stiffness and 90/s of damping.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
         let gains = error_dynamics_gains(
             &mut parameters,
+            robot,
             "nominal error dynamics",
             " (must be positive)",
         )?;
