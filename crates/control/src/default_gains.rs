@@ -73,7 +73,7 @@ fn samples(robot: &Robot) -> Vec<Vec<f64>> {
         .iter()
         .map(|j| 0.0_f64.clamp(j.limits.lower, j.limits.upper))
         .collect();
-    let mut random = Configurations::new(0x5EED_0F_DEFA_u64);
+    let mut random = Configurations::new(0x5EED_0FDE_u64);
     let mut all = vec![middle, zero];
     all.extend((0..SAMPLES).map(|_| random.next(robot)));
     all
