@@ -149,6 +149,47 @@ async fn missing_joint_holds_and_names_the_joint() {
     assert!(logged, "{:?}", probe.received.logs);
 }
 
+/// A finite state that cannot be true (100 rad against limits of +-2.9, 1e6 rad/s, a joint
+/// listed twice) is a fault like NaN: the hold at the last plausible configuration, and a
+/// rosout line naming the joint and the value (it was answered with efforts at the limits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impossible_states_hold_and_name_the_joint() {
+    let (_node, mut probe) = start(71, &[]).await;
+    let mut far = Q0.to_vec();
+    far[1] = 100.0;
+    let hold = probe.command_for(&JOINTS, &far, &ZERO).await;
+    assert_close(&hold, &gravity(&Q0), 1e-9);
+    // A valid state ends the incident; the next is a new one, said again.
+    probe.command_for(&JOINTS, &Q0, &ZERO).await;
+    assert!(probe.wait_until(Duration::from_secs(1), controlling).await);
+    let mut fast = ZERO.to_vec();
+    fast[0] = 1e6;
+    let hold = probe.command_for(&JOINTS, &Q0, &fast).await;
+    assert_close(&hold, &gravity(&Q0), 1e-9);
+    probe.command_for(&JOINTS, &Q0, &ZERO).await;
+    assert!(probe.wait_until(Duration::from_secs(1), controlling).await);
+    let mut twice = JOINTS.to_vec();
+    twice.push("panda_joint1");
+    let mut q = Q0.to_vec();
+    q.push(0.3);
+    let mut qd = ZERO.to_vec();
+    qd.push(0.0);
+    let hold = probe.command_for(&twice, &q, &qd).await;
+    assert_close(&hold, &gravity(&Q0), 1e-9);
+    for line in [
+        "panda_joint2 at 100",
+        "panda_joint1 moves at 1000000",
+        "'panda_joint1' is listed twice",
+    ] {
+        let logged = probe
+            .wait_until(Duration::from_secs(3), |r| {
+                !r.logs_containing(line).is_empty()
+            })
+            .await;
+        assert!(logged, "no '{line}' on /rosout: {:?}", probe.received.logs);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn joints_in_another_order_and_extra_joints_give_the_same_command() {
     let (_node, mut probe) = start(64, &[]).await;

@@ -45,6 +45,13 @@ pub enum Fault {
     NonFinite(String),
     /// The newest state is older than `state_timeout`.
     Stale(f64),
+    /// The state lists a joint name twice.
+    DuplicateJoint(String),
+    /// The state's arrays do not fit its names.
+    Malformed(String),
+    /// The state cannot be true (a position far beyond the limits, a velocity far beyond its
+    /// limit); the text names the joint and the value.
+    Implausible(String),
     /// The controller failed.
     Controller(String),
 }
@@ -58,7 +65,42 @@ impl std::fmt::Display for Fault {
                 write!(f, "joint '{j}' has a NaN or missing position or velocity")
             }
             Fault::Stale(age) => write!(f, "newest joint state is {age:.3} s old"),
+            Fault::DuplicateJoint(j) => write!(f, "joint '{j}' is listed twice in /joint_states"),
+            Fault::Malformed(m) => write!(f, "/joint_states is malformed: {m}"),
+            Fault::Implausible(what) => write!(f, "implausible joint state: {what}"),
             Fault::Controller(e) => write!(f, "controller error: {e}"),
+        }
+    }
+}
+
+/// What a joint state must satisfy to be believed: positions within the URDF limits widened by
+/// `position_margin` (rad or m), velocities within `velocity_factor` times the URDF velocity
+/// limit. A state that fails is a fault like NaN.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plausibility {
+    /// `position_limit_margin`.
+    pub position_margin: f64,
+    /// `velocity_plausibility`.
+    pub velocity_factor: f64,
+}
+
+impl Default for Plausibility {
+    /// 0.1 rad (m) beyond the limits; three times the velocity limit.
+    fn default() -> Self {
+        Self {
+            position_margin: 0.1,
+            velocity_factor: 3.0,
+        }
+    }
+}
+
+impl From<MapFault> for Fault {
+    fn from(fault: MapFault) -> Self {
+        match fault {
+            MapFault::Missing(j) => Fault::MissingJoint(j),
+            MapFault::NonFinite(j) => Fault::NonFinite(j),
+            MapFault::Duplicate(j) => Fault::DuplicateJoint(j),
+            MapFault::Malformed(m) => Fault::Malformed(m),
         }
     }
 }
@@ -170,7 +212,9 @@ pub struct ControllerCore {
     qd: Vec<f64>,
     last_valid_q: Option<Vec<f64>>,
     state_time: Option<f64>,
-    map_fault: Option<MapFault>,
+    /// What is wrong with the newest state, if anything.
+    state_fault: Option<Fault>,
+    plausibility: Plausibility,
     fault: Option<Fault>,
     trajectory: Option<(f64, Box<dyn Trajectory>)>,
     reference: JointReference,
@@ -215,7 +259,8 @@ impl ControllerCore {
             qd: vec![0.0; n],
             last_valid_q: None,
             state_time: None,
-            map_fault: None,
+            state_fault: None,
+            plausibility: Plausibility::default(),
             fault: Some(Fault::NoState),
             trajectory: None,
             reference: JointReference::hold(&vec![0.0; n]),
@@ -257,7 +302,7 @@ impl ControllerCore {
     /// Forgets the states and the trajectory (simulated time went back): as at the start.
     pub fn restart(&mut self) {
         self.state_time = None;
-        self.map_fault = None;
+        self.state_fault = None;
         self.last_valid_q = None;
         self.trajectory = None;
         self.fault = Some(Fault::NoState);
@@ -268,6 +313,41 @@ impl ControllerCore {
     pub fn states_stopped(&self, now: f64) -> bool {
         self.state_time
             .is_some_and(|t| now - t > self.state_timeout)
+    }
+
+    /// Changes what counts as an implausible state (live parameters).
+    pub fn set_plausibility(&mut self, plausibility: Plausibility) {
+        self.plausibility = plausibility;
+    }
+
+    /// The first joint of the newest state that cannot be true, as a fault naming it.
+    fn implausible(&self) -> Option<Fault> {
+        let Plausibility {
+            position_margin,
+            velocity_factor,
+        } = self.plausibility;
+        self.robot
+            .joints()
+            .iter()
+            .zip(self.q.iter().zip(&self.qd))
+            .find_map(|(joint, (&q, &qd))| {
+                let limits = &joint.limits;
+                let (lo, hi) = (limits.lower - position_margin, limits.upper + position_margin);
+                if limits.is_bounded() && !(lo..=hi).contains(&q) {
+                    return Some(format!(
+                        "{} at {q} is beyond its limits [{}, {}] by more than position_limit_margin {position_margin}",
+                        joint.name, limits.lower, limits.upper
+                    ));
+                }
+                let fastest = velocity_factor * limits.velocity;
+                (limits.velocity > 0.0 && qd.abs() > fastest).then(|| {
+                    format!(
+                        "{} moves at {qd}, more than velocity_plausibility {velocity_factor} times its limit {}",
+                        joint.name, limits.velocity
+                    )
+                })
+            })
+            .map(Fault::Implausible)
     }
 
     /// Changes the hold behaviour and timeout (live parameters).
@@ -284,12 +364,16 @@ impl ControllerCore {
         velocity: &[f64],
         now: f64,
     ) {
-        self.map_fault = self
-            .map
-            .extract(names, position, velocity, &mut self.q, &mut self.qd)
-            .err();
+        self.state_fault =
+            match self
+                .map
+                .extract(names, position, velocity, &mut self.q, &mut self.qd)
+            {
+                Err(fault) => Some(Fault::from(fault)),
+                Ok(()) => self.implausible(),
+            };
         self.state_time = Some(now);
-        if self.map_fault.is_none() {
+        if self.state_fault.is_none() {
             match &mut self.last_valid_q {
                 Some(q) => q.copy_from_slice(&self.q),
                 None => self.last_valid_q = Some(self.q.clone()),
@@ -423,11 +507,8 @@ impl ControllerCore {
         let Some(time) = self.state_time else {
             return Some(Fault::NoState);
         };
-        if let Some(f) = &self.map_fault {
-            return Some(match f {
-                MapFault::Missing(j) => Fault::MissingJoint(j.clone()),
-                MapFault::NonFinite(j) => Fault::NonFinite(j.clone()),
-            });
+        if let Some(fault) = &self.state_fault {
+            return Some(fault.clone());
         }
         let age = now - time;
         (age > self.state_timeout).then_some(Fault::Stale(age))
@@ -802,5 +883,53 @@ mod tests {
         core.set_safety(SafeMode::Zero, 0.05);
         core.safe_command(&mut effort);
         assert_eq!(effort, [0.0, 0.0]);
+    }
+
+    #[test]
+    fn states_that_cannot_be_true_hold_name_the_joint_and_resume() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let mut effort = [0.0; 2];
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+        assert_eq!(core.step(0.0, 1e-3, &mut effort).fault, None);
+        // A finite position 100 rad away: hold, say so once, naming the joint and the value.
+        core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.001);
+        let r = core.step(0.001, 1e-3, &mut effort);
+        let text = r.event.expect("said").to_string();
+        assert!(
+            matches!(r.fault, Some(Fault::Implausible(_))),
+            "{:?}",
+            r.fault
+        );
+        assert!(
+            text.contains("joint1 at 100") && text.contains("position_limit_margin"),
+            "{text}"
+        );
+        assert_eq!(core.measured().0.len(), 2);
+        // Gravity hold at the last plausible configuration.
+        let mut gravity = [0.0; 2];
+        gravity_torques(
+            &core.robot,
+            &mut DynamicsWorkspace::new(&core.robot),
+            &[0.1, 0.2],
+            &mut gravity,
+        )
+        .unwrap();
+        assert_eq!(effort, gravity);
+        // A velocity of 1e6 rad/s.
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 1e6], 0.002);
+        let r = core.step(0.002, 1e-3, &mut effort);
+        assert!(
+            matches!(&r.fault, Some(Fault::Implausible(t)) if t.contains("joint2 moves at 1000000"))
+        );
+        // Plausible again: resume. A wider margin accepts what was refused.
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.003);
+        assert_eq!(core.step(0.003, 1e-3, &mut effort).fault, None);
+        core.set_plausibility(Plausibility {
+            position_margin: 200.0,
+            ..Plausibility::default()
+        });
+        core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.004);
+        assert_eq!(core.step(0.004, 1e-3, &mut effort).fault, None);
     }
 }

@@ -7,7 +7,7 @@
 use armctl_control::{controller_by_name, Controller, ParameterValue};
 use armctl_model::Robot;
 
-use crate::controller_core::{ControllerCore, SafeMode};
+use crate::controller_core::{ControllerCore, Plausibility, SafeMode};
 use crate::declarations::controller_node_declarations;
 use crate::model_parameters::identified_model;
 use crate::node_parameters::ParameterStore;
@@ -111,6 +111,14 @@ fn configure(
     Ok((store, controller, robot))
 }
 
+/// The plausibility rules the parameters set.
+fn plausibility(parameters: &ParameterStore) -> Plausibility {
+    Plausibility {
+        position_margin: parameters.double("position_limit_margin"),
+        velocity_factor: parameters.double("velocity_plausibility"),
+    }
+}
+
 /// A controller configured from node parameters, ready to step.
 pub struct ControllerRuntime {
     core: ControllerCore,
@@ -152,13 +160,14 @@ impl ControllerRuntime {
         let safe_mode =
             SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
         let rate_limit = Some(parameters.double("rate_limit")).filter(|r| *r > 0.0);
-        let core = ControllerCore::new(
+        let mut core = ControllerCore::new(
             robot,
             controller,
             safe_mode,
             parameters.double("state_timeout"),
             rate_limit,
         )?;
+        core.set_plausibility(plausibility(&parameters));
         Ok(Self {
             core,
             parameters,
@@ -215,6 +224,20 @@ impl ControllerRuntime {
 
     fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
         match (name, typed) {
+            ("position_limit_margin", ParameterValue::Double(margin)) => {
+                let plausibility = Plausibility {
+                    position_margin: *margin,
+                    ..plausibility(&self.parameters)
+                };
+                self.core.set_plausibility(plausibility);
+            }
+            ("velocity_plausibility", ParameterValue::Double(factor)) => {
+                let plausibility = Plausibility {
+                    velocity_factor: *factor,
+                    ..plausibility(&self.parameters)
+                };
+                self.core.set_plausibility(plausibility);
+            }
             ("state_timeout", ParameterValue::Double(t)) => {
                 let mode = SafeMode::parse(&self.parameters.string("safe_mode"))
                     .unwrap_or(SafeMode::Gravity);

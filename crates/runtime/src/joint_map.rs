@@ -9,6 +9,8 @@ pub struct JointMap {
     layout: Vec<String>,
     /// For each controlled joint, its index in the message, if present.
     index: Vec<Option<usize>>,
+    /// A name the current layout lists twice.
+    duplicate: Option<String>,
 }
 
 /// What a message lacks.
@@ -18,6 +20,10 @@ pub enum MapFault {
     Missing(String),
     /// A controlled joint's position or velocity is missing or not finite.
     NonFinite(String),
+    /// The message lists a joint name twice: which entry is meant cannot be known.
+    Duplicate(String),
+    /// The arrays do not fit the names (more positions or velocities than names).
+    Malformed(String),
 }
 
 impl JointMap {
@@ -28,6 +34,7 @@ impl JointMap {
             joints,
             layout: Vec::new(),
             index: vec![None; n],
+            duplicate: None,
         }
     }
 
@@ -37,7 +44,8 @@ impl JointMap {
     }
 
     /// Copies positions and velocities of the controlled joints into `q`, `qd`; on a fault
-    /// (a joint missing, or not finite) nothing is written.
+    /// (a joint missing or not finite, a name listed twice, more values than names) nothing is
+    /// written.
     pub fn extract(
         &mut self,
         names: &[String],
@@ -52,6 +60,22 @@ impl JointMap {
             for (slot, joint) in self.index.iter_mut().zip(&self.joints) {
                 *slot = names.iter().position(|n| n == joint);
             }
+            self.duplicate = names
+                .iter()
+                .enumerate()
+                .find(|(k, n)| names[..*k].contains(n))
+                .map(|(_, n)| n.clone());
+        }
+        if let Some(name) = &self.duplicate {
+            return Err(MapFault::Duplicate(name.clone()));
+        }
+        if position.len() > names.len() || velocity.len() > names.len() {
+            return Err(MapFault::Malformed(format!(
+                "{} positions and {} velocities for {} names",
+                position.len(),
+                velocity.len(),
+                names.len()
+            )));
         }
         // Check every joint before writing any: a faulty message leaves q and qd untouched.
         for (k, slot) in self.index.iter().enumerate() {
@@ -121,5 +145,23 @@ mod tests {
         let missing = map.extract(&names(&["a"]), &[5.0], &[6.0], &mut q, &mut qd);
         assert_eq!(missing, Err(MapFault::Missing("b".into())));
         assert_eq!((q, qd), ([1.0, 2.0], [3.0, 4.0]));
+    }
+
+    #[test]
+    fn duplicate_names_and_extra_values_are_refused_not_resolved() {
+        let mut map = JointMap::new(names(&["a", "b"]));
+        let (mut q, mut qd) = ([0.0; 2], [0.0; 2]);
+        let twice = names(&["a", "b", "a"]);
+        let fault = map.extract(&twice, &[1.0, 2.0, 3.0], &[0.0; 3], &mut q, &mut qd);
+        assert_eq!(fault, Err(MapFault::Duplicate("a".into())));
+        let fault = map.extract(
+            &names(&["a", "b"]),
+            &[1.0, 2.0, 3.0],
+            &[0.0; 2],
+            &mut q,
+            &mut qd,
+        );
+        assert!(matches!(fault, Err(MapFault::Malformed(m)) if m.contains("3 positions")));
+        assert_eq!((q, qd), ([0.0; 2], [0.0; 2]));
     }
 }
