@@ -230,7 +230,10 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
     let mut names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     names.reverse();
     names.push("panda_finger_joint1".into());
-    let position = vec![0.1; names.len()];
+    // Mid-range positions (a plausible state), in the message's order.
+    let middle = robot.middle_configuration();
+    let mut position: Vec<f64> = middle.iter().rev().copied().collect();
+    position.push(0.01);
     let velocity = vec![0.05; names.len()];
     for name in armctl_control::CONTROLLERS {
         let controller = armctl_control::controller_by_name(name, &robot).unwrap();
@@ -247,7 +250,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             accelerations: None,
         };
         core.on_joint_state(&names, &position, &velocity, 0.0);
-        core.set_trajectory(&chain, &[point(0.0, 0.1), point(1.0, 0.3)], 0.0)
+        core.set_trajectory(&chain, &[point(0.0, 0.1), point(1.0, 0.3)], 0.0, 0.0)
             .unwrap();
         let mut effort = vec![0.0; robot.dof()];
         let mut now = 0.0;

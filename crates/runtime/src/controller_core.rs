@@ -14,6 +14,9 @@ use armctl_model::Robot;
 use crate::joint_map::{JointMap, MapFault};
 use crate::RuntimeError;
 
+/// Default of `max_reference_points`.
+pub const DEFAULT_MAX_POINTS: usize = 10_000;
+
 /// What to send while holding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SafeMode {
@@ -215,6 +218,8 @@ pub struct ControllerCore {
     /// What is wrong with the newest state, if anything.
     state_fault: Option<Fault>,
     plausibility: Plausibility,
+    /// `max_reference_points`.
+    max_points: usize,
     fault: Option<Fault>,
     trajectory: Option<(f64, Box<dyn Trajectory>)>,
     reference: JointReference,
@@ -261,6 +266,7 @@ impl ControllerCore {
             state_time: None,
             state_fault: None,
             plausibility: Plausibility::default(),
+            max_points: DEFAULT_MAX_POINTS,
             fault: Some(Fault::NoState),
             trajectory: None,
             reference: JointReference::hold(&vec![0.0; n]),
@@ -386,15 +392,23 @@ impl ControllerCore {
     /// value per listed joint in every point, positions within the URDF limits, velocities
     /// within the velocity limits. It starts from the reference in effect. Refused with a
     /// reason otherwise, and before the first valid joint state; the old reference stays.
+    ///
+    /// A `start` before `now` is never a step (as ros2_control's joint_trajectory_controller
+    /// does it): the points already due are dropped and the first point still ahead is reached
+    /// from the reference in effect; a trajectory entirely in the past is refused. The
+    /// interpolated motion between the points is checked against the velocity limits too, and
+    /// more than `max_reference_points` points are refused.
     pub fn set_trajectory(
         &mut self,
         joint_names: &[String],
         points: &[TrajectoryPoint],
         start: f64,
+        now: f64,
     ) -> Result<(), RuntimeError> {
         if self.last_valid_q.is_none() {
             return Err(reference_error("no valid joint state yet".into()));
         }
+        self.check_point_count(points.len())?;
         let order = self.trajectory_order(joint_names)?;
         let mut ordered = Vec::with_capacity(points.len() + 1);
         for (k, p) in points.iter().enumerate() {
@@ -402,6 +416,19 @@ impl ControllerCore {
             self.check_limits(k, &point)?;
             ordered.push(point);
         }
+        let late = now - start;
+        let start = if late > 0.0 {
+            ordered.retain(|p| p.time > late);
+            if ordered.is_empty() {
+                return Err(reference_error(format!(
+                    "every point lies in the past (the trajectory started {late:.3} s ago)"
+                )));
+            }
+            ordered.iter_mut().for_each(|p| p.time -= late);
+            now
+        } else {
+            start
+        };
         if ordered.first().is_some_and(|p| p.time > 0.0) {
             // From the reference in effect, or from the arm when not controlling yet.
             let from = match (&self.last_valid_q, self.was_holding) {
@@ -418,7 +445,52 @@ impl ControllerCore {
         }
         let trajectory = MultiPoint::new(self.robot.dof(), &ordered)
             .map_err(|e| reference_error(e.to_string()))?;
+        self.check_interpolated_velocities(&trajectory, &ordered)?;
         self.trajectory = Some((start, Box::new(trajectory)));
+        Ok(())
+    }
+
+    /// Refuses more than `max_reference_points` points (before anything is built from them).
+    pub fn check_point_count(&self, points: usize) -> Result<(), RuntimeError> {
+        if points > self.max_points {
+            return Err(reference_error(format!(
+                "{points} points exceed max_reference_points ({})",
+                self.max_points
+            )));
+        }
+        Ok(())
+    }
+
+    /// Changes the largest number of points a trajectory may have (live parameter).
+    pub fn set_max_points(&mut self, max_points: usize) {
+        self.max_points = max_points;
+    }
+
+    /// The velocities of the motion between the points, sampled (16 per segment), within the
+    /// URDF velocity limits: waypoints that respect them can still be joined too fast.
+    fn check_interpolated_velocities(
+        &self,
+        trajectory: &MultiPoint,
+        points: &[TrajectoryPoint],
+    ) -> Result<(), RuntimeError> {
+        const PER_SEGMENT: usize = 16;
+        let mut sample = JointReference::hold(&self.reference.q);
+        for pair in points.windows(2) {
+            let (t0, t1) = (pair[0].time, pair[1].time);
+            for k in 1..PER_SEGMENT {
+                let t = t0 + (t1 - t0) * k as f64 / PER_SEGMENT as f64;
+                trajectory.sample(t, &mut sample);
+                for (joint, qd) in self.robot.joints().iter().zip(&sample.qd) {
+                    let limit = joint.limits.velocity;
+                    if limit > 0.0 && qd.abs() > limit * (1.0 + 1e-9) {
+                        return Err(reference_error(format!(
+                            "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {limit} (points too close in time)",
+                            joint.name
+                        )));
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
@@ -776,7 +848,7 @@ mod tests {
     fn trajectories_are_matched_by_name_and_bad_ones_refused() {
         let mut core = core();
         let joints = names(&["joint1", "joint2"]);
-        let e = core.set_trajectory(&joints, &[point(1.0, vec![0.5, -0.3])], 0.0);
+        let e = core.set_trajectory(&joints, &[point(1.0, vec![0.5, -0.3])], 0.0, 0.0);
         assert!(e
             .unwrap_err()
             .to_string()
@@ -787,6 +859,7 @@ mod tests {
             &names(&["joint2", "joint1"]),
             &[point(1.0, vec![0.5, -0.3])],
             0.0,
+            0.0,
         )
         .unwrap();
         core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
@@ -794,7 +867,7 @@ mod tests {
         core.step(1.0, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![-0.3, 0.5]);
         let refused = |core: &mut ControllerCore, names: &[String], p: TrajectoryPoint| {
-            core.set_trajectory(names, &[p], 1.0)
+            core.set_trajectory(names, &[p], 1.0, 1.0)
                 .unwrap_err()
                 .to_string()
         };
@@ -830,7 +903,7 @@ mod tests {
         let mut effort = [0.0; 2];
         core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 0.0);
         core.step(0.0, 1e-3, &mut effort);
-        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 0.0)
+        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 0.0, 0.0)
             .unwrap();
         core.on_joint_state(&joints, &[0.1, 0.1], &[0.0, 0.0], 0.5);
         assert_eq!(core.step(0.5, 1e-3, &mut effort).fault, None);
@@ -846,7 +919,7 @@ mod tests {
             .contains("trajectory cancelled"));
         assert_eq!(core.reference().q, vec![0.2, -0.1]);
         // An empty JointTrajectory cancels too: hold at the measured position.
-        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 2.0)
+        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 2.0, 2.0)
             .unwrap();
         core.cancel_trajectory();
         core.step(2.5, 1e-3, &mut effort);
@@ -931,5 +1004,65 @@ mod tests {
         });
         core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.004);
         assert_eq!(core.step(0.004, 1e-3, &mut effort).fault, None);
+    }
+
+    #[test]
+    fn a_late_reference_is_never_a_step_and_a_too_fast_one_is_refused() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let mut effort = [0.0; 2];
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 10.0);
+        core.step(10.0, 1e-3, &mut effort);
+        // Stamped 10 s ago: points at 1 s and 12 s. The first is due already and dropped; the
+        // second is reached from the reference in effect in the 2 s still ahead.
+        core.set_trajectory(
+            &joints,
+            &[point(1.0, vec![1.5, 0.0]), point(12.0, vec![0.2, 0.0])],
+            0.0,
+            10.0,
+        )
+        .unwrap();
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 10.001);
+        core.step(10.001, 1e-3, &mut effort);
+        assert!(
+            core.reference().q[0].abs() < 1e-3,
+            "no step: {:?}",
+            core.reference().q
+        );
+        // (States keep coming; a stall would hold and cancel the trajectory.)
+        for k in 1..=2000 {
+            let t = 10.001 + k as f64 * 1e-3;
+            core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], t);
+            core.step(t, 1e-3, &mut effort);
+        }
+        assert!(
+            (core.reference().q[0] - 0.2).abs() < 1e-9,
+            "{:?}",
+            core.reference().q
+        );
+        let e = core
+            .set_trajectory(&joints, &[point(1.0, vec![0.5, 0.0])], 0.0, 10.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("every point lies in the past"), "{e}");
+        // 2 rad in 10 ms, through waypoints within the limits: refused, naming the joint.
+        let e = core
+            .set_trajectory(&joints, &[point(0.01, vec![2.0, 0.0])], 12.0, 12.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("joint1 would move at") && e.contains("velocity limit 4"),
+            "{e}"
+        );
+        core.set_max_points(3);
+        let many: Vec<TrajectoryPoint> = (1..=4).map(|k| point(k as f64, vec![0.1, 0.0])).collect();
+        let e = core
+            .set_trajectory(&joints, &many, 12.0, 12.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("4 points exceed max_reference_points (3)"),
+            "{e}"
+        );
     }
 }

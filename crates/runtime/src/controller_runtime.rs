@@ -168,6 +168,7 @@ impl ControllerRuntime {
             rate_limit,
         )?;
         core.set_plausibility(plausibility(&parameters));
+        core.set_max_points(parameters.double("max_reference_points") as usize);
         Ok(Self {
             core,
             parameters,
@@ -224,6 +225,9 @@ impl ControllerRuntime {
 
     fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
         match (name, typed) {
+            ("max_reference_points", ParameterValue::Integer(n)) => {
+                self.core.set_max_points(usize::try_from(*n).unwrap_or(0));
+            }
             ("position_limit_margin", ParameterValue::Double(margin)) => {
                 let plausibility = Plausibility {
                     position_margin: *margin,

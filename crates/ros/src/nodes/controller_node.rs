@@ -268,6 +268,11 @@ impl ControllerNode {
             transport.log(LogLevel::Info, "empty reference: holding where the arm is");
             return;
         }
+        // Counted before anything is copied out of a message that may be huge.
+        if let Err(e) = self.runtime.core().check_point_count(msg.points.len()) {
+            transport.log(LogLevel::Warn, &e.to_string());
+            return;
+        }
         let points: Vec<TrajectoryPoint> = msg
             .points
             .iter()
@@ -280,15 +285,16 @@ impl ControllerNode {
             .collect();
         // As in ros2_control's trajectory controller: a zero stamp means "start now".
         let stamp = msg.header.stamp.seconds();
+        let now = self.clock.now();
         let start = if stamp > 0.0 {
             self.clock.from_stamp(stamp)
         } else {
-            self.clock.now()
+            now
         };
         match self
             .runtime
             .core_mut()
-            .set_trajectory(&msg.joint_names, &points, start)
+            .set_trajectory(&msg.joint_names, &points, start, now)
         {
             Ok(()) => transport.log(
                 LogLevel::Info,
