@@ -347,6 +347,29 @@ async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
     let refused = set_when_ready(&client, "kq", &ParameterValue::Double(1.0)).await;
     let reason = refused.unwrap_err();
     assert!(reason.contains("not declared"), "{reason}");
+    // A 200 kB name: refused with a short reason that does not repeat it (the echo once made
+    // a reply too large to arrive, and broke every later reply to that client).
+    let huge = "k".repeat(200_000);
+    let reason = set_when_ready(&client, &huge, &ParameterValue::Double(1.0))
+        .await
+        .unwrap_err();
+    assert!(
+        reason.len() < 300 && reason.contains("200000 bytes"),
+        "{} bytes",
+        reason.len()
+    );
+    // Later requests are still answered.
+    let reason = set_when_ready(
+        &client,
+        "safe_mode",
+        &ParameterValue::String("y".repeat(10_000)),
+    )
+    .await
+    .unwrap_err();
+    assert!(reason.len() < 300, "{} bytes", reason.len());
+    set_when_ready(&client, "safe_mode", &ParameterValue::String("zero".into()))
+        .await
+        .unwrap();
 }
 
 /// A parameter service call, repeated while the service is being discovered (a request sent

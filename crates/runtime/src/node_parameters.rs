@@ -10,6 +10,25 @@ use armctl_control::{Declaration, ParameterSet, ParameterValue};
 
 use crate::RuntimeError;
 
+/// The longest parameter name a node considers, bytes.
+pub const MAX_NAME_LENGTH: usize = 256;
+
+/// The most text a parameter set while the node runs may hold, bytes (a URDF comes at start).
+pub const MAX_STRING_LENGTH: usize = 4096;
+
+/// `name` as it may appear in a reply or a log line: cut at 64 bytes (on a character
+/// boundary) with its length, so that unbounded input is never echoed.
+pub fn shown(name: &str) -> String {
+    if name.len() <= 64 {
+        return name.to_string();
+    }
+    let cut = (0..=64)
+        .rev()
+        .find(|&i| name.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}... ({} bytes)", &name[..cut], name.len())
+}
+
 /// Declared parameters and their values.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParameterStore {
@@ -76,7 +95,9 @@ impl ParameterStore {
         }
     }
 
-    /// Checks `value` for `name`; `starting` allows read-only parameters.
+    /// Checks `value` for `name`; `starting` allows read-only parameters. A name longer than
+    /// [`MAX_NAME_LENGTH`] or, while running, a string longer than [`MAX_STRING_LENGTH`] is
+    /// refused without being repeated.
     pub fn validate(
         &self,
         name: &str,
@@ -84,9 +105,25 @@ impl ParameterStore {
         starting: bool,
     ) -> Result<ParameterValue, RuntimeError> {
         let reject = |reason: String| RuntimeError::Parameter {
-            name: name.into(),
+            name: shown(name),
             reason,
         };
+        if name.len() > MAX_NAME_LENGTH {
+            return Err(reject(format!(
+                "a name of {} bytes is longer than any declared one ({MAX_NAME_LENGTH} at most)",
+                name.len()
+            )));
+        }
+        let longest = match value {
+            ParameterValue::String(text) => text.len(),
+            ParameterValue::StringArray(texts) => texts.iter().map(String::len).sum(),
+            _ => 0,
+        };
+        if !starting && longest > MAX_STRING_LENGTH {
+            return Err(reject(format!(
+                "{longest} bytes of text is more than a running node takes ({MAX_STRING_LENGTH})"
+            )));
+        }
         let declaration = self.declaration(name).ok_or_else(|| {
             reject(format!(
                 "not declared by this node (known: {})",
@@ -216,5 +253,24 @@ mod tests {
         assert!(s
             .describe()
             .contains("kp:\n  type: double array\n  default: [1.0, 1.0, 1.0]"));
+    }
+
+    #[test]
+    fn huge_names_and_texts_are_refused_without_being_repeated() {
+        let store = ParameterStore::new(vec![Declaration::string("mode", "a", "Mode.")]);
+        let name = "x".repeat(200_000);
+        let e = store
+            .validate(&name, &ParameterValue::Double(1.0), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 300 && e.contains("200000 bytes"), "{e}");
+        let text = ParameterValue::String("y".repeat(10_000));
+        let e = store
+            .validate("mode", &text, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 300 && e.contains("10000 bytes"), "{e}");
+        assert_eq!(shown("short"), "short");
+        assert!(shown(&"é".repeat(100)).ends_with("(200 bytes)"));
     }
 }

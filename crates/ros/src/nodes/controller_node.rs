@@ -17,6 +17,7 @@ use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::{ClockChange, NodeClock};
+use armctl_runtime::node_parameters::shown;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
@@ -357,7 +358,7 @@ impl ControllerNode {
                 ),
                 Err(reason) => transport.log(
                     LogLevel::Warn,
-                    &format!("parameter {name} not set: {reason}"),
+                    &format!("parameter {} not set: {reason}", shown(name)),
                 ),
             }
             result
