@@ -180,9 +180,10 @@ fn progress_bar(duration: f64) -> ProgressBar {
 }
 
 pub(crate) fn run(args: &DemoArgs) -> Result<()> {
-    if !(args.duration.is_finite() && args.duration > 0.0) {
-        bail!("--duration must be positive");
+    if !(args.rate.is_finite() && args.rate > 0.0) {
+        bail!("--rate must be positive, got {}", args.rate);
     }
+    crate::sim_command::check_duration(args.duration, 1.0 / args.rate)?;
     let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
         .with_context(|| format!("loading {}", args.urdf.display()))?;
     let trajectory = args

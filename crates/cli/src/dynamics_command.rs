@@ -64,11 +64,12 @@ fn read_states(path: &PathBuf) -> Result<Input> {
     let text = if path.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin()
+            .take(armctl_model::files::MAX_LOG_BYTES)
             .read_to_string(&mut text)
             .context("reading states from standard input")?;
         text
     } else {
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        crate::input_file::read_text(path, "states", armctl_model::files::MAX_LOG_BYTES)?
     };
     serde_json::from_str(&text).with_context(|| format!("parsing states from {}", path.display()))
 }

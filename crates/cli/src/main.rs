@@ -5,6 +5,7 @@ mod demo_command;
 mod dynamics_command;
 mod excite_command;
 mod identify_command;
+mod input_file;
 mod latency_command;
 mod model_command;
 mod model_json;

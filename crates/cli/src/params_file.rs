@@ -45,8 +45,11 @@ fn parameters(path: &Path, text: &str) -> Result<Vec<(String, ParameterValue)>> 
 pub(crate) fn values(paths: &[std::path::PathBuf]) -> Result<Vec<(String, ParameterValue)>> {
     let mut values = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading parameters {}", path.display()))?;
+        let text = crate::input_file::read_text(
+            path,
+            "parameters",
+            armctl_model::files::MAX_CONFIG_BYTES,
+        )?;
         values.extend(parameters(path, &text)?);
     }
     Ok(values)

@@ -130,10 +130,28 @@ pub(crate) fn start_configuration(q0: Option<&str>, robot: &Robot) -> Result<Vec
     }
 }
 
-pub(crate) fn run(args: &SimArgs) -> Result<()> {
-    if !(args.duration.is_finite() && args.duration > 0.0) {
-        bail!("--duration must be positive");
+/// The most steps a run records (in memory: about 350 MB for a 7-joint arm).
+pub(crate) const MAX_STEPS: f64 = 1e6;
+
+/// Checks `--duration` and the step: positive, finite, at most [`MAX_STEPS`] steps.
+pub(crate) fn check_duration(duration: f64, dt: f64) -> Result<usize> {
+    if !(duration.is_finite() && duration > 0.0) {
+        bail!("--duration must be positive and finite, got {duration}");
     }
+    if !(dt.is_finite() && (1e-6..=0.1).contains(&dt)) {
+        bail!("--dt must be between 1e-6 and 0.1 s, got {dt}");
+    }
+    let steps = (duration / dt).round();
+    if steps > MAX_STEPS {
+        bail!(
+            "--duration {duration} s at a step of {dt} s is {steps:e} steps; at most {MAX_STEPS:e} are recorded (shorten --duration or lengthen --dt)"
+        );
+    }
+    Ok(steps.max(1.0) as usize)
+}
+
+pub(crate) fn run(args: &SimArgs) -> Result<()> {
+    let steps = check_duration(args.duration, args.dt)?;
     let robot = load_robot(args)?;
     let mut runtime = controller_runtime(args, &robot)?;
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
@@ -152,7 +170,6 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         };
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
-    let steps = (args.duration / args.dt).round() as usize;
     runtime.core_mut().follow(trajectory, 0.0)?;
     let mut control = CoreLoop::new(runtime.core_mut());
     let mut log = simulate(&mut sim, &mut control, steps)?;

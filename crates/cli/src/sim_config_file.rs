@@ -82,8 +82,11 @@ where
 
 /// `base` with the settings of `path` applied; the result is validated.
 pub(crate) fn load(path: &Path, base: SimConfig) -> Result<SimConfig> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading simulator settings {}", path.display()))?;
+    let text = crate::input_file::read_text(
+        path,
+        "simulator settings",
+        armctl_model::files::MAX_CONFIG_BYTES,
+    )?;
     let file: SimConfigFile = if text.trim().is_empty() {
         SimConfigFile::default()
     } else {

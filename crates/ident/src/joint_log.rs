@@ -65,6 +65,8 @@ impl JointLog {
 
     /// Reads a CSV log.
     pub fn read_csv(path: &Path) -> Result<Self, IdentError> {
+        armctl_model::files::check_regular_file(path, armctl_model::files::MAX_LOG_BYTES)
+            .map_err(|e| fail(path, e))?;
         let mut reader = csv::Reader::from_path(path).map_err(|e| fail(path, e.to_string()))?;
         let header: Vec<String> = reader
             .headers()

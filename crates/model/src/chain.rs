@@ -13,6 +13,10 @@ use nalgebra::{IsometryMatrix3, Unit, Vector3};
 use crate::urdf_tree::{TreeJointKind, UrdfTree};
 use crate::{Friction, JointKind, JointLimits, ModelError, RigidInertia};
 
+/// The most moving joints a chain may have (the base parameters of a chain allocate in the
+/// square of its length).
+pub const MAX_DOF: usize = 64;
+
 /// What happens to moving joints that are not on the base-to-tip chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BranchPolicy {
@@ -115,6 +119,17 @@ impl Chain {
             None => default_tip(tree, base)?,
         };
         let path = path_joints(tree, base, tip)?;
+        let moving = path
+            .iter()
+            .filter(|&&j| tree.joints[j].kind.is_moving())
+            .count();
+        if moving > MAX_DOF {
+            return Err(ModelError::TooLarge {
+                what: "moving joints in the chain",
+                count: moving,
+                limit: MAX_DOF,
+            });
+        }
         let mut builder = ChainBuilder::new(tree, options, &path)?;
         builder.walk(base, IsometryMatrix3::identity(), None, None);
         let ChainBuilder {

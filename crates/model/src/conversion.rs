@@ -73,10 +73,13 @@ pub fn urdf_to_robot(text: &str, options: &ChainOptions) -> Result<Conversion, M
 
 /// Reads and converts a URDF file.
 pub fn urdf_file_to_robot(path: &Path, options: &ChainOptions) -> Result<Conversion, ModelError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ModelError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    })?;
+    let text =
+        crate::files::read_text_bounded(path, crate::files::MAX_URDF_BYTES).map_err(|reason| {
+            ModelError::Io {
+                path: path.display().to_string(),
+                reason,
+            }
+        })?;
     urdf_to_robot(&text, options)
 }
 

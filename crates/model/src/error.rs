@@ -15,6 +15,17 @@ pub enum ModelError {
         /// The operating system's reason.
         reason: String,
     },
+    /// The description is larger than any arm armctl controls (it would exhaust the stack or
+    /// memory of the algorithms that follow).
+    #[error("the URDF has {count} {what}; at most {limit} are accepted")]
+    TooLarge {
+        /// "links" or "moving joints in the chain".
+        what: &'static str,
+        /// How many it has.
+        count: usize,
+        /// The most accepted.
+        limit: usize,
+    },
     /// The text is not a well-formed URDF document.
     #[error("malformed URDF: {reason}")]
     Malformed {

@@ -37,6 +37,7 @@
 mod chain;
 mod conversion;
 mod error;
+pub mod files;
 mod forward_kinematics;
 mod inertia;
 mod jacobian;
@@ -51,7 +52,7 @@ mod test_robots;
 pub mod test_support;
 mod urdf_tree;
 
-pub use chain::{BranchPolicy, ChainOptions, ChainReport};
+pub use chain::{BranchPolicy, ChainOptions, ChainReport, MAX_DOF};
 pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport};
 pub use error::{check_length, LengthMismatch, ModelError};
 pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
@@ -61,3 +62,4 @@ pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};
 pub use kinematics_workspace::KinematicsWorkspace;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
+pub use urdf_tree::MAX_LINKS;

@@ -7,6 +7,10 @@ use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3}
 
 use crate::{Friction, JointLimits, ModelError, RigidInertia};
 
+/// The most links a description may have: far beyond any arm (a humanoid has about a hundred),
+/// and a bound on the depth of the recursive walk over the tree.
+pub const MAX_LINKS: usize = 1000;
+
 /// Relative size below which a negative principal moment counts as rounding.
 const INERTIA_EIGEN_TOLERANCE: f64 = 1e-12;
 
@@ -81,6 +85,7 @@ pub(crate) struct UrdfTree {
 
 impl UrdfTree {
     /// Parses and checks URDF text.
+    /// Parses and checks URDF text.
     pub(crate) fn parse(text: &str) -> Result<Self, ModelError> {
         let urdf = urdf_rs::read_from_string(text).map_err(|e| ModelError::Malformed {
             reason: e.to_string(),
@@ -97,6 +102,13 @@ impl UrdfTree {
     }
 
     fn from_urdf(urdf: &urdf_rs::Robot) -> Result<Self, ModelError> {
+        if urdf.links.len() > MAX_LINKS {
+            return Err(ModelError::TooLarge {
+                what: "links",
+                count: urdf.links.len(),
+                limit: MAX_LINKS,
+            });
+        }
         let mut link_index = HashMap::new();
         let mut links = Vec::with_capacity(urdf.links.len());
         for link in &urdf.links {

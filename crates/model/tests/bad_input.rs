@@ -1,6 +1,6 @@
 //! Every kind of bad URDF gives an error naming the element at fault, never a panic.
 
-use armctl_model::{urdf_to_robot, BranchPolicy, ChainOptions, ModelError};
+use armctl_model::{urdf_to_robot, BranchPolicy, ChainOptions, ModelError, Robot};
 
 const LIMIT: &str = r#"<limit lower="-2" upper="2" effort="10" velocity="1"/>"#;
 
@@ -345,4 +345,38 @@ fn missing_file() {
     )
     .unwrap_err();
     says(&e, &["/nonexistent/arm.urdf"]);
+}
+
+/// A chain of `links` links joined by revolute joints, as URDF text.
+fn long_chain(links: usize) -> String {
+    let mut text = String::from("<robot name=\"long\">\n");
+    for i in 0..links {
+        text += &format!(
+            "<link name=\"l{i}\"><inertial><mass value=\"1\"/><inertia ixx=\"0.01\" ixy=\"0\" ixz=\"0\" iyy=\"0.01\" iyz=\"0\" izz=\"0.01\"/></inertial></link>\n"
+        );
+        if i > 0 {
+            text += &format!(
+                "<joint name=\"j{i}\" type=\"revolute\"><parent link=\"l{}\"/><child link=\"l{i}\"/><origin xyz=\"0 0 0.1\"/><axis xyz=\"0 0 1\"/><limit lower=\"-1\" upper=\"1\" effort=\"10\" velocity=\"1\"/></joint>\n",
+                i - 1
+            );
+        }
+    }
+    text + "</robot>\n"
+}
+
+/// Descriptions too large for any arm are refused by count, before a recursive walk could
+/// overflow the stack or the base parameters allocate terabytes; devices and pipes are not read.
+#[test]
+fn oversized_descriptions_and_non_files_are_refused_by_name() {
+    let e = Robot::from_urdf_str(&long_chain(20_000), &ChainOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("20000 links; at most 1000"), "{e}");
+    let e = Robot::from_urdf_str(&long_chain(100), &ChainOptions::default()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("99 moving joints in the chain; at most 64"),
+        "{e}"
+    );
+    assert!(Robot::from_urdf_str(&long_chain(60), &ChainOptions::default()).is_ok());
+    let e = Robot::from_urdf_file("/dev/zero", &ChainOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
 }

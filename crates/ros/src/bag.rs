@@ -39,10 +39,17 @@ fn decode(data: &[u8]) -> Result<JointState, String> {
 /// joints are those of the first message (later ones are matched by name). Positions and
 /// efforts are required, velocities used when every message has them.
 pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError> {
-    let bytes = std::fs::read(path).map_err(|e| fail(path, e))?;
+    let bytes = armctl_model::files::read_bounded(path, armctl_model::files::MAX_LOG_BYTES)
+        .map_err(|e| fail(path, e))?;
+    // The mcap crate panics on some corrupt files: a guard turns that into an error.
+    std::panic::catch_unwind(|| joint_states_of(path, &bytes, topic))
+        .unwrap_or_else(|_| Err(fail(path, "corrupt MCAP file (its reader gave up)")))
+}
+
+fn joint_states_of(path: &Path, bytes: &[u8], topic: &str) -> Result<JointLog, RosError> {
     // Nanoseconds: epoch times as f64 seconds would lose ~0.2 us, noise for differentiation.
     let mut samples: Vec<(i64, JointState)> = Vec::new();
-    for message in mcap::MessageStream::new(&bytes).map_err(|e| fail(path, e))? {
+    for message in mcap::MessageStream::new(bytes).map_err(|e| fail(path, e))? {
         let message = message.map_err(|e| fail(path, e))?;
         if message.channel.topic != topic {
             continue;

@@ -47,9 +47,13 @@ impl NodeStart {
         };
         let mut values = Vec::new();
         for path in &args.params_files {
-            let text = std::fs::read_to_string(path).map_err(|e| RuntimeError::ParamsFile {
+            let text = armctl_model::files::read_text_bounded(
+                std::path::Path::new(path),
+                armctl_model::files::MAX_CONFIG_BYTES,
+            )
+            .map_err(|reason| RuntimeError::ParamsFile {
                 path: path.clone(),
-                reason: e.to_string(),
+                reason,
             })?;
             values.extend(parameters_for_node(&text, path, &namespace, &name)?);
         }

@@ -123,14 +123,23 @@ impl SimConfig {
 
     /// Checks every value, naming the first bad one.
     pub fn validate(&self) -> Result<(), SimError> {
+        const MIN_DT: f64 = 1e-6;
+        const MAX_DT: f64 = 0.1;
+        const MAX_DELAY_STEPS: usize = 10_000;
         let bad = |name: &'static str, reason: &str| {
             Err(SimError::InvalidConfig {
                 name,
                 reason: reason.into(),
             })
         };
-        if !(self.dt.is_finite() && self.dt > 0.0) {
-            return bad("dt", "must be positive");
+        if !(self.dt.is_finite() && (MIN_DT..=MAX_DT).contains(&self.dt)) {
+            return bad("dt", "must be between 1e-6 and 0.1 s");
+        }
+        if self.command_delay_steps > MAX_DELAY_STEPS {
+            return bad(
+                "command_delay_steps",
+                "must be at most 10000 (a queue of that many commands is kept)",
+            );
         }
         if !(self.coulomb_width.is_finite() && self.coulomb_width > 0.0) {
             return bad("coulomb_width", "must be positive");
@@ -190,5 +199,37 @@ impl SimConfig {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_and_delays_that_would_exhaust_memory_are_refused_by_name() {
+        for (config, name) in [
+            (
+                SimConfig {
+                    dt: 1e-12,
+                    ..SimConfig::default()
+                },
+                "dt",
+            ),
+            (
+                SimConfig {
+                    command_delay_steps: 1_000_000_000_000,
+                    ..SimConfig::default()
+                },
+                "command_delay_steps",
+            ),
+        ] {
+            let e = config.validate().unwrap_err();
+            assert!(
+                matches!(e, SimError::InvalidConfig { name: n, .. } if n == name),
+                "{e}"
+            );
+        }
+        assert!(SimConfig::default().validate().is_ok());
     }
 }
