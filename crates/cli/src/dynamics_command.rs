@@ -1,7 +1,7 @@
 //! `armctl dynamics`: the model's dynamics for given states, as JSON.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use armctl_dynamics::{
@@ -60,7 +60,7 @@ fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
     m.row_iter().map(|r| r.iter().copied().collect()).collect()
 }
 
-fn read_states(path: &PathBuf) -> Result<Input> {
+fn read_states(path: &Path) -> Result<Input> {
     let text = if path.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin()
