@@ -120,6 +120,20 @@ fn evaluate(robot: &Robot, s: &InputSample) -> Result<OutputSample> {
         None => None,
     };
     let tip = forward_kinematics(robot, &mut KinematicsWorkspace::new(robot), &s.q)?.tip();
+    // Finite inputs can still overflow (q = 1e308): JSON would print null and exit 0.
+    let results = [
+        ("tau", tau.as_slice()),
+        ("M", m.as_slice()),
+        ("C", c.as_slice()),
+        ("G", g.as_slice()),
+        ("qdd", qdd.as_deref().unwrap_or(&[])),
+    ];
+    if let Some((name, _)) = results
+        .iter()
+        .find(|(_, v)| v.iter().any(|x| !x.is_finite()))
+    {
+        bail!("'{name}' is not finite for these inputs (are q, qd, qdd of a sensible size?)");
+    }
     Ok(OutputSample {
         tau,
         M: rows(&m),

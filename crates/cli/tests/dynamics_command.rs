@@ -100,6 +100,13 @@ fn qdd_is_absent_without_tau_and_bad_states_are_named() {
         "{not json",
     );
     assert!(!ok && err.contains("parsing states"), "{err}");
+    // Finite but absurd: the results overflow; an error, not `null` and exit 0.
+    let (ok, out, err) = run(
+        &["dynamics", "urdf/planar_2link.urdf", "--states", "-"],
+        r#"{"samples":[{"q":[0,0],"qd":[1e300,1e300],"qdd":[0,0]}]}"#,
+    );
+    assert!(!ok && err.contains("is not finite"), "{out} {err}");
+    assert!(!out.contains("null"), "{out}");
 }
 
 /// Structure only: timings are never asserted in the test suite (the machine is shared).

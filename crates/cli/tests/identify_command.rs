@@ -165,6 +165,8 @@ fn bad_logs_are_named() {
     let not_a_bag = dir.join("broken.mcap");
     std::fs::write(&not_a_bag, b"not an mcap file").unwrap();
     let missing = dir.join("missing.csv");
+    let twice = dir.join("twice.csv");
+    std::fs::write(&twice, "t,q_a,q_a,effort_a\n0,0,0,0\n").unwrap();
     // The Panda held still for 2 s, with its time in milliseconds in a second copy.
     let still_log = |time_scale: f64| {
         let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
@@ -191,7 +193,8 @@ fn bad_logs_are_named() {
     std::fs::write(&still, still_log(1.0)).unwrap();
     let milliseconds = dir.join("milliseconds.csv");
     std::fs::write(&milliseconds, still_log(1000.0)).unwrap();
-    let cases: [(&Path, &[&str], &str); 8] = [
+    let cases: [(&Path, &[&str], &str); 9] = [
+        (&twice, &[], "column 'q_a' appears twice"),
         (&short, &[], "too few"),
         (&other, &[], "panda_joint1"),
         (&not_a_bag, &[], "broken.mcap"),

@@ -95,7 +95,11 @@ fn follows_a_waypoint_file_and_the_table_names_every_joint() {
 
 #[test]
 fn bad_input_is_named() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
+        (
+            &["--trajectory", "setpoint:100,0,0,-2,0,1.5,0"],
+            "panda_joint1 = 100",
+        ),
         (&["--duration", "1e308"], "at most 1e6 are recorded"),
         (&["--duration", "1e9"], "at most 1e6 are recorded"),
         (&["--dt", "1e-12"], "--dt must be between"),

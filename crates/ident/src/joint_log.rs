@@ -74,6 +74,16 @@ impl JointLog {
             .iter()
             .map(str::to_string)
             .collect();
+        if let Some((_, twice)) = header
+            .iter()
+            .enumerate()
+            .find(|(k, h)| header[..*k].contains(h))
+        {
+            return Err(fail(
+                path,
+                format!("column '{twice}' appears twice: which one is meant cannot be known"),
+            ));
+        }
         let t = header
             .iter()
             .position(|h| h == "t" || h == "time")

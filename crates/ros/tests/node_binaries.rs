@@ -115,6 +115,25 @@ fn bad_starts_fail_with_the_item_named() {
             "state_timeout",
         ),
     ];
+    // sim_node with an arm started far outside its limits.
+    let sim_urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let out = run(
+        env!("CARGO_BIN_EXE_sim_node"),
+        &[
+            "--ros-args",
+            "-p",
+            &sim_urdf,
+            "-p",
+            "initial_positions:=[100.0, 0.0, 0.0, -2.0, 0.0, 1.5, 0.0]",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("initial_positions")
+            && stderr.contains("panda_joint1 = 100"),
+        "{stderr}"
+    );
     for (args, named) in cases {
         let mut all = vec!["--ros-args".to_string()];
         all.extend(args);

@@ -510,7 +510,42 @@ impl ControllerCore {
                 self.robot.dof()
             )));
         }
+        self.check_sampled(trajectory.as_ref())?;
         self.trajectory = Some((start, trajectory));
+        Ok(())
+    }
+
+    /// A trajectory's positions within the limits and its velocities within the velocity
+    /// limits, sampled 1000 times over its duration (the first 60 s of a periodic one): what
+    /// the node checks of a message, for references built in process.
+    fn check_sampled(&self, trajectory: &dyn Trajectory) -> Result<(), RuntimeError> {
+        const SAMPLES: usize = 1000;
+        let span = trajectory.duration().min(60.0);
+        let mut sample = JointReference::hold(&self.reference.q);
+        for k in 0..=SAMPLES {
+            let t = span * k as f64 / SAMPLES as f64;
+            trajectory.sample(t, &mut sample);
+            for (j, joint) in self.robot.joints().iter().enumerate() {
+                let (q, qd, limits) = (sample.q[j], sample.qd[j], &joint.limits);
+                let outside = limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q);
+                if !q.is_finite() || outside {
+                    return Err(reference_error(format!(
+                        "{} = {q} at t = {t:.3} s is outside [{}, {}]",
+                        joint.name, limits.lower, limits.upper
+                    )));
+                }
+                let too_fast = qd.is_nan() || qd.abs() > limits.velocity * (1.0 + 1e-9);
+                if limits.velocity > 0.0 && too_fast {
+                    return Err(reference_error(format!(
+                        "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {}",
+                        joint.name, limits.velocity
+                    )));
+                }
+            }
+            if span == 0.0 {
+                break;
+            }
+        }
         Ok(())
     }
 

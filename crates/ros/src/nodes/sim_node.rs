@@ -102,6 +102,19 @@ impl SimNode {
                     }
                     .into());
                 }
+                if let Some((joint, q)) = robot.joints().iter().zip(q).find(|(j, q)| {
+                    !q.is_finite()
+                        || (j.limits.is_bounded() && !(j.limits.lower..=j.limits.upper).contains(q))
+                }) {
+                    return Err(armctl_runtime::RuntimeError::Parameter {
+                        name: "initial_positions".into(),
+                        reason: format!(
+                            "{} = {q} is outside its limits [{}, {}]",
+                            joint.name, joint.limits.lower, joint.limits.upper
+                        ),
+                    }
+                    .into());
+                }
                 q.clone()
             }
             _ => robot.middle_configuration(),
