@@ -3,7 +3,7 @@
 //!      = RNEA(q, qd, qdd_d + Kd de + Kp e) + F(qd_d)`.
 //! Claim: with the exact model the error obeys `edd + Kd de + Kp e = 0`, so it converges for any
 //! positive gains. Gains are per unit inertia (rad/s^2 per rad). `F` is the model's joint
-//! friction (zero unless the URDF or an identified model gives it), at the reference velocity
+//! friction (an identified model's, or the URDF's with `friction_compensation`), at the reference velocity
 //! with a smoothed sign: measured velocities would make the Coulomb term chatter at rest.
 
 use armctl_dynamics::{friction_torques, CoulombSign};

@@ -275,6 +275,11 @@ impl ControllerCore {
         })
     }
 
+    /// The model the controller and the hold compute with.
+    pub fn robot(&self) -> &Robot {
+        &self.robot
+    }
+
     /// The controlled joints, in the order of the command array.
     pub fn joints(&self) -> &[String] {
         self.map.joints()

@@ -76,10 +76,22 @@ fn configure(
         Some(robot) => robot,
         None => load_robot(&store)?,
     };
-    if let Some(model) = identified_model(|name| store.get(name)) {
+    let identified = identified_model(|name| store.get(name))?;
+    let identified_friction = identified
+        .as_ref()
+        .is_some_and(|m| !m.viscous.is_empty() || !m.coulomb.is_empty());
+    if let Some(model) = identified {
         robot = model
             .apply(&robot)
             .map_err(|e| invalid("model_base_parameters", e.to_string()))?;
+    }
+    // URDF <dynamics damping friction> is usually a simulator's tuning, not a measurement:
+    // compensated only when asked, or when an identified model measured it.
+    if store.get("friction_compensation") != Some(&ParameterValue::Bool(true))
+        && !identified_friction
+    {
+        let zero = vec![0.0; robot.dof()];
+        robot = robot.with_friction(&zero, &zero)?;
     }
     let controller_name = store.string("controller");
     let mut controller = controller_by_name(&controller_name, &robot)
@@ -346,5 +358,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// URDF friction is compensated only when asked; identified friction without the base
+    /// parameters it was fitted with is refused, naming it.
+    #[test]
+    fn urdf_friction_is_compensated_only_when_asked() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let urdf = std::fs::read_to_string(path).unwrap().replace(
+            "<axis",
+            "<dynamics damping=\"2.0\" friction=\"1.5\"/>\n    <axis",
+        );
+        let start = |extra: Vec<(&str, ParameterValue)>| {
+            let mut values = vec![
+                (
+                    "robot_description".to_string(),
+                    ParameterValue::String(urdf.clone()),
+                ),
+                (
+                    "controller".to_string(),
+                    ParameterValue::String("computed_torque".into()),
+                ),
+            ];
+            values.extend(extra.into_iter().map(|(n, v)| (n.to_string(), v)));
+            NodeStart {
+                name: "controller_node".into(),
+                namespace: "/".into(),
+                remaps: vec![],
+                values,
+            }
+        };
+        let viscous =
+            |runtime: &ControllerRuntime| runtime.core().robot().joints()[0].friction.viscous;
+        let plain = ControllerRuntime::new(&start(vec![])).unwrap();
+        assert_eq!(viscous(&plain), 0.0);
+        let asked = ControllerRuntime::new(&start(vec![(
+            "friction_compensation",
+            ParameterValue::Bool(true),
+        )]))
+        .unwrap();
+        assert_eq!(viscous(&asked), 2.0);
+        let e = ControllerRuntime::new(&start(vec![(
+            "model_viscous",
+            ParameterValue::DoubleArray(vec![0.1, 0.1]),
+        )]))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("model_viscous") && e.contains("without model_base_parameters"),
+            "{e}"
+        );
     }
 }

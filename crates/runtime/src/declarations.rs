@@ -47,6 +47,7 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         Declaration::string("controller", "computed_torque", "Control law.").choices(&CONTROLLERS).read_only(),
         Declaration::double("update_rate", 0.0, "Control rate, Hz; 0 computes one command per /joint_states message.").range(0.0, 10_000.0).read_only(),
         Declaration::double("state_timeout", 0.1, "A joint state older than this (s) makes the node hold in safe_mode.").range(1e-4, 60.0),
+        Declaration::bool("friction_compensation", false, "Compensate the friction of the URDF's <dynamics damping friction> (often a simulator's tuning, not a measurement); an identified model's friction is always compensated.").read_only(),
         Declaration::integer("max_reference_points", crate::controller_core::DEFAULT_MAX_POINTS as i64, "A trajectory with more points than this is refused (bounds the memory a reference takes).").range(2.0, 1e6),
         Declaration::double("position_limit_margin", 0.1, "A measured position beyond the URDF limits by more than this (rad or m) cannot be true: hold in safe_mode.").range(0.0, 10.0),
         Declaration::double("velocity_plausibility", 3.0, "A measured velocity above this many times the URDF velocity limit cannot be true: hold in safe_mode.").range(1.0, 1e4),

@@ -5,6 +5,8 @@
 
 use armctl_ident::IdentifiedModel;
 
+use crate::RuntimeError;
+
 use armctl_control::{Declaration, ParameterValue};
 
 /// The four declarations (read-only).
@@ -19,26 +21,38 @@ pub fn model_declarations() -> Vec<Declaration> {
     ]
 }
 
-/// The identified model in `values`, if they hold one.
+/// The identified model in `values`, if they hold one. Friction without base parameters is
+/// refused, naming the parameter: it was identified together with them and means nothing alone
+/// (it used to be ignored in silence).
 pub fn identified_model<'a>(
     mut value: impl FnMut(&str) -> Option<&'a ParameterValue>,
-) -> Option<IdentifiedModel> {
+) -> Result<Option<IdentifiedModel>, RuntimeError> {
     let doubles = |v: Option<&ParameterValue>| match v {
         Some(ParameterValue::DoubleArray(d)) => d.clone(),
         _ => vec![],
     };
     let base_values = doubles(value("model_base_parameters"));
     if base_values.is_empty() {
-        return None;
+        for name in ["model_viscous", "model_coulomb"] {
+            if !doubles(value(name)).is_empty() {
+                return Err(RuntimeError::Parameter {
+                    name: name.into(),
+                    reason: "given without model_base_parameters: identified friction comes with \
+                             the base parameters it was fitted with (armctl identify --out writes both)"
+                        .into(),
+                });
+            }
+        }
+        return Ok(None);
     }
     let base_names = match value("model_base_names") {
         Some(ParameterValue::StringArray(n)) => n.clone(),
         _ => vec![],
     };
-    Some(IdentifiedModel {
+    Ok(Some(IdentifiedModel {
         base_names,
         base_values,
         viscous: doubles(value("model_viscous")),
         coulomb: doubles(value("model_coulomb")),
-    })
+    }))
 }
