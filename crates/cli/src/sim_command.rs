@@ -106,7 +106,8 @@ pub(crate) struct Summary {
     files: Vec<PathBuf>,
 }
 
-fn load_robot(args: &SimArgs) -> Result<Robot> {
+/// The robot and what its conversion noticed.
+fn load_robot(args: &SimArgs) -> Result<(Robot, Vec<String>)> {
     let options = ChainOptions {
         base_link: args.base.clone(),
         tip_link: args.tip.clone(),
@@ -117,9 +118,9 @@ fn load_robot(args: &SimArgs) -> Result<Robot> {
         },
         ..ChainOptions::default()
     };
-    Ok(urdf_file_to_robot(&args.urdf, &options)
-        .with_context(|| format!("loading {}", args.urdf.display()))?
-        .robot)
+    let conversion = urdf_file_to_robot(&args.urdf, &options)
+        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    Ok((conversion.robot, conversion.report.warnings))
 }
 
 /// `--q0`, or the middle of each joint's range.
@@ -152,7 +153,7 @@ pub(crate) fn check_duration(duration: f64, dt: f64) -> Result<usize> {
 
 pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let steps = check_duration(args.duration, args.dt)?;
-    let robot = load_robot(args)?;
+    let (robot, model_warnings) = load_robot(args)?;
     let mut runtime = controller_runtime(args, &robot)?;
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
@@ -181,7 +182,11 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
     let controller = runtime.core().controller();
-    let mut warnings = controller.warnings().to_vec();
+    let mut warnings: Vec<String> = model_warnings
+        .iter()
+        .map(|w| format!("robot model: {w}"))
+        .collect();
+    warnings.extend(controller.warnings().iter().cloned());
     warnings.extend(events);
     let info = RunInfo {
         controller: controller.name().to_string(),

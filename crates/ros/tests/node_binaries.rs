@@ -184,7 +184,7 @@ async fn two_arms_in_namespaces_with_parameter_files_and_a_renamed_node() {
     let dir = std::env::temp_dir().join(format!("armctl-two-arms-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let wildcard = dir.join("any_node.yaml");
-    std::fs::write(&wildcard, "/**:\n  ros__parameters:\n    controller: pd_gravity\n    kp: [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0]\n    kd: [50.0, 50.0, 50.0, 20.0, 10.0, 5.0, 1.0]\n").unwrap();
+    std::fs::write(&wildcard, "/**:\n  ros__parameters:\n    controller: pd_gravity\n    kp: [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0]\n    kd: [15.0, 15.0, 15.0, 15.0, 5.0, 3.0, 1.0]\n").unwrap();
     let arms = [
         (
             "/arm1",

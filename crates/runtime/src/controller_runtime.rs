@@ -11,7 +11,7 @@ use crate::controller_core::{ControllerCore, Plausibility, SafeMode};
 use crate::declarations::controller_node_declarations;
 use crate::model_parameters::identified_model;
 use crate::node_parameters::ParameterStore;
-use crate::startup::{load_robot, NodeStart};
+use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
 
 fn invalid(name: &str, reason: String) -> RuntimeError {
@@ -61,20 +61,30 @@ pub fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, 
 pub fn controller_node_parameters(
     start: &NodeStart,
 ) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
-    configure(start, None)
+    let configured = configure(start, None)?;
+    Ok((configured.store, configured.controller, configured.robot))
+}
+
+/// What configuring produced.
+struct Configured {
+    store: ParameterStore,
+    controller: Box<dyn Controller>,
+    robot: Robot,
+    /// What the URDF conversion noticed.
+    warnings: Vec<String>,
 }
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
 /// describe).
-fn configure(
-    start: &NodeStart,
-    robot: Option<Robot>,
-) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
+fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, RuntimeError> {
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
-    let mut robot = match robot {
-        Some(robot) => robot,
-        None => load_robot(&store)?,
+    let (mut robot, warnings) = match robot {
+        Some(robot) => (robot, vec![]),
+        None => {
+            let conversion = load_conversion(&store)?;
+            (conversion.robot, conversion.report.warnings)
+        }
     };
     let identified = identified_model(|name| store.get(name))?;
     let identified_friction = identified
@@ -120,7 +130,12 @@ fn configure(
         }
     }
     controller.parameters_mut().settle();
-    Ok((store, controller, robot))
+    Ok(Configured {
+        store,
+        controller,
+        robot,
+        warnings,
+    })
 }
 
 /// The plausibility rules the parameters set.
@@ -137,6 +152,7 @@ pub struct ControllerRuntime {
     parameters: ParameterStore,
     /// Command index -> chain index.
     order: Vec<usize>,
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for ControllerRuntime {
@@ -160,9 +176,13 @@ impl ControllerRuntime {
         Self::configured(configure(start, Some(robot))?)
     }
 
-    fn configured(
-        (parameters, controller, robot): (ParameterStore, Box<dyn Controller>, Robot),
-    ) -> Result<Self, RuntimeError> {
+    fn configured(configured: Configured) -> Result<Self, RuntimeError> {
+        let Configured {
+            store: parameters,
+            controller,
+            robot,
+            warnings,
+        } = configured;
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let joints = match parameters.get("joints") {
             Some(ParameterValue::StringArray(j)) => j.clone(),
@@ -185,7 +205,14 @@ impl ControllerRuntime {
             core,
             parameters,
             order,
+            warnings,
         })
+    }
+
+    /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
+    /// real body has): for the operator, once at start.
+    pub fn model_warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The controller core.
@@ -407,6 +434,40 @@ mod tests {
         assert!(
             e.contains("model_viscous") && e.contains("without model_base_parameters"),
             "{e}"
+        );
+    }
+
+    /// An inertia no real body has is told to the operator at start (it was noticed by the
+    /// conversion and then dropped on the way to the node).
+    #[test]
+    fn what_the_conversion_noticed_reaches_the_runner() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let urdf = std::fs::read_to_string(path).unwrap();
+        let start_of = |urdf: String| NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values: vec![("robot_description".into(), ParameterValue::String(urdf))],
+        };
+        let plain = ControllerRuntime::new(&start_of(urdf.clone())).unwrap();
+        assert!(
+            plain.model_warnings().is_empty(),
+            "{:?}",
+            plain.model_warnings()
+        );
+        // The first link's tensor made impossible: ixx = iyy = 1, izz = 5.
+        let first = urdf.find("<inertia ").unwrap();
+        let end = first + urdf[first..].find("/>").unwrap() + 2;
+        let bad = format!(
+            "{}<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"5\"/>{}",
+            &urdf[..first],
+            &urdf[end..]
+        );
+        let warned = ControllerRuntime::new(&start_of(bad)).unwrap();
+        let warnings = warned.model_warnings().join("\n");
+        assert!(
+            warnings.contains("joint1") && warnings.contains("triangle inequality"),
+            "{warnings}"
         );
     }
 }

@@ -3,7 +3,9 @@
 //! declaration, and build the robot model.
 
 use armctl_control::ParameterValue;
-use armctl_model::{BranchPolicy, ChainOptions, Robot};
+use armctl_model::{
+    urdf_file_to_robot, urdf_to_robot, BranchPolicy, ChainOptions, Conversion, Robot,
+};
 
 use crate::node_parameters::ParameterStore;
 use crate::params_file::{parameters_for_node, value_from_text};
@@ -88,6 +90,12 @@ impl NodeStart {
 
 /// The robot from `robot_description` (URDF text) or `urdf_path`, cut at `base_link`/`tip_link`.
 pub fn load_robot(store: &ParameterStore) -> Result<Robot, RuntimeError> {
+    Ok(load_conversion(store)?.robot)
+}
+
+/// As [`load_robot`], with what the conversion noticed (nearly parallel axes, inertias no
+/// real body has), for the node to tell the operator.
+pub fn load_conversion(store: &ParameterStore) -> Result<Conversion, RuntimeError> {
     let options = ChainOptions {
         base_link: Some(store.string("base_link")).filter(|s| !s.is_empty()),
         tip_link: Some(store.string("tip_link")).filter(|s| !s.is_empty()),
@@ -97,9 +105,9 @@ pub fn load_robot(store: &ParameterStore) -> Result<Robot, RuntimeError> {
     let description = store.string("robot_description");
     let path = store.string("urdf_path");
     let robot = if !description.trim().is_empty() {
-        Robot::from_urdf_str(&description, &options)
+        urdf_to_robot(&description, &options)
     } else if !path.is_empty() {
-        Robot::from_urdf_file(&path, &options)
+        urdf_file_to_robot(std::path::Path::new(&path), &options)
     } else {
         return Err(RuntimeError::Parameter {
             name: "robot_description".into(),

@@ -386,6 +386,9 @@ impl NodeLogic for ControllerNode {
         let law = self.runtime.core().controller().name();
         let joints = self.runtime.core().joints().join(", ");
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
+        for warning in self.runtime.model_warnings() {
+            transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
+        }
         while let Some(incoming) = transport.next().await {
             match incoming {
                 Incoming::JointStates(msg) => self.on_joint_state(transport, &msg),
