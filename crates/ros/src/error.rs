@@ -16,6 +16,12 @@ pub enum RosError {
         /// What failed.
         reason: String,
     },
+    /// The simulation diverged (sim_node).
+    #[error("simulation: {reason}")]
+    Simulation {
+        /// What happened, naming the joint.
+        reason: String,
+    },
     /// A rosbag2 file could not be read or written.
     #[error("rosbag2 file '{path}': {reason}")]
     Bag {

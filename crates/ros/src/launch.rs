@@ -50,7 +50,10 @@ pub fn spawn<N: NodeLogic>(node: N, dds: &DdsOptions) -> Result<RunningNode, Ros
         ns => format!("{ns}/{}", spec.name),
     };
     let mut transport = DdsTransport::start(spec, dds)?;
-    let task = tokio::spawn(async move { node.run(&mut transport).await });
+    let task = tokio::spawn(async move {
+        // The node has said why on rosout; the task just ends.
+        let _ = node.run(&mut transport).await;
+    });
     Ok(RunningNode { name, task })
 }
 
@@ -159,8 +162,7 @@ pub fn node_main<N: NodeLogic>(
             #[cfg(not(feature = "r2r"))]
             let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
             let mut transport = StopOnSignal::new(transport)?;
-            node.run(&mut transport).await;
-            Ok(())
+            node.run(&mut transport).await
         })
     })();
     match result {

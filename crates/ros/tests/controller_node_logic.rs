@@ -98,7 +98,7 @@ async fn a_step_after_a_stall_advances_by_the_measured_time() {
         ]),
         ..Scripted::default()
     };
-    node.run(&mut transport).await;
+    node.run(&mut transport).await.unwrap();
     let c = &transport.commands;
     assert_eq!(c.len(), 3, "{c:?}");
     let moved = (c[2][0] - c[1][0]).abs();
@@ -127,7 +127,7 @@ async fn the_state_counts_clipped_efforts() {
         ]),
         ..Scripted::default()
     };
-    node.run(&mut transport).await;
+    node.run(&mut transport).await.unwrap();
     let saturated: Vec<f64> = transport
         .states
         .iter()

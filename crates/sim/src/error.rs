@@ -39,6 +39,20 @@ pub enum SimError {
     /// Building the simulated robot failed.
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// The simulated arm left physics behind (a joint faster than 100 times its velocity
+    /// limit, a non-finite state, or a mass matrix that lost positive definiteness): usually a
+    /// step too large for the damping or stiffness, or gains unstable at this rate.
+    #[error("the simulation diverged at t = {time:.4} s: {joint} at {position} rad (m) moving at {velocity} rad/s (m/s)")]
+    Diverged {
+        /// Simulated time.
+        time: f64,
+        /// The joint moving fastest against its limit.
+        joint: String,
+        /// Its position.
+        position: f64,
+        /// Its velocity.
+        velocity: f64,
+    },
     /// The controller failed during a closed-loop run. (The cause is the error's source, not
     /// part of its message: a report that prints the chain shows it once.)
     #[error("controller failed at t = {time:.3} s")]

@@ -37,4 +37,4 @@ mod simulator;
 pub use closed_loop::{run_closed_loop, run_loop, ControlLoop, DirectControl, RunLog};
 pub use config::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
 pub use error::SimError;
-pub use simulator::{Simulator, StepReport};
+pub use simulator::{Simulator, StepReport, RUNAWAY_FACTOR, RUNAWAY_SPEED};

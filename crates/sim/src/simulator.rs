@@ -25,6 +25,16 @@ pub struct StepReport {
     pub saturated: usize,
 }
 
+/// A joint faster than this many times its velocity limit has left physics behind.
+pub const RUNAWAY_FACTOR: f64 = 100.0;
+
+/// The least speed counted as a runaway, rad/s (m/s), for joints with small or no limits.
+pub const RUNAWAY_SPEED: f64 = 100.0;
+
+fn runaway_speed(joint: &armctl_model::Joint) -> f64 {
+    (RUNAWAY_FACTOR * joint.limits.velocity).max(RUNAWAY_SPEED)
+}
+
 /// The embedded simulator of one arm.
 #[derive(Debug)]
 pub struct Simulator {
@@ -224,17 +234,54 @@ impl Simulator {
         // The oldest slot is the command from `delay` steps ago (zeros before any).
         let oldest = (self.newest + 1) % slots;
         self.applied.copy_from_slice(&self.pending[oldest]);
-        match self.config.integrator {
-            Integrator::Rk4 => self.rk4()?,
-            Integrator::SemiImplicitEuler => self.semi_implicit_euler()?,
-        }
+        let integrated = match self.config.integrator {
+            Integrator::Rk4 => self.rk4(),
+            Integrator::SemiImplicitEuler => self.semi_implicit_euler(),
+        };
         self.time += self.config.dt;
-        if self.q.iter().chain(&self.qd).any(|v| !v.is_finite()) {
-            return Err(SimError::NonFinite {
-                what: "state (the simulation diverged)",
-            });
+        if integrated.is_err() || self.runaway() {
+            return Err(self.diverged());
         }
         Ok(report)
+    }
+
+    /// Whether the state stopped being physical: a non-finite value, or a joint faster than
+    /// [`RUNAWAY_FACTOR`] times its velocity limit (at least [`RUNAWAY_SPEED`]).
+    fn runaway(&self) -> bool {
+        self.q.iter().any(|v| !v.is_finite())
+            || self
+                .qd
+                .iter()
+                .zip(self.plant.joints())
+                .any(|(v, joint)| v.is_nan() || v.abs() > runaway_speed(joint))
+    }
+
+    /// The divergence, naming the joint moving fastest against its runaway speed.
+    fn diverged(&self) -> SimError {
+        let share = |(v, joint): (&f64, &armctl_model::Joint)| {
+            let s = v.abs() / runaway_speed(joint);
+            if s.is_nan() {
+                f64::INFINITY
+            } else {
+                s
+            }
+        };
+        let fastest = (0..self.qd.len())
+            .max_by(|&a, &b| {
+                let joints = self.plant.joints();
+                share((&self.qd[a], &joints[a])).total_cmp(&share((&self.qd[b], &joints[b])))
+            })
+            .unwrap_or(0);
+        SimError::Diverged {
+            time: self.time,
+            joint: self
+                .plant
+                .joints()
+                .get(fastest)
+                .map_or_else(String::new, |j| j.name.clone()),
+            position: self.q.get(fastest).copied().unwrap_or(f64::NAN),
+            velocity: self.qd.get(fastest).copied().unwrap_or(f64::NAN),
+        }
     }
 
     fn semi_implicit_euler(&mut self) -> Result<(), SimError> {

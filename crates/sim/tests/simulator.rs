@@ -318,3 +318,42 @@ fn bad_commands_and_settings_are_errors() {
         .to_string()
         .contains("mass_scale"));
 }
+
+/// A constant 5 N m on every Panda joint (within the limits) spins the light wrist until the
+/// simulation leaves physics behind: it stops with an error naming the joint, at a speed a
+/// real joint never reaches, instead of integrating positions up to 1e63 rad.
+#[test]
+fn a_runaway_stops_the_simulation_naming_the_joint() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+    let robot =
+        armctl_model::Robot::from_urdf_file(path, &armctl_model::ChainOptions::default()).unwrap();
+    let config = armctl_sim::SimConfig {
+        limits: None,
+        ..armctl_sim::SimConfig::default()
+    };
+    let mut sim =
+        armctl_sim::Simulator::new(&robot, &robot.middle_configuration(), config).unwrap();
+    let command = [5.0; 7];
+    let mut stopped = None;
+    for _ in 0..200_000 {
+        if let Err(e) = sim.step(&command) {
+            stopped = Some(e);
+            break;
+        }
+    }
+    let error = stopped.expect("the runaway is detected");
+    match &error {
+        armctl_sim::SimError::Diverged {
+            joint, velocity, ..
+        } => {
+            assert!(joint.starts_with("panda_joint"), "{error}");
+            assert!(velocity.abs() > armctl_sim::RUNAWAY_SPEED, "{error}");
+        }
+        other => panic!("not a divergence: {other}"),
+    }
+    assert!(
+        sim.q().iter().all(|q| q.is_finite() && q.abs() < 1e6),
+        "{:?}",
+        sim.q()
+    );
+}

@@ -382,7 +382,7 @@ impl NodeLogic for ControllerNode {
         &self.spec
     }
 
-    async fn run<T: Transport + Send>(mut self, transport: &mut T) {
+    async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
         let law = self.runtime.core().controller().name();
         let joints = self.runtime.core().joints().join(", ");
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
@@ -395,7 +395,7 @@ impl NodeLogic for ControllerNode {
                 Incoming::Tick => self.on_tick(transport),
                 Incoming::Shutdown(signal) => {
                     self.stop(transport, signal).await;
-                    return;
+                    return Ok(());
                 }
                 Incoming::Clock(msg) => self.on_clock(transport, msg.clock.seconds()),
                 Incoming::Reference(msg) => self.on_reference(transport, &msg),
@@ -414,5 +414,6 @@ impl NodeLogic for ControllerNode {
                 Incoming::Commands(_) | Incoming::State(_) | Incoming::Rosout(_) => {}
             }
         }
+        Ok(())
     }
 }

@@ -238,7 +238,7 @@ impl NodeLogic for SimNode {
         &self.spec
     }
 
-    async fn run<T: Transport + Send>(mut self, transport: &mut T) {
+    async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
         while let Some(incoming) = transport.next().await {
             match incoming {
                 Incoming::Commands(msg) => self.on_command(transport, &msg.data),
@@ -255,16 +255,20 @@ impl NodeLogic for SimNode {
                 }
                 Incoming::Shutdown(signal) => {
                     transport.log(LogLevel::Info, &format!("stopping on {signal}"));
-                    return;
+                    return Ok(());
                 }
                 Incoming::Tick => {
                     if let Err(e) = self.on_tick(transport) {
-                        transport.log(LogLevel::Warn, &format!("simulation stopped: {e}"));
-                        return;
+                        let text = format!("simulation stopped: {e}");
+                        transport.log(LogLevel::Warn, &text);
+                        return Err(RosError::Simulation {
+                            reason: e.to_string(),
+                        });
                     }
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 }

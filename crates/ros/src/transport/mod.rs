@@ -9,6 +9,7 @@ pub mod rcl;
 
 use crate::msgs::{self, Message};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Severity of a log line.
@@ -183,9 +184,10 @@ pub trait NodeLogic: Send + Sized + 'static {
     fn describe_parameters(&self) -> String {
         self.spec().parameters.describe()
     }
-    /// Runs until the middleware stops.
+    /// Runs until the middleware stops or a stop is requested (`Ok`), or until the node cannot
+    /// go on (`Err`: the simulation diverged), which the process reports with a failing exit.
     fn run<T: Transport + Send>(
         self,
         transport: &mut T,
-    ) -> impl std::future::Future<Output = ()> + Send;
+    ) -> impl std::future::Future<Output = Result<(), RosError>> + Send;
 }
