@@ -4,48 +4,12 @@
 //! without a single clipped effort and without drifting away.
 
 use armctl_control::reference::SetPoint;
-use armctl_control::{controller_by_name, ControlError, Controller, CONTROLLERS};
+use armctl_control::{controller_by_name, CONTROLLERS};
 use armctl_e2e::urdf_dir;
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::controller_core::{ControllerCore, SafeMode};
-use armctl_sim::{run_loop, ControlLoop, SimConfig, Simulator};
-
-/// The controller core in the loop, counting what the safety layer clipped.
-struct Core {
-    core: ControllerCore,
-    joints: Vec<String>,
-    clipped: usize,
-    held: usize,
-}
-
-impl ControlLoop for Core {
-    fn start(&mut self, q: &[f64], qd: &[f64]) {
-        self.core.on_joint_state(&self.joints, q, qd, 0.0);
-    }
-
-    fn command(
-        &mut self,
-        t: f64,
-        dt: f64,
-        q: &[f64],
-        qd: &[f64],
-        effort: &mut [f64],
-    ) -> Result<(), ControlError> {
-        self.core.on_joint_state(&self.joints, q, qd, t);
-        let report = self.core.step(t, dt, effort);
-        self.clipped += report.safety.saturated;
-        self.held += usize::from(report.fault.is_some());
-        Ok(())
-    }
-
-    fn reference(&self) -> &[f64] {
-        &self.core.reference().q
-    }
-
-    fn estimates(&self) -> &[f64] {
-        self.core.controller().estimates()
-    }
-}
+use armctl_runtime::simulated_loop::SimulatedLoop;
+use armctl_sim::{run_loop, SimConfig, Simulator};
 
 /// What one run did.
 #[derive(Debug)]
@@ -81,12 +45,7 @@ fn hold(robot: &Robot, controller: &str, offset: f64) -> Outcome {
     let mut core = ControllerCore::new(robot.clone(), law, SafeMode::Gravity, 0.1, None).unwrap();
     let hold_target = SetPoint::new(target.clone());
     core.follow(Box::new(hold_target), 0.0).unwrap();
-    let mut control = Core {
-        joints: core.joints().to_vec(),
-        core,
-        clipped: 0,
-        held: 0,
-    };
+    let mut control = SimulatedLoop::new(&mut core);
     let mut sim = Simulator::new(robot, &start, SimConfig::default()).unwrap();
     let log = match run_loop(&mut sim, &mut control, 3000, |_, _, _| {}) {
         Ok(log) => log,

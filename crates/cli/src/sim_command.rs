@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
-use armctl_control::{ControlError, Controller};
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
-use armctl_runtime::controller_core::ControllerCore;
 use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
-use armctl_sim::{run_loop, ControlLoop, Integrator, RunLog, SimConfig, Simulator};
+use armctl_sim::{run_loop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
@@ -172,10 +172,10 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
     runtime.core_mut().follow(trajectory, 0.0)?;
-    let mut control = CoreLoop::new(runtime.core_mut());
+    let mut control = SimulatedLoop::new(runtime.core_mut());
     let mut log = simulate(&mut sim, &mut control, steps)?;
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
-    log.saturated += control.saturated;
+    log.saturated += control.clipped;
     let events = control.events;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -236,62 +236,8 @@ fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime
     })
 }
 
-/// The runtime's controller core in the loop: each measurement goes in as a joint state, the
-/// core's step (control, or a hold on a fault) gives the efforts.
-struct CoreLoop<'a> {
-    core: &'a mut ControllerCore,
-    joints: Vec<String>,
-    /// What the core reported (holds, resumptions), with the time.
-    events: Vec<String>,
-    /// Efforts the safety layer clipped at their limits.
-    saturated: usize,
-}
-
-impl<'a> CoreLoop<'a> {
-    fn new(core: &'a mut ControllerCore) -> Self {
-        let joints = core.joints().to_vec();
-        Self {
-            core,
-            joints,
-            events: Vec::new(),
-            saturated: 0,
-        }
-    }
-}
-
-impl ControlLoop for CoreLoop<'_> {
-    fn start(&mut self, q: &[f64], qd: &[f64]) {
-        self.core.on_joint_state(&self.joints, q, qd, 0.0);
-    }
-
-    fn command(
-        &mut self,
-        t: f64,
-        dt: f64,
-        q: &[f64],
-        qd: &[f64],
-        effort: &mut [f64],
-    ) -> std::result::Result<(), ControlError> {
-        self.core.on_joint_state(&self.joints, q, qd, t);
-        let report = self.core.step(t, dt, effort);
-        self.saturated += report.safety.saturated;
-        if let Some(event) = report.event {
-            self.events.push(format!("t = {t:.3} s: {event}"));
-        }
-        Ok(())
-    }
-
-    fn reference(&self) -> &[f64] {
-        &self.core.reference().q
-    }
-
-    fn estimates(&self) -> &[f64] {
-        self.core.controller().estimates()
-    }
-}
-
 /// The control loop with a progress bar that appears once the run has taken a second.
-fn simulate(sim: &mut Simulator, control: &mut CoreLoop<'_>, steps: usize) -> Result<RunLog> {
+fn simulate(sim: &mut Simulator, control: &mut SimulatedLoop<'_>, steps: usize) -> Result<RunLog> {
     let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {percent:>3}% simulated {msg} eta {eta}")

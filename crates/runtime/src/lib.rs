@@ -19,6 +19,7 @@ pub mod node_clock;
 pub mod node_parameters;
 pub mod params_file;
 pub mod ros_args;
+pub mod simulated_loop;
 pub mod startup;
 
 pub use error::RuntimeError;
