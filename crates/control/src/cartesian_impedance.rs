@@ -16,10 +16,11 @@
 //!
 //! The pose target comes from [`crate::TaskSpace::set_target_pose`] (interpolated with
 //! [`PoseInterpolation`]); `reset` holds the current pose; the joint reference handed to
-//! `update` is the nullspace posture q_n. Default stiffness per direction:
-//! `(20 rad/s)^2` times the smallest eigenvalue of the translational and rotational blocks of the
-//! task inertia (median over configurations), so a light wrist gets a soft rotation (a stiffer
-//! one than the control rate can damp oscillates).
+//! `update` is the nullspace posture q_n. Default stiffness per block (translation, rotation):
+//! `(20 rad/s)^2` times the lightest effective task inertia of the block (median over
+//! configurations), so a light wrist gets a soft rotation (a stiffer one than the control rate
+//! can damp oscillates), and an arm of fewer than six joints gets a stiffness sized on the
+//! directions it can move.
 //!
 //! Inertia shaping (when every entry of `inertia` is positive): with the measured tip wrench
 //! `F_ext` ([`crate::TaskSpace::set_external_wrench`]) the tip follows
@@ -119,47 +120,54 @@ pub(crate) fn damping_matrix(lambda: &Matrix6<f64>, k: &[f64], zeta: f64) -> Mat
     q * d0 * q.transpose()
 }
 
-/// Isotropic per block: translation `(20 rad/s)^2 lambda_min(Lambda_tt)`, rotation
-/// `(20 rad/s)^2 lambda_min(Lambda_rr)`, each the median over 33 fixed pseudo-random
-/// configurations within the limits. The smallest eigenvalue, because a light wrist is light
-/// about one axis only and a stiffness set on base-link axes meets that axis in every
-/// direction; the median, because a single configuration may sit on a singularity.
+/// Isotropic per block: `(20 rad/s)^2` times the lightest effective task inertia of the block,
+/// `1 / lambda_max` of its block of the task mobility `J M^-1 J^T` (the inertia felt pushing
+/// the tip along the lightest direction with every other direction free; a light wrist is
+/// light about one axis only, and a stiffness set on base-link axes meets that axis in every
+/// direction), each the median over 33 fixed pseudo-random configurations within the limits
+/// (one configuration may sit on a singularity). Directions the arm cannot move (an arm of
+/// fewer than six joints) have no mobility and so no say; a block it cannot move at all gets
+/// no stiffness.
 fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let mut probe = CartesianImpedance::with_stiffness(robot, vec![0.0; 6])?;
     let mut configurations = Configurations::new(0x2545_F491_4F6C_DD1D);
-    let mut samples: Vec<[f64; 6]> = Vec::new();
+    let mut samples: Vec<[f64; 2]> = Vec::new();
     for _ in 0..33 {
         let q = configurations.next(robot);
         probe.tip.update(robot, &q, 0.0)?;
-        let lambda = probe.task_inertia(&q)?;
-        let smallest = |k: usize| {
-            nalgebra::SymmetricEigen::new(lambda.fixed_view::<3, 3>(k, k).into_owned())
+        let mobility = probe.mobility(&q)?;
+        let largest = |k: usize| {
+            nalgebra::SymmetricEigen::new(mobility.fixed_view::<3, 3>(k, k).into_owned())
                 .eigenvalues
-                .min()
-                .max(0.0)
+                .max()
         };
-        let (translation, rotation) = (smallest(0), smallest(3));
-        samples.push(std::array::from_fn(|i| {
-            if i < 3 {
-                translation
-            } else {
-                rotation
-            }
-        }));
+        samples.push([largest(0), largest(3)]);
     }
-    Ok((0..6)
-        .map(|i| {
-            let mut column: Vec<f64> = samples.iter().map(|s| s[i]).collect();
+    let per_block: Vec<f64> = (0..2)
+        .map(|block| {
+            let mut column: Vec<f64> = samples.iter().map(|s| s[block]).collect();
             column.sort_by(f64::total_cmp);
-            400.0 * column[column.len() / 2]
+            let mobility = column[column.len() / 2];
+            if mobility > MOBILITY_FLOOR {
+                DEFAULT_FREQUENCY * DEFAULT_FREQUENCY / mobility
+            } else {
+                0.0
+            }
         })
-        .collect())
+        .collect();
+    Ok((0..6).map(|i| per_block[i / 3]).collect())
 }
 
+/// Natural frequency of the default stiffness on the lightest direction, rad/s.
+const DEFAULT_FREQUENCY: f64 = 20.0;
+
+/// Mobility (1/kg, 1/(kg m^2)) below which a block counts as immobile.
+const MOBILITY_FLOOR: f64 = 1e-9;
+
 impl CartesianImpedance {
-    /// The controller with `robot` as its model: stiffness `(20 rad/s)^2` times the smallest
-    /// task inertia of each block (median over configurations), critical damping, posture stiffness 10 N m/rad and damping
-    /// 1 N m s/rad.
+    /// The controller with `robot` as its model: stiffness `(20 rad/s)^2` times the lightest
+    /// effective task inertia of each block (see [`default_stiffness`]), critical damping,
+    /// posture stiffness 10 N m/rad and damping 1 N m s/rad.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         Self::with_stiffness(robot, default_stiffness(robot)?)
     }
@@ -191,14 +199,14 @@ impl CartesianImpedance {
         self.tip.sample()
     }
 
-    /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
-    fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
+    /// `M^-1 J^T` into `minv_jt` and the task mobility `J M^-1 J^T`.
+    fn mobility(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
         mass_matrix(&self.robot, &mut self.ws, q, &mut self.mass)?;
         self.tip.jac.transpose_to(&mut self.minv_jt);
         // M = L L^T in place (M is rebuilt whole at the next call), then M^-1 J^T.
         cholesky_in_place(&mut self.mass)?;
         cholesky_solve_in_place(&self.mass, &mut self.minv_jt)?;
-        let mut inverse = Matrix6::<f64>::from_fn(|r, c| {
+        Ok(Matrix6::<f64>::from_fn(|r, c| {
             self.tip
                 .jac
                 .row(r)
@@ -206,7 +214,12 @@ impl CartesianImpedance {
                 .zip(self.minv_jt.column(c).iter())
                 .map(|(a, b)| a * b)
                 .sum::<f64>()
-        });
+        }))
+    }
+
+    /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
+    fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
+        let mut inverse = self.mobility(q)?;
         for k in 0..6 {
             inverse[(k, k)] += 1e-9;
         }

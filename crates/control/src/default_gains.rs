@@ -187,6 +187,19 @@ pub(crate) fn error_dynamics_frequencies(
         .collect())
 }
 
+/// The largest acceleration each joint can be commanded with `share` of its effort limit when
+/// every joint accelerates at once (`share * limit / max_q sum_j |M_ij|`), rad/s^2: the bound on
+/// the defaults of terms that add acceleration on top of the error dynamics (robust, sliding).
+pub(crate) fn acceleration_capacity(robot: &Robot, share: f64) -> Result<Vec<f64>, ControlError> {
+    let bounds = InertiaBounds::of(robot)?;
+    Ok(robot
+        .joints()
+        .iter()
+        .zip(&bounds.largest_row)
+        .map(|(joint, m)| share * joint.limits.effort / m)
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

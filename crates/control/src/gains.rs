@@ -1,9 +1,7 @@
 //! Pieces shared by the controllers: gain declarations, model-sized defaults, the tracking
 //! errors and the PD term.
 
-use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
 use armctl_model::Robot;
-use nalgebra::DMatrix;
 
 use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
 
@@ -12,23 +10,6 @@ pub(crate) const KP_DESCRIPTION: &str = "Proportional gain per joint, N m/rad (N
 
 /// Natural frequency of model-sized default gains, rad/s.
 pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
-
-/// The inertia each joint feels when the others are free, `1 / (M^-1)_ii`, at mid-range. Where
-/// axes line up (the Panda's joints 1 and 3 at joint 2 = 0) it is far below `M_ii`, and a
-/// damping gain sized from `M_ii` would be too stiff for that mode at a 1 kHz control rate.
-pub(crate) fn effective_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
-    let n = robot.dof();
-    let q = robot.middle_configuration();
-    let mut m = DMatrix::zeros(n, n);
-    mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
-    let inverse = m
-        .cholesky()
-        .ok_or(ControlError::Dynamics(
-            armctl_dynamics::DynamicsError::SingularMassMatrix,
-        ))?
-        .inverse();
-    Ok((0..n).map(|i| 1.0 / inverse[(i, i)]).collect())
-}
 
 /// A live per-joint gain, from 0 to `max`.
 pub(crate) fn joint_gain(

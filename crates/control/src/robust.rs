@@ -15,6 +15,24 @@ use crate::gains::{errors, PdGains};
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
+/// Largest default `rho`, rad/s^2.
+const RHO_MAX: f64 = 50.0;
+
+/// Share of each effort limit the robust term may take on its own (on top of the error
+/// dynamics' step share).
+const RHO_EFFORT_SHARE: f64 = 0.2;
+
+/// Default `(rho, eps)`: `rho` up to [`RHO_MAX`] but at most what every joint can add with
+/// [`RHO_EFFORT_SHARE`] of its effort limit; `eps = rho / (2 min kp^2)`, so that in the linear
+/// region (`||w|| < eps`, `w_i ~ e_i / (2 kp_i)`) the term adds at most the nominal stiffness
+/// `kp` of any joint instead of a stiffness no discrete loop can hold.
+fn robust_defaults(robot: &Robot, kp: &[f64]) -> Result<(f64, f64), ControlError> {
+    let capacity = crate::default_gains::acceleration_capacity(robot, RHO_EFFORT_SHARE)?;
+    let rho = capacity.iter().copied().fold(RHO_MAX, f64::min);
+    let kp_min = kp.iter().copied().fold(f64::INFINITY, f64::min).max(1e-6);
+    Ok((rho, (rho / (2.0 * kp_min * kp_min)).clamp(1e-12, 1e3)))
+}
+
 /// Computed torque with Spong's robustifying term.
 #[derive(Debug, Clone)]
 pub struct Robust {
@@ -29,8 +47,8 @@ pub struct Robust {
 }
 
 impl Robust {
-    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]), `rho = 50 rad/s^2`, `eps = 1e-5`, `q_v = 1e-3`: in the
-    /// linear region the term adds about 2800/s^2 of stiffness and 90/s of damping.
+    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]),
+    /// `q_v = 1e-3`; `rho` and `eps` from [`robust_defaults`].
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
@@ -40,18 +58,19 @@ impl Robust {
             "nominal error dynamics",
             " (must be positive)",
         )?;
+        let (default_rho, default_eps) = robust_defaults(robot, &parameters[gains.kp])?;
         let mut scalar = |name, default, description, min, max| {
             parameters
                 .declare_scalar(Declaration::double(name, default, description).range(min, max))
         };
         let rho = scalar(
             "rho",
-            50.0,
+            default_rho,
             "Bound on the model error in acceleration, rad/s^2.",
             0.0,
             1e5,
         )?;
-        let eps = scalar("eps", 1e-5, "Width below which the robust term is linear in w (avoids chattering); w is about e / (2 kp).", 1e-12, 1e3)?;
+        let eps = scalar("eps", default_eps, "Width below which the robust term is linear in w (avoids chattering); w is about e / (2 kp).", 1e-12, 1e3)?;
         let q_velocity = scalar(
             "q_velocity",
             1e-3,

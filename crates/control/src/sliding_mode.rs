@@ -7,6 +7,7 @@
 
 use armctl_model::Robot;
 
+use crate::default_gains::STEP;
 use crate::gains::{errors, joint_gain};
 use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
@@ -22,29 +23,45 @@ pub struct SlidingMode {
     acceleration: Vec<f64>,
 }
 
+/// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
+/// [`crate::default_gains`] (up to 20 rad/s): `Lambda = w`; `k = w^2 STEP / 2`, so that the
+/// reaching term plus `Lambda de` (at most about `w^2 STEP` while sliding) needs no more than a
+/// step of the error dynamics; `phi = k / Lambda` (the largest over joints), so that inside the
+/// layer the loop is `edd + (Lambda + k/phi) de + Lambda k/phi e = 0`, critically damped at `w`.
+fn default_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>, f64), ControlError> {
+    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    let k: Vec<f64> = w.iter().map(|w| 0.5 * w * w * STEP).collect();
+    let phi = w.iter().zip(&k).map(|(w, k)| k / w).fold(0.0, f64::max);
+    Ok((w, k, phi))
+}
+
+/// Largest default slope of the sliding surface, 1/s.
+const DEFAULT_FREQUENCY: f64 = 20.0;
+
 impl SlidingMode {
-    /// `Lambda = 20/s`, `k = 20 rad/s^2`, `phi = 0.1 rad/s` (inside the layer the gain on s is
-    /// k/phi = 200/s, 0.2 per step at 1 kHz).
+    /// The defaults of [`default_gains`]: on an arm that allows it `Lambda = 20/s`,
+    /// `k = 20 rad/s^2`, `phi = 1 rad/s`.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
+        let (lambda, k, phi) = default_gains(robot)?;
         let mut parameters = ParameterSet::new(n);
         Ok(Self {
             lambda: parameters.declare_array(joint_gain(
                 "lambda",
-                vec![20.0; n],
+                lambda,
                 "Slope of the sliding surface s = de + lambda e per joint, 1/s.",
                 1e4,
             ))?,
             k: parameters.declare_array(joint_gain(
                 "k",
-                vec![20.0; n],
+                k,
                 "Switching gain per joint, rad/s^2: larger than the model error in acceleration.",
                 1e5,
             ))?,
             phi: parameters.declare_scalar(
                 Declaration::double(
                     "phi",
-                    0.1,
+                    phi,
                     "Boundary layer width on s, rad/s (0: pure switching).",
                 )
                 .range(0.0, 1e3),

@@ -7,13 +7,9 @@
 use armctl_model::Robot;
 use nalgebra::DVector;
 
-use crate::gains::{effective_inertias, errors, joint_gain};
+use crate::gains::{errors, joint_gain, DEFAULT_BANDWIDTH};
 use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet, Step};
-
-/// Default sliding-surface slope, 1/s, and decay rate of s, 1/s (`Kd = rate / (M^-1)_ii`).
-pub(crate) const DEFAULT_LAMBDA: f64 = 20.0;
-pub(crate) const DEFAULT_S_RATE: f64 = 100.0;
 
 /// The gains `lambda` and `kd` shared by both Slotine-Li controllers.
 #[derive(Debug, Clone, Copy)]
@@ -23,20 +19,16 @@ pub(crate) struct SlotineLiGains {
 }
 
 impl SlotineLiGains {
-    /// Declares `lambda = 20/s` and `kd = 100/s` times the effective joint inertia.
+    /// Declares the defaults of [`slotine_li_gains`].
     pub(crate) fn declare(
         parameters: &mut ParameterSet,
         robot: &Robot,
     ) -> Result<Self, ControlError> {
-        let n = robot.dof();
-        let kd = effective_inertias(robot)?
-            .iter()
-            .map(|m| DEFAULT_S_RATE * m)
-            .collect();
+        let (lambda, kd) = slotine_li_gains(robot)?;
         Ok(Self {
             lambda: parameters.declare_array(joint_gain(
                 "lambda",
-                vec![DEFAULT_LAMBDA; n],
+                lambda,
                 "Slope Lambda of the sliding surface s = de + Lambda e per joint, 1/s.",
                 1e4,
             ))?,
@@ -64,6 +56,20 @@ impl SlotineLiGains {
             terms.s[i] = de + lambda[i] * e;
         }
     }
+}
+
+/// Default `(Lambda, Kd)`. With the exact model the loop is `M sdot + (C + Kd) s = 0`,
+/// `s = de + Lambda e`: per joint the poles `-Lambda` and about `-Kd / M_ii`. `Kd` is plain
+/// velocity feedback, so it is bounded like the damping of the PD defaults
+/// ([`crate::default_gains`]: discrete limit on the lightest effective inertia, step effort):
+/// `Kd = kd_pd / 2 = w I_typ`. `Lambda` acts through the model, like the gains of computed
+/// torque, and takes their frequency `w_ct` (up to 20 rad/s, sized for a step of every joint
+/// at once). A 0.1 rad step then starts with `Kd Lambda e <= w w_ct I_typ STEP`, within the
+/// step's effort share.
+pub(crate) fn slotine_li_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
+    let (kp, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
+    let lambda = kp.iter().zip(&kd).map(|(p, d)| 2.0 * p / d).collect();
+    Ok((lambda, kd.iter().map(|d| 0.5 * d).collect()))
 }
 
 /// `qd_r = qd_d + Lambda e`, `qdd_r = qdd_d + Lambda de`, `s = de + Lambda e` of one step.
@@ -94,8 +100,7 @@ pub struct SlotineLi {
 }
 
 impl SlotineLi {
-    /// The controller with `robot` as its model; `Lambda = 20/s`, `Kd = 100/s` times the
-    /// effective joint inertia `1/(M^-1)_ii` at mid-range.
+    /// The controller with `robot` as its model and the gains of [`slotine_li_gains`].
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);

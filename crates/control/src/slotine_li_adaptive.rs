@@ -1,35 +1,42 @@
 //! Slotine-Li adaptive control (docs/theory.md section 6):
-//! `tau = Y(q, qd, qd_r, qdd_r) p_hat + Kd s`, `d p_hat / dt = Gamma^-1 Y^T s`, with
-//! `qd_r`, `qdd_r`, `s` as in [`crate::SlotineLi`] and Y the regressor of
-//! `M a + C(q, qd) v + G = Y(q, qd, v, a) p` (10 parameters per link about the MDH origin).
-//! Claim: e, de -> 0 and p_hat stays bounded; p_hat -> p only with persistent excitation.
-//! Needs no qdd measurement and no inverse of M.
+//! `tau = Y(q, qd, qd_r, qdd_r) p_hat + Kd s`, with `qd_r`, `qdd_r`, `s` as in
+//! [`crate::SlotineLi`] and Y the regressor of `M a + C(q, qd) v + G = Y(q, qd, v, a) p`
+//! (10 parameters per link about the MDH origin). Needs no qdd measurement and no inverse of M.
 //!
-//! `Gamma^-1` is diagonal, `Gamma^-1_k = gamma_group sigma_k`: a rate per group (the six
-//! inertia elements, the first moments, the mass) times the parameter's scale `sigma_k`, the
-//! largest initial magnitude in its group on its link. Parameters of a 0.1 kg wrist and a 5 kg
-//! shoulder then adapt at comparable relative speeds (with one rate for all, the wrist of a
-//! PUMA 560 goes unstable; with `sigma_k^2` it learns too slowly). The update is explicit Euler
-//! at the control rate. Projection keeps the estimates physically meaningful to
-//! the extent documented: each link's mass stays at or above `min_mass`. Links whose entry in
-//! `adapt` is 0 keep their model parameters (adapt only a payload, say: 1 for the last link;
-//! full parameters only: a base parameter counts as the link of its leading link parameter, and
-//! the last link's mass is merged into base parameters led by earlier links).
+//! The estimate follows `Y^T W^2 Kd s`, the textbook's `Y^T s` weighted per joint: `Kd s` is
+//! the torque the feedback adds, which at a slowly varying error equals the model's torque
+//! error `Y p_tilde`, and `W = diag(1 / (Kd Lambda))` turns it into the position error it
+//! causes; the update is a gradient on that error, normalised, leaky and projected onto a box
+//! around the model ([`crate::adaptation`]). With `Kd = k I` and without
+//! normalisation, leakage and box it is the textbook law (Lyapunov: e, de -> 0, p_hat bounded);
+//! the normalisation bounds how fast an estimate can move (a saturated arm or a fast motion no
+//! longer throws it away), the box and the leakage keep it bounded whatever the excitation.
+//! p_hat -> p only with persistent excitation. While an effort reaches its limit the estimate
+//! is held: the error then reflects the saturation, not the model.
+//!
+//! Links whose entry in `adapt` is 0 keep their model parameters (adapt only a payload, say: 1
+//! for the last link; full parameters only: a base parameter counts as the link of its leading
+//! link parameter, and the last link's mass is merged into base parameters led by earlier
+//! links).
 
 use armctl_dynamics::BaseParameters;
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{full_columns, parameter_scales, Adaptation};
+use crate::adaptation::{full_columns, saturates, Adaptation, Estimate};
 use crate::model_terms::ModelTerms;
 use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
 use crate::{ControlError, Controller, JointState, ParameterSet, Step};
+
+/// Default adaptation rate of every group, 1/s.
+const DEFAULT_RATE: f64 = 2.0;
 
 /// Adaptive Slotine-Li, on the full parameters or (see `slotine_li_adaptive_base`) on a set of
 /// base parameters: `p` then stands for `p_b` and `Y` for `Y_b`.
 #[derive(Debug, Clone)]
 pub struct SlotineLiAdaptive {
     name: &'static str,
+    robot: Robot,
     model: ModelTerms,
     parameters: ParameterSet,
     gains: SlotineLiGains,
@@ -38,13 +45,13 @@ pub struct SlotineLiAdaptive {
     base: BaseParameters,
     /// Whether `Y` is reduced to the base columns (not for the full set).
     reduces: bool,
-    initial: Vec<f64>,
-    /// `sigma_k` per parameter.
-    scale: Vec<f64>,
-    estimate: DVector<f64>,
+    estimate: Estimate,
     y: DMatrix<f64>,
     y_b: DMatrix<f64>,
-    y_t_s: DVector<f64>,
+    /// `Kd s`.
+    feedback: DVector<f64>,
+    /// Per joint `1 / (Kd Lambda)`, the inverse stiffness.
+    weights: Vec<f64>,
     model_torque: DVector<f64>,
     terms: ReferenceTerms,
 }
@@ -68,7 +75,7 @@ impl SlotineLiAdaptive {
         let reduces = base.count() != PARAMS_PER_LINK * n;
         let mut parameters = ParameterSet::new(n);
         let gains = SlotineLiGains::declare(&mut parameters, robot)?;
-        let adaptation = Adaptation::declare(&mut parameters, 1.0, !reduces)?;
+        let adaptation = Adaptation::declare(&mut parameters, DEFAULT_RATE, !reduces)?;
         let initial: Vec<f64> = base
             .values(&robot.parameter_vector())?
             .iter()
@@ -77,18 +84,18 @@ impl SlotineLiAdaptive {
         let b = base.count();
         Ok(Self {
             name,
-            scale: parameter_scales(&initial, base.columns()),
+            estimate: Estimate::new(robot, initial, base.columns().to_vec()),
             parameters,
             gains,
             adaptation,
             model: ModelTerms::new(robot),
-            estimate: DVector::from_column_slice(&initial),
-            initial,
+            robot: robot.clone(),
             base,
             reduces,
             y: DMatrix::zeros(n, PARAMS_PER_LINK * n),
             y_b: DMatrix::zeros(n, if reduces { b } else { 0 }),
-            y_t_s: DVector::zeros(b),
+            feedback: DVector::zeros(n),
+            weights: vec![0.0; n],
             model_torque: DVector::zeros(n),
             terms: ReferenceTerms::new(n),
         })
@@ -96,7 +103,7 @@ impl SlotineLiAdaptive {
 
     /// The current estimate p_hat (10 per link, or one per base parameter).
     pub fn estimate(&self) -> &[f64] {
-        self.estimate.as_slice()
+        self.estimate.values().as_slice()
     }
 
     /// The parameters adapted (the identity on all of them, or a base set with its names).
@@ -104,7 +111,7 @@ impl SlotineLiAdaptive {
         &self.base
     }
 
-    /// `tau = Y p_hat + Kd s`, then `p_hat += dt Gamma^-1 Y^T s` on adapted links.
+    /// `tau = Y p_hat + Kd s`, then the update along `Y^T Kd s` unless an effort saturates.
     fn command_and_adapt(&mut self, dt: f64, effort: &mut [f64]) -> Result<(), ControlError> {
         let y = if self.reduces {
             self.base.select(&self.y, &mut self.y_b)?;
@@ -112,20 +119,25 @@ impl SlotineLiAdaptive {
         } else {
             &self.y
         };
-        self.model_torque.gemv(1.0, y, &self.estimate, 0.0);
-        let kd = &self.parameters[self.gains.kd];
-        for (i, e) in effort.iter_mut().enumerate() {
-            *e = self.model_torque[i] + kd[i] * self.terms.s[i];
-        }
-        self.y_t_s.gemv_tr(1.0, y, &self.terms.s, 0.0);
-        self.adaptation.adapt(
-            &self.parameters,
-            self.base.columns(),
-            &self.scale,
-            &self.y_t_s,
-            dt,
-            &mut self.estimate,
+        self.model_torque.gemv(1.0, y, self.estimate.values(), 0.0);
+        let (kd, lambda) = (
+            &self.parameters[self.gains.kd],
+            &self.parameters[self.gains.lambda],
         );
+        for (i, e) in effort.iter_mut().enumerate() {
+            self.feedback[i] = kd[i] * self.terms.s[i];
+            *e = self.model_torque[i] + self.feedback[i];
+            self.weights[i] = 1.0 / (kd[i] * lambda[i]).max(f64::MIN_POSITIVE);
+        }
+        if !saturates(&self.robot, effort) {
+            self.estimate.update(
+                self.adaptation,
+                &self.parameters,
+                (y, &self.feedback),
+                &self.weights,
+                dt,
+            );
+        }
         Ok(())
     }
 }
@@ -141,7 +153,7 @@ impl Controller for SlotineLiAdaptive {
         &mut self.parameters
     }
     fn restart(&mut self, _state: &JointState<'_>) {
-        self.estimate.copy_from_slice(&self.initial);
+        self.estimate.restart();
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
@@ -153,6 +165,6 @@ impl Controller for SlotineLiAdaptive {
         self.command_and_adapt(dt, effort)
     }
     fn estimates(&self) -> &[f64] {
-        self.estimate.as_slice()
+        self.estimate.values().as_slice()
     }
 }
