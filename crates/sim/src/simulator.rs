@@ -2,7 +2,9 @@
 //!
 //! Per step the command is checked, saturated at the effort limits, delayed, and the state is
 //! integrated with `qdd = M^-1 (tau - F(qd) + tau_limits + J^T w - C qd - G)` (forward dynamics
-//! of the plant, which may differ from the controller's model).
+//! of the plant, which may differ from the controller's model). The stiff passive torques
+//! (friction, limit springs) act at the end-of-step velocity, linearised, so the solve is with
+//! `M + dt D + dt^2 K` (see `acceleration`): stable for any damping at any step.
 
 use armctl_dynamics::{
     cholesky_in_place, cholesky_solve_in_place, friction_torques, mass_matrix, nonlinear_effects,
