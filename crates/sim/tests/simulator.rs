@@ -357,3 +357,273 @@ fn a_runaway_stops_the_simulation_naming_the_joint() {
         sim.q()
     );
 }
+
+/// A three-joint arm with a light wrist and stiff URDF damping: a shoulder about the vertical,
+/// an elbow about y carrying the forearm, and a wrist rolling about the forearm's axis with
+/// 1.4e-4 kg m^2 about it. `damping` and `friction` are the URDF `<dynamics>` of each joint.
+fn stiff_arm(damping: [f64; 3], friction: [f64; 3]) -> Robot {
+    let joint = |i: usize, parent: &str, child: &str, xyz: &str, axis: &str, limit: f64| {
+        format!(
+            r#"<joint name="joint{i}" type="revolute"><parent link="{parent}"/><child link="{child}"/>
+  <origin xyz="{xyz}" rpy="0 0 0"/><axis xyz="{axis}"/>
+  <limit lower="-{limit}" upper="{limit}" effort="20" velocity="3"/>
+  <dynamics damping="{}" friction="{}"/></joint>"#,
+            damping[i - 1],
+            friction[i - 1]
+        )
+    };
+    let link = |name: &str, mass: f64, com: &str, [ixx, iyy, izz]: [f64; 3]| {
+        format!(
+            r#"<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>
+  <inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial></link>"#
+        )
+    };
+    let urdf = format!(
+        r#"<?xml version="1.0"?><robot name="stiff_wrist"><link name="base_link"/>
+{}{}{}{}{}{}
+<joint name="tool_joint" type="fixed"><parent link="link3"/><child link="tool0"/>
+  <origin xyz="0.05 0 0" rpy="0 0 0"/></joint><link name="tool0"/></robot>"#,
+        joint(1, "base_link", "link1", "0 0 0.3", "0 0 1", 2.9),
+        link("link1", 3.0, "0 0 0.1", [0.02, 0.02, 0.01]),
+        joint(2, "link1", "link2", "0 0 0.2", "0 1 0", 1.0),
+        link("link2", 2.0, "0.2 0 0", [0.002, 0.02, 0.02]),
+        joint(3, "link2", "link3", "0.4 0 0", "1 0 0", 2.9),
+        link("link3", 0.3, "0 0 0", [1.4e-4, 2e-4, 2e-4]),
+    );
+    Robot::from_urdf_str(&urdf, &ChainOptions::default()).unwrap()
+}
+
+/// The largest `b_i dt / M_ii` of `robot` at `q` (M_ii the joint's own inertia).
+fn largest_damping_ratio(robot: &Robot, q: &[f64], dt: f64) -> f64 {
+    let n = robot.dof();
+    let mut m = nalgebra::DMatrix::zeros(n, n);
+    armctl_dynamics::mass_matrix(robot, &mut DynamicsWorkspace::new(robot), q, &mut m).unwrap();
+    (0..n)
+        .map(|i| robot.joints()[i].friction.viscous * dt / m[(i, i)])
+        .fold(0.0, f64::max)
+}
+
+/// Runs `sim` for `steps` under `command`; the largest |q| and the last velocities.
+fn run(sim: &mut Simulator, command: &[f64], steps: usize) -> (f64, Vec<f64>) {
+    let mut largest = 0.0f64;
+    for _ in 0..steps {
+        if let Err(e) = sim.step(command) {
+            panic!("{e}");
+        }
+        largest = sim.q().iter().fold(largest, |a, q| a.max(q.abs()));
+    }
+    (largest, sim.qd().to_vec())
+}
+
+#[test]
+fn a_stiffly_damped_light_wrist_is_stable_at_1_khz_with_both_integrators() {
+    // Wrist damping 14 N m s/rad on 1.4e-4 kg m^2: b dt / I = 100 at 1 kHz.
+    let arm = stiff_arm([2.0, 5.0, 14.0], [0.5, 0.5, 0.2]);
+    let q0 = [0.3, -0.2, 0.5];
+    let ratio = largest_damping_ratio(&arm, &q0, 1e-3);
+    assert!(ratio > 99.0, "the wrist should be this stiff: {ratio}");
+    for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
+        let config = SimConfig {
+            integrator,
+            ..SimConfig::default()
+        };
+        // Zero command from a moving start: everything comes to rest, the elbow on its limit.
+        let mut sim = Simulator::new(&arm, &q0, config.clone()).unwrap();
+        sim.set_state(&q0, &[2.0, -1.5, 3.0]).unwrap();
+        let (largest, qd) = run(&mut sim, &[0.0; 3], 3000);
+        eprintln!(
+            "{integrator:?}, b dt/I = {ratio:.0}, zero command: |q| <= {largest:.3}, qd {qd:?}"
+        );
+        assert!(largest < 3.0, "{integrator:?}: |q| reached {largest}");
+        assert!(
+            qd.iter().all(|v| v.abs() < 1e-3),
+            "{integrator:?}: qd {qd:?}"
+        );
+        // A constant command within the limits: shoulder and wrist slide at the speed where
+        // viscous and Coulomb friction balance it, (tau - coulomb) / damping.
+        let mut sim = Simulator::new(&arm, &q0, config).unwrap();
+        let (largest, qd) = run(&mut sim, &[1.0, 3.0, 0.5], 3000);
+        eprintln!("{integrator:?}, constant command: |q| <= {largest:.3}, qd {qd:?}");
+        assert!(largest < 3.0, "{integrator:?}: |q| reached {largest}");
+        for (joint, want) in [(0, (1.0 - 0.5) / 2.0), (2, (0.5 - 0.2) / 14.0)] {
+            let got = qd[joint];
+            assert!(
+                (got / want - 1.0).abs() < 0.02,
+                "{integrator:?}: joint {joint} slides at {got}, expected {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_light_wrist_pushed_into_a_stiff_limit_settles_on_it() {
+    let arm = stiff_arm([2.0, 5.0, 14.0], [0.5, 0.5, 0.2]);
+    // The stiffest spring the settings allow: w dt = 1, critically damped.
+    let spring = LimitSpring {
+        frequency: 1000.0,
+        damping_ratio: 1.0,
+    };
+    for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
+        let config = SimConfig {
+            integrator,
+            limits: Some(spring),
+            ..SimConfig::default()
+        };
+        let q0 = [0.0, 0.0, 2.8];
+        let mut sim = Simulator::new(&arm, &q0, config).unwrap();
+        sim.set_state(&q0, &[0.0, 0.0, 3.0]).unwrap();
+        // The wrist pushed at its effort limit into its 2.9 rad limit; the arm held level.
+        let command = [0.0, -armctl_dynamics_gravity(&arm, &q0)[1], 20.0];
+        let (largest, qd) = run(&mut sim, &command, 2000);
+        // At rest the spring holds the push less what Coulomb friction takes (at most 0.2 N m;
+        // near rest the smoothed sign's slope 0.2 / 1e-3 N m s/rad creeps on slowly).
+        let stiffness = spring.frequency.powi(2) * 1.4e-4;
+        let band = (2.9 + 19.8 / stiffness, 2.9 + 20.0 / stiffness);
+        let got = sim.q()[2];
+        eprintln!("{integrator:?}: wrist on its limit at {got} (band {band:?}), |q| <= {largest}, qd {qd:?}");
+        assert!(
+            got > band.0 - 1e-6 && got < band.1 + 1e-6,
+            "{integrator:?}: {got} not in {band:?}"
+        );
+        assert!(qd[2].abs() < 1e-3, "{integrator:?}: qd {qd:?}");
+        assert!(
+            largest < band.1 + 0.05,
+            "{integrator:?}: overshoot to {largest}"
+        );
+    }
+}
+
+fn armctl_dynamics_gravity(robot: &Robot, q: &[f64]) -> Vec<f64> {
+    let mut g = vec![0.0; robot.dof()];
+    gravity_torques(robot, &mut DynamicsWorkspace::new(robot), q, &mut g).unwrap();
+    g
+}
+
+/// One joint about the vertical (gravity does not act on it) turning a body of `inertia`
+/// kg m^2, with URDF damping and friction; limits at +-1000 rad, out of the way.
+fn one_joint(inertia: f64, damping: f64, friction: f64) -> Robot {
+    let urdf = format!(
+        r#"<?xml version="1.0"?><robot name="one"><link name="base_link"/>
+<joint name="spin" type="revolute"><parent link="base_link"/><child link="rotor"/>
+  <origin xyz="0 0 0" rpy="0 0 0"/><axis xyz="0 0 1"/>
+  <limit lower="-1000" upper="1000" effort="20" velocity="10"/>
+  <dynamics damping="{damping}" friction="{friction}"/></joint>
+<link name="rotor"><inertial><origin xyz="0 0 0"/><mass value="1"/>
+  <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="{inertia}"/></inertial></link></robot>"#
+    );
+    Robot::from_urdf_str(&urdf, &ChainOptions::default()).unwrap()
+}
+
+/// RK4's factor per step on `qd' = -lambda qd` when the damping is implicit in each stage:
+/// the stages see `-lambda / (1 + lambda dt)`, so `z = lambda dt / (1 + lambda dt) < 1`.
+fn rk4_factor(x: f64) -> f64 {
+    let z = x / (1.0 + x);
+    1.0 - z + z * z / 2.0 - z.powi(3) / 6.0 + z.powi(4) / 24.0
+}
+
+#[test]
+fn viscous_damping_decays_as_implicit_euler_predicts_and_near_the_exponential() {
+    let inertia = 1.4e-4;
+    let dt = 1e-3;
+    for x in [0.01, 1.0, 10.0, 100.0, 1000.0] {
+        let arm = one_joint(inertia, x * inertia / dt, 0.0);
+        for (integrator, factor) in [
+            (Integrator::SemiImplicitEuler, 1.0 / (1.0 + x)),
+            (Integrator::Rk4, rk4_factor(x)),
+        ] {
+            let config = SimConfig {
+                integrator,
+                ..SimConfig::default()
+            };
+            let mut sim = Simulator::new(&arm, &[0.0], config).unwrap();
+            sim.set_state(&[0.0], &[1.0]).unwrap();
+            let steps = (3.0 / x).ceil().max(3.0) as i32; // about 3 time constants
+            for k in 1..=steps {
+                sim.step(&[0.0]).unwrap();
+                let (got, want) = (sim.qd()[0], factor.powi(k));
+                assert!(
+                    (got - want).abs() <= 1e-9 * want,
+                    "{integrator:?}, b dt/I = {x}, step {k}: qd {got}, predicted {want}"
+                );
+            }
+            let exact = (-x * f64::from(steps)).exp();
+            let error = sim.qd()[0] / exact - 1.0;
+            eprintln!(
+                "{integrator:?}, b dt/I = {x}: qd after {steps} steps {:e}, exp(-b t / I) {exact:e}, relative difference {error:e}",
+                sim.qd()[0]
+            );
+            if x <= 0.01 {
+                // First order in b dt / I: about (b dt / I) (b t / I) / 2 for implicit Euler,
+                // twice that for RK4 (it applies the implicit factor in every stage).
+                assert!(error.abs() < 0.035, "{integrator:?}: {error}");
+            }
+        }
+    }
+}
+
+#[test]
+fn coulomb_friction_stops_a_spinning_joint_and_holds_it_without_chatter() {
+    // 0.5 N m on the 1.4e-4 kg m^2 wrist: 3.6 rad/s of velocity per 1 ms step, more than the
+    // joint has near the end, so an explicit step would overshoot the sign.
+    for inertia in [1.4e-4, 1e-2] {
+        let arm = one_joint(inertia, 0.0, 0.5);
+        for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
+            let config = SimConfig {
+                integrator,
+                ..SimConfig::default()
+            };
+            let mut sim = Simulator::new(&arm, &[0.0], config).unwrap();
+            sim.set_state(&[0.0], &[5.0]).unwrap();
+            let stop_time = inertia * 5.0 / 0.5;
+            let mut stopped_at = None;
+            for k in 1..=1000 {
+                sim.step(&[0.0]).unwrap();
+                let qd = sim.qd()[0];
+                assert!(
+                    qd >= 0.0,
+                    "{integrator:?}, I {inertia}: sign flipped at step {k}: {qd}"
+                );
+                if stopped_at.is_none() && qd < 1e-6 {
+                    stopped_at = Some(sim.time());
+                }
+            }
+            let stopped_at = stopped_at.expect("the joint stops");
+            let stop_q = 0.5 * 5.0 * stop_time;
+            eprintln!(
+                "{integrator:?}, I {inertia}: stopped at {stopped_at} s (analytic {stop_time} s), q {} (analytic {stop_q})",
+                sim.q()[0]
+            );
+            // Semi-implicit Euler stops within a step of the analytic time. RK4 applies the
+            // implicit friction in each stage, and a stage can only damp the remainder by
+            // 0.375 per step (its polynomial has no real root): some 15 more steps to 1e-6.
+            let late = match integrator {
+                Integrator::SemiImplicitEuler => 1.5e-3,
+                Integrator::Rk4 => 20e-3,
+            };
+            assert!(
+                stopped_at > stop_time - 1e-3 && stopped_at < stop_time + late,
+                "{integrator:?}: stopped at {stopped_at}, expected {stop_time}"
+            );
+            assert!(
+                (sim.q()[0] - stop_q).abs() < 0.01 + 0.01 * stop_q,
+                "{}",
+                sim.q()[0]
+            );
+            // Held: zero command keeps it still; a push below the Coulomb level only creeps at
+            // the smoothed sign's width * atanh(tau / coulomb) (the model has no true stiction).
+            let q = sim.q()[0];
+            assert!(sim.qd()[0] < 1e-12);
+            sim.step(&[0.3]).unwrap();
+            for _ in 0..1000 {
+                sim.step(&[0.3]).unwrap();
+            }
+            let creep = 1e-3 * (0.3f64 / 0.5).atanh();
+            assert!(
+                (sim.qd()[0] - creep).abs() < 1e-3 * creep,
+                "{integrator:?}: creeps at {}, expected {creep}",
+                sim.qd()[0]
+            );
+            assert!(sim.q()[0] - q < 1.01 * creep, "{}", sim.q()[0] - q);
+        }
+    }
+}
