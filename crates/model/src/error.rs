@@ -26,11 +26,32 @@ pub enum ModelError {
         /// The most accepted.
         limit: usize,
     },
-    /// The text is not a well-formed URDF document.
-    #[error("malformed URDF: {reason}")]
+    /// The text is not a well-formed URDF document: bad XML, or an element urdf-rs cannot read.
+    /// Usually wrapped in [`ModelError::Located`].
+    #[error("malformed URDF in {element}: {reason}")]
     Malformed {
-        /// The parser's message (it carries the position or the missing element).
+        /// The element at fault, such as "joint 'elbow'" or "<robot>".
+        element: String,
+        /// The parser's message, shortened.
         reason: String,
+    },
+    /// The file is a xacro file: it still holds a `${...}` or `$(...)` expression. Usually
+    /// wrapped in [`ModelError::Located`].
+    #[error("{element} holds the unexpanded xacro expression `{expression}`: expand the file first (`xacro robot.urdf.xacro > robot.urdf`)")]
+    Xacro {
+        /// The element holding it, such as "link 'upper_arm'".
+        element: String,
+        /// The expression, shortened.
+        expression: String,
+    },
+    /// An error found at a line of the URDF text (1-based): where the element at fault starts,
+    /// or where the XML goes wrong.
+    #[error("line {line}: {error}")]
+    Located {
+        /// The line.
+        line: usize,
+        /// What is wrong there.
+        error: Box<ModelError>,
     },
     /// Two links or two joints share a name.
     #[error("duplicate {kind} name '{name}'")]
@@ -180,6 +201,44 @@ pub enum ModelError {
         /// The size given.
         got: usize,
     },
+}
+
+impl ModelError {
+    /// The error without the line it was found at (to match on the kind of error).
+    pub fn unlocated(&self) -> &ModelError {
+        match self {
+            ModelError::Located { error, .. } => error.unlocated(),
+            other => other,
+        }
+    }
+
+    /// The 1-based line of the URDF text the error was found at, when known.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ModelError::Located { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    /// The error placed at `line`.
+    pub(crate) fn at_line(self, line: usize) -> Self {
+        ModelError::Located {
+            line,
+            error: Box::new(self),
+        }
+    }
+}
+
+/// Most characters of an input quoted in an error: a name or value from a 64 MiB file is
+/// shortened, not echoed.
+const MAX_QUOTED_CHARS: usize = 200;
+
+/// `text`, shortened to [`MAX_QUOTED_CHARS`] characters (marked with "...").
+pub(crate) fn clipped(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
 }
 
 /// A slice or matrix of the wrong size, named: what [`check_length`] returns. Every crate of

@@ -50,6 +50,8 @@ mod robot;
 mod test_robots;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+mod urdf_errors;
+mod urdf_scan;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport, MAX_DOF};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3};
 
-use crate::{Friction, JointLimits, ModelError, RigidInertia};
+use crate::{urdf_errors, Friction, JointLimits, ModelError, RigidInertia};
 
 /// The most links a description may have: far beyond any arm (a humanoid has about a hundred),
 /// and a bound on the depth of the recursive walk over the tree.
@@ -84,12 +84,12 @@ pub(crate) struct UrdfTree {
 }
 
 impl UrdfTree {
-    /// Parses and checks URDF text.
-    /// Parses and checks URDF text.
+    /// Parses and checks URDF text. Errors name the element at fault and, when it is in the
+    /// text, its line.
     pub(crate) fn parse(text: &str) -> Result<Self, ModelError> {
-        let urdf = urdf_rs::read_from_string(text).map_err(|e| ModelError::Malformed {
-            reason: e.to_string(),
-        })?;
+        urdf_errors::refuse_xacro(text)?;
+        let urdf = urdf_rs::read_from_string(text)
+            .map_err(|e| urdf_errors::deserializer_error(text, &e))?;
         Self::from_urdf(&urdf)
     }
 
