@@ -60,6 +60,8 @@ fn first_refused_element<'s>(text: &str, scan: &'s Scan) -> Option<(&'s TopEleme
 }
 
 fn malformed(line: usize, element: String, reason: &str) -> ModelError {
+    // serde-xml-rs prefixes every message of a serde `Deserialize` impl with this; it says nothing.
+    let reason = reason.strip_prefix("custom: ").unwrap_or(reason);
     ModelError::Malformed {
         element,
         reason: clipped(reason),

@@ -401,3 +401,146 @@ fn oversized_descriptions_and_non_files_are_refused_by_name() {
     let e = Robot::from_urdf_file("/dev/zero", &ChainOptions::default()).unwrap_err();
     assert!(e.to_string().contains("not a regular file"), "{e}");
 }
+
+/// The two-joint arm one element a line: `<robot>` on line 1, links base, a, b on lines 2-4,
+/// joints j1, j2 on lines 5-6, `extra` from line 7.
+fn lined_arm(extra: &str) -> String {
+    [
+        "<robot name=\"bad\">".to_string(),
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "a"),
+        joint("j2", "revolute", "a", "b"),
+        extra.to_string(),
+        "</robot>".to_string(),
+    ]
+    .join("\n")
+}
+
+/// The lined arm with `from` replaced by `to` on line `line` (which must hold it).
+fn edited(line: usize, from: &str, to: &str) -> String {
+    let arm = lined_arm("");
+    let mut lines: Vec<String> = arm.lines().map(str::to_string).collect();
+    assert!(lines[line - 1].contains(from), "line {line} lacks {from}");
+    lines[line - 1] = lines[line - 1].replacen(from, to, 1);
+    lines.join("\n")
+}
+
+/// Every malformed URDF gives an error naming the element at fault and the line it starts on
+/// (for XML and xacro errors, the line of the fault itself).
+#[test]
+fn malformed_urdfs_name_the_element_and_the_line() {
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "joint type in the wrong case",
+            edited(6, r#"type="revolute""#, r#"type="REVOLUTE""#),
+            vec!["line 6: malformed URDF in joint 'j2': unknown variant `REVOLUTE`"],
+        ),
+        (
+            "two-element xyz",
+            edited(5, r#"<origin xyz="0 0 0.1"/>"#, r#"<origin xyz="0 0.1"/>"#),
+            vec!["line 5: ", "joint 'j1'", "count"],
+        ),
+        (
+            "visual without geometry, over three lines",
+            lined_arm("<link name=\"c\">\n  <visual><origin xyz=\"0 0 0\"/></visual>\n</link>"),
+            vec!["line 7: ", "link 'c'", "geometry"],
+        ),
+        (
+            "xacro property as a mass",
+            edited(3, r#"<mass value="1"/>"#, r#"<mass value="${mass1}"/>"#),
+            vec![
+                "line 3: ",
+                "link 'a'",
+                "`${mass1}`",
+                "xacro robot.urdf.xacro",
+            ],
+        ),
+        (
+            "xacro substitution in a mesh file name",
+            lined_arm(
+                r#"<link name="c"><visual><geometry><mesh filename="$(find arm)/c.stl"/></geometry></visual></link>"#,
+            ),
+            vec!["line 7: ", "link 'c'", "`$(find arm)`"],
+        ),
+        (
+            "unclosed link",
+            lined_arm(r#"<link name="c">"#),
+            vec!["line 7: ", "link 'c'", "`<link>` is not closed", "line 8"],
+        ),
+        (
+            "unclosed tag inside a joint",
+            edited(5, r#"<parent link="base"/>"#, r#"<parent link="base">"#),
+            vec!["line 5: ", "joint 'j1'", "`<parent>` is not closed"],
+        ),
+        (
+            "joint without parent",
+            lined_arm(r#"<joint name="j3" type="fixed"><child link="b"/></joint>"#),
+            vec!["line 7: ", "joint 'j3'", "parent"],
+        ),
+        (
+            "non-numeric limit",
+            edited(5, r#"effort="10""#, r#"effort="ten""#),
+            vec!["line 5: ", "joint 'j1'"],
+        ),
+        (
+            "non-numeric inertia",
+            edited(4, r#"ixx="0.1""#, r#"ixx="0,1""#),
+            vec!["line 4: ", "link 'b'"],
+        ),
+        (
+            "link without a name",
+            lined_arm("<link/>"),
+            vec!["line 7: ", "<link>", "name"],
+        ),
+        (
+            "root element misspelt",
+            edited(1, "<robot ", "<robt "),
+            vec!["line 1: ", "`<robt>` is not closed", "`</robot>` on line 8"],
+        ),
+        (
+            "negative mass (armctl's own check)",
+            lined_arm(
+                r#"<link name="c"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            ),
+            vec!["line 7: link 'c': negative mass"],
+        ),
+        (
+            "NaN in an inertial origin (armctl's own check)",
+            lined_arm(
+                r#"<link name="c"><inertial><origin xyz="0 NaN 0"/><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            ),
+            vec!["line 7: link 'c' inertial: origin xyz"],
+        ),
+        (
+            "duplicate link, placed at the second",
+            lined_arm(&link("a")),
+            vec!["line 7: duplicate link name 'a'"],
+        ),
+        (
+            "zero axis",
+            edited(6, r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 0 0"/>"#),
+            vec!["line 6: joint 'j2': axis"],
+        ),
+        (
+            "joint to a missing link",
+            lined_arm(&joint("j3", "fixed", "b", "ghost")),
+            vec!["line 7: joint 'j3': child link 'ghost'"],
+        ),
+        (
+            "chain joint without limit (chain check)",
+            edited(6, LIMIT, ""),
+            vec!["line 6: joint 'j2': invalid <limit>"],
+        ),
+    ];
+    for (what, text, words) in &cases {
+        let message = error(text).to_string();
+        for w in words {
+            assert!(
+                message.contains(w),
+                "{what}: '{message}' does not mention '{w}'"
+            );
+        }
+    }
+}
