@@ -61,6 +61,18 @@ pub enum ModelError {
         /// The repeated name.
         name: String,
     },
+    /// A link or joint name, or a reference to one, longer than any identifier needs.
+    #[error("{element}: a name of {bytes} bytes ('{start}...'); at most {limit} are accepted")]
+    NameTooLong {
+        /// Whose name: "link", "joint", or "joint 'elbow' parent link".
+        element: String,
+        /// Its length.
+        bytes: usize,
+        /// Its first characters.
+        start: String,
+        /// The most accepted.
+        limit: usize,
+    },
     /// A joint refers to a link that does not exist.
     #[error("joint '{joint}': {role} link '{link}' does not exist")]
     MissingLink {
@@ -241,6 +253,19 @@ pub(crate) fn clipped(text: &str) -> String {
     }
 }
 
+/// Most names listed in one error; the others are counted.
+const MAX_LISTED_NAMES: usize = 10;
+
+/// `names` comma-separated, at most [`MAX_LISTED_NAMES`] of them: "a, b, and 990 more".
+pub(crate) fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let more = names.len().saturating_sub(MAX_LISTED_NAMES);
+    let mut list = names.take(MAX_LISTED_NAMES).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        list += &format!(", and {more} more");
+    }
+    list
+}
+
 /// A slice or matrix of the wrong size, named: what [`check_length`] returns. Every crate of
 /// the workspace turns it into its own `Dimension` error (`?` converts it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -281,6 +306,17 @@ impl From<LengthMismatch> for ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_and_texts_are_shortened() {
+        let names: Vec<String> = (0..12).map(|i| format!("l{i}")).collect();
+        assert_eq!(
+            name_list(names.iter().map(String::as_str)),
+            "l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, and 2 more"
+        );
+        assert_eq!(name_list(["a", "b"].into_iter()), "a, b");
+        assert_eq!(clipped(&"\u{e9}".repeat(300)).chars().count(), 203);
+    }
 
     #[test]
     fn check_length_names_the_item() {

@@ -64,4 +64,4 @@ pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};
 pub use kinematics_workspace::KinematicsWorkspace;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
-pub use urdf_tree::MAX_LINKS;
+pub use urdf_tree::{MAX_LINKS, MAX_NAME_BYTES};

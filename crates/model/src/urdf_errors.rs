@@ -36,9 +36,28 @@ pub(crate) fn deserializer_error(text: &str, error: &urdf_rs::UrdfError) -> Mode
         );
         return malformed(scan.root_line, "the document".into(), &reason);
     }
+    let message = error.to_string();
+    if let Some(line) = xml_parser_line(&message) {
+        return malformed(line, element_at_line(&scan, line), &message);
+    }
     match first_refused_element(text, &scan) {
         Some((element, reason)) => malformed(element.line, element.describe(), &reason),
-        None => malformed(scan.root_line, "<robot>".into(), &error.to_string()),
+        None => malformed(scan.root_line, "<robot>".into(), &message),
+    }
+}
+
+/// The line in a message of urdf-rs's XML parser (RustyXML), which is stricter than the scan
+/// in places (`--` in a comment): "Parse error; Line: 51, Column: 9, Reason: ...".
+fn xml_parser_line(message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("Parse error; Line: ")?;
+    rest.split(',').next()?.parse().ok()
+}
+
+/// How errors name the child of `<robot>` that holds `line`, or `<robot>` itself.
+fn element_at_line(scan: &Scan, line: usize) -> String {
+    match scan.elements.iter().rev().find(|e| e.line <= line) {
+        Some(element) => element.describe(),
+        None => "<robot>".into(),
     }
 }
 
@@ -103,7 +122,9 @@ fn named_element(error: &ModelError) -> Option<(&str, &str, usize)> {
         E::NegativeMass { link, .. } | E::InertiaNotPositive { link, .. } => {
             Some(("link", link, 0))
         }
-        E::NonFinite { element, .. } => quoted_element(element).map(|(k, n)| (k, n, 0)),
+        E::NonFinite { element, .. } | E::NameTooLong { element, .. } => {
+            quoted_element(element).map(|(k, n)| (k, n, 0))
+        }
         _ => None,
     }
 }
@@ -118,6 +139,13 @@ fn quoted_element(element: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xml_parser_lines_are_read() {
+        let message = "Parse error; Line: 51, Column: 9, Reason: No more than one adjacent '-'";
+        assert_eq!(xml_parser_line(message), Some(51));
+        assert_eq!(xml_parser_line("missing field `name`"), None);
+    }
 
     #[test]
     fn quoted_elements_are_split() {

@@ -154,25 +154,35 @@ impl<'a> Scanner<'a> {
     /// Closes the innermost open element, which must be `name`.
     fn close(&mut self, name: &[u8], range: Range<usize>) -> Result<(), ModelError> {
         let found = String::from_utf8_lossy(name);
-        let Some((open, line)) = self.open.pop() else {
-            let reason = format!("`</{}>` closes no open element", clipped(&found));
-            return Err(self.xml_error(range.start, &reason));
-        };
-        if open != found {
-            let found_line = self.lines.line_at(range.start);
-            let reason = format!(
-                "`<{}>` is not closed: `</{}>` on line {found_line} comes first",
-                clipped(&open),
-                clipped(&found)
-            );
-            return Err(self.error_in(self.open.len() + 1, line, reason));
+        match self.open.last() {
+            Some((open, _)) if *open == found => {}
+            Some(_) if self.open.iter().any(|(open, _)| *open == found) => {
+                return Err(self.unclosed(&found, range.start));
+            }
+            _ => {
+                let reason = format!("`</{}>` has no matching start tag", clipped(&found));
+                return Err(self.xml_error(range.start, &reason));
+            }
         }
+        self.open.pop();
         if self.open.len() == 1 {
             if let Some(element) = self.scan.elements.last_mut() {
                 element.range.end = range.end;
             }
         }
         Ok(())
+    }
+
+    /// The innermost open element is left open: `</found>` at byte `at` closes an outer one.
+    fn unclosed(&mut self, found: &str, at: usize) -> ModelError {
+        let found_line = self.lines.line_at(at);
+        let (open, line) = self.open.last().cloned().unwrap_or_default();
+        let reason = format!(
+            "`<{}>` is not closed: `</{}>` on line {found_line} comes first",
+            clipped(&open),
+            clipped(found)
+        );
+        self.error_in(self.open.len(), line, reason)
     }
 
     fn finish(self) -> Result<Scan, ModelError> {
@@ -281,6 +291,11 @@ mod tests {
         assert_eq!(
             m,
             "line 2: malformed URDF in link 'a': `<link>` is never closed"
+        );
+        let m = message("<robot>\n<link name=\"a\"/>\n</joint>\n</robot>");
+        assert_eq!(
+            m,
+            "line 3: malformed URDF in <robot>: `</joint>` has no matching start tag"
         );
         assert!(message("<robot/>\n</robot>").starts_with("line 2: "));
         assert!(message("").starts_with("line 1: "));

@@ -497,7 +497,7 @@ fn malformed_urdfs_name_the_element_and_the_line() {
         (
             "root element misspelt",
             edited(1, "<robot ", "<robt "),
-            vec!["line 1: ", "`<robt>` is not closed", "`</robot>` on line 8"],
+            vec!["line 8: malformed URDF in <robt>: `</robot>` has no matching start tag"],
         ),
         (
             "negative mass (armctl's own check)",
@@ -527,6 +527,11 @@ fn malformed_urdfs_name_the_element_and_the_line() {
             "joint to a missing link",
             lined_arm(&joint("j3", "fixed", "b", "ghost")),
             vec!["line 7: joint 'j3': child link 'ghost'"],
+        ),
+        (
+            "parent link name of 300 bytes, not echoed",
+            edited(6, r#"<parent link="a"/>"#, &format!(r#"<parent link="{}"/>"#, "x".repeat(300))),
+            vec!["line 6: joint 'j2' parent link: a name of 300 bytes ('xxxxxxxxxxxxxxxxxxxx...'); at most 256"],
         ),
         (
             "chain joint without limit (chain check)",
