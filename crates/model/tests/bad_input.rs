@@ -549,3 +549,18 @@ fn malformed_urdfs_name_the_element_and_the_line() {
         }
     }
 }
+
+/// On a 1000-link file the element at fault is found by parsing each element once, not by
+/// re-parsing the file per element: the last joint is found, at its line.
+#[test]
+fn the_fault_is_placed_in_a_thousand_link_file() {
+    let text = long_chain(1000).replace(
+        "name=\"j999\" type=\"revolute\"",
+        "name=\"j999\" type=\"Revolute\"",
+    );
+    let message = error(&text).to_string();
+    assert!(
+        message.starts_with("line 2000: malformed URDF in joint 'j999'"),
+        "{message}"
+    );
+}
