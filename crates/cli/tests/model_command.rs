@@ -53,3 +53,25 @@ fn bad_input_is_an_error_not_a_panic() {
     assert!(!ok && err.contains("JOINT=VALUE"), "{err}");
     assert!(!err.contains("panicked"));
 }
+
+#[test]
+fn a_malformed_urdf_is_refused_naming_the_joint_and_line() {
+    let panda = std::fs::read_to_string(common::workspace().join("urdf/panda.urdf")).unwrap();
+    let line = 1 + panda
+        .lines()
+        .position(|l| l.contains("name=\"panda_joint4\""))
+        .unwrap();
+    let bad = panda.replacen(
+        "name=\"panda_joint4\" type=\"revolute\"",
+        "name=\"panda_joint4\" type=\"REVOLUTE\"",
+        1,
+    );
+    assert_ne!(bad, panda, "the edit must apply");
+    let path = std::env::temp_dir().join(format!("armctl-bad-{}.urdf", std::process::id()));
+    std::fs::write(&path, bad).unwrap();
+    let (ok, _, err) = armctl(&["model", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    let want =
+        format!("line {line}: malformed URDF in joint 'panda_joint4': unknown variant `REVOLUTE`");
+    assert!(!ok && err.contains(&want), "{err}");
+}

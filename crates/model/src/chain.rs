@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use nalgebra::{IsometryMatrix3, Unit, Vector3};
 
+use crate::error::name_list;
 use crate::urdf_tree::{TreeJointKind, UrdfTree};
 use crate::{Friction, JointKind, JointLimits, ModelError, RigidInertia};
 
@@ -191,7 +192,7 @@ fn default_tip(tree: &UrdfTree, base: usize) -> Result<usize, ModelError> {
                 .collect();
             names.sort_unstable();
             Err(ModelError::AmbiguousTip {
-                candidates: names.join(", "),
+                candidates: name_list(names.into_iter()),
             })
         }
     }

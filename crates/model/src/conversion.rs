@@ -8,6 +8,7 @@ use nalgebra::{IsometryMatrix3, Rotation3, Translation3, Vector3};
 
 use crate::chain::{Chain, ChainJoint};
 use crate::mdh_frames::{base_frame_is_valid, mdh_parameters, place_frame, Neighbour};
+use crate::urdf_errors;
 use crate::urdf_tree::UrdfTree;
 use crate::{
     forward_kinematics, ChainOptions, ChainReport, Joint, JointKind, KinematicsWorkspace,
@@ -43,10 +44,15 @@ pub struct ConversionReport {
     pub warnings: Vec<String>,
 }
 
-/// Converts URDF text with the given options.
+/// Converts URDF text with the given options. An error about an element of the text says the
+/// line it starts on.
 pub fn urdf_to_robot(text: &str, options: &ChainOptions) -> Result<Conversion, ModelError> {
-    let tree = UrdfTree::parse(text)?;
-    let chain = Chain::extract(&tree, options)?;
+    let tree = UrdfTree::parse(text).map_err(|e| urdf_errors::with_line(text, e))?;
+    convert_tree(&tree, options).map_err(|e| urdf_errors::with_line(text, e))
+}
+
+fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, ModelError> {
+    let chain = Chain::extract(tree, options)?;
     let tolerance = options.tolerance;
     let n = chain.joints.len();
     let neighbours: Vec<Neighbour> = (0..n)

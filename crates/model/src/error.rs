@@ -26,11 +26,32 @@ pub enum ModelError {
         /// The most accepted.
         limit: usize,
     },
-    /// The text is not a well-formed URDF document.
-    #[error("malformed URDF: {reason}")]
+    /// The text is not a well-formed URDF document: bad XML, or an element urdf-rs cannot read.
+    /// Usually wrapped in [`ModelError::Located`].
+    #[error("malformed URDF in {element}: {reason}")]
     Malformed {
-        /// The parser's message (it carries the position or the missing element).
+        /// The element at fault, such as "joint 'elbow'" or "<robot>".
+        element: String,
+        /// The parser's message, shortened.
         reason: String,
+    },
+    /// The file is a xacro file: it still holds a `${...}` or `$(...)` expression. Usually
+    /// wrapped in [`ModelError::Located`].
+    #[error("{element} holds the unexpanded xacro expression `{expression}`: expand the file first (`xacro robot.urdf.xacro > robot.urdf`)")]
+    Xacro {
+        /// The element holding it, such as "link 'upper_arm'".
+        element: String,
+        /// The expression, shortened.
+        expression: String,
+    },
+    /// An error found at a line of the URDF text (1-based): where the element at fault starts,
+    /// or where the XML goes wrong.
+    #[error("line {line}: {error}")]
+    Located {
+        /// The line.
+        line: usize,
+        /// What is wrong there.
+        error: Box<ModelError>,
     },
     /// Two links or two joints share a name.
     #[error("duplicate {kind} name '{name}'")]
@@ -39,6 +60,18 @@ pub enum ModelError {
         kind: &'static str,
         /// The repeated name.
         name: String,
+    },
+    /// A link or joint name, or a reference to one, longer than any identifier needs.
+    #[error("{element}: a name of {bytes} bytes ('{start}...'); at most {limit} are accepted")]
+    NameTooLong {
+        /// Whose name: "link", "joint", or "joint 'elbow' parent link".
+        element: String,
+        /// Its length.
+        bytes: usize,
+        /// Its first characters.
+        start: String,
+        /// The most accepted.
+        limit: usize,
     },
     /// A joint refers to a link that does not exist.
     #[error("joint '{joint}': {role} link '{link}' does not exist")]
@@ -182,6 +215,57 @@ pub enum ModelError {
     },
 }
 
+impl ModelError {
+    /// The error without the line it was found at (to match on the kind of error).
+    pub fn unlocated(&self) -> &ModelError {
+        match self {
+            ModelError::Located { error, .. } => error.unlocated(),
+            other => other,
+        }
+    }
+
+    /// The 1-based line of the URDF text the error was found at, when known.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ModelError::Located { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    /// The error placed at `line`.
+    pub(crate) fn at_line(self, line: usize) -> Self {
+        ModelError::Located {
+            line,
+            error: Box::new(self),
+        }
+    }
+}
+
+/// Most characters of an input quoted in an error: a name or value from a 64 MiB file is
+/// shortened, not echoed.
+const MAX_QUOTED_CHARS: usize = 200;
+
+/// `text`, shortened to [`MAX_QUOTED_CHARS`] characters (marked with "...").
+pub(crate) fn clipped(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// Most names listed in one error; the others are counted.
+const MAX_LISTED_NAMES: usize = 10;
+
+/// `names` comma-separated, at most [`MAX_LISTED_NAMES`] of them: "a, b, and 990 more".
+pub(crate) fn name_list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let more = names.len().saturating_sub(MAX_LISTED_NAMES);
+    let mut list = names.take(MAX_LISTED_NAMES).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        list += &format!(", and {more} more");
+    }
+    list
+}
+
 /// A slice or matrix of the wrong size, named: what [`check_length`] returns. Every crate of
 /// the workspace turns it into its own `Dimension` error (`?` converts it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
@@ -222,6 +306,17 @@ impl From<LengthMismatch> for ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_and_texts_are_shortened() {
+        let names: Vec<String> = (0..12).map(|i| format!("l{i}")).collect();
+        assert_eq!(
+            name_list(names.iter().map(String::as_str)),
+            "l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, and 2 more"
+        );
+        assert_eq!(name_list(["a", "b"].into_iter()), "a, b");
+        assert_eq!(clipped(&"\u{e9}".repeat(300)).chars().count(), 203);
+    }
 
     #[test]
     fn check_length_names_the_item() {

@@ -50,6 +50,8 @@ mod robot;
 mod test_robots;
 #[cfg(feature = "test-support")]
 pub mod test_support;
+mod urdf_errors;
+mod urdf_scan;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport, MAX_DOF};
@@ -62,4 +64,4 @@ pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};
 pub use kinematics_workspace::KinematicsWorkspace;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
-pub use urdf_tree::MAX_LINKS;
+pub use urdf_tree::{MAX_LINKS, MAX_NAME_BYTES};

@@ -5,11 +5,16 @@ use std::collections::HashMap;
 
 use nalgebra::{IsometryMatrix3, Matrix3, Rotation3, Translation3, Unit, Vector3};
 
-use crate::{Friction, JointLimits, ModelError, RigidInertia};
+use crate::error::name_list;
+use crate::{urdf_errors, Friction, JointLimits, ModelError, RigidInertia};
 
 /// The most links a description may have: far beyond any arm (a humanoid has about a hundred),
 /// and a bound on the depth of the recursive walk over the tree.
 pub const MAX_LINKS: usize = 1000;
+
+/// Longest link or joint name accepted, bytes: names are identifiers (joint names travel in
+/// every ROS message), and errors quote them.
+pub const MAX_NAME_BYTES: usize = 256;
 
 /// Relative size below which a negative principal moment counts as rounding.
 const INERTIA_EIGEN_TOLERANCE: f64 = 1e-12;
@@ -84,12 +89,12 @@ pub(crate) struct UrdfTree {
 }
 
 impl UrdfTree {
-    /// Parses and checks URDF text.
-    /// Parses and checks URDF text.
+    /// Parses and checks URDF text. Errors name the element at fault and, when it is in the
+    /// text, its line.
     pub(crate) fn parse(text: &str) -> Result<Self, ModelError> {
-        let urdf = urdf_rs::read_from_string(text).map_err(|e| ModelError::Malformed {
-            reason: e.to_string(),
-        })?;
+        urdf_errors::refuse_xacro(text)?;
+        let urdf = urdf_rs::read_from_string(text)
+            .map_err(|e| urdf_errors::deserializer_error(text, &e))?;
         Self::from_urdf(&urdf)
     }
 
@@ -109,6 +114,7 @@ impl UrdfTree {
                 limit: MAX_LINKS,
             });
         }
+        check_name_lengths(urdf)?;
         let mut link_index = HashMap::new();
         let mut links = Vec::with_capacity(urdf.links.len());
         for link in &urdf.links {
@@ -162,17 +168,45 @@ impl UrdfTree {
     }
 }
 
+/// Refuses names over [`MAX_NAME_BYTES`], before any error quotes one. A joint's own name is
+/// checked before the names it refers to, so that it can name the joint.
+fn check_name_lengths(urdf: &urdf_rs::Robot) -> Result<(), ModelError> {
+    for link in &urdf.links {
+        check_name_length(&link.name, || "link".into())?;
+    }
+    for joint in &urdf.joints {
+        check_name_length(&joint.name, || "joint".into())?;
+        let mimic = joint.mimic.as_ref().map_or("", |m| m.joint.as_str());
+        let references = [
+            ("parent link", joint.parent.link.as_str()),
+            ("child link", joint.child.link.as_str()),
+            ("mimic", mimic),
+        ];
+        for (role, name) in references {
+            check_name_length(name, || format!("joint '{}' {role}", joint.name))?;
+        }
+    }
+    Ok(())
+}
+
+fn check_name_length(name: &str, element: impl FnOnce() -> String) -> Result<(), ModelError> {
+    if name.len() <= MAX_NAME_BYTES {
+        return Ok(());
+    }
+    Err(ModelError::NameTooLong {
+        element: element(),
+        bytes: name.len(),
+        start: name.chars().take(20).collect(),
+        limit: MAX_NAME_BYTES,
+    })
+}
+
 /// The single root; links unreachable from it sit on a cycle.
 fn find_root(links: &[TreeLink], joints: &[TreeJoint]) -> Result<usize, ModelError> {
     let roots: Vec<usize> = (0..links.len())
         .filter(|&l| links[l].parent_joint.is_none())
         .collect();
-    let names = |ids: &[usize]| {
-        ids.iter()
-            .map(|&l| links[l].name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let names = |ids: &[usize]| name_list(ids.iter().map(|&l| links[l].name.as_str()));
     let unreached = |start: Option<usize>| {
         let mut seen = vec![false; links.len()];
         let mut stack: Vec<usize> = start.into_iter().collect();

@@ -68,9 +68,9 @@ fn valid_arm_is_accepted() {
 #[test]
 fn malformed_xml() {
     let e = error("<robot name=\"x\"><link name=\"a\"></robot>");
-    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+    assert!(matches!(e.unlocated(), ModelError::Malformed { .. }), "{e}");
     let e = error("not xml at all");
-    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+    assert!(matches!(e.unlocated(), ModelError::Malformed { .. }), "{e}");
 }
 
 #[test]
@@ -78,14 +78,17 @@ fn joint_without_child_element() {
     let e = error(&arm(
         r#"<joint name="j3" type="fixed"><parent link="b"/></joint>"#,
     ));
-    assert!(matches!(e, ModelError::Malformed { .. }), "{e}");
+    assert!(matches!(e.unlocated(), ModelError::Malformed { .. }), "{e}");
     says(&e, &["child"]);
 }
 
 #[test]
 fn missing_parent_link() {
     let e = error(&arm(&joint("j3", "fixed", "ghost", "c")));
-    assert!(matches!(e, ModelError::MissingLink { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::MissingLink { .. }),
+        "{e}"
+    );
     says(&e, &["j3", "parent", "ghost"]);
 }
 
@@ -116,7 +119,7 @@ fn cycle() {
         joint("ba", "revolute", "b", "a"),
     ));
     let e = error(&pure_loop);
-    assert!(matches!(e, ModelError::Cycle { .. }), "{e}");
+    assert!(matches!(e.unlocated(), ModelError::Cycle { .. }), "{e}");
     says(&e, &["a", "b"]);
 }
 
@@ -142,7 +145,10 @@ fn tip_not_below_base() {
         ..ChainOptions::default()
     };
     let e = error_with(&arm(""), &options);
-    assert!(matches!(e, ModelError::TipNotBelowBase { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::TipNotBelowBase { .. }),
+        "{e}"
+    );
 }
 
 #[test]
@@ -153,7 +159,10 @@ fn tree_without_unique_chain() {
         joint("j3", "revolute", "a", "c")
     ));
     let e = error(&text);
-    assert!(matches!(e, ModelError::AmbiguousTip { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::AmbiguousTip { .. }),
+        "{e}"
+    );
     says(&e, &["b", "c", "--tip"]);
     // Naming the tip resolves it; the other branch is locked with its mass kept.
     let options = ChainOptions {
@@ -192,7 +201,10 @@ fn negative_mass() {
         r#"<link name="c"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
     );
     let e = error(&text);
-    assert!(matches!(e, ModelError::NegativeMass { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::NegativeMass { .. }),
+        "{e}"
+    );
     says(&e, &["'c'", "-1"]);
 }
 
@@ -202,7 +214,10 @@ fn non_positive_definite_inertia() {
         r#"<link name="c"><inertial><mass value="1"/><inertia ixx="1" ixy="2" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
     );
     let e = error(&text);
-    assert!(matches!(e, ModelError::InertiaNotPositive { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::InertiaNotPositive { .. }),
+        "{e}"
+    );
     says(&e, &["'c'", "inertia"]);
 }
 
@@ -224,7 +239,7 @@ fn nan_in_a_number() {
     ];
     for (extra, word) in cases {
         let e = error(&arm(extra));
-        assert!(matches!(e, ModelError::NonFinite { .. }), "{e}");
+        assert!(matches!(e.unlocated(), ModelError::NonFinite { .. }), "{e}");
         says(&e, &["link 'c'", word]);
     }
     let bad_origin = arm("").replacen(
@@ -255,7 +270,7 @@ fn duplicate_names() {
 #[test]
 fn several_roots() {
     let e = error(&arm(&link("floating_piece")));
-    assert!(matches!(e, ModelError::Roots { .. }), "{e}");
+    assert!(matches!(e.unlocated(), ModelError::Roots { .. }), "{e}");
     says(&e, &["base", "floating_piece"]);
 }
 
@@ -288,7 +303,10 @@ fn mimic_joint_on_chain_is_refused() {
         )
     ));
     let e = error(&text);
-    assert!(matches!(e, ModelError::MimicOnChain { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::MimicOnChain { .. }),
+        "{e}"
+    );
     says(&e, &["j2", "j1"]);
 }
 
@@ -326,7 +344,10 @@ fn zero_axis_and_missing_limits() {
     says(&error(&zero), &["j1", "axis"]);
     let no_limit = arm("").replacen(LIMIT, "", 1);
     let e = error(&no_limit);
-    assert!(matches!(e, ModelError::InvalidLimit { .. }), "{e}");
+    assert!(
+        matches!(e.unlocated(), ModelError::InvalidLimit { .. }),
+        "{e}"
+    );
     says(&e, &["j1", "effort"]);
 }
 
@@ -379,4 +400,167 @@ fn oversized_descriptions_and_non_files_are_refused_by_name() {
     assert!(Robot::from_urdf_str(&long_chain(60), &ChainOptions::default()).is_ok());
     let e = Robot::from_urdf_file("/dev/zero", &ChainOptions::default()).unwrap_err();
     assert!(e.to_string().contains("not a regular file"), "{e}");
+}
+
+/// The two-joint arm one element a line: `<robot>` on line 1, links base, a, b on lines 2-4,
+/// joints j1, j2 on lines 5-6, `extra` from line 7.
+fn lined_arm(extra: &str) -> String {
+    [
+        "<robot name=\"bad\">".to_string(),
+        link("base"),
+        link("a"),
+        link("b"),
+        joint("j1", "revolute", "base", "a"),
+        joint("j2", "revolute", "a", "b"),
+        extra.to_string(),
+        "</robot>".to_string(),
+    ]
+    .join("\n")
+}
+
+/// The lined arm with `from` replaced by `to` on line `line` (which must hold it).
+fn edited(line: usize, from: &str, to: &str) -> String {
+    let arm = lined_arm("");
+    let mut lines: Vec<String> = arm.lines().map(str::to_string).collect();
+    assert!(lines[line - 1].contains(from), "line {line} lacks {from}");
+    lines[line - 1] = lines[line - 1].replacen(from, to, 1);
+    lines.join("\n")
+}
+
+/// Every malformed URDF gives an error naming the element at fault and the line it starts on
+/// (for XML and xacro errors, the line of the fault itself).
+#[test]
+fn malformed_urdfs_name_the_element_and_the_line() {
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "joint type in the wrong case",
+            edited(6, r#"type="revolute""#, r#"type="REVOLUTE""#),
+            vec!["line 6: malformed URDF in joint 'j2': unknown variant `REVOLUTE`"],
+        ),
+        (
+            "two-element xyz",
+            edited(5, r#"<origin xyz="0 0 0.1"/>"#, r#"<origin xyz="0 0.1"/>"#),
+            vec!["line 5: ", "joint 'j1'", "count"],
+        ),
+        (
+            "visual without geometry, over three lines",
+            lined_arm("<link name=\"c\">\n  <visual><origin xyz=\"0 0 0\"/></visual>\n</link>"),
+            vec!["line 7: ", "link 'c'", "geometry"],
+        ),
+        (
+            "xacro property as a mass",
+            edited(3, r#"<mass value="1"/>"#, r#"<mass value="${mass1}"/>"#),
+            vec![
+                "line 3: ",
+                "link 'a'",
+                "`${mass1}`",
+                "xacro robot.urdf.xacro",
+            ],
+        ),
+        (
+            "xacro substitution in a mesh file name",
+            lined_arm(
+                r#"<link name="c"><visual><geometry><mesh filename="$(find arm)/c.stl"/></geometry></visual></link>"#,
+            ),
+            vec!["line 7: ", "link 'c'", "`$(find arm)`"],
+        ),
+        (
+            "unclosed link",
+            lined_arm(r#"<link name="c">"#),
+            vec!["line 7: ", "link 'c'", "`<link>` is not closed", "line 8"],
+        ),
+        (
+            "unclosed tag inside a joint",
+            edited(5, r#"<parent link="base"/>"#, r#"<parent link="base">"#),
+            vec!["line 5: ", "joint 'j1'", "`<parent>` is not closed"],
+        ),
+        (
+            "joint without parent",
+            lined_arm(r#"<joint name="j3" type="fixed"><child link="b"/></joint>"#),
+            vec!["line 7: ", "joint 'j3'", "parent"],
+        ),
+        (
+            "non-numeric limit",
+            edited(5, r#"effort="10""#, r#"effort="ten""#),
+            vec!["line 5: ", "joint 'j1'"],
+        ),
+        (
+            "non-numeric inertia",
+            edited(4, r#"ixx="0.1""#, r#"ixx="0,1""#),
+            vec!["line 4: ", "link 'b'"],
+        ),
+        (
+            "link without a name",
+            lined_arm("<link/>"),
+            vec!["line 7: ", "<link>", "name"],
+        ),
+        (
+            "root element misspelt",
+            edited(1, "<robot ", "<robt "),
+            vec!["line 8: malformed URDF in <robt>: `</robot>` has no matching start tag"],
+        ),
+        (
+            "negative mass (armctl's own check)",
+            lined_arm(
+                r#"<link name="c"><inertial><mass value="-1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            ),
+            vec!["line 7: link 'c': negative mass"],
+        ),
+        (
+            "NaN in an inertial origin (armctl's own check)",
+            lined_arm(
+                r#"<link name="c"><inertial><origin xyz="0 NaN 0"/><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>"#,
+            ),
+            vec!["line 7: link 'c' inertial: origin xyz"],
+        ),
+        (
+            "duplicate link, placed at the second",
+            lined_arm(&link("a")),
+            vec!["line 7: duplicate link name 'a'"],
+        ),
+        (
+            "zero axis",
+            edited(6, r#"<axis xyz="0 0 1"/>"#, r#"<axis xyz="0 0 0"/>"#),
+            vec!["line 6: joint 'j2': axis"],
+        ),
+        (
+            "joint to a missing link",
+            lined_arm(&joint("j3", "fixed", "b", "ghost")),
+            vec!["line 7: joint 'j3': child link 'ghost'"],
+        ),
+        (
+            "parent link name of 300 bytes, not echoed",
+            edited(6, r#"<parent link="a"/>"#, &format!(r#"<parent link="{}"/>"#, "x".repeat(300))),
+            vec!["line 6: joint 'j2' parent link: a name of 300 bytes ('xxxxxxxxxxxxxxxxxxxx...'); at most 256"],
+        ),
+        (
+            "chain joint without limit (chain check)",
+            edited(6, LIMIT, ""),
+            vec!["line 6: joint 'j2': invalid <limit>"],
+        ),
+    ];
+    for (what, text, words) in &cases {
+        let message = error(text).to_string();
+        for w in words {
+            assert!(
+                message.contains(w),
+                "{what}: '{message}' does not mention '{w}'"
+            );
+        }
+    }
+}
+
+/// On a 1000-link file the element at fault is found by parsing each element once, not by
+/// re-parsing the file per element: the last joint is found, at its line.
+#[test]
+fn the_fault_is_placed_in_a_thousand_link_file() {
+    let text = long_chain(1000).replace(
+        "name=\"j999\" type=\"revolute\"",
+        "name=\"j999\" type=\"Revolute\"",
+    );
+    let message = error(&text).to_string();
+    assert!(
+        message.starts_with("line 2000: malformed URDF in joint 'j999'"),
+        "{message}"
+    );
 }
