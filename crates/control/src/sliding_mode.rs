@@ -26,14 +26,25 @@ pub struct SlidingMode {
 /// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
 /// [`crate::default_gains`] (up to 20 rad/s): `Lambda = w`; `k = w^2 STEP / 2`, so that the
 /// reaching term plus `Lambda de` (at most about `w^2 STEP` while sliding) needs no more than a
-/// step of the error dynamics; `phi = k / Lambda` (the largest over joints), so that inside the
-/// layer the loop is `edd + (Lambda + k/phi) de + Lambda k/phi e = 0`, critically damped at `w`.
+/// step of the error dynamics; inside the layer the loop is
+/// `edd + (Lambda + k/phi) de + Lambda k/phi e = 0`, at least critically damped at `w` when
+/// `phi <= k / Lambda`: `phi` is the smallest `k / Lambda` over joints (a joint whose layer is
+/// too wide is barely held and drifts under unmodelled friction), but no smaller than lets
+/// `k / phi` exceed [`LAYER_GAIN_MAX`].
 fn default_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>, f64), ControlError> {
     let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     let k: Vec<f64> = w.iter().map(|w| 0.5 * w * w * STEP).collect();
-    let phi = w.iter().zip(&k).map(|(w, k)| k / w).fold(0.0, f64::max);
-    Ok((w, k, phi))
+    let narrowest = w
+        .iter()
+        .zip(&k)
+        .map(|(w, k)| k / w)
+        .fold(f64::INFINITY, f64::min);
+    let largest_k = k.iter().copied().fold(0.0, f64::max);
+    Ok((w, k, narrowest.max(largest_k / LAYER_GAIN_MAX)))
 }
+
+/// Largest default gain `k / phi` on s inside the layer, 1/s (0.2 per step at 1 kHz).
+const LAYER_GAIN_MAX: f64 = 200.0;
 
 /// Largest default slope of the sliding surface, 1/s.
 const DEFAULT_FREQUENCY: f64 = 20.0;

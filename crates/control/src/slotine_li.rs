@@ -67,8 +67,8 @@ impl SlotineLiGains {
 /// at once). A 0.1 rad step then starts with `Kd Lambda e <= w w_ct I_typ STEP`, within the
 /// step's effort share.
 pub(crate) fn slotine_li_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
-    let (kp, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
-    let lambda = kp.iter().zip(&kd).map(|(p, d)| 2.0 * p / d).collect();
+    let (_, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
+    let lambda = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_BANDWIDTH)?;
     Ok((lambda, kd.iter().map(|d| 0.5 * d).collect()))
 }
 
