@@ -200,6 +200,17 @@ pub(crate) fn acceleration_capacity(robot: &Robot, share: f64) -> Result<Vec<f64
         .collect())
 }
 
+/// Share of each effort limit the default reference acceleration limits leave for accelerating
+/// (the rest is for gravity and the velocity terms).
+const ACCELERATION_EFFORT_SHARE: f64 = 0.5;
+
+/// Default acceleration limits of references, rad/s^2 (m/s^2) per joint: what half of each
+/// effort limit gives when every joint accelerates at once, in the worst sampled configuration
+/// (URDF has no acceleration limits). A reference asking for more would saturate the arm.
+pub fn acceleration_limits(robot: &Robot) -> Result<Vec<f64>, ControlError> {
+    acceleration_capacity(robot, ACCELERATION_EFFORT_SHARE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

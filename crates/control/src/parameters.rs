@@ -55,6 +55,8 @@ pub enum Length {
     Any,
     /// One per joint of the robot.
     PerJoint,
+    /// One per joint, or none (the default, derived elsewhere).
+    PerJointOrNone,
     /// Exactly this many (six for a Cartesian `[x y z rx ry rz]`).
     Fixed(usize),
 }
@@ -230,6 +232,12 @@ impl Declaration {
         self
     }
 
+    /// An array with one element per joint, or empty (a default derived elsewhere).
+    pub fn per_joint_or_none(mut self) -> Self {
+        self.length = Length::PerJointOrNone;
+        self
+    }
+
     /// An array with one element per joint.
     pub fn per_joint(mut self) -> Self {
         self.length = Length::PerJoint;
@@ -280,6 +288,12 @@ impl Declaration {
             (Length::PerJoint, Some(n)) if n != joints => {
                 return Err(format!(
                     "needs {joints} values (one per joint), got {n}: {}",
+                    typed.to_yaml()
+                ))
+            }
+            (Length::PerJointOrNone, Some(n)) if n != joints && n != 0 => {
+                return Err(format!(
+                    "needs {joints} values (one per joint) or none, got {n}: {}",
                     typed.to_yaml()
                 ))
             }

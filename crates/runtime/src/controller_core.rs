@@ -224,6 +224,10 @@ pub struct ControllerCore {
     trajectory: Option<(f64, Box<dyn Trajectory>)>,
     reference: JointReference,
     was_holding: bool,
+    /// Largest reference acceleration per joint, rad/s^2 (m/s^2).
+    acceleration_limits: Vec<f64>,
+    /// The arm-derived default of `acceleration_limits`.
+    default_acceleration_limits: Vec<f64>,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -254,7 +258,16 @@ impl ControllerCore {
             })?;
         let n = robot.dof();
         let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let accelerations =
+            armctl_control::default_gains::acceleration_limits(&robot).map_err(|e| {
+                RuntimeError::Parameter {
+                    name: "acceleration_limits".into(),
+                    reason: e.to_string(),
+                }
+            })?;
         Ok(Self {
+            acceleration_limits: accelerations.clone(),
+            default_acceleration_limits: accelerations,
             ws: DynamicsWorkspace::new(&robot),
             map: JointMap::new(joints),
             controller,
@@ -450,7 +463,7 @@ impl ControllerCore {
         }
         let trajectory = MultiPoint::new(self.robot.dof(), &ordered)
             .map_err(|e| reference_error(e.to_string()))?;
-        self.check_interpolated_velocities(&trajectory, &ordered)?;
+        self.check_interpolated_motion(&trajectory, &ordered)?;
         self.trajectory = Some((start, Box::new(trajectory)));
         Ok(())
     }
@@ -471,9 +484,60 @@ impl ControllerCore {
         self.max_points = max_points;
     }
 
-    /// The velocities of the motion between the points, sampled (16 per segment), within the
-    /// URDF velocity limits: waypoints that respect them can still be joined too fast.
-    fn check_interpolated_velocities(
+    /// Sets the reference acceleration limits (live parameter `acceleration_limits`): one
+    /// positive value per controlled joint, or none for the arm-derived defaults
+    /// ([`armctl_control::default_gains::acceleration_limits`]).
+    pub fn set_acceleration_limits(&mut self, limits: &[f64]) -> Result<(), String> {
+        if limits.is_empty() {
+            self.acceleration_limits
+                .clone_from(&self.default_acceleration_limits);
+            return Ok(());
+        }
+        if limits.len() != self.robot.dof() {
+            return Err(format!(
+                "{} values for {} joints (or none for the defaults)",
+                limits.len(),
+                self.robot.dof()
+            ));
+        }
+        if let Some(bad) = limits.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
+            return Err(format!("{bad} is not a positive acceleration"));
+        }
+        self.acceleration_limits = limits.to_vec();
+        Ok(())
+    }
+
+    /// The reference acceleration limits in effect, per joint.
+    pub fn acceleration_limits(&self) -> &[f64] {
+        &self.acceleration_limits
+    }
+
+    /// A sample of a reference at `t` within the velocity and acceleration limits; `why` says
+    /// what may have made it too fast.
+    fn check_motion(&self, t: f64, sample: &JointReference, why: &str) -> Result<(), RuntimeError> {
+        let joints = self.robot.joints().iter().zip(&self.acceleration_limits);
+        for ((joint, accel_limit), (qd, qdd)) in joints.zip(sample.qd.iter().zip(&sample.qdd)) {
+            let limit = joint.limits.velocity;
+            if qd.is_nan() || (limit > 0.0 && qd.abs() > limit * (1.0 + 1e-9)) {
+                return Err(reference_error(format!(
+                    "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {limit}{why}",
+                    joint.name
+                )));
+            }
+            if qdd.is_nan() || qdd.abs() > accel_limit * (1.0 + 1e-9) {
+                return Err(reference_error(format!(
+                    "{} would accelerate at {qdd:.3} at t = {t:.3} s, above its acceleration_limits entry {accel_limit:.3}{why}",
+                    joint.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The velocities and accelerations of the motion between the points, sampled (16 per
+    /// segment, ends included), within the limits: waypoints that respect them can still be
+    /// joined too fast.
+    fn check_interpolated_motion(
         &self,
         trajectory: &MultiPoint,
         points: &[TrajectoryPoint],
@@ -482,18 +546,10 @@ impl ControllerCore {
         let mut sample = JointReference::hold(&self.reference.q);
         for pair in points.windows(2) {
             let (t0, t1) = (pair[0].time, pair[1].time);
-            for k in 1..PER_SEGMENT {
+            for k in 0..=PER_SEGMENT {
                 let t = t0 + (t1 - t0) * k as f64 / PER_SEGMENT as f64;
                 trajectory.sample(t, &mut sample);
-                for (joint, qd) in self.robot.joints().iter().zip(&sample.qd) {
-                    let limit = joint.limits.velocity;
-                    if limit > 0.0 && qd.abs() > limit * (1.0 + 1e-9) {
-                        return Err(reference_error(format!(
-                            "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {limit} (points too close in time)",
-                            joint.name
-                        )));
-                    }
-                }
+                self.check_motion(t, &sample, " (points too close in time)")?;
             }
         }
         Ok(())
@@ -531,7 +587,7 @@ impl ControllerCore {
             let t = span * k as f64 / SAMPLES as f64;
             trajectory.sample(t, &mut sample);
             for (j, joint) in self.robot.joints().iter().enumerate() {
-                let (q, qd, limits) = (sample.q[j], sample.qd[j], &joint.limits);
+                let (q, limits) = (sample.q[j], &joint.limits);
                 let outside = limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q);
                 if !q.is_finite() || outside {
                     return Err(reference_error(format!(
@@ -539,14 +595,8 @@ impl ControllerCore {
                         joint.name, limits.lower, limits.upper
                     )));
                 }
-                let too_fast = qd.is_nan() || qd.abs() > limits.velocity * (1.0 + 1e-9);
-                if limits.velocity > 0.0 && too_fast {
-                    return Err(reference_error(format!(
-                        "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {}",
-                        joint.name, limits.velocity
-                    )));
-                }
             }
+            self.check_motion(t, &sample, "")?;
             if span == 0.0 {
                 break;
             }
@@ -599,6 +649,13 @@ impl ControllerCore {
                 return Err(reference_error(format!(
                     "point {k}: {} velocity {qd} exceeds its limit {}",
                     joint.name, limits.velocity
+                )));
+            }
+            let qdd = point.accelerations.as_ref().map_or(0.0, |a| a[j]);
+            if qdd.abs() > self.acceleration_limits[j] {
+                return Err(reference_error(format!(
+                    "point {k}: {} acceleration {qdd} exceeds its acceleration_limits entry {:.3}",
+                    joint.name, self.acceleration_limits[j]
                 )));
             }
         }
@@ -1104,5 +1161,43 @@ mod tests {
             e.contains("4 points exceed max_reference_points (3)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn references_beyond_the_acceleration_limits_are_refused_naming_the_joint() {
+        let mut core = core();
+        let joints = vec!["joint1".to_string(), "joint2".to_string()];
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
+        let mut effort = [0.0; 2];
+        core.step(1.0, 1e-3, &mut effort);
+        // The derived defaults are positive and finite for every joint.
+        assert!(core
+            .acceleration_limits()
+            .iter()
+            .all(|a| a.is_finite() && *a > 0.0));
+        core.set_acceleration_limits(&[2.0, 2.0]).unwrap();
+        // 0.5 rad in 1 s from rest (a quintic peaks at 5.77 s^-2 per rad: 2.9 rad/s^2).
+        let e = core
+            .set_trajectory(&joints, &[point(1.0, vec![0.5, 0.0])], 1.0, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("joint1 would accelerate at") && e.contains("acceleration_limits"),
+            "{e}"
+        );
+        // The same move over 2 s needs 0.72 rad/s^2: accepted.
+        core.set_trajectory(&joints, &[point(2.0, vec![0.5, 0.0])], 1.0, 1.0)
+            .unwrap();
+        // A given waypoint acceleration above the limit is refused too.
+        let mut fast = point(3.0, vec![0.5, 0.0]);
+        fast.accelerations = Some(vec![0.0, 3.0]);
+        let e = core
+            .set_trajectory(&joints, &[fast], 1.0, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("point 0: joint2 acceleration 3"), "{e}");
+        assert!(core.set_acceleration_limits(&[1.0]).is_err());
+        assert!(core.set_acceleration_limits(&[1.0, -1.0]).is_err());
+        core.set_acceleration_limits(&[]).unwrap();
     }
 }

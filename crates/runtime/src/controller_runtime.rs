@@ -201,6 +201,13 @@ impl ControllerRuntime {
         )?;
         core.set_plausibility(plausibility(&parameters));
         core.set_max_points(parameters.double("max_reference_points") as usize);
+        if let Some(ParameterValue::DoubleArray(limits)) = parameters.get("acceleration_limits") {
+            core.set_acceleration_limits(limits)
+                .map_err(|reason| RuntimeError::Parameter {
+                    name: "acceleration_limits".into(),
+                    reason,
+                })?;
+        }
         Ok(Self {
             core,
             parameters,
@@ -264,6 +271,9 @@ impl ControllerRuntime {
 
     fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
         match (name, typed) {
+            ("acceleration_limits", ParameterValue::DoubleArray(limits)) => {
+                self.core.set_acceleration_limits(limits)?;
+            }
             ("max_reference_points", ParameterValue::Integer(n)) => {
                 self.core.set_max_points(usize::try_from(*n).unwrap_or(0));
             }

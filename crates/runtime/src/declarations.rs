@@ -49,6 +49,7 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         Declaration::double("state_timeout", 0.1, "A joint state older than this (s) makes the node hold in safe_mode.").range(1e-4, 60.0),
         Declaration::bool("friction_compensation", false, "Compensate the friction of the URDF's <dynamics damping friction> (often a simulator's tuning, not a measurement); an identified model's friction is always compensated.").read_only(),
         Declaration::integer("max_reference_points", crate::controller_core::DEFAULT_MAX_POINTS as i64, "A trajectory with more points than this is refused (bounds the memory a reference takes).").range(2.0, 1e6),
+        Declaration::double_array("acceleration_limits", vec![], "Largest reference acceleration per controlled joint, rad/s^2 (m/s^2); a trajectory needing more is refused. Empty (default): what half of each effort limit gives with every joint accelerating, in the worst sampled configuration.").per_joint_or_none().range(1e-6, 1e6),
         Declaration::double("position_limit_margin", 0.1, "A measured position beyond the URDF limits by more than this (rad or m) cannot be true: hold in safe_mode.").range(0.0, 10.0),
         Declaration::double("velocity_plausibility", 3.0, "A measured velocity above this many times the URDF velocity limit cannot be true: hold in safe_mode.").range(1.0, 1e4),
         Declaration::string("command_topic", "", "Topic of the std_msgs/Float64MultiArray efforts (default /<controller>/commands).").read_only(),
