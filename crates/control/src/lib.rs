@@ -63,7 +63,7 @@ pub use error::ControlError;
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;
 pub use parameters::{
-    Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
+    shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
     DEFAULT_RAMP_TIME,
 };
 pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};

@@ -61,6 +61,19 @@ pub enum Length {
     Fixed(usize),
 }
 
+/// `text` as it may appear in a refusal, a reply or a log line: cut at 64 bytes (on a character
+/// boundary) with its length, so that unbounded input is never echoed.
+pub fn shown(text: &str) -> String {
+    if text.len() <= 64 {
+        return text.to_string();
+    }
+    let cut = (0..=64)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    format!("{}... ({} bytes)", &text[..cut], text.len())
+}
+
 /// A parameter value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParameterValue {
@@ -275,7 +288,7 @@ impl Declaration {
                     "expected {}, got {} {}",
                     kind.name(),
                     other.type_name(),
-                    other.to_yaml()
+                    shown(&other.to_yaml())
                 ))
             }
         };
@@ -288,19 +301,19 @@ impl Declaration {
             (Length::PerJoint, Some(n)) if n != joints => {
                 return Err(format!(
                     "needs {joints} values (one per joint), got {n}: {}",
-                    typed.to_yaml()
+                    shown(&typed.to_yaml())
                 ))
             }
             (Length::PerJointOrNone, Some(n)) if n != joints && n != 0 => {
                 return Err(format!(
                     "needs {joints} values (one per joint) or none, got {n}: {}",
-                    typed.to_yaml()
+                    shown(&typed.to_yaml())
                 ))
             }
             (Length::Fixed(expected), Some(n)) if n != expected => {
                 return Err(format!(
                     "needs {expected} values, got {n}: {}",
-                    typed.to_yaml()
+                    shown(&typed.to_yaml())
                 ))
             }
             _ => {}
@@ -326,7 +339,11 @@ impl Declaration {
         }
         if let (Some(choices), V::String(s)) = (&self.choices, &typed) {
             if !choices.contains(s) {
-                return Err(format!("'{s}' is not one of {}", choices.join(", ")));
+                return Err(format!(
+                    "'{}' is not one of {}",
+                    shown(s),
+                    choices.join(", ")
+                ));
             }
         }
         Ok(typed)

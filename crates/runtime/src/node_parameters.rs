@@ -16,18 +16,8 @@ pub const MAX_NAME_LENGTH: usize = 256;
 /// The most text a parameter set while the node runs may hold, bytes (a URDF comes at start).
 pub const MAX_STRING_LENGTH: usize = 4096;
 
-/// `name` as it may appear in a reply or a log line: cut at 64 bytes (on a character
-/// boundary) with its length, so that unbounded input is never echoed.
-pub fn shown(name: &str) -> String {
-    if name.len() <= 64 {
-        return name.to_string();
-    }
-    let cut = (0..=64)
-        .rev()
-        .find(|&i| name.is_char_boundary(i))
-        .unwrap_or(0);
-    format!("{}... ({} bytes)", &name[..cut], name.len())
-}
+/// `name` as it may appear in a reply or a log line (cut at 64 bytes, with its length).
+pub use armctl_control::shown;
 
 /// Declared parameters and their values.
 #[derive(Debug, Clone, PartialEq, Default)]
