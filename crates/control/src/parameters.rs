@@ -304,7 +304,8 @@ impl Declaration {
                     shown(&typed.to_yaml())
                 ))
             }
-            (Length::PerJointOrNone, Some(n)) if n != joints && n != 0 => {
+            // `joints` is 0 while the joints are not known yet (a node's first pass).
+            (Length::PerJointOrNone, Some(n)) if joints > 0 && n != joints && n != 0 => {
                 return Err(format!(
                     "needs {joints} values (one per joint) or none, got {n}: {}",
                     shown(&typed.to_yaml())

@@ -33,6 +33,16 @@ pub struct EffortSafety {
 impl EffortSafety {
     /// The URDF effort limits of `robot`; `rate_limit` in N m/s (N/s), `None` for none.
     pub fn new(robot: &Robot, rate_limit: Option<f64>) -> Result<Self, ControlError> {
+        // Saturation is the last line of defence: no joint is commanded without a limit.
+        if let Some(joint) = robot.joints().iter().find(|j| !j.limits.effort.is_finite()) {
+            return Err(ControlError::InvalidParameter {
+                name: "effort_limits".into(),
+                reason: format!(
+                    "joint '{}' has no effort limit in the URDF (a continuous joint without <limit>): give one per joint in effort_limits",
+                    joint.name
+                ),
+            });
+        }
         let mut safety = Self {
             limits: robot.joints().iter().map(|j| j.limits.effort).collect(),
             rate_limit: None,

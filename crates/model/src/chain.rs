@@ -227,7 +227,9 @@ fn checked_limits(name: &str, kind: TreeJointKind, l: &JointLimits) -> Result<()
             reason: reason.to_string(),
         })
     };
-    if !l.effort.is_finite() || l.effort <= 0.0 {
+    // Infinite: a continuous joint without <limit> (unknown; the controller needs it given).
+    let unknown = kind == TreeJointKind::Continuous && l.effort == f64::INFINITY;
+    if !unknown && (!l.effort.is_finite() || l.effort <= 0.0) {
         return fail("effort must be positive and finite: every command is saturated to it");
     }
     if l.velocity.is_nan() || l.velocity <= 0.0 {

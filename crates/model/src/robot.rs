@@ -211,6 +211,24 @@ impl Robot {
         })
     }
 
+    /// The model with other effort limits, one positive finite value per joint (N m or N).
+    pub fn with_effort_limits(&self, efforts: &[f64]) -> Result<Self, ModelError> {
+        let n = self.dof();
+        if efforts.len() != n || !efforts.iter().all(|e| e.is_finite() && *e > 0.0) {
+            return Err(ModelError::InvalidModel {
+                reason: format!("effort limits need {n} positive, finite values"),
+            });
+        }
+        let mut joints = self.joints.clone();
+        for (joint, &effort) in joints.iter_mut().zip(efforts) {
+            joint.limits.effort = effort;
+        }
+        Ok(Self {
+            joints,
+            ..self.clone()
+        })
+    }
+
     /// The model with the inertial parameter vector `p` (10 per link, as
     /// [`Robot::parameter_vector`]): what the dynamics computes with. `p` need not describe
     /// physical bodies (identified base parameters spread over the links rarely do); the

@@ -356,6 +356,14 @@ fn checked_joint(
     } else {
         (l.lower, l.upper)
     };
+    // A continuous joint may omit <limit> (it reads as zeros): its effort and velocity limits
+    // are unknown, infinite here; whoever commands it must be given them.
+    let unknown = kind == TreeJointKind::Continuous && l.effort == 0.0 && l.velocity == 0.0;
+    let (effort, velocity) = if unknown {
+        (f64::INFINITY, f64::INFINITY)
+    } else {
+        (l.effort, l.velocity)
+    };
     let friction = match &joint.dynamics {
         Some(d) => {
             finite(&element, "dynamics", &[d.damping, d.friction])?;
@@ -385,8 +393,8 @@ fn checked_joint(
         limits: JointLimits {
             lower,
             upper,
-            velocity: l.velocity,
-            effort: l.effort,
+            velocity,
+            effort,
         },
         friction,
         mimic,

@@ -6,7 +6,7 @@
 
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{
-    Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
+    ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
@@ -251,11 +251,15 @@ impl ControllerCore {
         state_timeout: f64,
         rate_limit: Option<f64>,
     ) -> Result<Self, RuntimeError> {
-        let controller =
-            Guarded::new(controller, &robot, rate_limit).map_err(|e| RuntimeError::Parameter {
+        let controller = Guarded::new(controller, &robot, rate_limit).map_err(|e| match e {
+            ControlError::InvalidParameter { name, reason } => {
+                RuntimeError::Parameter { name, reason }
+            }
+            other => RuntimeError::Parameter {
                 name: "rate_limit".into(),
-                reason: e.to_string(),
-            })?;
+                reason: other.to_string(),
+            },
+        })?;
         let n = robot.dof();
         let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let accelerations =

@@ -103,6 +103,13 @@ fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, Runt
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;
     }
+    if let Some(ParameterValue::DoubleArray(efforts)) = store.get("effort_limits") {
+        if !efforts.is_empty() {
+            robot = robot
+                .with_effort_limits(efforts)
+                .map_err(|e| invalid("effort_limits", e.to_string()))?;
+        }
+    }
     let controller_name = store.string("controller");
     let mut controller = controller_by_name(&controller_name, &robot)
         .map_err(|e| invalid("controller", e.to_string()))?;
