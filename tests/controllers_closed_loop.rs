@@ -7,7 +7,7 @@ use armctl_control::{
     ParameterValue, PdFixedGravity, PdGravity,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace, Wrench};
-use armctl_e2e::urdf_dir;
+use armctl_e2e::{scaled, urdf_dir};
 use armctl_model::{jacobian, ChainOptions, FrameId, KinematicsWorkspace, Robot};
 use armctl_sim::{run_closed_loop, ModelMismatch, RunLog, SimConfig, Simulator};
 use nalgebra::{DVector, Matrix6xX, Vector3, Vector6};
@@ -431,16 +431,6 @@ fn bad_parameters_are_rejected_and_the_old_values_kept() {
             .set_parameter("no_such_gain", ParameterValue::Double(1.0))
             .is_err());
     }
-}
-
-/// The model with every link's mass and inertia scaled by `factor` (centres of mass kept).
-fn scaled(robot: &Robot, factor: f64) -> Robot {
-    let mut parts = robot.to_parts();
-    for link in &mut parts.links {
-        link.mass *= factor;
-        link.inertia_com *= factor;
-    }
-    Robot::new(parts).unwrap()
 }
 
 /// A repeating, exciting reference that starts at rest at `start`:

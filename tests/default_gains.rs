@@ -7,7 +7,7 @@
 use armctl_control::default_gains::STEP;
 use armctl_control::reference::SetPoint;
 use armctl_control::{controller_by_name, ParameterValue, CONTROLLERS};
-use armctl_e2e::urdf_dir;
+use armctl_e2e::{scaled, urdf_dir};
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::controller_core::{ControllerCore, SafeMode};
@@ -219,14 +219,4 @@ fn adaptive_controllers_converge_from_a_large_step() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The model with every link's mass and inertia scaled by `factor` (centres of mass kept).
-fn scaled(robot: &Robot, factor: f64) -> Robot {
-    let mut parts = robot.to_parts();
-    for link in &mut parts.links {
-        link.mass *= factor;
-        link.inertia_com *= factor;
-    }
-    Robot::new(parts).unwrap()
 }

@@ -16,6 +16,17 @@ pub fn urdf_dir() -> PathBuf {
     workspace_dir().join("urdf")
 }
 
+/// The model with every link's mass and inertia scaled by `factor` (centres of mass kept): a
+/// wrong model for the controllers' robustness and adaptation tests.
+pub fn scaled(robot: &armctl_model::Robot, factor: f64) -> armctl_model::Robot {
+    let mut parts = robot.to_parts();
+    for link in &mut parts.links {
+        link.mass *= factor;
+        link.inertia_com *= factor;
+    }
+    armctl_model::Robot::new(parts).expect("scaling keeps a valid model")
+}
+
 pub mod interop_python;
 pub mod launch_check;
 pub mod ros_probe;

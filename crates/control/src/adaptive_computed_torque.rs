@@ -31,15 +31,6 @@ use crate::{ControlError, Controller, Declaration, JointState, ParameterSet, Sca
 /// Default adaptation rate of every group, 1/s.
 const DEFAULT_RATE: f64 = 0.03;
 
-/// `M_ii` at mid-range: with `kp` the stiffness the prediction error is weighed by.
-fn typical_inertias(robot: &Robot) -> Result<Vec<f64>, ControlError> {
-    let n = robot.dof();
-    let mut m = DMatrix::zeros(n, n);
-    let q = robot.middle_configuration();
-    armctl_dynamics::mass_matrix(robot, &mut DynamicsWorkspace::new(robot), &q, &mut m)?;
-    Ok((0..n).map(|i| m[(i, i)]).collect())
-}
-
 /// Adaptive computed torque.
 #[derive(Debug, Clone)]
 pub struct AdaptiveComputedTorque {
@@ -107,7 +98,7 @@ impl AdaptiveComputedTorque {
             last_command: vec![0.0; n],
             difference: vec![0.0; n],
             saturated: false,
-            typical_inertia: typical_inertias(robot)?,
+            typical_inertia: crate::default_gains::InertiaBounds::of(robot)?.typical,
             weights: vec![0.0; n],
             robot: robot.clone(),
         })
