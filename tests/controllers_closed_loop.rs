@@ -720,9 +720,10 @@ fn sliding_mode_boundary_layer_removes_chattering_and_keeps_the_error_bounded() 
         let mut results = Vec::new();
         for phi in [0.0, 0.1] {
             let mut controller = armctl_control::SlidingMode::new(&robot).unwrap();
-            // The course's gains, not the conservative defaults.
+            // The course's gains and law (no linear term), not the conservative defaults.
             set(&mut controller, "lambda", vec![20.0; robot.dof()]);
             set(&mut controller, "k", vec![20.0; robot.dof()]);
+            set(&mut controller, "kd", vec![0.0; robot.dof()]);
             controller
                 .set_parameter("phi", ParameterValue::Double(phi))
                 .unwrap();

@@ -149,7 +149,6 @@ fn every_controller_holds_every_bundled_arm_with_its_defaults() {
 /// 50 arms nobody tuned for: 6 and 7 joints, light wrists, URDF damping and friction on half
 /// of them (the plant has them; the controllers do not compensate them by default).
 fn random_arms(seeds: std::ops::Range<u64>) {
-    let has_known_failures = seeds.contains(&1);
     let failures: Vec<String> = seeds
         .flat_map(|seed| {
             let arm = RandomArm::generate(seed);
@@ -157,25 +156,8 @@ fn random_arms(seeds: std::ops::Range<u64>) {
             hold_all(&format!("random arm {seed}"), &robot, arm.damped)
         })
         .collect();
-    let (known, new): (Vec<String>, Vec<String>) = failures.into_iter().partition(|f| {
-        KNOWN_ON_DAMPED_ARMS
-            .iter()
-            .any(|c| f.contains(&format!(" {c} ")))
-    });
-    assert!(new.is_empty(), "{}", new.join("\n"));
-    for controller in KNOWN_ON_DAMPED_ARMS.iter().filter(|_| has_known_failures) {
-        assert!(
-            known.iter().any(|f| f.contains(&format!(" {controller} "))),
-            "{controller} holds the damped arms now: take it off KNOWN_ON_DAMPED_ARMS"
-        );
-    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
-
-/// Open work of the safety issue: sliding mode neither clips nor diverges on the damped random
-/// arms, but on two of them (seeds 1 and 9) a joint ends 0.28-0.48 rad from the set point after
-/// a 0.1 rad step (unmodelled URDF damping and friction against its switching gain). The test
-/// checks that it still fails, so the list shrinks when it is fixed.
-const KNOWN_ON_DAMPED_ARMS: [&str; 1] = ["sliding_mode"];
 
 // Two halves, so the test harness runs them on both cores.
 #[test]

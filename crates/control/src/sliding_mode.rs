@@ -1,9 +1,12 @@
 //! Sliding mode control with a boundary layer (docs/theory.md section 6):
-//! `s = de + Lambda e`, `tau = M_hat (qdd_d + Lambda de + k sat(s / phi)) + C_hat qd + G_hat`
-//! `= RNEA_hat(q, qd, qdd_d + Lambda de + k sat(s / phi))`, with `sat` clipping to [-1, 1].
+//! `s = de + Lambda e`,
+//! `tau = M_hat (qdd_d + Lambda de + k sat(s / phi)) + C_hat qd + G_hat + Kd s`
+//! `= RNEA_hat(q, qd, qdd_d + Lambda de + k sat(s / phi)) + Kd s`, with `sat` clipping to [-1, 1].
 //! Claim: with `k` above the model error (in acceleration), s reaches the layer `|s| <= phi`;
 //! `phi = 0` is the pure switching law (`sgn(s)`), which chatters; a wider layer trades the
-//! chattering for a residual error of order `phi / Lambda`.
+//! chattering for a residual error of order `phi / Lambda`. `Kd s` (torque, not through `M_hat`)
+//! bounds the error outside the layer when a joint the switching term cannot move (unmodelled
+//! friction) hands its demand to its neighbours through the inertia coupling.
 
 use armctl_model::Robot;
 
@@ -19,8 +22,10 @@ pub struct SlidingMode {
     parameters: ParameterSet,
     lambda: Array,
     k: Array,
+    linear: Array,
     phi: Scalar,
     acceleration: Vec<f64>,
+    s: Vec<f64>,
 }
 
 /// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
@@ -55,11 +60,12 @@ impl SlidingMode {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let (lambda, k, phi) = default_gains(robot)?;
+        let (_, damping) = crate::slotine_li::slotine_li_gains(robot)?;
         let mut parameters = ParameterSet::new(n);
         Ok(Self {
             lambda: parameters.declare_array(joint_gain(
                 "lambda",
-                lambda,
+                lambda.clone(),
                 "Slope of the sliding surface s = de + lambda e per joint, 1/s.",
                 1e4,
             ))?,
@@ -67,6 +73,12 @@ impl SlidingMode {
                 "k",
                 k,
                 "Switching gain per joint, rad/s^2: larger than the model error in acceleration.",
+                1e5,
+            ))?,
+            linear: parameters.declare_array(joint_gain(
+                "kd",
+                damping,
+                "Damping on s per joint, N m s/rad: linear feedback outside the layer.",
                 1e5,
             ))?,
             phi: parameters.declare_scalar(
@@ -79,6 +91,7 @@ impl SlidingMode {
             )?,
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
+            s: vec![0.0; n],
             parameters,
         })
     }
@@ -100,12 +113,18 @@ impl Controller for SlidingMode {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let p = &self.parameters;
         let (lambda, k, phi) = (&p[self.lambda], &p[self.k], p[self.phi]);
+        let linear = &p[self.linear];
         for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let s = de + lambda[i] * e;
             self.acceleration[i] =
                 step.reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, phi);
+            self.s[i] = s;
         }
         self.model
-            .inverse_dynamics(step.state, &self.acceleration, step.effort)
+            .inverse_dynamics(step.state, &self.acceleration, step.effort)?;
+        for ((effort, d), s) in step.effort.iter_mut().zip(linear).zip(&self.s) {
+            *effort += d * s;
+        }
+        Ok(())
     }
 }
