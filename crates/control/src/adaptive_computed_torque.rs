@@ -1,7 +1,10 @@
 //! Adaptive computed torque (after Craig, Hsu and Sastry; docs/theory.md section 6):
-//! `tau = M_hat a + C_hat qd + G_hat = Y(q, qd, qd, a) p_hat`, `a = qdd_d + Kd de + Kp e`.
-//! With the arm's `Y(q, qd, qd, qdd) p = tau`, the model's error shows in the measured
-//! acceleration: `M_hat (a - qdd) = Y(q, qd, qd, qdd) (p - p_hat)`, so `u = M_hat (a - qdd)`
+//! `tau = M_hat qdd_d + C_hat qd + G_hat + M_0 v = Y(q, qd, qd, qdd_d) p_hat + M_0 v`, with the
+//! feedback `v = Kd de + Kp e` scaled by the model's own mass matrix `M_0` (the estimate's
+//! `M_hat` would make the feedback gain depend on the estimate; with it the Panda and the planar
+//! arm with a 50%-wrong model crept away from the set point while learning). With the arm's
+//! `Y(q, qd, qd, qdd) p = tau`, the model's error shows in the measured acceleration:
+//! `u = tau - Y(q, qd, qd, qdd) p_hat = M_hat (qdd_d - qdd) + M_0 v = Y(q, qd, qd, qdd) p_tilde`
 //! is the torque the model got wrong, and the estimate follows the normalised, leaky, projected
 //! gradient `Y(q, qd, qd, qdd)^T u` of [`crate::adaptation`].
 //!
@@ -9,15 +12,14 @@
 //! amplifies light links (on the PUMA 560 without rotor inertia, 4e-5 kg m^2 about joint 6, it
 //! diverged at any useful rate) and it needs `M_hat` positive definite. The prediction error
 //! needs neither: only the measured acceleration, here differences of qd low-pass filtered
-//! with time constant `accel_filter`; the commanded acceleration passes through the same filter,
-//! so both are compared at the same delay. While an effort reaches its limit the estimate is
-//! held (the acceleration then reflects the saturation, not the model).
+//! with time constant `accel_filter`; `qdd_d` and `v` pass through the same filter, so all are
+//! compared at the same delay. While an effort reaches its limit the estimate is held (the
+//! acceleration then reflects the saturation, not the model).
 //!
-//! Limitations: the PD part of the command is scaled by `M_hat`, which the estimate changes,
-//! and near rest only gravity excites the estimate. With a model 50% off (masses and inertias
-//! halved) and a 0.3 rad step, rates of 0.1/s and above fall into a slow limit cycle of about
-//! 0.1-0.4 rad on the planar arm and the Panda; the default 0.03/s stays bounded and improves
-//! on the fixed model only slowly. Slotine-Li adaptive learns such a model better: prefer it.
+//! Limitation: at rest the prediction error cannot tell friction the model lacks from gravity;
+//! on arms with unmodelled URDF friction a joint may first swing up to about the size of a
+//! 0.1 rad step further away before the estimate settles (tests/default_gains.rs). Slotine-Li
+//! adaptive, which adapts on the tracking error, does not: prefer it on such arms.
 
 use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
@@ -28,8 +30,9 @@ use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::PdGains;
 use crate::{ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step};
 
-/// Default adaptation rate of every group, 1/s.
-const DEFAULT_RATE: f64 = 0.03;
+/// Default adaptation rate of every group, 1/s: with a model 50% off it converges on every
+/// bundled arm within 3 s of a 0.1 rad step; 0.1-1/s crept away on the Panda first.
+const DEFAULT_RATE: f64 = 3.0;
 
 /// Adaptive computed torque.
 #[derive(Debug, Clone)]
@@ -46,14 +49,20 @@ pub struct AdaptiveComputedTorque {
     prediction_error: DVector<f64>,
     gravity: DVector<f64>,
     torque: DVector<f64>,
-    command: Vec<f64>,
     zeros: Vec<f64>,
     qd_previous: Option<Vec<f64>>,
     /// Filtered measured acceleration.
     qdd: Vec<f64>,
-    /// Filtered commanded acceleration, and the command of the last step.
-    commanded: Vec<f64>,
-    last_command: Vec<f64>,
+    /// Filtered desired acceleration `qdd_d`, and that of the last step.
+    desired: Vec<f64>,
+    last_desired: Vec<f64>,
+    /// Filtered feedback acceleration `v = Kd de + Kp e`, that of the last step, this step's.
+    feedback: Vec<f64>,
+    last_feedback: Vec<f64>,
+    command: Vec<f64>,
+    /// The model's parameters (the feedback's inertia) and its gravity at this step.
+    model_parameters: DVector<f64>,
+    model_gravity: DVector<f64>,
     /// `a_f - qdd_f`.
     difference: Vec<f64>,
     /// Whether the last step's effort reached a limit.
@@ -65,7 +74,7 @@ pub struct AdaptiveComputedTorque {
 
 impl AdaptiveComputedTorque {
     /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]),
-    /// acceleration filter 5 ms, adaptation rates 0.03/s (normalised).
+    /// acceleration filter 5 ms, adaptation rates 3/s (normalised).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
@@ -94,8 +103,12 @@ impl AdaptiveComputedTorque {
             zeros: vec![0.0; n],
             qd_previous: None,
             qdd: vec![0.0; n],
-            commanded: vec![0.0; n],
-            last_command: vec![0.0; n],
+            desired: vec![0.0; n],
+            last_desired: vec![0.0; n],
+            feedback: vec![0.0; n],
+            last_feedback: vec![0.0; n],
+            model_parameters: DVector::from_vec(robot.parameter_vector()),
+            model_gravity: DVector::zeros(n),
             difference: vec![0.0; n],
             saturated: false,
             typical_inertia: crate::default_gains::InertiaBounds::of(robot)?.typical,
@@ -110,7 +123,8 @@ impl AdaptiveComputedTorque {
     }
 
     /// Low-pass filters the finite difference of the measured velocity and, with the same
-    /// filter, the acceleration commanded last step (the one that produced it).
+    /// filter, the desired and feedback accelerations of last step's command (which produced
+    /// it).
     fn filter_accelerations(&mut self, qd: &[f64], dt: f64) {
         let tau = self.parameters[self.accel_filter];
         let alpha = if tau > 0.0 {
@@ -128,21 +142,52 @@ impl AdaptiveComputedTorque {
                 0.0
             };
             self.qdd[i] += alpha * (raw - self.qdd[i]);
-            self.commanded[i] += alpha * (self.last_command[i] - self.commanded[i]);
-            self.difference[i] = self.commanded[i] - self.qdd[i];
+            self.desired[i] += alpha * (self.last_desired[i] - self.desired[i]);
+            self.feedback[i] += alpha * (self.last_feedback[i] - self.feedback[i]);
+            self.difference[i] = self.desired[i] - self.qdd[i];
             previous[i] = qd[i];
         }
     }
 
-    /// `u = M_hat (a_f - qdd_f)`: `Y(q, 0, 0, a_f - qdd_f) p_hat - G_hat`.
+    /// `u = M_hat (qdd_d,f - qdd_f) + M_0 v_f`, the filtered command minus the estimate's
+    /// prediction of it from the measured acceleration.
     fn predict_error(&mut self, q: &[f64]) -> Result<(), ControlError> {
+        self.model_gravity(q)?;
         let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
-        regressor(robot, ws, q, zeros, zeros, zeros, &mut self.y)?;
         self.gravity.gemv(1.0, &self.y, self.estimate.values(), 0.0);
         regressor(robot, ws, q, zeros, zeros, &self.difference, &mut self.y)?;
         self.prediction_error
             .gemv(1.0, &self.y, self.estimate.values(), 0.0);
         self.prediction_error -= &self.gravity;
+        regressor(robot, ws, q, zeros, zeros, &self.feedback, &mut self.y)?;
+        self.prediction_error
+            .gemv(1.0, &self.y, &self.model_parameters, 1.0);
+        self.prediction_error -= &self.model_gravity;
+        Ok(())
+    }
+
+    /// `G_0(q)` of the model into `model_gravity`; leaves `Y(q, 0, 0, 0)` in `y`.
+    fn model_gravity(&mut self, q: &[f64]) -> Result<(), ControlError> {
+        let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
+        regressor(robot, ws, q, zeros, zeros, zeros, &mut self.y)?;
+        self.model_gravity
+            .gemv(1.0, &self.y, &self.model_parameters, 0.0);
+        Ok(())
+    }
+
+    /// `tau = Y(q, qd, qd, qdd_d) p_hat + M_0(q) v` into `torque`, with `v` in `command`.
+    fn command_torque(
+        &mut self,
+        state: &JointState<'_>,
+        desired: &[f64],
+    ) -> Result<(), ControlError> {
+        self.model_gravity(state.q)?;
+        let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
+        regressor(robot, ws, state.q, zeros, zeros, &self.command, &mut self.y)?;
+        self.torque.gemv(1.0, &self.y, &self.model_parameters, 0.0);
+        self.torque -= &self.model_gravity;
+        regressor(robot, ws, state.q, state.qd, state.qd, desired, &mut self.y)?;
+        self.torque.gemv(1.0, &self.y, self.estimate.values(), 1.0);
         Ok(())
     }
 
@@ -182,8 +227,14 @@ impl Controller for AdaptiveComputedTorque {
         self.estimate.restart();
         self.qd_previous = Some(state.qd.to_vec());
         self.qdd.fill(0.0);
-        self.commanded.fill(0.0);
-        self.last_command.fill(0.0);
+        for buffer in [
+            &mut self.desired,
+            &mut self.last_desired,
+            &mut self.feedback,
+            &mut self.last_feedback,
+        ] {
+            buffer.fill(0.0);
+        }
         self.saturated = false;
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
@@ -197,18 +248,13 @@ impl Controller for AdaptiveComputedTorque {
             reference,
             &mut self.command,
         );
-        regressor(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            state.qd,
-            &self.command,
-            &mut self.y,
-        )?;
-        self.torque.gemv(1.0, &self.y, self.estimate.values(), 0.0);
+        for (a, qdd_d) in self.command.iter_mut().zip(&reference.qdd) {
+            *a -= qdd_d;
+        }
+        self.command_torque(state, &reference.qdd)?;
         effort.copy_from_slice(self.torque.as_slice());
-        self.last_command.copy_from_slice(&self.command);
+        self.last_desired.copy_from_slice(&reference.qdd);
+        self.last_feedback.copy_from_slice(&self.command);
         self.saturated = saturates(&self.robot, effort);
         Ok(())
     }
