@@ -59,7 +59,7 @@ pub(crate) struct ExciteArgs {
 
 /// The series sampled every `step` seconds for `duration`, starting `lead_in` seconds in, as
 /// a JointTrajectory message in YAML.
-fn trajectory_message(
+pub(crate) fn trajectory_message(
     robot: &Robot,
     trajectory: &dyn Trajectory,
     duration: f64,

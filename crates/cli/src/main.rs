@@ -9,6 +9,8 @@ mod input_file;
 mod latency_command;
 mod model_command;
 mod model_json;
+#[cfg(test)]
+mod mutated_trajectory_files;
 mod params_command;
 mod params_file;
 mod plots;

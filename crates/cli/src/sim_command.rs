@@ -171,7 +171,10 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         };
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
-    runtime.core_mut().follow(trajectory, 0.0)?;
+    runtime
+        .core_mut()
+        .follow(trajectory, 0.0)
+        .with_context(|| format!("trajectory '{}'", args.trajectory))?;
     let mut control = SimulatedLoop::new(runtime.core_mut());
     let mut log = simulate(&mut sim, &mut control, steps)?;
     // Clipped by the safety layer, plus any the simulated drives clip on their own.

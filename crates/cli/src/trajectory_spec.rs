@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use armctl_control::reference::{
     MultiPoint, Quintic, SetPoint, Sinusoid, Trajectory, TrajectoryPoint,
 };
@@ -105,69 +105,93 @@ impl TimeFromStart {
     }
 }
 
-/// Reorders `values` (in `names` order) into the robot's joint order.
-fn reorder(values: Option<Vec<f64>>, order: &[usize]) -> Option<Vec<f64>> {
-    values.map(|v| {
-        order
-            .iter()
-            .map(|&k| v.get(k).copied().unwrap_or(f64::NAN))
-            .collect()
+/// A YAML parser's error about the file, its quotes shortened.
+fn yaml_error(path: &Path, e: &serde_yaml::Error) -> anyhow::Error {
+    let reason = armctl_model::files::short_message(&e.to_string());
+    anyhow!("parsing trajectory {}: {reason}", path.display())
+}
+
+/// One value per name (in `names` order), reordered into the robot's joint order.
+fn reorder(values: &[f64], order: &[usize], names: usize, what: &str) -> Result<Vec<f64>> {
+    if values.len() != names {
+        bail!("{} {what} for {names} joint names", values.len());
+    }
+    Ok(order.iter().map(|&i| values[i]).collect())
+}
+
+/// A point of the file in the robot's joint order.
+fn point(p: PointFile, order: &[usize], names: usize) -> Result<TrajectoryPoint> {
+    let optional = |values: Option<Vec<f64>>, what| {
+        values.map(|v| reorder(&v, order, names, what)).transpose()
+    };
+    Ok(TrajectoryPoint {
+        time: p.time_from_start.seconds(),
+        positions: reorder(&p.positions, order, names, "positions")?,
+        velocities: optional(p.velocities, "velocities")?,
+        accelerations: optional(p.accelerations, "accelerations")?,
     })
+}
+
+/// For each of the robot's joints, its index in `names` (listed once; others are ignored).
+fn joint_order(names: &[String], robot: &Robot) -> Result<Vec<usize>> {
+    if let Some(twice) = names
+        .iter()
+        .enumerate()
+        .find(|(k, n)| names[..*k].contains(n))
+    {
+        bail!(
+            "joint '{}' is listed twice in joint_names",
+            armctl_control::shown(twice.1)
+        );
+    }
+    robot
+        .joint_names()
+        .map(|j| {
+            names
+                .iter()
+                .position(|n| n == j)
+                .with_context(|| format!("joint '{j}' is missing from joint_names"))
+        })
+        .collect()
+}
+
+/// The waypoints of a file in the JointTrajectory shape, from `q0` at t = 0 when the first
+/// point comes later.
+fn waypoints(file: TrajectoryFile, robot: &Robot, q0: &[f64]) -> Result<Vec<TrajectoryPoint>> {
+    let names: Vec<String> = file
+        .joint_names
+        .unwrap_or_else(|| robot.joint_names().map(str::to_string).collect());
+    let order = joint_order(&names, robot)?;
+    let mut points: Vec<TrajectoryPoint> = Vec::with_capacity(file.points.len() + 1);
+    for (k, p) in file.points.into_iter().enumerate() {
+        points.push(point(p, &order, names.len()).with_context(|| format!("point {k}"))?);
+    }
+    if points.first().is_some_and(|p| p.time > 0.0) {
+        let start = TrajectoryPoint {
+            time: 0.0,
+            positions: q0.to_vec(),
+            velocities: None,
+            accelerations: None,
+        };
+        points.insert(0, start);
+    }
+    Ok(points)
 }
 
 fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajectory>> {
     let text =
         crate::input_file::read_text(path, "trajectory", armctl_model::files::MAX_CONFIG_BYTES)?;
-    if armctl_ident::is_fourier_file(&text) {
+    // A YAML error is reported as such, before the keys say which kind of file this is (a
+    // broken excitation would otherwise be "unknown field `fourier`").
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&text).map_err(|e| yaml_error(path, &e))?;
+    if yaml.get("fourier").is_some() {
         let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let (fourier, _) = armctl_ident::fourier_from_yaml(&text, &names)
             .with_context(|| format!("excitation {}", path.display()))?;
         return Ok(Box::new(fourier));
     }
-    let file: TrajectoryFile = serde_yaml::from_str(&text)
-        .with_context(|| format!("parsing trajectory {}", path.display()))?;
-    let names: Vec<String> = file
-        .joint_names
-        .unwrap_or_else(|| robot.joint_names().map(str::to_string).collect());
-    let order = robot
-        .joint_names()
-        .map(|j| {
-            names.iter().position(|n| n == j).with_context(|| {
-                format!(
-                    "{}: joint '{j}' is missing from joint_names",
-                    path.display()
-                )
-            })
-        })
-        .collect::<Result<Vec<usize>>>()?;
-    let mut points: Vec<TrajectoryPoint> = Vec::with_capacity(file.points.len() + 1);
-    for (k, p) in file.points.into_iter().enumerate() {
-        if p.positions.len() != names.len() {
-            bail!(
-                "{}: point {k} has {} positions for {} joint names",
-                path.display(),
-                p.positions.len(),
-                names.len()
-            );
-        }
-        points.push(TrajectoryPoint {
-            time: p.time_from_start.seconds(),
-            positions: order.iter().map(|&i| p.positions[i]).collect(),
-            velocities: reorder(p.velocities, &order),
-            accelerations: reorder(p.accelerations, &order),
-        });
-    }
-    if points.first().is_some_and(|p| p.time > 0.0) {
-        points.insert(
-            0,
-            TrajectoryPoint {
-                time: 0.0,
-                positions: q0.to_vec(),
-                velocities: None,
-                accelerations: None,
-            },
-        );
-    }
+    let file: TrajectoryFile = serde_yaml::from_str(&text).map_err(|e| yaml_error(path, &e))?;
+    let points = waypoints(file, robot, q0).with_context(|| path.display().to_string())?;
     Ok(Box::new(
         MultiPoint::new(robot.dof(), &points).with_context(|| path.display().to_string())?,
     ))

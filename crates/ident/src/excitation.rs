@@ -302,7 +302,7 @@ pub fn is_fourier_file(text: &str) -> bool {
 pub fn fourier_from_yaml(text: &str, names: &[String]) -> Result<(Fourier, f64), IdentError> {
     let bad = |reason: String| IdentError::Identification { reason };
     let file = serde_yaml::from_str::<FourierDocument>(text)
-        .map_err(|e| bad(e.to_string()))?
+        .map_err(|e| bad(armctl_model::files::short_message(&e.to_string())))?
         .fourier;
     let order = names
         .iter()

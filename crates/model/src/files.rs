@@ -47,6 +47,22 @@ pub fn read_text_bounded(path: &Path, limit: u64) -> Result<String, String> {
     String::from_utf8(read_bounded(path, limit)?).map_err(|_| "not UTF-8 text".to_string())
 }
 
+/// Most characters of a parser's message about an input file.
+const MAX_MESSAGE_CHARS: usize = 200;
+
+/// A parser's message (serde's, for instance) cut in the middle when long: a value it quotes
+/// from a 16 MiB file is not echoed whole, and the end, which says where it was ("at line 12
+/// column 7"), is kept.
+pub fn short_message(message: &str) -> String {
+    let chars = message.chars().count();
+    if chars <= MAX_MESSAGE_CHARS {
+        return message.to_string();
+    }
+    let head: String = message.chars().take(120).collect();
+    let tail: String = message.chars().skip(chars - 60).collect();
+    format!("{head} ... {tail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,11 +3,12 @@
 //! tests. Messages are CDR with the 4-byte encapsulation header, as rosbag2 stores them; the
 //! sample time is the message stamp, or the time it was logged when no message is stamped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use armctl_ident::JointLog;
 use byteorder::{BigEndian, LittleEndian};
+use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
 
 use crate::msgs::{JointState, Time};
 use crate::RosError;
@@ -35,9 +36,18 @@ fn decode(data: &[u8]) -> Result<JointState, String> {
     decoded.map(|(m, _)| m).map_err(|e| e.to_string())
 }
 
+/// Longest MCAP record read, bytes: far above a joint state (or a camera image on another
+/// topic of the bag), and what a corrupt length inside a compressed chunk can make the reader
+/// allocate (without the bound, mcap sizes its buffer by that length: up to 2^64 bytes).
+const MAX_RECORD_BYTES: usize = 128 << 20;
+
+/// MCAP record opcodes.
+const OP_CHANNEL: u8 = 0x04;
+const OP_MESSAGE: u8 = 0x05;
+
 /// The joint states on `topic` of an MCAP file, in time order, timed in seconds from the first;
 /// joints are those of the first message (later ones are matched by name). Positions and
-/// efforts are required, velocities used when every message has them.
+/// efforts are required, velocities used when every message has them; every value is finite.
 pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError> {
     let bytes = armctl_model::files::read_bounded(path, armctl_model::files::MAX_LOG_BYTES)
         .map_err(|e| fail(path, e))?;
@@ -48,25 +58,7 @@ pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError>
 
 fn joint_states_of(path: &Path, bytes: &[u8], topic: &str) -> Result<JointLog, RosError> {
     // Nanoseconds: epoch times as f64 seconds would lose ~0.2 us, noise for differentiation.
-    let mut samples: Vec<(i64, JointState)> = Vec::new();
-    for message in mcap::MessageStream::new(bytes).map_err(|e| fail(path, e))? {
-        let message = message.map_err(|e| fail(path, e))?;
-        if message.channel.topic != topic {
-            continue;
-        }
-        if message.channel.message_encoding != "cdr" {
-            return Err(fail(
-                path,
-                format!(
-                    "{topic} is encoded as '{}', not cdr",
-                    message.channel.message_encoding
-                ),
-            ));
-        }
-        let state = decode(&message.data)
-            .map_err(|e| fail(path, format!("message {}: {e}", message.sequence)))?;
-        samples.push((message.log_time as i64, state));
-    }
+    let mut samples = topic_samples(bytes, topic).map_err(|e| fail(path, e))?;
     let nanoseconds = |t: &Time| i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec);
     if samples
         .iter()
@@ -79,6 +71,128 @@ fn joint_states_of(path: &Path, bytes: &[u8], topic: &str) -> Result<JointLog, R
     }
     samples.sort_by_key(|(t, _)| *t);
     to_log(samples).map_err(|reason| fail(path, format!("topic {topic}: {reason}")))
+}
+
+/// The joint states on `topic`, in file order, with their log times (ns). mcap frames the
+/// records (chunks, compression, CRCs), within [`MAX_RECORD_BYTES`]; channels and messages are
+/// read here, every length checked against the record.
+fn topic_samples(bytes: &[u8], topic: &str) -> Result<Vec<(i64, JointState)>, String> {
+    let options = LinearReaderOptions::default()
+        .with_validate_chunk_crcs(true)
+        .with_record_length_limit(MAX_RECORD_BYTES);
+    let mut reader = LinearReader::new_with_options(options);
+    let mut rest = bytes;
+    let mut channels: HashMap<u16, Channel> = HashMap::new();
+    let mut samples = Vec::new();
+    while let Some(event) = reader.next_event() {
+        match event.map_err(|e| e.to_string())? {
+            LinearReadEvent::ReadRequest(need) => {
+                let n = need.min(rest.len());
+                reader.insert(n).copy_from_slice(&rest[..n]);
+                reader.notify_read(n);
+                rest = &rest[n..];
+            }
+            LinearReadEvent::Record {
+                opcode: OP_CHANNEL,
+                data,
+            } => add_channel(&mut channels, data)?,
+            LinearReadEvent::Record {
+                opcode: OP_MESSAGE,
+                data,
+            } => samples.extend(sample(&channels, data, topic)?),
+            LinearReadEvent::Record { .. } => {}
+        }
+    }
+    Ok(samples)
+}
+
+/// A channel of an MCAP file.
+#[derive(Debug, PartialEq)]
+struct Channel {
+    topic: String,
+    encoding: String,
+}
+
+/// `N` little-endian bytes of `body` at `at`.
+fn field<const N: usize>(body: &[u8], at: usize) -> Option<[u8; N]> {
+    body.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+/// The length-prefixed string at `*at`, which moves past it.
+fn string(body: &[u8], at: &mut usize) -> Option<String> {
+    let len = u32::from_le_bytes(field(body, *at)?) as usize;
+    let text = body.get(*at + 4..(*at + 4).checked_add(len)?)?;
+    *at += 4 + len;
+    String::from_utf8(text.to_vec()).ok()
+}
+
+/// A channel record (id, schema id, topic, message encoding, metadata) added to `channels`.
+fn add_channel(channels: &mut HashMap<u16, Channel>, body: &[u8]) -> Result<(), String> {
+    let malformed = || "a malformed channel record".to_string();
+    let id = u16::from_le_bytes(field(body, 0).ok_or_else(malformed)?);
+    let mut at = 4;
+    let topic = string(body, &mut at).ok_or_else(malformed)?;
+    let encoding = string(body, &mut at).ok_or_else(malformed)?;
+    let channel = Channel { topic, encoding };
+    match channels.get(&id) {
+        Some(known) if *known != channel => {
+            Err(format!("channel {id} is defined twice, differently"))
+        }
+        _ => {
+            channels.insert(id, channel);
+            Ok(())
+        }
+    }
+}
+
+/// A message record (channel id, sequence, log time, publish time, data) as a joint state
+/// with its log time, when it is on `topic`.
+fn sample(
+    channels: &HashMap<u16, Channel>,
+    body: &[u8],
+    topic: &str,
+) -> Result<Option<(i64, JointState)>, String> {
+    let malformed = || "a malformed message record".to_string();
+    let channel_id = u16::from_le_bytes(field(body, 0).ok_or_else(malformed)?);
+    let sequence = u32::from_le_bytes(field(body, 2).ok_or_else(malformed)?);
+    let log_time = u64::from_le_bytes(field(body, 6).ok_or_else(malformed)?);
+    let channel = channels.get(&channel_id).ok_or_else(|| {
+        format!("message {sequence} is on channel {channel_id}, not defined before it")
+    })?;
+    if channel.topic != topic {
+        return Ok(None);
+    }
+    if channel.encoding != "cdr" {
+        let encoding = armctl_control::shown(&channel.encoding);
+        return Err(format!("{topic} is encoded as '{encoding}', not cdr"));
+    }
+    let time = i64::try_from(log_time)
+        .map_err(|_| format!("message {sequence}: log time {log_time} ns is past the year 2262"))?;
+    let state =
+        decode(&body[22.min(body.len())..]).map_err(|e| format!("message {sequence}: {e}"))?;
+    Ok(Some((time, state)))
+}
+
+/// For each of `names`, its index in a message's `listed` names (each listed once).
+fn joint_order(names: &[String], listed: &[String], time: f64) -> Result<Vec<usize>, String> {
+    let mut index = HashMap::with_capacity(listed.len());
+    for (k, name) in listed.iter().enumerate() {
+        if index.insert(name.as_str(), k).is_some() {
+            let name = armctl_control::shown(name);
+            return Err(format!("joint '{name}' is listed twice at t = {time} s"));
+        }
+    }
+    names
+        .iter()
+        .map(|n| {
+            index.get(n.as_str()).copied().ok_or_else(|| {
+                format!(
+                    "joint '{}' is missing at t = {time} s",
+                    armctl_control::shown(n)
+                )
+            })
+        })
+        .collect()
 }
 
 fn to_log(samples: Vec<(i64, JointState)>) -> Result<JointLog, String> {
@@ -97,24 +211,18 @@ fn to_log(samples: Vec<(i64, JointState)>) -> Result<JointLog, String> {
     };
     for (stamp, state) in &samples {
         let time = (stamp - start) as f64 * 1e-9;
-        let order = names
-            .iter()
-            .map(|n| {
-                state
-                    .name
-                    .iter()
-                    .position(|m| m == n)
-                    .ok_or_else(|| format!("joint '{n}' is missing at t = {time}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let order = joint_order(&names, &state.name, time)?;
         let pick = |v: &[f64], what: &str| -> Result<Vec<f64>, String> {
             order
                 .iter()
                 .zip(&names)
                 .map(|(&i, name)| {
-                    v.get(i)
-                        .copied()
-                        .ok_or_else(|| format!("no {what} for joint '{name}' at t = {time} s"))
+                    let name = || armctl_control::shown(name);
+                    match v.get(i) {
+                        Some(x) if x.is_finite() => Ok(*x),
+                        Some(x) => Err(format!("{what} {x} of joint '{}' at t = {time} s", name())),
+                        None => Err(format!("no {what} for joint '{}' at t = {time} s", name())),
+                    }
                 })
                 .collect()
         };

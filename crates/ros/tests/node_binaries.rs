@@ -5,9 +5,9 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use armctl_ros::msgs::labelled_block;
+use armctl_ros::msgs::{labelled_block, Float64MultiArray};
 use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Topic, Transport};
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 fn workspace(relative: &str) -> String {
@@ -270,6 +270,19 @@ fn exit_status(child: &mut Child) -> std::process::ExitStatus {
     panic!("no exit within 5 s");
 }
 
+/// What an exited `child` wrote to its piped stderr.
+fn stderr_of(child: &mut Child) -> String {
+    use std::io::Read;
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    stderr
+}
+
 /// Sends `sig` to `child` and waits (bounded) for it to exit.
 fn stop(child: &mut Child, sig: &str) -> std::process::ExitStatus {
     signal(child, sig);
@@ -369,14 +382,65 @@ fn a_node_stopped_before_any_state_exits_cleanly() {
     std::thread::sleep(Duration::from_millis(1500));
     let status = stop(&mut controller.0, "HUP");
     assert!(status.success(), "exit code: {status}");
-    let mut stderr = String::new();
-    use std::io::Read;
-    controller
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let stderr = stderr_of(&mut controller.0);
     assert!(stderr.contains("stopping on SIGHUP"), "{stderr}");
+}
+
+/// The largest effort of the UR5e's wrist 3 on and on, through a real DDS command: its link is
+/// so light (2.9e-4 kg m^2) that it passes 100 times its velocity limit (314 rad/s) within a
+/// few milliseconds and long before its joint limit, which the simulator counts as diverged.
+/// sim_node then stops, says when, which joint and how fast, and exits non-zero.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diverging_simulation_ends_sim_node_with_a_failing_exit() {
+    let domain = 152;
+    let urdf_arg = format!("urdf_path:={}", workspace("urdf/ur5e.urdf"));
+    let mut sim = Running(
+        node(
+            env!("CARGO_BIN_EXE_sim_node"),
+            domain,
+            &["--ros-args", "-p", &urdf_arg],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+    );
+    let spec = NodeSpec {
+        name: "full_wrist_torque".into(),
+        namespace: "/".into(),
+        subscriptions: vec![],
+        publications: vec![(Topic::Commands, "/computed_torque/commands".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut publisher = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    let command = Float64MultiArray {
+        data: vec![0.0, 0.0, 0.0, 0.0, 0.0, 28.0],
+        ..Float64MultiArray::default()
+    };
+    // Sent until sim_node is gone (the first ones may go out before discovery).
+    let mut status = None;
+    for _ in 0..3000 {
+        status = sim.0.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        publisher.publish(Outgoing::Commands(&command));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let status = status.expect("sim_node still runs after 30 s");
+    let stderr = stderr_of(&mut sim.0);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("sim_node: simulation: the simulation diverged at t = "))
+        .unwrap_or_else(|| panic!("no divergence line in:\n{stderr}"));
+    let speed: f64 = line
+        .split("moving at ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no speed in: {line}"));
+    assert!(line.contains(": wrist_3_joint at "), "{line}");
+    assert!(speed > 314.159, "{line}");
 }

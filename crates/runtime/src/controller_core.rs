@@ -166,6 +166,47 @@ impl std::fmt::Display for CoreEvent {
     }
 }
 
+/// Samples per segment when the motion between waypoints is checked.
+const SAMPLES_PER_SEGMENT: usize = 16;
+
+/// Every segment between consecutive `times`, sampled [`SAMPLES_PER_SEGMENT`] times, ends
+/// included.
+fn segment_samples(times: &[f64]) -> impl Iterator<Item = f64> + '_ {
+    times.windows(2).flat_map(|w| {
+        (0..=SAMPLES_PER_SEGMENT)
+            .map(move |k| w[0] + (w[1] - w[0]) * k as f64 / SAMPLES_PER_SEGMENT as f64)
+    })
+}
+
+/// Where an in-process trajectory is checked: every segment of one through waypoints (a
+/// segment between two checks could hide a point beyond the limits); else 1000 times over
+/// its duration, all of it when it ends (the first 60 s of a periodic one).
+fn check_times(trajectory: &dyn Trajectory) -> Vec<f64> {
+    const SAMPLES: usize = 1000;
+    let knots = trajectory.knots();
+    if knots.len() > 1 {
+        return segment_samples(knots).collect();
+    }
+    let duration = trajectory.duration();
+    let span = if duration.is_finite() { duration } else { 60.0 };
+    if span == 0.0 {
+        return vec![0.0];
+    }
+    (0..=SAMPLES)
+        .map(|k| span * k as f64 / SAMPLES as f64)
+        .collect()
+}
+
+/// A number of a refusal: three decimals, or in exponent form when large (a 1e308 read from
+/// a file is not shown as 309 digits).
+fn shown(v: f64) -> String {
+    if v.abs() < 1e6 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
 fn reference_error(reason: String) -> RuntimeError {
     RuntimeError::Reference { reason }
 }
@@ -524,14 +565,18 @@ impl ControllerCore {
             let limit = joint.limits.velocity;
             if qd.is_nan() || (limit > 0.0 && qd.abs() > limit * (1.0 + 1e-9)) {
                 return Err(reference_error(format!(
-                    "{} would move at {qd:.3} at t = {t:.3} s, above its velocity limit {limit}{why}",
-                    joint.name
+                    "{} would move at {} at t = {} s, above its velocity limit {limit}{why}",
+                    joint.name,
+                    shown(*qd),
+                    shown(t)
                 )));
             }
             if qdd.is_nan() || qdd.abs() > accel_limit * (1.0 + 1e-9) {
                 return Err(reference_error(format!(
-                    "{} would accelerate at {qdd:.3} at t = {t:.3} s, above its acceleration_limits entry {accel_limit:.3}{why}",
-                    joint.name
+                    "{} would accelerate at {} at t = {} s, above its acceleration_limits entry {accel_limit:.3}{why}",
+                    joint.name,
+                    shown(*qdd),
+                    shown(t)
                 )));
             }
         }
@@ -546,15 +591,11 @@ impl ControllerCore {
         trajectory: &MultiPoint,
         points: &[TrajectoryPoint],
     ) -> Result<(), RuntimeError> {
-        const PER_SEGMENT: usize = 16;
+        let times: Vec<f64> = points.iter().map(|p| p.time).collect();
         let mut sample = JointReference::hold(&self.reference.q);
-        for pair in points.windows(2) {
-            let (t0, t1) = (pair[0].time, pair[1].time);
-            for k in 0..=PER_SEGMENT {
-                let t = t0 + (t1 - t0) * k as f64 / PER_SEGMENT as f64;
-                trajectory.sample(t, &mut sample);
-                self.check_motion(t, &sample, " (points too close in time)")?;
-            }
+        for t in segment_samples(&times) {
+            trajectory.sample(t, &mut sample);
+            self.check_motion(t, &sample, " (points too close in time)")?;
         }
         Ok(())
     }
@@ -580,30 +621,28 @@ impl ControllerCore {
         Ok(())
     }
 
-    /// A trajectory's positions within the limits and its velocities within the velocity
-    /// limits, sampled 1000 times over its duration (the first 60 s of a periodic one): what
-    /// the node checks of a message, for references built in process.
+    /// A trajectory's positions within the limits and its motion within the velocity and
+    /// acceleration limits where [`check_times`] samples it, and no more points than a message
+    /// may have: what the node checks of a message, for references built in process.
     fn check_sampled(&self, trajectory: &dyn Trajectory) -> Result<(), RuntimeError> {
-        const SAMPLES: usize = 1000;
-        let span = trajectory.duration().min(60.0);
+        self.check_point_count(trajectory.knots().len())?;
         let mut sample = JointReference::hold(&self.reference.q);
-        for k in 0..=SAMPLES {
-            let t = span * k as f64 / SAMPLES as f64;
+        for t in check_times(trajectory) {
             trajectory.sample(t, &mut sample);
             for (j, joint) in self.robot.joints().iter().enumerate() {
                 let (q, limits) = (sample.q[j], &joint.limits);
                 let outside = limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q);
                 if !q.is_finite() || outside {
                     return Err(reference_error(format!(
-                        "{} = {q} at t = {t:.3} s is outside [{}, {}]",
-                        joint.name, limits.lower, limits.upper
+                        "{} = {q:?} at t = {} s is outside [{}, {}]",
+                        joint.name,
+                        shown(t),
+                        limits.lower,
+                        limits.upper
                     )));
                 }
             }
             self.check_motion(t, &sample, "")?;
-            if span == 0.0 {
-                break;
-            }
         }
         Ok(())
     }
@@ -644,21 +683,21 @@ impl ControllerCore {
             let (q, limits) = (point.positions[j], &joint.limits);
             if limits.is_bounded() && !(limits.lower..=limits.upper).contains(&q) {
                 return Err(reference_error(format!(
-                    "point {k}: {} = {q} is outside [{}, {}]",
+                    "point {k}: {} = {q:?} is outside [{}, {}]",
                     joint.name, limits.lower, limits.upper
                 )));
             }
             let qd = point.velocities.as_ref().map_or(0.0, |v| v[j]);
             if limits.velocity > 0.0 && qd.abs() > limits.velocity {
                 return Err(reference_error(format!(
-                    "point {k}: {} velocity {qd} exceeds its limit {}",
+                    "point {k}: {} velocity {qd:?} exceeds its limit {}",
                     joint.name, limits.velocity
                 )));
             }
             let qdd = point.accelerations.as_ref().map_or(0.0, |a| a[j]);
             if qdd.abs() > self.acceleration_limits[j] {
                 return Err(reference_error(format!(
-                    "point {k}: {} acceleration {qdd} exceeds its acceleration_limits entry {:.3}",
+                    "point {k}: {} acceleration {qdd:?} exceeds its acceleration_limits entry {:.3}",
                     joint.name, self.acceleration_limits[j]
                 )));
             }
@@ -1203,5 +1242,33 @@ mod tests {
         assert!(core.set_acceleration_limits(&[1.0]).is_err());
         assert!(core.set_acceleration_limits(&[1.0, -1.0]).is_err());
         core.set_acceleration_limits(&[]).unwrap();
+    }
+
+    #[test]
+    fn in_process_waypoints_are_checked_to_the_end_and_between_every_point() {
+        let mut core = core();
+        let follow = |core: &mut ControllerCore, points: &[TrajectoryPoint]| {
+            let trajectory = MultiPoint::new(2, points).unwrap();
+            core.follow(Box::new(trajectory), 0.0)
+                .map_err(|e| e.to_string())
+        };
+        let mut points: Vec<TrajectoryPoint> =
+            (0..=60).map(|k| point(k as f64, vec![0.0, 0.0])).collect();
+        points.push(point(200.0, vec![3.0, 0.0]));
+        follow(&mut core, &points).unwrap();
+        // Beyond the limit (3.1) 200 s in: once, only the first minute was checked.
+        points[61].positions[0] = 3.5;
+        let e = follow(&mut core, &points).unwrap_err();
+        assert!(
+            e.contains("joint1 = 3.") && e.contains("outside [-3.1, 3.1]"),
+            "{e}"
+        );
+        // A spike of 0.5 ms between the 1000 even samples of 70 s.
+        let mut spike = vec![point(0.0, vec![0.0, 0.0]), point(35.0, vec![0.0, 0.0])];
+        spike.push(point(35.0005, vec![0.0, 0.0]));
+        spike.push(point(70.0, vec![0.0, 0.0]));
+        spike[1].positions[1] = 1e-3;
+        let e = follow(&mut core, &spike).unwrap_err();
+        assert!(e.contains("joint2 would"), "{e}");
     }
 }

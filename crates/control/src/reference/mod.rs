@@ -25,4 +25,9 @@ pub trait Trajectory: Send {
     fn duration(&self) -> f64;
     /// The reference at time `t` (before 0: the start; after the end: the end, at rest).
     fn sample(&self, t: f64, out: &mut JointReference);
+    /// The times its pieces join at, for one through waypoints (a check samples every piece);
+    /// empty for one given by a formula.
+    fn knots(&self) -> &[f64] {
+        &[]
+    }
 }

@@ -66,7 +66,7 @@ impl MultiPoint {
             };
             if !(p.time.is_finite() && p.time > earlier && p.time >= 0.0) {
                 return invalid(format!(
-                    "point {k}: time_from_start {} must be finite and after the previous point",
+                    "point {k}: time_from_start {:?} must be finite and after the previous point",
                     p.time
                 ));
             }
@@ -135,6 +135,9 @@ impl Trajectory for MultiPoint {
     }
     fn duration(&self) -> f64 {
         self.times[self.times.len() - 1]
+    }
+    fn knots(&self) -> &[f64] {
+        &self.times
     }
     fn sample(&self, t: f64, out: &mut JointReference) {
         let last = self.times.len() - 1;
