@@ -33,6 +33,13 @@ pub enum SimError {
         /// "command" or "state".
         what: &'static str,
     },
+    /// A moving joint carries no mass or inertia at the start (a link without `<inertial>` and
+    /// nothing beyond it): its acceleration would be undefined.
+    #[error("joint '{joint}' drives no mass or inertia: give the links it moves an <inertial>")]
+    Massless {
+        /// The joint.
+        joint: String,
+    },
     /// The dynamics failed.
     #[error(transparent)]
     Dynamics(#[from] DynamicsError),

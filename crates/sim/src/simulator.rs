@@ -89,6 +89,22 @@ fn limit_springs(plant: &Robot, config: &SimConfig) -> Result<Vec<(f64, f64)>, S
         .collect())
 }
 
+/// Refuses a plant whose mass matrix at `q0` is not positive definite, naming a joint that
+/// moves nothing (a zero diagonal element), else reporting the singular matrix.
+fn check_masses(plant: &Robot, q0: &[f64]) -> Result<(), SimError> {
+    let n = plant.dof();
+    let mut m = nalgebra::DMatrix::zeros(n, n);
+    armctl_dynamics::mass_matrix(plant, &mut DynamicsWorkspace::new(plant), q0, &mut m)?;
+    let largest = m.diagonal().amax();
+    if let Some(j) = (0..n).find(|&j| m[(j, j)] <= 1e-12 * largest) {
+        return Err(SimError::Massless {
+            joint: plant.joints()[j].name.clone(),
+        });
+    }
+    armctl_dynamics::cholesky_in_place(&mut m)?;
+    Ok(())
+}
+
 /// The plant: the model with the configured mismatch.
 fn plant(model: &Robot, mismatch: &ModelMismatch) -> Result<Robot, SimError> {
     let mut parts: RobotParts = model.to_parts();
@@ -124,6 +140,7 @@ impl Simulator {
             });
         }
         let plant = plant(model, &config.mismatch)?;
+        check_masses(&plant, q0)?;
         let noise = match config.noise {
             Some(n) => Some((
                 StdRng::seed_from_u64(n.seed),

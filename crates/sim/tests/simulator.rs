@@ -627,3 +627,21 @@ fn coulomb_friction_stops_a_spinning_joint_and_holds_it_without_chatter() {
         }
     }
 }
+
+#[test]
+fn a_joint_that_moves_no_mass_is_refused_at_start_naming_it() {
+    let path = format!(
+        "{}/../../urdf/planar_2link.urdf",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let start = text.find("<link name=\"link2\">").unwrap();
+    let end = start + text[start..].find("</link>").unwrap();
+    let massless = format!("{}<link name=\"link2\">{}", &text[..start], &text[end..]);
+    let robot = Robot::from_urdf_str(&massless, &ChainOptions::default()).unwrap();
+    let error = Simulator::new(&robot, &[0.0, 0.0], SimConfig::default()).unwrap_err();
+    assert!(
+        matches!(&error, SimError::Massless { joint } if joint == "joint2"),
+        "{error}"
+    );
+}
