@@ -173,6 +173,12 @@ pub(crate) fn pd_gains(robot: &Robot, w_max: f64) -> Result<(Vec<f64>, Vec<f64>)
     Ok((kp, kd))
 }
 
+/// Damping per joint for a hold that stops a moving arm, N m s/rad (N s/m): the PD family's
+/// default damping, so just as far inside the discrete-time limit.
+pub fn hold_damping(robot: &Robot) -> Result<Vec<f64>, ControlError> {
+    Ok(pd_gains(robot, crate::gains::DEFAULT_BANDWIDTH)?.1)
+}
+
 /// Default natural frequencies of error dynamics per unit inertia, up to `w_max`, rad/s.
 pub(crate) fn error_dynamics_frequencies(
     robot: &Robot,

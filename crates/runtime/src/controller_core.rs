@@ -269,6 +269,8 @@ pub struct ControllerCore {
     acceleration_limits: Vec<f64>,
     /// The arm-derived default of `acceleration_limits`.
     default_acceleration_limits: Vec<f64>,
+    /// Damping of the gravity hold while the state is still trustworthy.
+    hold_damping: Vec<f64>,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -310,7 +312,14 @@ impl ControllerCore {
                     reason: e.to_string(),
                 }
             })?;
+        let hold_damping = armctl_control::default_gains::hold_damping(&robot).map_err(|e| {
+            RuntimeError::Parameter {
+                name: "safe_mode".into(),
+                reason: e.to_string(),
+            }
+        })?;
         Ok(Self {
+            hold_damping,
             acceleration_limits: accelerations.clone(),
             default_acceleration_limits: accelerations,
             ws: DynamicsWorkspace::new(&robot),
@@ -740,7 +749,8 @@ impl ControllerCore {
             controlled = true;
         }
         let safety = match fault {
-            Some(_) => self.hold(effort, dt, controlled),
+            Some(Fault::Controller(_)) => self.hold(effort, dt, controlled, true),
+            Some(_) => self.hold(effort, dt, controlled, false),
             None => self.controller.last_report(),
         };
         let event = match (&fault, &self.fault) {
@@ -824,12 +834,19 @@ impl ControllerCore {
 
     /// The hold effort, through the safety layer; when the controller ran this cycle (and its
     /// effort went through the layer already) the hold replaces that effort, so the rate limit
-    /// applies once per cycle.
-    fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool) -> SafetyReport {
+    /// applies once per cycle. With a `trusted` state (only the controller failed) the gravity
+    /// hold is `G(q) - D qd`, which stops an arm that was moving; otherwise the state is not
+    /// to be believed and it is `G` at the last valid configuration, undamped.
+    fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+            let q = if trusted { &self.q } else { q };
             if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
+            } else if trusted {
+                for ((e, d), qd) in effort.iter_mut().zip(&self.hold_damping).zip(&self.qd) {
+                    *e -= d * qd;
+                }
             }
         }
         let safety = self.controller.safety_mut();
@@ -923,6 +940,35 @@ mod tests {
             assert!(e.abs() <= rate * dt * (1.0 + 1e-12), "{effort:?}");
         }
         assert!((effort[1] - rate * dt * gravity[1].signum()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_controller_fault_holds_with_damping_against_the_measured_velocity() {
+        let robot = core().robot().clone();
+        let (q, qd) = ([0.1, 0.2], [0.5, -0.3]);
+        let mut gravity = [0.0; 2];
+        let mut ws = DynamicsWorkspace::new(&robot);
+        gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
+        let damping = armctl_control::default_gains::hold_damping(&robot).unwrap();
+        let controller = PartlyNan(armctl_control::ParameterSet::new(2), 0.0);
+        let mut core =
+            ControllerCore::new(robot, Box::new(controller), SafeMode::Gravity, 0.05, None)
+                .unwrap();
+        core.on_joint_state(&names(&["joint1", "joint2"]), &q, &qd, 0.0);
+        let mut effort = [0.0; 2];
+        let r = core.step(0.001, 1e-3, &mut effort);
+        assert!(matches!(r.fault, Some(Fault::Controller(_))), "{r:?}");
+        for i in 0..2 {
+            let expected = gravity[i] - damping[i] * qd[i];
+            assert!(
+                damping[i] > 0.0 && (effort[i] - expected).abs() < 1e-9,
+                "{effort:?}"
+            );
+        }
+        // A state that cannot be believed holds gravity only, at the last valid configuration.
+        core.on_joint_state(&names(&["joint1", "joint2"]), &[0.1, f64::NAN], &qd, 0.002);
+        core.step(0.002, 1e-3, &mut effort);
+        assert_eq!(effort, gravity);
     }
 
     #[test]
