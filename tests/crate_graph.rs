@@ -8,7 +8,7 @@ use std::process::Command;
 use armctl_e2e::workspace_dir;
 
 /// Each workspace crate's layer: a crate may depend only on crates of lower layers.
-const LAYERS: [(&str, u32); 9] = [
+const LAYERS: [(&str, u32); 10] = [
     ("armctl_model", 0),
     ("armctl_dynamics", 1),
     ("armctl_control", 2),
@@ -16,6 +16,8 @@ const LAYERS: [(&str, u32); 9] = [
     ("armctl_ident", 3),
     ("armctl_runtime", 4),
     ("armctl_ros", 5),
+    // The C ABI sits beside the ROS layer: over the runtime, without middleware.
+    ("armctl_capi", 5),
     ("armctl", 6),
     ("armctl_e2e", 7),
 ];

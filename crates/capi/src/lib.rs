@@ -1,0 +1,50 @@
+//! The C ABI of armctl's controller runtime, for the ros2_control controller plugin
+//! (`ros2_control/armctl_controllers`) and any other C or C++ host. It wraps
+//! [`armctl_runtime::controller_runtime::ControllerRuntime`], the same runtime controller_node
+//! runs (joint mapping, references and their checks, the safety layer, hold rules, node
+//! parameters), so both paths behave the same. The header is `include/armctl.h`, generated
+//! with cbindgen (`crates/capi/cbindgen.toml`; a test fails when it is stale).
+//!
+//! # Thread rules
+//! - A handle is used by one thread at a time; nothing in it locks. In a ros2_control
+//!   controller that thread is the real-time one: `armctl_update` runs there, and so do
+//!   `armctl_set_parameter`, `armctl_set_trajectory`, `armctl_set_target_pose` and
+//!   `armctl_set_external_wrench` when the plugin hands over what other threads prepared
+//!   (through realtime_tools buffers), between two updates.
+//! - `armctl_update` allocates nothing, takes no lock and cannot unwind into the caller on the
+//!   running path; a fault (a NaN state, a missing joint) allocates its description once per
+//!   incident. The other entry points may allocate; `armctl_validate_parameter` is meant for a
+//!   non-real-time parameter callback.
+//! - Every entry point catches a panic and returns [`ArmctlStatus::Panicked`]; after one the
+//!   handle refuses everything but `armctl_safe_command`, `armctl_last_error` and
+//!   `armctl_free`.
+//!
+//! # Arrays and strings
+//! Joint arrays (positions, velocities, efforts, trajectory points) have one value per joint
+//! in the order given at creation (`ArmctlConfig::joints`). Strings are NUL-terminated UTF-8.
+//! Strings the library returns live until the next call on the same handle.
+
+// The entry points are the C ABI: their pointer contract is the header's documentation (null
+// is checked, everything else is the C caller's promise), so they are not `unsafe fn` to Rust.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+mod handle;
+mod parameters;
+mod reference;
+mod status;
+mod update;
+mod values;
+
+pub use handle::ArmctlController;
+pub use handle::{armctl_create, armctl_free, armctl_joint_count, armctl_last_error, ArmctlConfig};
+pub use parameters::{
+    armctl_parameter_count, armctl_parameter_info, armctl_set_parameter, armctl_validate_parameter,
+    ArmctlParameterInfo,
+};
+pub use reference::{
+    armctl_set_external_wrench, armctl_set_target_pose, armctl_set_trajectory,
+    ArmctlTrajectoryPoint,
+};
+pub use status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
+pub use update::{armctl_fault_text, armctl_reset, armctl_safe_command, armctl_update};
+pub use values::{ArmctlNamedValue, ArmctlParameterType, ArmctlValue};

@@ -1,0 +1,133 @@
+//! References: joint trajectories, and for task-space laws a pose target and the measured
+//! wrench.
+
+use armctl_control::reference::TrajectoryPoint;
+use armctl_control::Controller as _;
+use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
+
+use crate::handle::{guarded, invalid, refused, ArmctlController};
+use crate::status::ArmctlStatus;
+use crate::values::slice;
+
+/// One point of a joint trajectory: arrays of one value per joint (the creation order).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ArmctlTrajectoryPoint {
+    /// Time from the trajectory's start, s.
+    pub time: f64,
+    /// Positions.
+    pub positions: *const f64,
+    /// Velocities, or null.
+    pub velocities: *const f64,
+    /// Accelerations, or null.
+    pub accelerations: *const f64,
+}
+
+/// Point `k` as the runtime's type.
+///
+/// # Safety
+/// The point's arrays are valid for `n` values (or null where optional).
+unsafe fn point(p: &ArmctlTrajectoryPoint, k: usize, n: usize) -> Result<TrajectoryPoint, String> {
+    let optional = |values: *const f64, what: &str| {
+        // SAFETY: null or `n` values by the caller's contract.
+        (!values.is_null())
+            .then(|| {
+                unsafe { slice(values, n, &format!("point {k}: {what}")) }.map(<[f64]>::to_vec)
+            })
+            .transpose()
+    };
+    Ok(TrajectoryPoint {
+        time: p.time,
+        // SAFETY: `n` values by the caller's contract.
+        positions: unsafe { slice(p.positions, n, &format!("point {k}: positions")) }?.to_vec(),
+        velocities: optional(p.velocities, "velocities")?,
+        accelerations: optional(p.accelerations, "accelerations")?,
+    })
+}
+
+/// Follows the trajectory of `count` points from time `start` (s, the clock of
+/// `armctl_update`), checked as controller_node checks a JointTrajectory (limits, velocities
+/// and accelerations the points imply, point count; a start in the past is never a step).
+/// `now` is the current time. `Refused` with the reason; the old reference stays.
+#[no_mangle]
+pub extern "C" fn armctl_set_trajectory(
+    handle: *mut ArmctlController,
+    points: *const ArmctlTrajectoryPoint,
+    count: usize,
+    start: f64,
+    now: f64,
+) -> ArmctlStatus {
+    guarded(handle, |h| {
+        h.runtime.core().check_point_count(count).map_err(refused)?;
+        // SAFETY: `count` points by the caller's contract.
+        let raw = unsafe { slice(points, count, "points") }.map_err(invalid)?;
+        let n = h.joints.len();
+        let points = raw
+            .iter()
+            .enumerate()
+            // SAFETY: each point's arrays by the caller's contract.
+            .map(|(k, p)| unsafe { point(p, k, n) })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let joints = h.joints.clone();
+        h.runtime
+            .core_mut()
+            .set_trajectory(&joints, &points, start, now)
+            .map_err(refused)
+    })
+}
+
+/// A pose target for a task-space law (`cartesian_impedance`, `resolved_acceleration`):
+/// `position` (3, m) and `orientation` (4, quaternion x, y, z, w) of the tip in the base
+/// link's axes, reached in `duration` s. `Refused` for a joint-space law or a bad pose.
+#[no_mangle]
+pub extern "C" fn armctl_set_target_pose(
+    handle: *mut ArmctlController,
+    position: *const f64,
+    orientation: *const f64,
+    duration: f64,
+) -> ArmctlStatus {
+    guarded(handle, |h| {
+        // SAFETY: 3 and 4 values by the caller's contract.
+        let (p, q) = unsafe {
+            (
+                slice(position, 3, "position").map_err(invalid)?,
+                slice(orientation, 4, "orientation").map_err(invalid)?,
+            )
+        };
+        let quaternion = Quaternion::new(q[3], q[0], q[1], q[2]);
+        if p.iter().chain(q).any(|v| !v.is_finite()) || quaternion.norm() < 1e-9 {
+            return Err(refused("target pose: not finite or a zero quaternion"));
+        }
+        let goal = IsometryMatrix3::from_parts(
+            Translation3::new(p[0], p[1], p[2]),
+            UnitQuaternion::from_quaternion(quaternion).to_rotation_matrix(),
+        );
+        let controller = h.runtime.core_mut().controller_mut();
+        let law = controller.name();
+        match controller.task_space() {
+            Some(task) => task.set_target_pose(goal, duration).map_err(refused),
+            None => Err(refused(format!(
+                "controller '{law}' takes joint references, not pose targets"
+            ))),
+        }
+    })
+}
+
+/// The measured wrench on the tip (6: force, torque; base link axes) for the task-space laws
+/// that use it; ignored by the others, and when not finite.
+#[no_mangle]
+pub extern "C" fn armctl_set_external_wrench(
+    handle: *mut ArmctlController,
+    wrench: *const f64,
+) -> ArmctlStatus {
+    guarded(handle, |h| {
+        // SAFETY: 6 values by the caller's contract.
+        let w = unsafe { slice(wrench, 6, "wrench") }.map_err(invalid)?;
+        let wrench = [w[0], w[1], w[2], w[3], w[4], w[5]];
+        if let Some(task) = h.runtime.core_mut().controller_mut().task_space() {
+            task.set_external_wrench(&wrench);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,128 @@
+//! The control step, the reset at activation, the safe command at deactivation.
+
+use std::ffi::c_char;
+
+use crate::handle::{guarded, invalid, ArmctlController};
+use crate::status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
+use crate::values::{c_string, slice};
+
+/// `n` values at `values` for writing.
+///
+/// # Safety
+/// `values` is null or points to `n` writable values.
+unsafe fn slice_mut<'a>(values: *mut f64, n: usize, what: &str) -> Result<&'a mut [f64], String> {
+    if values.is_null() {
+        return Err(format!("{what} is a null pointer"));
+    }
+    // SAFETY: not null, `n` writable values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(values, n) })
+}
+
+/// One control step at `time` (s; any monotonic clock), `period` (s) after the last, on the
+/// measured `positions` and `velocities`: writes the efforts into `efforts` and what happened
+/// into `*status` (may be null). Holding (no state yet, NaN, implausible, stale, a failed law)
+/// is not an error: the efforts are then the `safe_mode` hold. Arrays: one value per joint.
+#[no_mangle]
+pub extern "C" fn armctl_update(
+    handle: *mut ArmctlController,
+    time: f64,
+    period: f64,
+    positions: *const f64,
+    velocities: *const f64,
+    efforts: *mut f64,
+    status: *mut ArmctlUpdateStatus,
+) -> ArmctlStatus {
+    guarded(handle, |h| {
+        let n = h.joints.len();
+        // SAFETY: `n` values each by the caller's contract.
+        let (q, qd, out) = unsafe {
+            (
+                slice(positions, n, "positions").map_err(invalid)?,
+                slice(velocities, n, "velocities").map_err(invalid)?,
+                slice_mut(efforts, n, "efforts").map_err(invalid)?,
+            )
+        };
+        let core = h.runtime.core_mut();
+        core.on_joint_state(&h.joints, q, qd, time);
+        let report = core.step(time, period, &mut h.effort);
+        h.runtime.to_command_order(&h.effort, out);
+        // SAFETY: null or writable by the caller's contract.
+        if let Some(status) = unsafe { status.as_mut() } {
+            let cancelled = matches!(
+                report.event,
+                Some(armctl_runtime::controller_core::CoreEvent::Resumed {
+                    trajectory_cancelled: true
+                })
+            );
+            *status = ArmctlUpdateStatus {
+                holding: report.fault.is_some(),
+                fault: ArmctlFault::of(report.fault.as_ref()),
+                changed: report.event.is_some(),
+                trajectory_cancelled: cancelled,
+                clipped: u32::try_from(report.safety.saturated).unwrap_or(u32::MAX),
+            };
+        }
+        if report.event.is_some() {
+            h.last_event = report.event;
+        }
+        Ok(())
+    })
+}
+
+/// What the last incident was, for the operator ("" before any): e.g. "holding (gravity
+/// compensation): joint1 at 100 is beyond its limits ...". Allocates; call it when
+/// `ArmctlUpdateStatus::changed` was set, from a thread that may allocate.
+#[no_mangle]
+pub extern "C" fn armctl_fault_text(handle: *mut ArmctlController) -> *const c_char {
+    // SAFETY: null or a live handle by the caller's contract.
+    let Some(h) = (unsafe { handle.as_mut() }) else {
+        return c"null handle".as_ptr();
+    };
+    let text = h
+        .last_event
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    h.fault_text = c_string(&text);
+    h.fault_text.as_ptr()
+}
+
+/// Forgets states and the reference and starts over, as at creation: the next update with a
+/// valid state holds the arm where it is (a host calls it on activation).
+#[no_mangle]
+pub extern "C" fn armctl_reset(handle: *mut ArmctlController) -> ArmctlStatus {
+    guarded(handle, |h| {
+        h.runtime.core_mut().restart();
+        h.last_event = None;
+        Ok(())
+    })
+}
+
+/// The `safe_mode` command (gravity compensation at the last valid configuration, or zero),
+/// within the effort limits, into `efforts`: what a host writes last on deactivation. Works
+/// after a panic too (then zero efforts).
+#[no_mangle]
+pub extern "C" fn armctl_safe_command(
+    handle: *mut ArmctlController,
+    efforts: *mut f64,
+) -> ArmctlStatus {
+    // SAFETY: null or a live handle by the caller's contract.
+    let Some(h) = (unsafe { handle.as_mut() }) else {
+        return ArmctlStatus::InvalidArgument;
+    };
+    let n = h.joints.len();
+    // SAFETY: `n` writable values by the caller's contract.
+    let out = match unsafe { slice_mut(efforts, n, "efforts") } {
+        Ok(out) => out,
+        Err(reason) => return h.fail(ArmctlStatus::InvalidArgument, &reason),
+    };
+    out.fill(0.0);
+    if h.panicked {
+        return ArmctlStatus::Panicked;
+    }
+    guarded(handle, |h| {
+        h.runtime.core_mut().safe_command(&mut h.effort);
+        h.runtime.to_command_order(&h.effort, out);
+        Ok(())
+    })
+}

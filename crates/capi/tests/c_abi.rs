@@ -1,0 +1,725 @@
+//! Every entry point of the C ABI, called as a C host calls it: the Panda under computed
+//! torque matches the runtime controller_node uses, bad input of every kind is refused with a
+//! reason, faults hold as in controller_node, and `armctl_update` allocates nothing.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr::{null, null_mut};
+
+use armctl_capi::*;
+use armctl_control::reference::TrajectoryPoint;
+use armctl_control::ParameterValue;
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::startup::NodeStart;
+use armctl_sim::{SimConfig, Simulator};
+
+/// Counts this thread's allocations (tests run on several threads).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded.
+        unsafe { System.realloc(ptr, layout, size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+fn panda_urdf() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../urdf/panda.urdf"
+    ))
+    .unwrap()
+}
+
+const PANDA_JOINTS: [&str; 7] = [
+    "panda_joint1",
+    "panda_joint2",
+    "panda_joint3",
+    "panda_joint4",
+    "panda_joint5",
+    "panda_joint6",
+    "panda_joint7",
+];
+
+/// C strings and the pointer arrays a config points into.
+struct Strings {
+    urdf: CString,
+    controller: CString,
+    joints: Vec<CString>,
+    joint_pointers: Vec<*const c_char>,
+}
+
+impl Strings {
+    fn new(urdf: &str, controller: &str, joints: &[&str]) -> Self {
+        let joints: Vec<CString> = joints.iter().map(|j| CString::new(*j).unwrap()).collect();
+        Self {
+            urdf: CString::new(urdf).unwrap(),
+            controller: CString::new(controller).unwrap(),
+            joint_pointers: joints.iter().map(|j| j.as_ptr()).collect(),
+            joints,
+        }
+    }
+
+    fn config(&self, parameters: &[ArmctlNamedValue]) -> ArmctlConfig {
+        ArmctlConfig {
+            urdf: self.urdf.as_ptr(),
+            base_link: null(),
+            tip_link: null(),
+            joints: self.joint_pointers.as_ptr(),
+            joint_count: self.joints.len(),
+            controller: self.controller.as_ptr(),
+            parameters: parameters.as_ptr(),
+            parameter_count: parameters.len(),
+        }
+    }
+}
+
+fn create(config: &ArmctlConfig) -> Result<*mut ArmctlController, (ArmctlStatus, String)> {
+    let mut handle = null_mut();
+    let mut error = [0 as c_char; 512];
+    let status = armctl_create(config, &mut handle, error.as_mut_ptr(), error.len());
+    if status == ArmctlStatus::Ok {
+        assert!(!handle.is_null());
+        Ok(handle)
+    } else {
+        assert!(handle.is_null());
+        // SAFETY: NUL-terminated by armctl_create.
+        let text = unsafe { CStr::from_ptr(error.as_ptr()) };
+        Err((status, text.to_string_lossy().into_owned()))
+    }
+}
+
+fn last_error(handle: *mut ArmctlController) -> String {
+    // SAFETY: a string the library owns, read before the next call.
+    unsafe { CStr::from_ptr(armctl_last_error(handle)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn double(number: f64) -> ArmctlValue {
+    ArmctlValue {
+        kind: ArmctlParameterType::Double as u32,
+        boolean: false,
+        integer: 0,
+        number,
+        text: null(),
+        numbers: null(),
+        texts: null(),
+        count: 0,
+    }
+}
+
+fn numbers(values: &[f64]) -> ArmctlValue {
+    ArmctlValue {
+        kind: ArmctlParameterType::DoubleArray as u32,
+        numbers: values.as_ptr(),
+        count: values.len(),
+        ..double(0.0)
+    }
+}
+
+/// The joints in a different order from the chain, so that mapping is exercised.
+fn reversed() -> Vec<&'static str> {
+    PANDA_JOINTS.iter().rev().copied().collect()
+}
+
+/// The runtime controller_node runs, configured with the same values.
+fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> ControllerRuntime {
+    let string = |s: &str| ParameterValue::String(s.into());
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            ("robot_description".into(), string(urdf)),
+            ("controller".into(), string(controller)),
+            (
+                "joints".into(),
+                ParameterValue::StringArray(joints.iter().map(|j| j.to_string()).collect()),
+            ),
+        ],
+    };
+    ControllerRuntime::new(&start).unwrap()
+}
+
+/// A reach of every joint by 0.3 rad in 1.5 s, from `q0`, in the order of `joints`.
+fn reach(q0: &[f64]) -> Vec<(f64, Vec<f64>)> {
+    vec![
+        (0.5, q0.to_vec()),
+        (2.0, q0.iter().map(|q| q + 0.3).collect()),
+    ]
+}
+
+#[test]
+fn computed_torque_on_the_panda_matches_the_node_runtime_step_by_step() {
+    let urdf = panda_urdf();
+    let joints = reversed();
+    let strings = Strings::new(&urdf, "computed_torque", &joints);
+    let handle = create(&strings.config(&[])).unwrap();
+    assert_eq!(armctl_joint_count(handle), 7);
+    let mut node = node_runtime(&urdf, "computed_torque", &joints);
+    let names: Vec<String> = joints.iter().map(|j| j.to_string()).collect();
+    let robot = node.core().robot().clone();
+    let start = robot.middle_configuration();
+    let mut sim = Simulator::new(&robot, &start, SimConfig::default()).unwrap();
+    let order: Vec<usize> = joints
+        .iter()
+        .map(|j| PANDA_JOINTS.iter().position(|p| p == j).unwrap())
+        .collect();
+    let in_caller_order = |chain: &[f64]| -> Vec<f64> { order.iter().map(|&i| chain[i]).collect() };
+    let (mut efforts, mut expected, mut command) = (vec![0.0; 7], vec![0.0; 7], vec![0.0; 7]);
+    let mut status = ArmctlUpdateStatus {
+        holding: true,
+        fault: ArmctlFault::NoState,
+        changed: false,
+        trajectory_cancelled: false,
+        clipped: 0,
+    };
+    let dt = 1e-3;
+    let mut largest_difference = 0.0f64;
+    for k in 0..2500 {
+        let t = k as f64 * dt;
+        let (q, qd) = (in_caller_order(sim.q()), in_caller_order(sim.qd()));
+        let result = armctl_update(
+            handle,
+            t,
+            dt,
+            q.as_ptr(),
+            qd.as_ptr(),
+            efforts.as_mut_ptr(),
+            &mut status,
+        );
+        assert_eq!(result, ArmctlStatus::Ok);
+        node.core_mut().on_joint_state(&names, &q, &qd, t);
+        let mut chain_effort = vec![0.0; 7];
+        node.core_mut().step(t, dt, &mut chain_effort);
+        node.to_command_order(&chain_effort, &mut expected);
+        for (a, b) in efforts.iter().zip(&expected) {
+            largest_difference = largest_difference.max((a - b).abs());
+        }
+        if k == 1 {
+            assert!(!status.holding, "{status:?}");
+            let points = reach(&q);
+            send_trajectory(handle, &points, t);
+            let node_points: Vec<TrajectoryPoint> = points
+                .iter()
+                .map(|(time, p)| TrajectoryPoint {
+                    time: *time,
+                    positions: p.clone(),
+                    velocities: None,
+                    accelerations: None,
+                })
+                .collect();
+            node.core_mut()
+                .set_trajectory(&names, &node_points, t, t)
+                .unwrap();
+        }
+        for (slot, &i) in order.iter().enumerate() {
+            command[i] = efforts[slot];
+        }
+        sim.step(&command).unwrap();
+    }
+    assert!(largest_difference <= 1e-9, "{largest_difference}");
+    assert_eq!(status.fault, ArmctlFault::None);
+    let moved = in_caller_order(sim.q());
+    let target: Vec<f64> = in_caller_order(&start).iter().map(|q| q + 0.3).collect();
+    for (q, goal) in moved.iter().zip(&target) {
+        assert!(
+            (q - goal).abs() < 1e-3,
+            "reached {moved:?}, wanted {target:?}"
+        );
+    }
+    armctl_free(handle);
+}
+
+fn send_trajectory(handle: *mut ArmctlController, points: &[(f64, Vec<f64>)], now: f64) {
+    let raw: Vec<ArmctlTrajectoryPoint> = points
+        .iter()
+        .map(|(time, p)| ArmctlTrajectoryPoint {
+            time: *time,
+            positions: p.as_ptr(),
+            velocities: null(),
+            accelerations: null(),
+        })
+        .collect();
+    let status = armctl_set_trajectory(handle, raw.as_ptr(), raw.len(), now, now);
+    assert_eq!(status, ArmctlStatus::Ok, "{}", last_error(handle));
+}
+
+fn panda(controller: &str) -> *mut ArmctlController {
+    let strings = Strings::new(&panda_urdf(), controller, &PANDA_JOINTS);
+    create(&strings.config(&[])).unwrap()
+}
+
+fn update(
+    handle: *mut ArmctlController,
+    t: f64,
+    q: &[f64],
+    qd: &[f64],
+) -> (ArmctlUpdateStatus, Vec<f64>) {
+    let mut efforts = vec![f64::NAN; q.len()];
+    let mut status = ArmctlUpdateStatus {
+        holding: false,
+        fault: ArmctlFault::None,
+        changed: false,
+        trajectory_cancelled: false,
+        clipped: 0,
+    };
+    let result = armctl_update(
+        handle,
+        t,
+        1e-3,
+        q.as_ptr(),
+        qd.as_ptr(),
+        efforts.as_mut_ptr(),
+        &mut status,
+    );
+    assert_eq!(result, ArmctlStatus::Ok, "{}", last_error(handle));
+    (status, efforts)
+}
+
+#[test]
+fn update_allocates_nothing_while_it_controls_and_follows_a_trajectory() {
+    let handle = panda("computed_torque");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    let qd = [0.0; 7];
+    update(handle, 0.0, &q, &qd);
+    update(handle, 0.001, &q, &qd);
+    send_trajectory(handle, &reach(&q), 0.001);
+    let mut efforts = [0.0; 7];
+    let before = allocations();
+    for k in 2..1000 {
+        let result = armctl_update(
+            handle,
+            k as f64 * 1e-3,
+            1e-3,
+            q.as_ptr(),
+            qd.as_ptr(),
+            efforts.as_mut_ptr(),
+            null_mut(),
+        );
+        assert_eq!(result, ArmctlStatus::Ok);
+    }
+    assert_eq!(allocations() - before, 0, "armctl_update allocated");
+    armctl_free(handle);
+}
+
+#[test]
+fn bad_states_hold_as_in_controller_node_and_control_resumes() {
+    let handle = panda("pd_gravity");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    let qd = [0.0; 7];
+    let (status, _) = update(handle, 0.0, &q, &qd);
+    assert!(
+        !status.holding && status.fault == ArmctlFault::None,
+        "{status:?}"
+    );
+    let mut nan = q;
+    nan[2] = f64::NAN;
+    let (status, efforts) = update(handle, 0.001, &nan, &qd);
+    assert!(
+        status.holding && status.changed && status.fault == ArmctlFault::NonFinite,
+        "{status:?}"
+    );
+    assert!(efforts.iter().all(|e| e.is_finite()), "{efforts:?}");
+    // SAFETY: a string the library owns.
+    let text = unsafe { CStr::from_ptr(armctl_fault_text(handle)) }
+        .to_string_lossy()
+        .into_owned();
+    assert!(text.contains("panda_joint3"), "{text}");
+    let mut far = q;
+    far[0] = 100.0;
+    let (status, _) = update(handle, 0.002, &far, &qd);
+    assert_eq!(status.fault, ArmctlFault::Implausible);
+    let (status, _) = update(handle, 0.003, &q, &qd);
+    assert!(!status.holding && status.changed, "{status:?}");
+    // No state for longer than state_timeout (0.1 s): stale.
+    let (status, _) = update(handle, 0.003, &q, &qd);
+    assert!(!status.holding);
+    armctl_free(handle);
+}
+
+#[test]
+fn parameters_are_listed_with_types_ranges_and_values_and_a_refusal_keeps_the_old_value() {
+    let handle = panda("computed_torque");
+    let count = armctl_parameter_count(handle);
+    assert!(count > 10, "{count}");
+    let mut info = std::mem::MaybeUninit::<ArmctlParameterInfo>::uninit();
+    let mut found = None;
+    for index in 0..count {
+        assert_eq!(
+            armctl_parameter_info(handle, index, info.as_mut_ptr()),
+            ArmctlStatus::Ok
+        );
+        // SAFETY: written by the call above.
+        let info = unsafe { info.assume_init() };
+        // SAFETY: strings the library owns, read before the next call.
+        let name = unsafe { CStr::from_ptr(info.name) }
+            .to_str()
+            .unwrap()
+            .to_string();
+        let description = unsafe { CStr::from_ptr(info.description) }
+            .to_str()
+            .unwrap();
+        assert!(!description.is_empty(), "{name}");
+        if name == "kp" {
+            assert_eq!(info.kind, ArmctlParameterType::DoubleArray);
+            assert!(info.has_range && info.min >= 0.0 && !info.read_only);
+            assert_eq!(info.value.count, 7);
+            // SAFETY: `count` numbers owned by the library.
+            let kp = unsafe { std::slice::from_raw_parts(info.value.numbers, 7) }.to_vec();
+            found = Some((index, kp));
+        }
+        if name == "effort_limits" {
+            assert!(info.read_only, "effort_limits is read-only");
+        }
+    }
+    let (index, kp) = found.expect("computed torque declares kp");
+    let name = CString::new("kp").unwrap();
+    let negative = [-1.0; 7];
+    let value = numbers(&negative);
+    assert_eq!(
+        armctl_validate_parameter(handle, name.as_ptr(), &value),
+        ArmctlStatus::Refused
+    );
+    assert_eq!(
+        armctl_set_parameter(handle, name.as_ptr(), &value),
+        ArmctlStatus::Refused
+    );
+    let reason = last_error(handle);
+    assert!(
+        reason.starts_with("parameter 'kp': ") && reason.matches("kp").count() == 1,
+        "{reason}"
+    );
+    assert_eq!(
+        armctl_parameter_info(handle, index, info.as_mut_ptr()),
+        ArmctlStatus::Ok
+    );
+    // SAFETY: written above; `count` numbers owned by the library.
+    let now = unsafe {
+        let info = info.assume_init();
+        std::slice::from_raw_parts(info.value.numbers, 7).to_vec()
+    };
+    assert_eq!(now, kp, "a refused value changes nothing");
+    let halved: Vec<f64> = kp.iter().map(|k| k / 2.0).collect();
+    assert_eq!(
+        armctl_set_parameter(handle, name.as_ptr(), &numbers(&halved)),
+        ArmctlStatus::Ok
+    );
+    let read_only = CString::new("controller").unwrap();
+    let text = CString::new("pd_gravity").unwrap();
+    let value = ArmctlValue {
+        kind: ArmctlParameterType::String as u32,
+        text: text.as_ptr(),
+        ..double(0.0)
+    };
+    assert_eq!(
+        armctl_set_parameter(handle, read_only.as_ptr(), &value),
+        ArmctlStatus::Refused
+    );
+    assert!(
+        last_error(handle).contains("read-only"),
+        "{}",
+        last_error(handle)
+    );
+    armctl_free(handle);
+}
+
+#[test]
+fn start_values_are_applied_and_bad_ones_name_the_item() {
+    let urdf = panda_urdf();
+    let strings = Strings::new(&urdf, "pd_gravity", &PANDA_JOINTS);
+    let safe = CString::new("state_timeout").unwrap();
+    let ok = [ArmctlNamedValue {
+        name: safe.as_ptr(),
+        value: double(0.05),
+    }];
+    let handle = create(&strings.config(&ok)).unwrap();
+    armctl_free(handle);
+    let bad = [ArmctlNamedValue {
+        name: safe.as_ptr(),
+        value: double(-1.0),
+    }];
+    let (status, reason) = create(&strings.config(&bad)).unwrap_err();
+    assert_eq!(status, ArmctlStatus::Refused);
+    assert!(reason.contains("state_timeout"), "{reason}");
+    let unknown = CString::new("no_such_parameter").unwrap();
+    let bad = [ArmctlNamedValue {
+        name: unknown.as_ptr(),
+        value: double(1.0),
+    }];
+    let (_, reason) = create(&strings.config(&bad)).unwrap_err();
+    assert!(reason.contains("no_such_parameter"), "{reason}");
+    let weird = [ArmctlNamedValue {
+        name: safe.as_ptr(),
+        value: ArmctlValue {
+            kind: 99,
+            ..double(0.0)
+        },
+    }];
+    let (status, reason) = create(&strings.config(&weird)).unwrap_err();
+    assert_eq!(status, ArmctlStatus::InvalidArgument);
+    assert!(reason.contains("kind 99"), "{reason}");
+}
+
+#[test]
+fn bad_configurations_are_refused_with_the_reason() {
+    let urdf = panda_urdf();
+    let cases: Vec<(Strings, &str)> = vec![
+        (
+            Strings::new(&urdf, "no_such_law", &PANDA_JOINTS),
+            "no_such_law",
+        ),
+        (
+            Strings::new(&urdf, "pd_gravity", &PANDA_JOINTS[..6]),
+            "panda_joint7",
+        ),
+        (
+            Strings::new(&urdf, "pd_gravity", &["panda_joint1", "panda_joint1"]),
+            "twice",
+        ),
+        (
+            Strings::new(
+                "<robot name='x'><link name='a'/>",
+                "pd_gravity",
+                &PANDA_JOINTS,
+            ),
+            "line",
+        ),
+    ];
+    for (strings, expected) in cases {
+        let (status, reason) = create(&strings.config(&[])).unwrap_err();
+        assert_eq!(status, ArmctlStatus::Refused, "{reason}");
+        assert!(reason.contains(expected), "{expected}: {reason}");
+    }
+    // Null and non-UTF-8 pointers.
+    let strings = Strings::new(&urdf, "pd_gravity", &PANDA_JOINTS);
+    let mut config = strings.config(&[]);
+    config.urdf = null();
+    let (status, reason) = create(&config).unwrap_err();
+    assert_eq!(status, ArmctlStatus::InvalidArgument);
+    assert!(reason.contains("urdf"), "{reason}");
+    let latin1 = [0xe9u8 as c_char, 0];
+    let mut config = strings.config(&[]);
+    config.controller = latin1.as_ptr();
+    let (status, reason) = create(&config).unwrap_err();
+    assert!(
+        status == ArmctlStatus::InvalidArgument && reason.contains("UTF-8"),
+        "{reason}"
+    );
+    let (status, _) = {
+        let mut error = [0 as c_char; 8];
+        let status = armctl_create(null(), &mut null_mut(), error.as_mut_ptr(), error.len());
+        // A reason cut to the buffer, still terminated.
+        // SAFETY: NUL-terminated by armctl_create.
+        let text = unsafe { CStr::from_ptr(error.as_ptr()) }.to_bytes().len();
+        assert_eq!(text, 7);
+        (status, ())
+    };
+    assert_eq!(status, ArmctlStatus::InvalidArgument);
+    assert_eq!(
+        armctl_create(&config, null_mut(), null_mut(), 0),
+        ArmctlStatus::InvalidArgument
+    );
+}
+
+#[test]
+fn null_handles_and_arrays_are_invalid_arguments_not_crashes() {
+    let q = [0.0; 7];
+    let mut out = [0.0; 7];
+    let null_handle: *mut ArmctlController = null_mut();
+    assert_eq!(
+        armctl_update(
+            null_handle,
+            0.0,
+            1e-3,
+            q.as_ptr(),
+            q.as_ptr(),
+            out.as_mut_ptr(),
+            null_mut()
+        ),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(armctl_reset(null_handle), ArmctlStatus::InvalidArgument);
+    assert_eq!(
+        armctl_safe_command(null_handle, out.as_mut_ptr()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(armctl_parameter_count(null_handle), 0);
+    assert_eq!(armctl_joint_count(null_handle), 0);
+    assert_eq!(
+        armctl_set_parameter(null_handle, null(), null()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(
+        armctl_set_trajectory(null_handle, null(), 0, 0.0, 0.0),
+        ArmctlStatus::InvalidArgument
+    );
+    armctl_free(null_handle);
+    let handle = panda("pd_gravity");
+    assert_eq!(
+        armctl_update(
+            handle,
+            0.0,
+            1e-3,
+            null(),
+            q.as_ptr(),
+            out.as_mut_ptr(),
+            null_mut()
+        ),
+        ArmctlStatus::InvalidArgument
+    );
+    assert!(
+        last_error(handle).contains("positions"),
+        "{}",
+        last_error(handle)
+    );
+    assert_eq!(
+        armctl_update(
+            handle,
+            0.0,
+            1e-3,
+            q.as_ptr(),
+            q.as_ptr(),
+            null_mut(),
+            null_mut()
+        ),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(
+        armctl_set_parameter(handle, null(), &double(1.0)),
+        ArmctlStatus::InvalidArgument
+    );
+    let mut info = std::mem::MaybeUninit::<ArmctlParameterInfo>::uninit();
+    assert_eq!(
+        armctl_parameter_info(handle, 100_000, info.as_mut_ptr()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(
+        armctl_parameter_info(handle, 0, null_mut()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(
+        armctl_set_external_wrench(handle, null()),
+        ArmctlStatus::InvalidArgument
+    );
+    armctl_free(handle);
+}
+
+#[test]
+fn references_are_checked_as_controller_node_checks_them() {
+    let handle = panda("computed_torque");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    let before_state = [ArmctlTrajectoryPoint {
+        time: 1.0,
+        positions: q.as_ptr(),
+        velocities: null(),
+        accelerations: null(),
+    }];
+    assert_eq!(
+        armctl_set_trajectory(handle, before_state.as_ptr(), 1, 0.0, 0.0),
+        ArmctlStatus::Refused
+    );
+    update(handle, 0.0, &q, &[0.0; 7]);
+    let mut beyond = q;
+    beyond[0] = 4.0;
+    let points = [ArmctlTrajectoryPoint {
+        time: 1.0,
+        positions: beyond.as_ptr(),
+        velocities: null(),
+        accelerations: null(),
+    }];
+    assert_eq!(
+        armctl_set_trajectory(handle, points.as_ptr(), 1, 0.0, 0.0),
+        ArmctlStatus::Refused
+    );
+    assert!(
+        last_error(handle).contains("panda_joint1"),
+        "{}",
+        last_error(handle)
+    );
+    let position = [0.3, 0.0, 0.5];
+    let orientation = [1.0, 0.0, 0.0, 0.0];
+    assert_eq!(
+        armctl_set_target_pose(handle, position.as_ptr(), orientation.as_ptr(), 1.0),
+        ArmctlStatus::Refused
+    );
+    assert!(
+        last_error(handle).contains("joint references"),
+        "{}",
+        last_error(handle)
+    );
+    armctl_free(handle);
+    let cartesian = panda("cartesian_impedance");
+    update(cartesian, 0.0, &q, &[0.0; 7]);
+    assert_eq!(
+        armctl_set_target_pose(cartesian, position.as_ptr(), orientation.as_ptr(), 1.0),
+        ArmctlStatus::Ok,
+        "{}",
+        last_error(cartesian)
+    );
+    let wrench = [0.0, 0.0, -5.0, 0.0, 0.0, 0.0];
+    assert_eq!(
+        armctl_set_external_wrench(cartesian, wrench.as_ptr()),
+        ArmctlStatus::Ok
+    );
+    let zero = [0.0; 4];
+    assert_eq!(
+        armctl_set_target_pose(cartesian, position.as_ptr(), zero.as_ptr(), 1.0),
+        ArmctlStatus::Refused
+    );
+    armctl_free(cartesian);
+}
+
+#[test]
+fn the_safe_command_is_gravity_at_the_last_valid_configuration_and_reset_starts_over() {
+    let handle = panda("computed_torque");
+    let mut out = [f64::NAN; 7];
+    assert_eq!(
+        armctl_safe_command(handle, out.as_mut_ptr()),
+        ArmctlStatus::Ok
+    );
+    assert_eq!(out, [0.0; 7], "before any state: zero");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    update(handle, 0.0, &q, &[0.0; 7]);
+    assert_eq!(
+        armctl_safe_command(handle, out.as_mut_ptr()),
+        ArmctlStatus::Ok
+    );
+    assert!(out[1].abs() > 1.0, "gravity on joint 2: {out:?}");
+    assert_eq!(armctl_reset(handle), ArmctlStatus::Ok);
+    assert_eq!(
+        armctl_safe_command(handle, out.as_mut_ptr()),
+        ArmctlStatus::Ok
+    );
+    assert_eq!(out, [0.0; 7], "reset forgets the state");
+    let (status, _) = update(handle, 0.5, &q, &[0.0; 7]);
+    assert!(
+        !status.holding,
+        "holds where the arm is after the first state"
+    );
+    armctl_free(handle);
+}
