@@ -7,12 +7,12 @@ use std::cell::Cell;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::{null, null_mut};
 
+mod common;
+
 use armctl_capi::*;
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::ParameterValue;
-use armctl_runtime::controller_runtime::ControllerRuntime;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{SimConfig, Simulator};
+use common::{node_runtime, panda_urdf, PANDA_JOINTS};
 
 /// Counts this thread's allocations (tests run on several threads).
 struct Counting;
@@ -45,24 +45,6 @@ static ALLOCATOR: Counting = Counting;
 fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
-
-fn panda_urdf() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../urdf/panda.urdf"
-    ))
-    .unwrap()
-}
-
-const PANDA_JOINTS: [&str; 7] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-];
 
 /// C strings and the pointer arrays a config points into.
 struct Strings {
@@ -144,25 +126,6 @@ fn numbers(values: &[f64]) -> ArmctlValue {
 /// The joints in a different order from the chain, so that mapping is exercised.
 fn reversed() -> Vec<&'static str> {
     PANDA_JOINTS.iter().rev().copied().collect()
-}
-
-/// The runtime controller_node runs, configured with the same values.
-fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> ControllerRuntime {
-    let string = |s: &str| ParameterValue::String(s.into());
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("robot_description".into(), string(urdf)),
-            ("controller".into(), string(controller)),
-            (
-                "joints".into(),
-                ParameterValue::StringArray(joints.iter().map(|j| j.to_string()).collect()),
-            ),
-        ],
-    };
-    ControllerRuntime::new(&start).unwrap()
 }
 
 /// A reach of every joint by 0.3 rad in 1.5 s, from `q0`, in the order of `joints`.

@@ -1,0 +1,244 @@
+// The C ABI as a C++ host uses it, through include/armctl.h and the static library:
+//  1. replays a Panda run under computed torque (states and efforts written by the Rust side
+//     from the embedded simulator, the runtime `armctl sim` uses) and checks every effort to
+//     1e-9;
+//  2. counts malloc/new during armctl_update: none;
+//  3. NaN, infinite and implausible states hold, as in controller_node, and control resumes;
+//  4. a refused parameter leaves the old value.
+// Usage: c_abi_program URDF WAYPOINTS RUN_CSV  (files written by cpp_program.rs).
+
+#include "armctl.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+// Every allocation of the process passes here (libstdc++'s operator new and Rust's System
+// allocator both call malloc), so counting these counts them all.
+extern "C" {
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+void *__libc_memalign(size_t, size_t);
+}
+static long allocations = 0;
+
+extern "C" void *malloc(size_t size) {
+  ++allocations;
+  return __libc_malloc(size);
+}
+extern "C" void *calloc(size_t count, size_t size) {
+  ++allocations;
+  return __libc_calloc(count, size);
+}
+extern "C" void *realloc(void *pointer, size_t size) {
+  ++allocations;
+  return __libc_realloc(pointer, size);
+}
+extern "C" int posix_memalign(void **out, size_t alignment, size_t size) {
+  ++allocations;
+  *out = __libc_memalign(alignment, size);
+  return *out ? 0 : 12;  // ENOMEM
+}
+
+namespace {
+
+int failures = 0;
+
+// The run's control period, s (cpp_program.rs steps at 1 kHz).
+constexpr double kPeriod = 1e-3;
+
+void check(bool condition, const std::string &what) {
+  if (!condition) {
+    std::cerr << "FAILED: " << what << "\n";
+    ++failures;
+  }
+}
+
+std::string read_file(const char *path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::vector<double> numbers(const std::string &line) {
+  std::vector<double> out;
+  std::stringstream cells(line);
+  std::string cell;
+  while (std::getline(cells, cell, ',')) out.push_back(std::strtod(cell.c_str(), nullptr));
+  return out;
+}
+
+// The joint names of the run's header ("t,q_<joint>...,qd_<joint>...,effort_<joint>...").
+std::vector<std::string> joints_of(const std::string &header) {
+  std::vector<std::string> joints;
+  std::stringstream cells(header);
+  std::string cell;
+  while (std::getline(cells, cell, ','))
+    if (cell.rfind("q_", 0) == 0) joints.push_back(cell.substr(2));
+  return joints;
+}
+
+struct Controller {
+  ArmctlController *handle = nullptr;
+  ~Controller() { armctl_free(handle); }
+};
+
+bool create(Controller &controller, const std::string &urdf, const std::vector<std::string> &joints,
+            const char *law) {
+  std::vector<const char *> names;
+  for (const auto &joint : joints) names.push_back(joint.c_str());
+  ArmctlConfig config{};
+  config.urdf = urdf.c_str();
+  config.joints = names.data();
+  config.joint_count = names.size();
+  config.controller = law;
+  char error[512];
+  ArmctlStatus status = armctl_create(&config, &controller.handle, error, sizeof error);
+  if (status != ARMCTL_STATUS_OK) std::cerr << "armctl_create: " << error << "\n";
+  return status == ARMCTL_STATUS_OK;
+}
+
+// Waypoints: one per line, "time q1 q2 ...".
+std::vector<std::vector<double>> read_waypoints(const char *path) {
+  std::vector<std::vector<double>> points;
+  std::stringstream lines(read_file(path));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::stringstream values(line);
+    std::vector<double> point;
+    double v;
+    while (values >> v) point.push_back(v);
+    if (!point.empty()) points.push_back(point);
+  }
+  return points;
+}
+
+void send_waypoints(ArmctlController *handle, const std::vector<std::vector<double>> &waypoints, double now) {
+  std::vector<ArmctlTrajectoryPoint> points;
+  for (const auto &p : waypoints) points.push_back({p[0], p.data() + 1, nullptr, nullptr});
+  ArmctlStatus status = armctl_set_trajectory(handle, points.data(), points.size(), now, now);
+  check(status == ARMCTL_STATUS_OK, std::string("trajectory accepted: ") + armctl_last_error(handle));
+}
+
+// 1 and 2: the replay, and the allocations of armctl_update.
+void replay(const std::string &urdf, const char *waypoints_path, const char *run_path) {
+  std::stringstream lines(read_file(run_path));
+  std::string line;
+  std::getline(lines, line);
+  const std::vector<std::string> joints = joints_of(line);
+  const size_t n = joints.size();
+  Controller controller;
+  if (!create(controller, urdf, joints, "computed_torque")) return ++failures, void();
+  const auto waypoints = read_waypoints(waypoints_path);
+  std::vector<double> efforts(n);
+  double largest_difference = 0.0;
+  long rows = 0, allocated_in_update = 0;
+  while (std::getline(lines, line)) {
+    const std::vector<double> row = numbers(line);
+    const double t = row[0];
+    ArmctlUpdateStatus status{};
+    const long before = allocations;
+    const ArmctlStatus result =
+        armctl_update(controller.handle, t, kPeriod, &row[1], &row[1 + n], efforts.data(), &status);
+    if (rows > 0) allocated_in_update += allocations - before;
+    check(result == ARMCTL_STATUS_OK && !status.holding, "row " + std::to_string(rows) + " controlled");
+    for (size_t i = 0; i < n; ++i)
+      largest_difference = std::fmax(largest_difference, std::fabs(efforts[i] - row[1 + 2 * n + i]));
+    if (rows == 0) send_waypoints(controller.handle, waypoints, t);
+    ++rows;
+  }
+  std::printf("replay: %ld rows, largest effort difference %.3e N m, %ld allocations in armctl_update\n",
+              rows, largest_difference, allocated_in_update);
+  check(rows > 1000, "the run has rows");
+  check(largest_difference <= 1e-9, "efforts match the Rust runtime to 1e-9");
+  check(allocated_in_update == 0, "armctl_update allocates nothing");
+}
+
+ArmctlUpdateStatus step(ArmctlController *handle, double t, const std::vector<double> &q,
+                        const std::vector<double> &qd) {
+  std::vector<double> efforts(q.size());
+  ArmctlUpdateStatus status{};
+  check(armctl_update(handle, t, 1e-3, q.data(), qd.data(), efforts.data(), &status) == ARMCTL_STATUS_OK,
+        "update returns OK while holding");
+  for (double e : efforts) check(std::isfinite(e), "hold efforts are finite");
+  return status;
+}
+
+// 3: states that cannot be used hold, once per incident, and control resumes.
+void faults(const std::string &urdf, const std::vector<std::string> &joints) {
+  Controller controller;
+  if (!create(controller, urdf, joints, "pd_gravity")) return ++failures, void();
+  const std::vector<double> q{0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8}, still(7, 0.0);
+  check(!step(controller.handle, 0.0, q, still).holding, "a valid state is controlled");
+  auto nan = q;
+  nan[2] = std::nan("");
+  ArmctlUpdateStatus status = step(controller.handle, 0.001, nan, still);
+  check(status.holding && status.changed && status.fault == ARMCTL_FAULT_NON_FINITE, "NaN holds");
+  const std::string text = armctl_fault_text(controller.handle);
+  check(text.find("panda_joint3") != std::string::npos, "the incident names the joint: " + text);
+  auto spinning = still;
+  spinning[0] = INFINITY;
+  status = step(controller.handle, 0.002, q, spinning);
+  check(status.holding && status.fault == ARMCTL_FAULT_NON_FINITE, "an infinite velocity holds");
+  auto far = q;
+  far[0] = 100.0;
+  status = step(controller.handle, 0.003, far, still);
+  check(status.holding && status.fault == ARMCTL_FAULT_IMPLAUSIBLE, "100 rad is implausible");
+  status = step(controller.handle, 0.004, q, still);
+  check(!status.holding && status.changed, "control resumes on a valid state");
+  std::printf("faults: NaN, infinite velocity and 100 rad held; resumed\n");
+}
+
+// The current kp of the handle, or empty.
+std::vector<double> kp_of(ArmctlController *handle) {
+  for (size_t index = 0; index < armctl_parameter_count(handle); ++index) {
+    ArmctlParameterInfo info;
+    if (armctl_parameter_info(handle, index, &info) != ARMCTL_STATUS_OK) break;
+    if (std::strcmp(info.name, "kp") == 0)
+      return std::vector<double>(info.value.numbers, info.value.numbers + info.value.count);
+  }
+  return {};
+}
+
+// 4: a refused parameter changes nothing and says why.
+void refusal(const std::string &urdf, const std::vector<std::string> &joints) {
+  Controller controller;
+  if (!create(controller, urdf, joints, "computed_torque")) return ++failures, void();
+  const std::vector<double> before = kp_of(controller.handle);
+  check(before.size() == joints.size(), "kp is listed per joint");
+  const std::vector<double> negative(joints.size(), -1.0);
+  ArmctlValue value{};
+  value.kind = ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY;
+  value.numbers = negative.data();
+  value.count = negative.size();
+  check(armctl_set_parameter(controller.handle, "kp", &value) == ARMCTL_STATUS_REFUSED, "negative kp refused");
+  const std::string reason = armctl_last_error(controller.handle);
+  check(reason.find("kp") != std::string::npos, "the refusal names kp: " + reason);
+  check(kp_of(controller.handle) == before, "the old kp stays");
+  std::printf("refusal: %s\n", reason.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s URDF WAYPOINTS RUN_CSV\n", argv[0]);
+    return 2;
+  }
+  const std::string urdf = read_file(argv[1]);
+  replay(urdf, argv[2], argv[3]);
+  std::string header;
+  std::ifstream run(argv[3]);
+  std::getline(run, header);
+  faults(urdf, joints_of(header));
+  refusal(urdf, joints_of(header));
+  return failures == 0 ? 0 : 1;
+}
