@@ -166,7 +166,8 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
         unsafe { config.as_ref() }.ok_or_else(|| invalid("config is a null pointer".into()))?;
     // SAFETY: the caller's contract on the config's pointers.
     let (start, joints) = unsafe { node_start(config) }?;
-    let runtime = ControllerRuntime::new(&start).map_err(refused)?;
+    let mut runtime = ControllerRuntime::new(&start).map_err(refused)?;
+    runtime.core_mut().expect_state_layout(&joints);
     let names = runtime
         .parameters()
         .declarations()

@@ -265,7 +265,7 @@ fn update(
 }
 
 #[test]
-fn update_allocates_nothing_while_it_controls_and_follows_a_trajectory() {
+fn update_allocates_nothing_while_it_controls_follows_a_trajectory_or_holds() {
     let handle = panda("computed_torque");
     let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
     let qd = [0.0; 7];
@@ -287,6 +287,31 @@ fn update_allocates_nothing_while_it_controls_and_follows_a_trajectory() {
         assert_eq!(result, ArmctlStatus::Ok);
     }
     assert_eq!(allocations() - before, 0, "armctl_update allocated");
+    // Holding allocates nothing either: NaN, a velocity beyond belief, then control again.
+    let mut nan = q;
+    nan[3] = f64::NAN;
+    let fast = [0.0, 0.0, 0.0, 0.0, 0.0, 1e6, 0.0];
+    let before = allocations();
+    for (k, (q, qd)) in [(&nan, &qd), (&nan, &qd), (&q, &fast), (&q, &qd)]
+        .into_iter()
+        .enumerate()
+    {
+        let result = armctl_update(
+            handle,
+            1.0 + k as f64 * 1e-3,
+            1e-3,
+            q.as_ptr(),
+            qd.as_ptr(),
+            efforts.as_mut_ptr(),
+            null_mut(),
+        );
+        assert_eq!(result, ArmctlStatus::Ok);
+    }
+    assert_eq!(
+        allocations() - before,
+        0,
+        "armctl_update allocated while holding"
+    );
     armctl_free(handle);
 }
 

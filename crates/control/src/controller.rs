@@ -35,6 +35,16 @@ impl JointReference {
             qdd: vec![0.0; q.len()],
         }
     }
+
+    /// Holding still at `q` from now on, in place (no allocation when the sizes match).
+    pub fn set_hold(&mut self, q: &[f64]) {
+        self.q.clear();
+        self.q.extend_from_slice(q);
+        for v in [&mut self.qd, &mut self.qdd] {
+            v.clear();
+            v.resize(q.len(), 0.0);
+        }
+    }
 }
 
 /// One control step as a law sees it ([`Controller::compute`]): inputs of the right sizes, a

@@ -11,6 +11,8 @@ use armctl_control::{
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::Robot;
 
+use std::sync::Arc;
+
 use crate::joint_map::{JointMap, MapFault};
 use crate::RuntimeError;
 
@@ -43,9 +45,9 @@ pub enum Fault {
     /// No joint state received yet.
     NoState,
     /// A controlled joint is missing from the state.
-    MissingJoint(String),
+    MissingJoint(Arc<str>),
     /// A controlled joint's position or velocity is NaN or absent.
-    NonFinite(String),
+    NonFinite(Arc<str>),
     /// The newest state is older than `state_timeout`.
     Stale(f64),
     /// The state lists a joint name twice.
@@ -53,8 +55,8 @@ pub enum Fault {
     /// The state's arrays do not fit its names.
     Malformed(String),
     /// The state cannot be true (a position far beyond the limits, a velocity far beyond its
-    /// limit); the text names the joint and the value.
-    Implausible(String),
+    /// limit).
+    Implausible(Implausible),
     /// The controller failed.
     Controller(String),
 }
@@ -72,6 +74,55 @@ impl std::fmt::Display for Fault {
             Fault::Malformed(m) => write!(f, "/joint_states is malformed: {m}"),
             Fault::Implausible(what) => write!(f, "implausible joint state: {what}"),
             Fault::Controller(e) => write!(f, "controller error: {e}"),
+        }
+    }
+}
+
+/// A joint whose state cannot be true, and what was wrong; the text is made when shown, so
+/// detecting it allocates nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Implausible {
+    /// The joint.
+    pub joint: Arc<str>,
+    /// The position (rad, m) or velocity (rad/s, m/s) measured.
+    pub value: f64,
+    /// Which rule it broke.
+    pub rule: ImplausibleRule,
+}
+
+/// The plausibility rule a state broke, with the numbers it was checked against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ImplausibleRule {
+    /// Beyond `[lower, upper]` by more than `margin`.
+    Position {
+        /// Lower limit.
+        lower: f64,
+        /// Upper limit.
+        upper: f64,
+        /// `position_limit_margin`.
+        margin: f64,
+    },
+    /// Faster than `factor` times `limit`.
+    Velocity {
+        /// Velocity limit.
+        limit: f64,
+        /// `velocity_plausibility`.
+        factor: f64,
+    },
+}
+
+impl std::fmt::Display for Implausible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (joint, value) = (&self.joint, self.value);
+        match self.rule {
+            ImplausibleRule::Position { lower, upper, margin } => write!(
+                f,
+                "{joint} at {value} is beyond its limits [{lower}, {upper}] by more than position_limit_margin {margin}"
+            ),
+            ImplausibleRule::Velocity { limit, factor } => write!(
+                f,
+                "{joint} moves at {value}, more than velocity_plausibility {factor} times its limit {limit}"
+            ),
         }
     }
 }
@@ -247,6 +298,8 @@ fn reorder_point(
 /// The node's state between steps.
 pub struct ControllerCore {
     robot: Robot,
+    /// The chain's joint names, shared into faults.
+    joint_names: Vec<Arc<str>>,
     controller: Guarded,
     map: JointMap,
     safe_mode: SafeMode,
@@ -255,6 +308,8 @@ pub struct ControllerCore {
     q: Vec<f64>,
     qd: Vec<f64>,
     last_valid_q: Option<Vec<f64>>,
+    /// The buffer `last_valid_q` takes at the first valid state (allocated once, up front).
+    spare_q: Vec<f64>,
     state_time: Option<f64>,
     /// What is wrong with the newest state, if anything.
     state_fault: Option<Fault>,
@@ -319,6 +374,7 @@ impl ControllerCore {
             }
         })?;
         Ok(Self {
+            joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
             hold_damping,
             acceleration_limits: accelerations.clone(),
             default_acceleration_limits: accelerations,
@@ -330,6 +386,7 @@ impl ControllerCore {
             q: vec![0.0; n],
             qd: vec![0.0; n],
             last_valid_q: None,
+            spare_q: vec![0.0; n],
             state_time: None,
             state_fault: None,
             plausibility: Plausibility::default(),
@@ -381,7 +438,9 @@ impl ControllerCore {
     pub fn restart(&mut self) {
         self.state_time = None;
         self.state_fault = None;
-        self.last_valid_q = None;
+        if let Some(q) = self.last_valid_q.take() {
+            self.spare_q = q;
+        }
         self.trajectory = None;
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
@@ -407,31 +466,48 @@ impl ControllerCore {
         self.robot
             .joints()
             .iter()
+            .zip(&self.joint_names)
             .zip(self.q.iter().zip(&self.qd))
-            .find_map(|(joint, (&q, &qd))| {
+            .find_map(|((joint, name), (&q, &qd))| {
                 let limits = &joint.limits;
-                let (lo, hi) = (limits.lower - position_margin, limits.upper + position_margin);
-                if limits.is_bounded() && !(lo..=hi).contains(&q) {
-                    return Some(format!(
-                        "{} at {q} is beyond its limits [{}, {}] by more than position_limit_margin {position_margin}",
-                        joint.name, limits.lower, limits.upper
-                    ));
-                }
-                let fastest = velocity_factor * limits.velocity;
-                (limits.velocity > 0.0 && qd.abs() > fastest).then(|| {
-                    format!(
-                        "{} moves at {qd}, more than velocity_plausibility {velocity_factor} times its limit {}",
-                        joint.name, limits.velocity
+                let (lo, hi) = (
+                    limits.lower - position_margin,
+                    limits.upper + position_margin,
+                );
+                let (value, rule) = if limits.is_bounded() && !(lo..=hi).contains(&q) {
+                    let (lower, upper) = (limits.lower, limits.upper);
+                    let margin = position_margin;
+                    (
+                        q,
+                        ImplausibleRule::Position {
+                            lower,
+                            upper,
+                            margin,
+                        },
                     )
-                })
+                } else if limits.velocity > 0.0 && qd.abs() > velocity_factor * limits.velocity {
+                    let (limit, factor) = (limits.velocity, velocity_factor);
+                    (qd, ImplausibleRule::Velocity { limit, factor })
+                } else {
+                    return None;
+                };
+                let joint = name.clone();
+                Some(Fault::Implausible(Implausible { joint, value, rule }))
             })
-            .map(Fault::Implausible)
     }
 
     /// Changes the hold behaviour and timeout (live parameters).
     pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
         self.safe_mode = safe_mode;
         self.state_timeout = state_timeout;
+    }
+
+    /// Prepares the joint mapping for states that list `names` in this order, so that the
+    /// first such state allocates nothing (a real-time host calls it before its loop).
+    pub fn expect_state_layout(&mut self, names: &[String]) {
+        let zeros = vec![0.0; names.len()];
+        let (mut q, mut qd) = (zeros.clone(), zeros.clone());
+        let _ = self.map.extract(names, &zeros, &zeros, &mut q, &mut qd);
     }
 
     /// A new joint state, received at `now` (s).
@@ -454,7 +530,12 @@ impl ControllerCore {
         if self.state_fault.is_none() {
             match &mut self.last_valid_q {
                 Some(q) => q.copy_from_slice(&self.q),
-                None => self.last_valid_q = Some(self.q.clone()),
+                None => {
+                    let mut q = std::mem::take(&mut self.spare_q);
+                    q.clear();
+                    q.extend_from_slice(&self.q);
+                    self.last_valid_q = Some(q);
+                }
             }
         }
     }
@@ -786,7 +867,7 @@ impl ControllerCore {
             qd: &self.qd,
         };
         self.controller.reset(&state);
-        self.reference = JointReference::hold(&self.q);
+        self.reference.set_hold(&self.q);
         !first_start && self.trajectory.take().is_some()
     }
 
@@ -1179,7 +1260,7 @@ mod tests {
         core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 1e6], 0.002);
         let r = core.step(0.002, 1e-3, &mut effort);
         assert!(
-            matches!(&r.fault, Some(Fault::Implausible(t)) if t.contains("joint2 moves at 1000000"))
+            matches!(&r.fault, Some(Fault::Implausible(t)) if t.to_string().contains("joint2 moves at 1000000"))
         );
         // Plausible again: resume. A wider margin accepts what was refused.
         core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.003);

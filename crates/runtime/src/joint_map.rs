@@ -1,11 +1,16 @@
 //! Maps the joints of a `/joint_states` message to the controller's joint order by name
 //! (ros2_control publishes its own order; extra joints such as gripper fingers are ignored).
-//! The index table is rebuilt only when the message's names change.
+//! The index table is rebuilt only when the message's names change. A fault names the joint
+//! with a shared string, so reporting one allocates nothing (the C ABI's update path).
+
+use std::sync::Arc;
 
 /// Name-to-index mapping for one message layout.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JointMap {
     joints: Vec<String>,
+    /// The same names, shared into faults.
+    shared: Vec<Arc<str>>,
     layout: Vec<String>,
     /// For each controlled joint, its index in the message, if present.
     index: Vec<Option<usize>>,
@@ -17,9 +22,9 @@ pub struct JointMap {
 #[derive(Debug, Clone, PartialEq)]
 pub enum MapFault {
     /// A controlled joint is not in the message.
-    Missing(String),
+    Missing(Arc<str>),
     /// A controlled joint's position or velocity is missing or not finite.
-    NonFinite(String),
+    NonFinite(Arc<str>),
     /// The message lists a joint name twice: which entry is meant cannot be known.
     Duplicate(String),
     /// The arrays do not fit the names (more positions or velocities than names).
@@ -31,6 +36,7 @@ impl JointMap {
     pub fn new(joints: Vec<String>) -> Self {
         let n = joints.len();
         Self {
+            shared: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
             joints,
             layout: Vec::new(),
             index: vec![None; n],
@@ -79,10 +85,10 @@ impl JointMap {
         }
         // Check every joint before writing any: a faulty message leaves q and qd untouched.
         for (k, slot) in self.index.iter().enumerate() {
-            let i = slot.ok_or_else(|| MapFault::Missing(self.joints[k].clone()))?;
+            let i = slot.ok_or_else(|| MapFault::Missing(self.shared[k].clone()))?;
             match (position.get(i), velocity.get(i)) {
                 (Some(p), Some(v)) if p.is_finite() && v.is_finite() => {}
-                _ => return Err(MapFault::NonFinite(self.joints[k].clone())),
+                _ => return Err(MapFault::NonFinite(self.shared[k].clone())),
             }
         }
         for (k, i) in self.index.iter().flatten().enumerate() {

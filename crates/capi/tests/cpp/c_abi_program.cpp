@@ -148,7 +148,7 @@ void replay(const std::string &urdf, const char *waypoints_path, const char *run
     const long before = allocations;
     const ArmctlStatus result =
         armctl_update(controller.handle, t, kPeriod, &row[1], &row[1 + n], efforts.data(), &status);
-    if (rows > 0) allocated_in_update += allocations - before;
+    allocated_in_update += allocations - before;
     check(result == ARMCTL_STATUS_OK && !status.holding, "row " + std::to_string(rows) + " controlled");
     for (size_t i = 0; i < n; ++i)
       largest_difference = std::fmax(largest_difference, std::fabs(efforts[i] - row[1 + 2 * n + i]));
@@ -162,12 +162,17 @@ void replay(const std::string &urdf, const char *waypoints_path, const char *run
   check(allocated_in_update == 0, "armctl_update allocates nothing");
 }
 
+// Allocations inside armctl_update calls of `step`.
+long allocated_in_steps = 0;
+
 ArmctlUpdateStatus step(ArmctlController *handle, double t, const std::vector<double> &q,
                         const std::vector<double> &qd) {
   std::vector<double> efforts(q.size());
   ArmctlUpdateStatus status{};
-  check(armctl_update(handle, t, 1e-3, q.data(), qd.data(), efforts.data(), &status) == ARMCTL_STATUS_OK,
-        "update returns OK while holding");
+  const long before = allocations;
+  const ArmctlStatus result = armctl_update(handle, t, 1e-3, q.data(), qd.data(), efforts.data(), &status);
+  allocated_in_steps += allocations - before;
+  check(result == ARMCTL_STATUS_OK, "update returns OK while holding");
   for (double e : efforts) check(std::isfinite(e), "hold efforts are finite");
   return status;
 }
@@ -194,7 +199,9 @@ void faults(const std::string &urdf, const std::vector<std::string> &joints) {
   check(status.holding && status.fault == ARMCTL_FAULT_IMPLAUSIBLE, "100 rad is implausible");
   status = step(controller.handle, 0.004, q, still);
   check(!status.holding && status.changed, "control resumes on a valid state");
-  std::printf("faults: NaN, infinite velocity and 100 rad held; resumed\n");
+  check(allocated_in_steps == 0, "armctl_update allocates nothing while it holds or resumes");
+  std::printf("faults: NaN, infinite velocity and 100 rad held; resumed; %ld allocations in armctl_update\n",
+              allocated_in_steps);
 }
 
 // The current kp of the handle, or empty.
