@@ -11,10 +11,11 @@
 //!   `armctl_set_parameter`, `armctl_set_trajectory`, `armctl_set_target_pose` and
 //!   `armctl_set_external_wrench` when the plugin hands over what other threads prepared
 //!   (through realtime_tools buffers), between two updates.
-//! - `armctl_update` allocates nothing, takes no lock and cannot unwind into the caller on the
-//!   running path; a fault (a NaN state, a missing joint) allocates its description once per
-//!   incident. The other entry points may allocate; `armctl_validate_parameter` is meant for a
-//!   non-real-time parameter callback.
+//! - `armctl_update` allocates nothing and takes no lock, from the first call on, while it
+//!   controls, holds (NaN, implausible, stale states) or resumes; the one exception is a control
+//!   law that fails, whose error text is allocated. It never unwinds into the caller. The other
+//!   entry points may allocate; `armctl_validate_parameter` and `armctl_fault_text` are meant
+//!   for non-real-time threads.
 //! - Every entry point catches a panic and returns [`ArmctlStatus::Panicked`]; after one the
 //!   handle refuses everything but `armctl_safe_command`, `armctl_last_error` and
 //!   `armctl_free`.
