@@ -8,31 +8,15 @@ use std::hint::black_box;
 use std::ptr::{null, null_mut};
 
 use armctl_capi::*;
-use armctl_control::reference::TrajectoryPoint;
-use armctl_control::ParameterValue;
 use armctl_runtime::controller_runtime::ControllerRuntime;
-use armctl_runtime::startup::NodeStart;
 use criterion::{criterion_group, criterion_main, Criterion};
 
-const JOINTS: [&str; 7] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-];
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{node_runtime, panda_urdf, trajectory_points, PANDA_JOINTS as JOINTS};
+
 const Q: [f64; 7] = [0.1, -0.4, 0.2, -2.1, 0.1, 1.7, 0.6];
 const QD: [f64; 7] = [0.3, -0.2, 0.1, 0.4, -0.3, 0.2, 0.5];
-
-fn urdf() -> String {
-    std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../urdf/panda.urdf"
-    ))
-    .expect("bundled Panda")
-}
 
 /// A far waypoint 100 s ahead: the reference moves throughout the benchmark.
 fn waypoint() -> Vec<f64> {
@@ -40,35 +24,20 @@ fn waypoint() -> Vec<f64> {
 }
 
 fn rust_runtime() -> ControllerRuntime {
-    let string = |s: &str| ParameterValue::String(s.into());
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("robot_description".into(), string(&urdf())),
-            ("controller".into(), string("computed_torque")),
-        ],
-    };
-    let mut runtime = ControllerRuntime::new(&start).expect("configures");
+    let mut runtime = node_runtime(&panda_urdf(), "computed_torque", &JOINTS);
     let names: Vec<String> = JOINTS.iter().map(|j| j.to_string()).collect();
     runtime.core_mut().on_joint_state(&names, &Q, &QD, 0.0);
-    let point = TrajectoryPoint {
-        time: 100.0,
-        positions: waypoint(),
-        velocities: None,
-        accelerations: None,
-    };
+    let points = trajectory_points(&[(100.0, waypoint())]);
     runtime
         .core_mut()
-        .set_trajectory(&names, &[point], 0.0, 0.0)
+        .set_trajectory(&names, &points, 0.0, 0.0)
         .expect("trajectory accepted");
     runtime
 }
 
 fn c_handle() -> *mut ArmctlController {
     let (text, law) = (
-        CString::new(urdf()).unwrap(),
+        CString::new(panda_urdf()).unwrap(),
         CString::new("computed_torque").unwrap(),
     );
     let names: Vec<CString> = JOINTS.iter().map(|j| CString::new(*j).unwrap()).collect();

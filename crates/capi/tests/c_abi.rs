@@ -10,9 +10,8 @@ use std::ptr::{null, null_mut};
 mod common;
 
 use armctl_capi::*;
-use armctl_control::reference::TrajectoryPoint;
 use armctl_sim::{SimConfig, Simulator};
-use common::{node_runtime, panda_urdf, PANDA_JOINTS};
+use common::{node_runtime, panda_urdf, trajectory_points, PANDA_JOINTS};
 
 /// Counts this thread's allocations (tests run on several threads).
 struct Counting;
@@ -187,15 +186,7 @@ fn computed_torque_on_the_panda_matches_the_node_runtime_step_by_step() {
             assert!(!status.holding, "{status:?}");
             let points = reach(&q);
             send_trajectory(handle, &points, t);
-            let node_points: Vec<TrajectoryPoint> = points
-                .iter()
-                .map(|(time, p)| TrajectoryPoint {
-                    time: *time,
-                    positions: p.clone(),
-                    velocities: None,
-                    accelerations: None,
-                })
-                .collect();
+            let node_points = trajectory_points(&points);
             node.core_mut()
                 .set_trajectory(&names, &node_points, t, t)
                 .unwrap();

@@ -11,9 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use armctl_control::reference::TrajectoryPoint;
 use armctl_sim::{SimConfig, Simulator};
-use common::{node_runtime, panda_urdf, PANDA_JOINTS};
+use common::{node_runtime, panda_urdf, trajectory_points, PANDA_JOINTS};
 
 const STEP: f64 = 1e-3;
 
@@ -89,15 +88,7 @@ fn write_run(dir: &Path, seconds: f64) {
         let report = node.core_mut().step(t, STEP, &mut effort);
         assert!(report.fault.is_none(), "{report:?}");
         if k == 0 {
-            let points: Vec<TrajectoryPoint> = waypoints
-                .iter()
-                .map(|(time, p)| TrajectoryPoint {
-                    time: *time,
-                    positions: p.clone(),
-                    velocities: None,
-                    accelerations: None,
-                })
-                .collect();
+            let points = trajectory_points(&waypoints);
             node.core_mut()
                 .set_trajectory(&names, &points, t, t)
                 .unwrap();

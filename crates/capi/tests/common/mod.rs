@@ -1,5 +1,6 @@
 //! What the C ABI tests share: the Panda, and the runtime controller_node runs.
 
+use armctl_control::reference::TrajectoryPoint;
 use armctl_control::ParameterValue;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
@@ -39,4 +40,17 @@ pub(crate) fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> Con
         ],
     };
     ControllerRuntime::new(&start).unwrap()
+}
+
+/// `(time, positions)` waypoints as the runtime's points (positions only).
+pub(crate) fn trajectory_points(waypoints: &[(f64, Vec<f64>)]) -> Vec<TrajectoryPoint> {
+    waypoints
+        .iter()
+        .map(|(time, p)| TrajectoryPoint {
+            time: *time,
+            positions: p.clone(),
+            velocities: None,
+            accelerations: None,
+        })
+        .collect()
 }
