@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -120,7 +121,15 @@ public:
 
   rclcpp::node_interfaces::NodeParametersInterface::SharedPtr get_node_parameters_interface()
   {
-    return nullptr;
+    struct NoOverrides : rclcpp::node_interfaces::NodeParametersInterface
+    {
+      const std::map<std::string, rclcpp::ParameterValue> & get_parameter_overrides() const override
+      {
+        return overrides;
+      }
+      std::map<std::string, rclcpp::ParameterValue> overrides;
+    };
+    return std::make_shared<NoOverrides>();
   }
 };
 }  // namespace rclcpp_lifecycle
