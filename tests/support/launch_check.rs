@@ -445,7 +445,9 @@ pub fn configured_pairs(share: &Share) -> Vec<(String, String)> {
                 .filter(|r| stem.starts_with(&format!("{r}_")))
                 .max_by_key(|r| r.len())?;
             let controller = stem[robot.len() + 1..].to_string();
-            (controller != "ros2_controllers").then(|| (robot.clone(), controller))
+            // The controller manager's files, not controller_node's.
+            (controller != "ros2_controllers" && controller != "armctl_controllers")
+                .then(|| (robot.clone(), controller))
         })
         .collect();
     pairs.sort();

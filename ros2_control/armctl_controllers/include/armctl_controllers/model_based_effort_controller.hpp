@@ -1,0 +1,213 @@
+// armctl_controllers/ModelBasedEffortController: armctl's controller runtime (include/armctl.h)
+// inside the controller_manager's real-time loop. Thread rules: see crates/capi/src/lib.rs.
+#ifndef ARMCTL_CONTROLLERS__MODEL_BASED_EFFORT_CONTROLLER_HPP_
+#define ARMCTL_CONTROLLERS__MODEL_BASED_EFFORT_CONTROLLER_HPP_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "armctl.h"
+#include "controller_interface/controller_interface.hpp"
+#include "geometry_msgs/msg/pose_stamped.hpp"
+#include "geometry_msgs/msg/wrench_stamped.hpp"
+#include "hardware_interface/loaned_command_interface.hpp"
+#include "hardware_interface/loaned_state_interface.hpp"
+#include "rclcpp/rclcpp.hpp"
+#include "rclcpp_lifecycle/lifecycle_node.hpp"
+#include "trajectory_msgs/msg/joint_trajectory.hpp"
+// Humble's realtime_tools (2.x) has only the .h; Jazzy's .h is a deprecated forwarder.
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+#include "realtime_tools/realtime_buffer.hpp"
+#else
+#include "realtime_tools/realtime_buffer.h"
+#endif
+
+namespace armctl_controllers
+{
+/// A parameter value in armctl's C form that owns what its pointers point to. seal() sets the
+/// string pointers once the value sits where it stays; view() then only reads, so the
+/// real-time thread can pass it to armctl without allocating.
+struct OwnedValue
+{
+  ArmctlParameterType kind = ARMCTL_PARAMETER_TYPE_DOUBLE;
+  bool boolean = false;
+  int64_t integer = 0;
+  double number = 0.0;
+  std::string text;
+  std::vector<double> numbers;
+  std::vector<std::string> texts;
+  std::vector<const char *> pointers;
+
+  void seal();
+  ArmctlValue view() const;
+};
+
+/// A JointTrajectory in the controller's joint order, ready for armctl_set_trajectory. Built
+/// once in a subscriber callback and never changed, so `points` may point into it.
+struct PendingTrajectory
+{
+  uint64_t sequence = 0;
+  double stamp = 0.0;  // s, the header's; 0 starts the trajectory when update() takes it
+  std::vector<double> times, positions, velocities, accelerations;  // point-major
+  std::vector<ArmctlTrajectoryPoint> points;
+};
+
+/// What the parameter callback accepted: the newest value of every parameter changed so far,
+/// each with the sequence number of its change. A newer snapshot carries the older changes
+/// too, so none is lost when update() skips a snapshot.
+struct PendingParameters
+{
+  struct Change
+  {
+    std::string name;
+    uint64_t sequence = 0;
+    OwnedValue value;
+  };
+  uint64_t sequence = 0;
+  std::vector<Change> changes;
+};
+
+struct PendingPose
+{
+  uint64_t sequence = 0;
+  std::array<double, 3> position{};
+  std::array<double, 4> orientation{};  // x, y, z, w
+};
+
+struct PendingWrench
+{
+  uint64_t sequence = 0;
+  std::array<double, 6> wrench{};  // force, torque
+};
+
+/// Log lines from the real-time thread to a non-real-time timer: fixed slots, one producer,
+/// one consumer, no lock, no allocation. A full ring drops the line and counts it.
+class LogRing
+{
+public:
+  static constexpr std::size_t kSlots = 16;
+  static constexpr std::size_t kLength = 512;
+
+  void push(bool warning, const char * prefix, const char * text);
+  bool pop(bool & warning, std::string & text);
+  uint64_t take_dropped() { return dropped_.exchange(0); }
+
+private:
+  struct Slot
+  {
+    bool warning = false;
+    char text[kLength] = {};
+  };
+  std::array<Slot, kSlots> slots_{};
+  std::atomic<std::size_t> head_{0};  // next slot to write
+  std::atomic<std::size_t> tail_{0};  // next slot to read
+  std::atomic<uint64_t> dropped_{0};
+};
+
+/// One parameter as armctl declares it.
+struct ParameterSpec
+{
+  std::string name;
+  ArmctlParameterType kind = ARMCTL_PARAMETER_TYPE_DOUBLE;
+};
+
+class ModelBasedEffortController : public controller_interface::ControllerInterface
+{
+public:
+  ModelBasedEffortController() = default;
+  ~ModelBasedEffortController() override;
+
+  controller_interface::CallbackReturn on_init() override;
+  controller_interface::InterfaceConfiguration command_interface_configuration() const override;
+  controller_interface::InterfaceConfiguration state_interface_configuration() const override;
+  controller_interface::CallbackReturn on_configure(
+    const rclcpp_lifecycle::State & previous_state) override;
+  controller_interface::CallbackReturn on_activate(
+    const rclcpp_lifecycle::State & previous_state) override;
+  controller_interface::CallbackReturn on_deactivate(
+    const rclcpp_lifecycle::State & previous_state) override;
+  controller_interface::CallbackReturn on_cleanup(
+    const rclcpp_lifecycle::State & previous_state) override;
+  controller_interface::return_type update(
+    const rclcpp::Time & time, const rclcpp::Duration & period) override;
+
+private:
+  // on_configure (non-real-time).
+  bool read_settings();
+  std::string robot_description();
+  ArmctlController * create(
+    const std::string & urdf, const std::vector<std::string> & names,
+    const std::vector<OwnedValue> & values);
+  bool create_handles(const std::string & urdf);
+  bool start_values(std::vector<std::string> & names, std::vector<OwnedValue> & values);
+  void declare_parameters();
+  void warn_unknown_overrides();
+  void start_interfaces();
+  void free_handles();
+  const ParameterSpec * spec(const std::string & name) const;
+
+  // Callbacks of the controller's node (non-real-time).
+  rcl_interfaces::msg::SetParametersResult on_parameters(
+    const std::vector<rclcpp::Parameter> & parameters);
+  void publish_parameters();
+  void on_trajectory(const trajectory_msgs::msg::JointTrajectory & msg);
+  void on_target_pose(const geometry_msgs::msg::PoseStamped & msg);
+  void on_wrench(const geometry_msgs::msg::WrenchStamped & msg);
+  bool in_base_frame(const std::string & frame_id, const char * what);
+  void flush_log();
+
+  // update() (real-time).
+  void read_states();
+  void write_efforts();
+  void apply_parameters();
+  void apply_references(double now);
+  void fail_safe(const char * what);
+
+  std::vector<std::string> joints_;
+  std::string controller_, base_link_, tip_link_;
+  std::vector<ParameterSpec> specs_;
+
+  // Used by the real-time thread while active, by lifecycle transitions otherwise.
+  ArmctlController * handle_ = nullptr;
+  // Same configuration, used only by the parameter callback: armctl_validate_parameter takes a
+  // handle, and a handle is used by one thread at a time (lib.rs), so it cannot be handle_.
+  ArmctlController * shadow_ = nullptr;
+  std::mutex shadow_mutex_;  // shadow_, accepted_, parameter_sequence_
+  std::map<std::string, PendingParameters::Change> accepted_;
+  uint64_t parameter_sequence_ = 0;
+
+  realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingParameters>> parameter_buffer_;
+  realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingTrajectory>> trajectory_buffer_;
+  realtime_tools::RealtimeBuffer<PendingPose> pose_buffer_;
+  realtime_tools::RealtimeBuffer<PendingWrench> wrench_buffer_;
+  std::atomic<uint64_t> trajectory_sequence_{0}, pose_sequence_{0}, wrench_sequence_{0};
+  // What update() applied last (real-time thread only).
+  uint64_t applied_parameters_ = 0, applied_trajectory_ = 0, applied_pose_ = 0,
+           applied_wrench_ = 0;
+
+  std::vector<double> positions_, velocities_, efforts_;
+  std::vector<hardware_interface::LoanedCommandInterface *> effort_interfaces_;
+  std::vector<const hardware_interface::LoanedStateInterface *> position_interfaces_,
+    velocity_interfaces_;
+  std::atomic<bool> active_{false};
+  bool failed_ = false;
+  std::string refused_frame_;  // subscriber callbacks only
+  std::atomic<uint64_t> failed_writes_{0};
+  LogRing log_;
+
+  rclcpp::Subscription<trajectory_msgs::msg::JointTrajectory>::SharedPtr trajectory_subscription_;
+  rclcpp::Subscription<geometry_msgs::msg::PoseStamped>::SharedPtr pose_subscription_;
+  rclcpp::Subscription<geometry_msgs::msg::WrenchStamped>::SharedPtr wrench_subscription_;
+  rclcpp::node_interfaces::OnSetParametersCallbackHandle::SharedPtr parameter_callback_;
+  rclcpp::TimerBase::SharedPtr log_timer_;
+};
+}  // namespace armctl_controllers
+
+#endif  // ARMCTL_CONTROLLERS__MODEL_BASED_EFFORT_CONTROLLER_HPP_

@@ -1,0 +1,249 @@
+// Stand-in for the parts of rclcpp the plugin uses; the real umbrella header rclcpp/rclcpp.hpp
+// includes each real header named below. Signatures as in rclcpp 16.x (Humble) and 28.x (Jazzy),
+// the same for everything here; defaulted parameters the plugin never passes are left out where
+// they would drag in more types, and say so.
+#ifndef RCLCPP__RCLCPP_HPP_
+#define RCLCPP__RCLCPP_HPP_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "rcl_interfaces/msg/parameter_descriptor.hpp"
+#include "rcl_interfaces/msg/set_parameters_result.hpp"
+
+namespace rclcpp
+{
+// Real: rclcpp/time.hpp.
+class Time
+{
+public:
+  double seconds() const { return 0.0; }
+};
+
+// Real: rclcpp/duration.hpp.
+class Duration
+{
+public:
+  Duration(int32_t seconds, uint32_t nanoseconds) : ns_(seconds * 1000000000LL + nanoseconds) {}
+  double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+
+private:
+  int64_t ns_;
+};
+
+// Real: rclcpp/qos.hpp: the conversion constructor from a history depth (implicit on purpose).
+class QoS
+{
+public:
+  QoS(size_t history_depth) : depth_(history_depth) {}  // NOLINT(runtime/explicit)
+
+private:
+  size_t depth_;
+};
+
+// Real: rclcpp/logger.hpp.
+class Logger
+{
+};
+
+namespace standin
+{
+// Checks the format like the real macros (rcutils_log is printf-attributed).
+__attribute__((format(printf, 2, 3))) inline void log(const Logger &, const char *, ...) {}
+}  // namespace standin
+}  // namespace rclcpp
+
+// Real: rclcpp/logging.hpp: RCLCPP_<LEVEL>(logger, format, ...), which also requires the first
+// argument to be an rclcpp::Logger.
+#define RCLCPP_STANDIN_LOG(logger, ...) \
+  do { \
+    static_assert( \
+      std::is_same< \
+        std::remove_cv_t<std::remove_reference_t<decltype(logger)>>, ::rclcpp::Logger>::value, \
+      "First argument to logging macros must be an rclcpp::Logger"); \
+    ::rclcpp::standin::log(logger, __VA_ARGS__); \
+  } while (0)
+#define RCLCPP_DEBUG(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
+#define RCLCPP_INFO(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
+#define RCLCPP_WARN(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
+#define RCLCPP_ERROR(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
+
+namespace rclcpp
+{
+// Real: rclcpp/parameter_value.hpp.
+enum ParameterType : uint8_t
+{
+  PARAMETER_NOT_SET = 0,
+  PARAMETER_BOOL = 1,
+  PARAMETER_INTEGER = 2,
+  PARAMETER_DOUBLE = 3,
+  PARAMETER_STRING = 4,
+  PARAMETER_BYTE_ARRAY = 5,
+  PARAMETER_BOOL_ARRAY = 6,
+  PARAMETER_INTEGER_ARRAY = 7,
+  PARAMETER_DOUBLE_ARRAY = 8,
+  PARAMETER_STRING_ARRAY = 9,
+};
+
+// Real: rclcpp/parameter_value.hpp: the constructors and typed get<T>() the plugin uses (the
+// real get<T>() is a family of enable_if overloads returning a const reference).
+class ParameterValue
+{
+public:
+  ParameterValue() = default;
+  explicit ParameterValue(const bool value) : type_(PARAMETER_BOOL), bool_(value) {}
+  explicit ParameterValue(const int64_t value) : type_(PARAMETER_INTEGER), integer_(value) {}
+  explicit ParameterValue(const double value) : type_(PARAMETER_DOUBLE), double_(value) {}
+  explicit ParameterValue(const std::string & value) : type_(PARAMETER_STRING), string_(value) {}
+  explicit ParameterValue(const char * value) : ParameterValue(std::string(value)) {}
+  explicit ParameterValue(const std::vector<int64_t> & value)
+  : type_(PARAMETER_INTEGER_ARRAY), integers_(value)
+  {
+  }
+  explicit ParameterValue(const std::vector<double> & value)
+  : type_(PARAMETER_DOUBLE_ARRAY), doubles_(value)
+  {
+  }
+  explicit ParameterValue(const std::vector<std::string> & value)
+  : type_(PARAMETER_STRING_ARRAY), strings_(value)
+  {
+  }
+
+  ParameterType get_type() const { return type_; }
+
+  template <typename T>
+  const T & get() const;
+
+private:
+  ParameterType type_ = PARAMETER_NOT_SET;
+  bool bool_ = false;
+  int64_t integer_ = 0;
+  double double_ = 0.0;
+  std::string string_;
+  std::vector<int64_t> integers_;
+  std::vector<double> doubles_;
+  std::vector<std::string> strings_;
+};
+
+template <>
+inline const bool & ParameterValue::get<bool>() const
+{
+  return bool_;
+}
+template <>
+inline const int64_t & ParameterValue::get<int64_t>() const
+{
+  return integer_;
+}
+template <>
+inline const double & ParameterValue::get<double>() const
+{
+  return double_;
+}
+template <>
+inline const std::string & ParameterValue::get<std::string>() const
+{
+  return string_;
+}
+template <>
+inline const std::vector<int64_t> & ParameterValue::get<std::vector<int64_t>>() const
+{
+  return integers_;
+}
+template <>
+inline const std::vector<double> & ParameterValue::get<std::vector<double>>() const
+{
+  return doubles_;
+}
+template <>
+inline const std::vector<std::string> & ParameterValue::get<std::vector<std::string>>() const
+{
+  return strings_;
+}
+
+// Real: rclcpp/parameter.hpp.
+class Parameter
+{
+public:
+  Parameter() = default;
+  Parameter(const std::string & name, const ParameterValue & value) : name_(name), value_(value) {}
+  ParameterType get_type() const { return value_.get_type(); }
+  const std::string & get_name() const { return name_; }
+  const ParameterValue & get_parameter_value() const { return value_; }
+  const std::string & as_string() const { return value_.get<std::string>(); }
+  const std::vector<std::string> & as_string_array() const
+  {
+    return value_.get<std::vector<std::string>>();
+  }
+
+private:
+  std::string name_;
+  ParameterValue value_;
+};
+
+// Real: rclcpp/callback_group.hpp.
+class CallbackGroup
+{
+public:
+  using SharedPtr = std::shared_ptr<CallbackGroup>;
+};
+
+// Real: rclcpp/subscription_options.hpp.
+template <typename AllocatorT>
+struct SubscriptionOptionsWithAllocator
+{
+};
+
+// Real: rclcpp/subscription.hpp (further template parameters have defaults).
+template <typename MessageT, typename AllocatorT = std::allocator<void>>
+class Subscription
+{
+public:
+  using SharedPtr = std::shared_ptr<Subscription>;
+};
+
+// Real: rclcpp/timer.hpp.
+class TimerBase
+{
+public:
+  using SharedPtr = std::shared_ptr<TimerBase>;
+  virtual ~TimerBase() = default;
+};
+
+// Real: rclcpp/timer.hpp (WallTimer<FunctorT, ...> : GenericTimer<FunctorT, ...> : TimerBase).
+template <typename FunctorT>
+class WallTimer : public TimerBase
+{
+public:
+  using SharedPtr = std::shared_ptr<WallTimer>;
+};
+
+namespace node_interfaces
+{
+// Real: rclcpp/node_interfaces/node_parameters_interface.hpp.
+struct OnSetParametersCallbackHandle
+{
+  using SharedPtr = std::shared_ptr<OnSetParametersCallbackHandle>;
+  using OnSetParametersCallbackType = std::function<rcl_interfaces::msg::SetParametersResult(
+    const std::vector<rclcpp::Parameter> &)>;
+  OnSetParametersCallbackType callback;
+};
+
+// Real: rclcpp/node_interfaces/node_parameters_interface.hpp.
+class NodeParametersInterface
+{
+public:
+  using SharedPtr = std::shared_ptr<NodeParametersInterface>;
+  virtual ~NodeParametersInterface() = default;
+  virtual const std::map<std::string, rclcpp::ParameterValue> & get_parameter_overrides() const = 0;
+};
+}  // namespace node_interfaces
+}  // namespace rclcpp
+
+#endif  // RCLCPP__RCLCPP_HPP_

@@ -1,0 +1,31 @@
+// Stand-in. Real: realtime_tools/realtime_buffer.hpp (ros-controls/realtime_tools, Jazzy: read
+// at 5b65bc7c). Humble's realtime_tools (2.x) has only realtime_buffer.h (read at 0caf3bcd),
+// with the same class: readFromRT() swaps in the newest data if the lock is free (never
+// blocks), writeFromNonRT() copies under the lock.
+#ifndef REALTIME_TOOLS__REALTIME_BUFFER_HPP_
+#define REALTIME_TOOLS__REALTIME_BUFFER_HPP_
+
+#if !defined(ARMCTL_ROS_DISTRO_JAZZY) && !defined(ARMCTL_STANDIN_HUMBLE_BUFFER)
+#error "realtime_tools/realtime_buffer.hpp is not in Humble's realtime_tools: include the .h"
+#endif
+
+namespace realtime_tools
+{
+template <class T>
+class RealtimeBuffer
+{
+public:
+  RealtimeBuffer() = default;
+  explicit RealtimeBuffer(const T & data) : realtime_data_(data), non_realtime_data_(data) {}
+  T * readFromRT() { return &realtime_data_; }
+  T * readFromNonRT() const { return const_cast<T *>(&realtime_data_); }
+  void writeFromNonRT(const T & data) { non_realtime_data_ = data; }
+  void initRT(const T & data) { realtime_data_ = non_realtime_data_ = data; }
+
+private:
+  T realtime_data_{};
+  T non_realtime_data_{};
+};
+}  // namespace realtime_tools
+
+#endif  // REALTIME_TOOLS__REALTIME_BUFFER_HPP_
