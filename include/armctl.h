@@ -155,7 +155,7 @@ typedef struct ArmctlUpdateStatus {
   // Why it holds.
   enum ArmctlFault fault;
   // Whether this update started or ended an incident: tell the operator once, with
-  // `armctl_fault_text` (from a non-real-time thread if it must not allocate).
+  // `armctl_fault_text`, which allocates nothing.
   bool changed;
   // Whether a trajectory was cancelled (control resumed after a hold).
   bool trajectory_cancelled;
@@ -240,10 +240,12 @@ enum ArmctlStatus armctl_update(struct ArmctlController *handle,
                                 double *efforts,
                                 struct ArmctlUpdateStatus *status);
 
-// What the last incident was, for the operator ("" before any): e.g. "holding (gravity
-// compensation): joint1 at 100 is beyond its limits ...". Allocates; call it when
-// `ArmctlUpdateStatus::changed` was set, from a thread that may allocate.
-const char *armctl_fault_text(struct ArmctlController *handle);
+// What the last incident was, for the operator: e.g. "holding (gravity compensation):
+// implausible joint state: joint1 at 100 is beyond its limits ..." ("" before any), written
+// into `buffer[0..capacity]`, cut to fit and NUL-terminated. Returns the full length in
+// bytes (without the NUL). Allocates nothing: a real-time thread may call it when
+// `ArmctlUpdateStatus::changed` is set.
+size_t armctl_fault_text(const struct ArmctlController *handle, char *buffer, size_t capacity);
 
 // Forgets states and the reference and starts over, as at creation: the next update with a
 // valid state holds the arm where it is (a host calls it on activation).

@@ -42,9 +42,8 @@ pub struct ArmctlController {
     /// Efforts in chain order.
     pub(crate) effort: Vec<f64>,
     pub(crate) last_error: CString,
-    /// The last incident, and its text for `armctl_fault_text`.
+    /// The last incident, for `armctl_fault_text`.
     pub(crate) last_event: Option<CoreEvent>,
-    pub(crate) fault_text: CString,
     pub(crate) names: Vec<(CString, CString)>,
     pub(crate) value: ValueCache,
     pub(crate) panicked: bool,
@@ -180,7 +179,6 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
         runtime,
         last_error: CString::default(),
         last_event: None,
-        fault_text: CString::default(),
         names,
         value: ValueCache::default(),
         panicked: false,

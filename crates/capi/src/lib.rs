@@ -14,8 +14,9 @@
 //! - `armctl_update` allocates nothing and takes no lock, from the first call on, while it
 //!   controls, holds (NaN, implausible, stale states) or resumes; the one exception is a control
 //!   law that fails, whose error text is allocated. It never unwinds into the caller. The other
-//!   entry points may allocate; `armctl_validate_parameter` and `armctl_fault_text` are meant
-//!   for non-real-time threads.
+//!   entry points may allocate, except `armctl_fault_text`; `armctl_validate_parameter` is
+//!   meant for a non-real-time thread (with a handle of its own if `armctl_update` may run
+//!   meanwhile, since a handle is not shared between threads).
 //! - Every entry point catches a panic and returns [`ArmctlStatus::Panicked`]; after one the
 //!   handle refuses everything but `armctl_safe_command`, `armctl_last_error` and
 //!   `armctl_free`.

@@ -68,7 +68,7 @@ pub struct ArmctlUpdateStatus {
     /// Why it holds.
     pub fault: ArmctlFault,
     /// Whether this update started or ended an incident: tell the operator once, with
-    /// `armctl_fault_text` (from a non-real-time thread if it must not allocate).
+    /// `armctl_fault_text`, which allocates nothing.
     pub changed: bool,
     /// Whether a trajectory was cancelled (control resumed after a hold).
     pub trajectory_cancelled: bool,

@@ -4,7 +4,7 @@ use std::ffi::c_char;
 
 use crate::handle::{guarded, invalid, ArmctlController};
 use crate::status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
-use crate::values::{c_string, slice};
+use crate::values::slice;
 
 /// `n` values at `values` for writing.
 ///
@@ -69,22 +69,59 @@ pub extern "C" fn armctl_update(
     })
 }
 
-/// What the last incident was, for the operator ("" before any): e.g. "holding (gravity
-/// compensation): joint1 at 100 is beyond its limits ...". Allocates; call it when
-/// `ArmctlUpdateStatus::changed` was set, from a thread that may allocate.
+/// Writes into a byte buffer, cutting what does not fit (at a character boundary) and
+/// counting what was asked for: formatting without allocating.
+struct Cut<'a> {
+    buffer: &'a mut [u8],
+    written: usize,
+    wanted: usize,
+}
+
+impl std::fmt::Write for Cut<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.wanted += text.len();
+        let room = self.buffer.len().saturating_sub(self.written);
+        let mut n = text.len().min(room);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.buffer[self.written..self.written + n].copy_from_slice(&text.as_bytes()[..n]);
+        self.written += n;
+        Ok(())
+    }
+}
+
+/// What the last incident was, for the operator: e.g. "holding (gravity compensation):
+/// implausible joint state: joint1 at 100 is beyond its limits ..." ("" before any), written
+/// into `buffer[0..capacity]`, cut to fit and NUL-terminated. Returns the full length in
+/// bytes (without the NUL). Allocates nothing: a real-time thread may call it when
+/// `ArmctlUpdateStatus::changed` is set.
 #[no_mangle]
-pub extern "C" fn armctl_fault_text(handle: *mut ArmctlController) -> *const c_char {
+pub extern "C" fn armctl_fault_text(
+    handle: *const ArmctlController,
+    buffer: *mut c_char,
+    capacity: usize,
+) -> usize {
     // SAFETY: null or a live handle by the caller's contract.
-    let Some(h) = (unsafe { handle.as_mut() }) else {
-        return c"null handle".as_ptr();
+    let Some(h) = (unsafe { handle.as_ref() }) else {
+        return 0;
     };
-    let text = h
-        .last_event
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    h.fault_text = c_string(&text);
-    h.fault_text.as_ptr()
+    if buffer.is_null() || capacity == 0 {
+        return 0;
+    }
+    // SAFETY: `capacity` writable bytes at `buffer` by the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), capacity) };
+    let mut cut = Cut {
+        buffer: &mut bytes[..capacity - 1],
+        written: 0,
+        wanted: 0,
+    };
+    if let Some(event) = &h.last_event {
+        let _ = std::fmt::Write::write_fmt(&mut cut, format_args!("{event}"));
+    }
+    let (written, wanted) = (cut.written, cut.wanted);
+    bytes[written] = 0;
+    wanted
 }
 
 /// Forgets states and the reference and starts over, as at creation: the next update with a

@@ -324,11 +324,29 @@ fn bad_states_hold_as_in_controller_node_and_control_resumes() {
         "{status:?}"
     );
     assert!(efforts.iter().all(|e| e.is_finite()), "{efforts:?}");
-    // SAFETY: a string the library owns.
-    let text = unsafe { CStr::from_ptr(armctl_fault_text(handle)) }
+    let mut buffer = [0 as c_char; 256];
+    let before = allocations();
+    let length = armctl_fault_text(handle, buffer.as_mut_ptr(), buffer.len());
+    assert_eq!(allocations(), before, "armctl_fault_text allocates nothing");
+    // A buffer too small gets the start of the text, terminated, and the full length.
+    let mut small = [0 as c_char; 8];
+    assert_eq!(
+        armctl_fault_text(handle, small.as_mut_ptr(), small.len()),
+        length
+    );
+    // SAFETY: NUL-terminated by armctl_fault_text.
+    assert_eq!(
+        unsafe { CStr::from_ptr(small.as_ptr()) }.to_bytes().len(),
+        7
+    );
+    // SAFETY: NUL-terminated by armctl_fault_text.
+    let text = unsafe { CStr::from_ptr(buffer.as_ptr()) }
         .to_string_lossy()
         .into_owned();
-    assert!(text.contains("panda_joint3"), "{text}");
+    assert!(
+        text.contains("panda_joint3") && text.len() == length,
+        "{text}"
+    );
     let mut far = q;
     far[0] = 100.0;
     let (status, _) = update(handle, 0.002, &far, &qd);

@@ -672,8 +672,8 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
 }
 
 // Real-time: no allocation, no blocking (the buffers only try their lock), except what the C
-// API allows between two updates (applying a parameter or a reference copies it) and one
-// armctl_fault_text per incident (see README "Real-time").
+// API allows between two updates (applying a parameter or a reference copies it); an
+// incident's text is formatted into a stack buffer (armctl_fault_text allocates nothing).
 return_type ModelBasedEffortController::update(
   const rclcpp::Time & time, const rclcpp::Duration & period)
 {
@@ -691,7 +691,9 @@ return_type ModelBasedEffortController::update(
   }
   write_efforts();
   if (status.changed) {
-    log_.push(status.holding, "", armctl_fault_text(handle_));
+    char text[LogRing::kLength];
+    armctl_fault_text(handle_, text, sizeof text);
+    log_.push(status.holding, "", text);
   }
   // Between this update and the next, as the thread rules ask; a trajectory is refused before
   // the first valid state, which the update above may just have given.
