@@ -1,16 +1,17 @@
 //! The launch files, checked without ROS (`armctl_e2e::launch_check`): with their defaults and
 //! with every robot and controller that has a parameter file; and the checker is shown to
-//! catch a missing file, an undeclared parameter, a misspelt executable, a wrong joint list and
-//! an undeclared package.
+//! catch a missing file, an undeclared parameter, a misspelt executable, a wrong joint list,
+//! an undeclared package, and a bad in-loop (controller manager plugin) configuration.
 
 use std::path::{Path, PathBuf};
 
 use armctl_e2e::launch_check::{check_launch_file, configured_pairs, workspace_share, Share};
 use armctl_e2e::workspace_dir;
 
-const LAUNCH_FILES: [&str; 3] = [
+const LAUNCH_FILES: [&str; 4] = [
     "launch/sim.launch.xml",
     "launch/hardware.launch.xml",
+    "launch/hardware_in_loop.launch.xml",
     "launch/gazebo.launch.xml",
 ];
 
@@ -196,4 +197,32 @@ fn a_ros2_control_configuration_that_misses_the_arm_is_caught() {
         problems.contains("listens on /effort_controller/commands"),
         "{problems}"
     );
+}
+
+#[test]
+fn the_in_loop_controller_s_joints_and_parameters_are_checked_as_the_plugin_applies_them() {
+    let copy = Copy::new("in_loop_joints");
+    copy.edit(
+        "config/panda_armctl_controllers.yaml",
+        "panda_joint7]",
+        "panda_joint8]",
+    );
+    let problems = copy.problems("launch/hardware_in_loop.launch.xml");
+    assert!(problems.contains("panda_joint8"), "{problems}");
+    let copy = Copy::new("in_loop_gain");
+    copy.edit(
+        "config/panda_armctl_controllers.yaml",
+        "kd: [60.0,",
+        "kd: [-60.0,",
+    );
+    let problems = copy.problems("launch/hardware_in_loop.launch.xml");
+    assert!(problems.contains("'kd'"), "{problems}");
+    let copy = Copy::new("in_loop_unknown");
+    copy.edit(
+        "config/panda_armctl_controllers.yaml",
+        "safe_mode: gravity",
+        "safe_mode: gravity\n    kq: 1.0",
+    );
+    let problems = copy.problems("launch/hardware_in_loop.launch.xml");
+    assert!(problems.contains("kq"), "{problems}");
 }

@@ -3,14 +3,19 @@
 //! file exists, every executable is one the workspace builds (or one of a package the
 //! package.xml depends on), every parameter given to an armctl node is declared by it (the node
 //! is configured exactly as it would start), and the ros2_control configuration drives the
-//! robot's joints on the topic controller_node publishes to.
+//! robot's joints on the topic controller_node publishes to, or, for armctl inside the
+//! controller manager, configures armctl's plugin on the robot's chain as it would start.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use armctl_control::ParameterValue;
 use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::nodes::sim_node::SimNode;
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::params_file::value_from_yaml;
 use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::NodeStart;
 use serde_yaml::Value;
 
 /// Where the package's files are: the workspace (or an installed `share/armctl_ros`).
@@ -341,14 +346,10 @@ impl Run<'_> {
                     .into(),
             );
         }
-        let effort = manager
-            .as_mapping()
-            .into_iter()
-            .flatten()
-            .find(|(_, v)| {
-                v["type"].as_str() == Some("effort_controllers/JointGroupEffortController")
-            })
-            .and_then(|(k, _)| k.as_str().map(str::to_string))
+        if let Some(armctl) = controller_of_type(manager, IN_LOOP_TYPE) {
+            return self.in_loop_controller(&yaml[armctl.as_str()]["ros__parameters"], &armctl);
+        }
+        let effort = controller_of_type(manager, "effort_controllers/JointGroupEffortController")
             .ok_or("no effort_controllers/JointGroupEffortController")?;
         let expected = format!("/{effort}/commands");
         if self.command_topic.as_deref() != Some(expected.as_str()) {
@@ -372,14 +373,63 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn robot_joints(&self) -> Result<Vec<String>, String> {
+    /// armctl's controller_manager plugin: its parameters configure the controller exactly as
+    /// the plugin gives them to the C ABI (the same runtime as controller_node), on the
+    /// robot's URDF; `joints` must be the chain.
+    fn in_loop_controller(&self, parameters: &Value, name: &str) -> Result<(), String> {
+        let mut values = Vec::new();
+        for (key, value) in parameters.as_mapping().into_iter().flatten() {
+            let key = key.as_str().ok_or("a parameter name is not text")?;
+            let value = value_from_yaml(key, value).map_err(|e| format!("{name}: {e}"))?;
+            values.push((key.to_string(), value));
+        }
+        let urdf = std::fs::read_to_string(self.robot_urdf()?).map_err(|e| e.to_string())?;
+        values.push(("robot_description".into(), ParameterValue::String(urdf)));
+        let start = NodeStart {
+            name: name.into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values,
+        };
+        let runtime = ControllerRuntime::new(&start).map_err(|e| format!("{name}: {e}"))?;
+        let joints = match runtime.parameters().get("joints") {
+            Some(ParameterValue::StringArray(joints)) => joints.clone(),
+            _ => vec![],
+        };
+        let chain = self.robot_joints()?;
+        if joints != chain {
+            return Err(format!(
+                "{name} drives {joints:?}, the robot's chain is {chain:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    fn robot_urdf(&self) -> Result<PathBuf, String> {
         let robot = self.values.get("robot").ok_or("no robot argument")?;
-        let urdf = self.share.root.join("urdf").join(format!("{robot}.urdf"));
+        Ok(self.share.root.join("urdf").join(format!("{robot}.urdf")))
+    }
+
+    fn robot_joints(&self) -> Result<Vec<String>, String> {
+        let urdf = self.robot_urdf()?;
         let model =
             armctl_model::Robot::from_urdf_file(&urdf, &armctl_model::ChainOptions::default())
                 .map_err(|e| e.to_string())?;
         Ok(model.joint_names().map(str::to_string).collect())
     }
+}
+
+/// The type of armctl's controller_manager plugin.
+const IN_LOOP_TYPE: &str = "armctl_controllers/ModelBasedEffortController";
+
+/// The name of the first controller of `kind` the controller manager's parameters declare.
+fn controller_of_type(manager: &Value, kind: &str) -> Option<String> {
+    manager
+        .as_mapping()
+        .into_iter()
+        .flatten()
+        .find(|(_, v)| v["type"].as_str() == Some(kind))
+        .and_then(|(k, _)| k.as_str().map(str::to_string))
 }
 
 /// `$(find armctl_ros)` and `$(arg x)` in a xacro attribute.
