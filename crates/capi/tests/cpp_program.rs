@@ -134,6 +134,9 @@ fn a_cpp_host_gets_the_runtime_s_efforts_without_allocating_and_the_same_holds_a
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
     let build = work.join("build");
+    // A cache from a checkout elsewhere (CI clones into a new folder each time) is refused
+    // by CMake: start clean, the program is small.
+    let _ = std::fs::remove_dir_all(&build);
     run(
         Command::new("cmake")
             .arg("-S")
