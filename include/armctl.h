@@ -42,13 +42,26 @@ typedef enum ArmctlParameterType {
   ARMCTL_PARAMETER_TYPE_STRING_ARRAY = 5,
 } ArmctlParameterType;
 
+// Which part of a host a declared parameter belongs to.
+typedef enum ArmctlParameterScope {
+  // The runtime's: a host declares it (live unless read-only) and passes its start value
+  // in `ArmctlConfig::parameters`.
+  ARMCTL_PARAMETER_SCOPE_RUNTIME = 0,
+  // Given by the fields of `ArmctlConfig` (URDF, links, joints, law); listed for its
+  // description and value, refused as a start value or a change.
+  ARMCTL_PARAMETER_SCOPE_CONFIG = 1,
+  // controller_node's own (its rate, topics, clock, URDF path): meaningless through the
+  // C ABI, which refuses it.
+  ARMCTL_PARAMETER_SCOPE_NODE_ONLY = 2,
+} ArmctlParameterScope;
+
 // Why the controller holds (`ArmctlUpdateStatus::fault`).
 typedef enum ArmctlFault {
   // Not holding: the controller ran.
   ARMCTL_FAULT_NONE = 0,
   // No state yet.
   ARMCTL_FAULT_NO_STATE = 1,
-  // A joint of the state is missing.
+  // A joint of the state is missing (through the C ABI: marked unreadable).
   ARMCTL_FAULT_MISSING_JOINT = 2,
   // A position or velocity is NaN or infinite.
   ARMCTL_FAULT_NON_FINITE = 3,
@@ -132,6 +145,10 @@ typedef struct ArmctlParameterInfo {
   double max;
   // Settable only at creation (`ArmctlConfig::parameters`).
   bool read_only;
+  // The allowed values of a string, comma-separated ("" for any).
+  const char *choices;
+  // Whether a host declares it.
+  enum ArmctlParameterScope scope;
   // The current value.
   struct ArmctlValue value;
 } ArmctlParameterInfo;
@@ -240,6 +257,20 @@ enum ArmctlStatus armctl_update(struct ArmctlController *handle,
                                 double *efforts,
                                 struct ArmctlUpdateStatus *status);
 
+// As `armctl_update`, for a host that may fail to read some joints: `readable` (null: all)
+// has one byte per joint, 0 where that joint has no reading this cycle. One unreadable joint
+// makes the controller hold, naming it (as a joint missing from /joint_states does in
+// controller_node); none readable is no new state at all, which becomes a stale-state hold
+// after `state_timeout`.
+enum ArmctlStatus armctl_update_partial(struct ArmctlController *handle,
+                                        double time,
+                                        double period,
+                                        const double *positions,
+                                        const double *velocities,
+                                        const uint8_t *readable,
+                                        double *efforts,
+                                        struct ArmctlUpdateStatus *status);
+
 // What the last incident was, for the operator: e.g. "holding (gravity compensation):
 // implausible joint state: joint1 at 100 is beyond its limits ..." ("" before any), written
 // into `buffer[0..capacity]`, cut to fit and NUL-terminated. Returns the full length in
@@ -252,8 +283,9 @@ size_t armctl_fault_text(const struct ArmctlController *handle, char *buffer, si
 enum ArmctlStatus armctl_reset(struct ArmctlController *handle);
 
 // The `safe_mode` command (gravity compensation at the last valid configuration, or zero),
-// within the effort limits, into `efforts`: what a host writes last on deactivation. Works
-// after a panic too (then zero efforts).
+// within the effort limits, into `efforts`: what a host writes last on deactivation. After a
+// panic it is still tried once more (the model is rarely what failed), and zero efforts if
+// that panics too; the status is then `Panicked`.
 enum ArmctlStatus armctl_safe_command(struct ArmctlController *handle, double *efforts);
 
 #ifdef __cplusplus

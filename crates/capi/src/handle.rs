@@ -9,6 +9,7 @@ use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
 
+use crate::parameters::ArmctlParameterScope;
 use crate::status::ArmctlStatus;
 use crate::values::{c_string, slice, text, texts, ArmctlNamedValue, ValueCache};
 
@@ -44,9 +45,17 @@ pub struct ArmctlController {
     pub(crate) last_error: CString,
     /// The last incident, for `armctl_fault_text`.
     pub(crate) last_event: Option<CoreEvent>,
-    pub(crate) names: Vec<(CString, CString)>,
+    /// The declarations' texts, as C strings.
+    pub(crate) names: Vec<DeclaredText>,
     pub(crate) value: ValueCache,
     pub(crate) panicked: bool,
+}
+
+/// A declaration's texts for `armctl_parameter_info`.
+pub(crate) struct DeclaredText {
+    pub(crate) name: CString,
+    pub(crate) description: CString,
+    pub(crate) choices: CString,
 }
 
 impl ArmctlController {
@@ -134,6 +143,9 @@ unsafe fn node_start(
             unsafe { text(entry.name, &format!("parameters[{k}].name")) }.map_err(invalid)?;
         // SAFETY: the caller's contract.
         let value = unsafe { entry.value.parameter_value(name) }.map_err(invalid)?;
+        if let Some(reason) = ArmctlParameterScope::refusal(name) {
+            return Err(refused(reason));
+        }
         values.push((name.to_string(), value));
     }
     let start = NodeStart {
@@ -171,7 +183,11 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
         .parameters()
         .declarations()
         .iter()
-        .map(|d| (c_string(&d.name), c_string(&d.description)))
+        .map(|d| DeclaredText {
+            name: c_string(&d.name),
+            description: c_string(&d.description),
+            choices: c_string(&d.choices.as_deref().unwrap_or_default().join(", ")),
+        })
         .collect();
     Ok(Box::new(ArmctlController {
         effort: vec![0.0; joints.len()],

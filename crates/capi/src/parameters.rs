@@ -9,6 +9,65 @@ use crate::handle::{guarded, invalid, refused, ArmctlController};
 use crate::status::ArmctlStatus;
 use crate::values::{text, ArmctlParameterType, ArmctlValue};
 
+/// Which part of a host a declared parameter belongs to.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArmctlParameterScope {
+    /// The runtime's: a host declares it (live unless read-only) and passes its start value
+    /// in `ArmctlConfig::parameters`.
+    Runtime = 0,
+    /// Given by the fields of `ArmctlConfig` (URDF, links, joints, law); listed for its
+    /// description and value, refused as a start value or a change.
+    Config = 1,
+    /// controller_node's own (its rate, topics, clock, URDF path): meaningless through the
+    /// C ABI, which refuses it.
+    NodeOnly = 2,
+}
+
+/// Parameters `ArmctlConfig`'s own fields give.
+const CONFIG: [&str; 5] = [
+    "robot_description",
+    "base_link",
+    "tip_link",
+    "joints",
+    "controller",
+];
+
+/// controller_node's parameters that mean nothing to a host of the C ABI: the host sets the
+/// rate and the clock, and there are no topics.
+const NODE_ONLY: [&str; 5] = [
+    "urdf_path",
+    "use_sim_time",
+    "update_rate",
+    "command_topic",
+    "state_publish_rate",
+];
+
+impl ArmctlParameterScope {
+    pub(crate) fn of(name: &str) -> Self {
+        if CONFIG.contains(&name) {
+            Self::Config
+        } else if NODE_ONLY.contains(&name) {
+            Self::NodeOnly
+        } else {
+            Self::Runtime
+        }
+    }
+
+    /// Why a start value or change of `name` is refused, if it is.
+    pub(crate) fn refusal(name: &str) -> Option<String> {
+        match Self::of(name) {
+            Self::Runtime => None,
+            Self::Config => Some(format!(
+                "parameter '{name}': given by the ArmctlConfig field of that name, not as a parameter"
+            )),
+            Self::NodeOnly => Some(format!(
+                "parameter '{name}': controller_node's own, meaningless through the C ABI (the host sets the rate and the clock)"
+            )),
+        }
+    }
+}
+
 /// One declared parameter. Its strings and value live until the next call on the handle.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +86,10 @@ pub struct ArmctlParameterInfo {
     pub max: f64,
     /// Settable only at creation (`ArmctlConfig::parameters`).
     pub read_only: bool,
+    /// The allowed values of a string, comma-separated ("" for any).
+    pub choices: *const c_char,
+    /// Whether a host declares it.
+    pub scope: ArmctlParameterScope,
     /// The current value.
     pub value: ArmctlValue,
 }
@@ -57,15 +120,17 @@ pub extern "C" fn armctl_parameter_info(
             ))
         })?;
         let current = h.runtime.parameters().get(&d.name).unwrap_or(&d.default);
-        let (name, description) = &h.names[index];
+        let text = &h.names[index];
         *info = ArmctlParameterInfo {
-            name: name.as_ptr(),
-            description: description.as_ptr(),
+            name: text.name.as_ptr(),
+            description: text.description.as_ptr(),
             kind: ArmctlParameterType::of(d.kind),
             has_range: d.range.is_some(),
             min: d.range.map_or(f64::NEG_INFINITY, |r| r.0),
             max: d.range.map_or(f64::INFINITY, |r| r.1),
             read_only: d.read_only,
+            choices: text.choices.as_ptr(),
+            scope: ArmctlParameterScope::of(&d.name),
             value: h.value.show(current),
         };
         Ok(())
@@ -87,6 +152,9 @@ unsafe fn named_value(
         unsafe { value.as_ref() }.ok_or_else(|| invalid("value is a null pointer".into()))?;
     // SAFETY: the caller's contract.
     let value = unsafe { value.parameter_value(name) }.map_err(invalid)?;
+    if let Some(reason) = ArmctlParameterScope::refusal(name) {
+        return Err(refused(reason));
+    }
     Ok((name.to_string(), value))
 }
 

@@ -27,7 +27,7 @@ pub enum ArmctlFault {
     None = 0,
     /// No state yet.
     NoState = 1,
-    /// A joint of the state is missing.
+    /// A joint of the state is missing (through the C ABI: marked unreadable).
     MissingJoint = 2,
     /// A position or velocity is NaN or infinite.
     NonFinite = 3,
@@ -48,7 +48,7 @@ impl ArmctlFault {
         match fault {
             None => Self::None,
             Some(Fault::NoState) => Self::NoState,
-            Some(Fault::MissingJoint(_)) => Self::MissingJoint,
+            Some(Fault::MissingJoint(_) | Fault::Unreadable(_)) => Self::MissingJoint,
             Some(Fault::NonFinite(_)) => Self::NonFinite,
             Some(Fault::Stale(_)) => Self::Stale,
             Some(Fault::DuplicateJoint(_)) => Self::DuplicateJoint,

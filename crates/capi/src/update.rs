@@ -1,6 +1,9 @@
 //! The control step, the reset at activation, the safe command at deactivation.
 
 use std::ffi::c_char;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use armctl_runtime::controller_core::{CoreEvent, StepReport};
 
 use crate::handle::{guarded, invalid, ArmctlController};
 use crate::status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
@@ -32,41 +35,85 @@ pub extern "C" fn armctl_update(
     efforts: *mut f64,
     status: *mut ArmctlUpdateStatus,
 ) -> ArmctlStatus {
+    armctl_update_partial(
+        handle,
+        time,
+        period,
+        positions,
+        velocities,
+        std::ptr::null(),
+        efforts,
+        status,
+    )
+}
+
+/// As `armctl_update`, for a host that may fail to read some joints: `readable` (null: all)
+/// has one byte per joint, 0 where that joint has no reading this cycle. One unreadable joint
+/// makes the controller hold, naming it (as a joint missing from /joint_states does in
+/// controller_node); none readable is no new state at all, which becomes a stale-state hold
+/// after `state_timeout`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn armctl_update_partial(
+    handle: *mut ArmctlController,
+    time: f64,
+    period: f64,
+    positions: *const f64,
+    velocities: *const f64,
+    readable: *const u8,
+    efforts: *mut f64,
+    status: *mut ArmctlUpdateStatus,
+) -> ArmctlStatus {
     guarded(handle, |h| {
         let n = h.joints.len();
-        // SAFETY: `n` values each by the caller's contract.
-        let (q, qd, out) = unsafe {
+        // SAFETY: `n` values each by the caller's contract; `readable` may be null.
+        let (q, qd, out, readable) = unsafe {
             (
                 slice(positions, n, "positions").map_err(invalid)?,
                 slice(velocities, n, "velocities").map_err(invalid)?,
                 slice_mut(efforts, n, "efforts").map_err(invalid)?,
+                (!readable.is_null())
+                    .then(|| slice(readable, n, "readable"))
+                    .transpose()
+                    .map_err(invalid)?,
             )
         };
+        let unreadable = readable.and_then(|r| r.iter().position(|&ok| ok == 0));
+        let none_readable = readable.is_some_and(|r| r.iter().all(|&ok| ok == 0));
+        let chain_index = unreadable.map(|j| h.runtime.command_order()[j]);
         let core = h.runtime.core_mut();
-        core.on_joint_state(&h.joints, q, qd, time);
+        match chain_index {
+            None => core.on_joint_state(&h.joints, q, qd, time),
+            Some(_) if none_readable => {}
+            Some(joint) => core.on_unreadable_joint(joint, time),
+        }
         let report = core.step(time, period, &mut h.effort);
         h.runtime.to_command_order(&h.effort, out);
         // SAFETY: null or writable by the caller's contract.
         if let Some(status) = unsafe { status.as_mut() } {
-            let cancelled = matches!(
-                report.event,
-                Some(armctl_runtime::controller_core::CoreEvent::Resumed {
-                    trajectory_cancelled: true
-                })
-            );
-            *status = ArmctlUpdateStatus {
-                holding: report.fault.is_some(),
-                fault: ArmctlFault::of(report.fault.as_ref()),
-                changed: report.event.is_some(),
-                trajectory_cancelled: cancelled,
-                clipped: u32::try_from(report.safety.saturated).unwrap_or(u32::MAX),
-            };
+            *status = update_status(&report);
         }
         if report.event.is_some() {
             h.last_event = report.event;
         }
         Ok(())
     })
+}
+
+fn update_status(report: &StepReport) -> ArmctlUpdateStatus {
+    let cancelled = matches!(
+        report.event,
+        Some(CoreEvent::Resumed {
+            trajectory_cancelled: true
+        })
+    );
+    ArmctlUpdateStatus {
+        holding: report.fault.is_some(),
+        fault: ArmctlFault::of(report.fault.as_ref()),
+        changed: report.event.is_some(),
+        trajectory_cancelled: cancelled,
+        clipped: u32::try_from(report.safety.saturated).unwrap_or(u32::MAX),
+    }
 }
 
 /// Writes into a byte buffer, cutting what does not fit (at a character boundary) and
@@ -136,8 +183,9 @@ pub extern "C" fn armctl_reset(handle: *mut ArmctlController) -> ArmctlStatus {
 }
 
 /// The `safe_mode` command (gravity compensation at the last valid configuration, or zero),
-/// within the effort limits, into `efforts`: what a host writes last on deactivation. Works
-/// after a panic too (then zero efforts).
+/// within the effort limits, into `efforts`: what a host writes last on deactivation. After a
+/// panic it is still tried once more (the model is rarely what failed), and zero efforts if
+/// that panics too; the status is then `Panicked`.
 #[no_mangle]
 pub extern "C" fn armctl_safe_command(
     handle: *mut ArmctlController,
@@ -154,12 +202,17 @@ pub extern "C" fn armctl_safe_command(
         Err(reason) => return h.fail(ArmctlStatus::InvalidArgument, &reason),
     };
     out.fill(0.0);
-    if h.panicked {
-        return ArmctlStatus::Panicked;
-    }
-    guarded(handle, |h| {
+    let panicked = h.panicked;
+    let hold = catch_unwind(AssertUnwindSafe(|| {
         h.runtime.core_mut().safe_command(&mut h.effort);
         h.runtime.to_command_order(&h.effort, out);
-        Ok(())
-    })
+    }));
+    if hold.is_err() {
+        out.fill(0.0);
+        h.panicked = true;
+    }
+    match panicked || hold.is_err() {
+        true => ArmctlStatus::Panicked,
+        false => ArmctlStatus::Ok,
+    }
 }

@@ -353,9 +353,96 @@ fn bad_states_hold_as_in_controller_node_and_control_resumes() {
     assert_eq!(status.fault, ArmctlFault::Implausible);
     let (status, _) = update(handle, 0.003, &q, &qd);
     assert!(!status.holding && status.changed, "{status:?}");
-    // No state for longer than state_timeout (0.1 s): stale.
-    let (status, _) = update(handle, 0.003, &q, &qd);
-    assert!(!status.holding);
+    armctl_free(handle);
+}
+
+/// `armctl_update_partial` with `readable` (one byte per joint; 0: no reading).
+fn update_partial(
+    handle: *mut ArmctlController,
+    t: f64,
+    q: &[f64],
+    readable: &[u8],
+) -> (ArmctlUpdateStatus, Vec<f64>) {
+    let qd = vec![0.0; q.len()];
+    let mut efforts = vec![f64::NAN; q.len()];
+    let mut status = std::mem::MaybeUninit::<ArmctlUpdateStatus>::uninit();
+    let result = armctl_update_partial(
+        handle,
+        t,
+        1e-3,
+        q.as_ptr(),
+        qd.as_ptr(),
+        readable.as_ptr(),
+        efforts.as_mut_ptr(),
+        status.as_mut_ptr(),
+    );
+    assert_eq!(result, ArmctlStatus::Ok, "{}", last_error(handle));
+    // SAFETY: written by the call above.
+    (unsafe { status.assume_init() }, efforts)
+}
+
+fn fault_text(handle: *mut ArmctlController) -> String {
+    let mut buffer = [0 as c_char; 256];
+    armctl_fault_text(handle, buffer.as_mut_ptr(), buffer.len());
+    // SAFETY: NUL-terminated by armctl_fault_text.
+    unsafe { CStr::from_ptr(buffer.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn an_unreadable_joint_holds_naming_it_and_no_readings_become_a_stale_state() {
+    let handle = panda("pd_gravity");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    let all = [1u8; 7];
+    let (status, _) = update_partial(handle, 0.0, &q, &all);
+    assert!(!status.holding, "{status:?}");
+    let mut one_missing = all;
+    one_missing[4] = 0;
+    let (status, efforts) = update_partial(handle, 0.001, &q, &one_missing);
+    assert!(
+        status.holding && status.changed && status.fault == ArmctlFault::MissingJoint,
+        "{status:?}"
+    );
+    assert!(efforts.iter().all(|e| e.is_finite()), "{efforts:?}");
+    let text = fault_text(handle);
+    assert!(
+        text.contains("panda_joint5") && text.contains("no reading"),
+        "{text}"
+    );
+    let (status, _) = update_partial(handle, 0.002, &q, &all);
+    assert!(!status.holding && status.changed, "{status:?}");
+    // No joint readable: no new state; past state_timeout (0.1 s) the state is stale.
+    let none = [0u8; 7];
+    let (status, _) = update_partial(handle, 0.05, &q, &none);
+    assert!(!status.holding, "{status:?}");
+    let (status, _) = update_partial(handle, 0.2, &q, &none);
+    assert!(
+        status.holding && status.fault == ArmctlFault::Stale,
+        "{status:?}"
+    );
+    assert!(fault_text(handle).contains("old"), "{}", fault_text(handle));
+    let (status, _) = update_partial(handle, 0.201, &q, &all);
+    assert!(!status.holding, "{status:?}");
+    // Allocation-free through every case; a null mask is every joint readable.
+    let (qd, mut efforts) = ([0.0; 7], [0.0; 7]);
+    let before = allocations();
+    for (k, mask) in [one_missing, all, none, all].iter().enumerate() {
+        for readable in [mask.as_ptr(), null()] {
+            let result = armctl_update_partial(
+                handle,
+                0.3 + k as f64 * 0.2,
+                1e-3,
+                q.as_ptr(),
+                qd.as_ptr(),
+                readable,
+                efforts.as_mut_ptr(),
+                null_mut(),
+            );
+            assert_eq!(result, ArmctlStatus::Ok);
+        }
+    }
+    assert_eq!(allocations() - before, 0, "armctl_update_partial allocated");
     armctl_free(handle);
 }
 
@@ -426,15 +513,9 @@ fn parameters_are_listed_with_types_ranges_and_values_and_a_refusal_keeps_the_ol
         armctl_set_parameter(handle, name.as_ptr(), &numbers(&halved)),
         ArmctlStatus::Ok
     );
-    let read_only = CString::new("controller").unwrap();
-    let text = CString::new("pd_gravity").unwrap();
-    let value = ArmctlValue {
-        kind: ArmctlParameterType::String as u32,
-        text: text.as_ptr(),
-        ..double(0.0)
-    };
+    let read_only = CString::new("effort_limits").unwrap();
     assert_eq!(
-        armctl_set_parameter(handle, read_only.as_ptr(), &value),
+        armctl_set_parameter(handle, read_only.as_ptr(), &numbers(&[10.0; 7])),
         ArmctlStatus::Refused
     );
     assert!(
@@ -442,7 +523,79 @@ fn parameters_are_listed_with_types_ranges_and_values_and_a_refusal_keeps_the_ol
         "{}",
         last_error(handle)
     );
+    let config = CString::new("controller").unwrap();
+    let text = CString::new("pd_gravity").unwrap();
+    let value = ArmctlValue {
+        kind: ArmctlParameterType::String as u32,
+        text: text.as_ptr(),
+        ..double(0.0)
+    };
+    assert_eq!(
+        armctl_set_parameter(handle, config.as_ptr(), &value),
+        ArmctlStatus::Refused
+    );
+    assert!(
+        last_error(handle).contains("ArmctlConfig field"),
+        "{}",
+        last_error(handle)
+    );
     armctl_free(handle);
+}
+
+/// Name, scope and choices of every declared parameter.
+fn scopes(handle: *mut ArmctlController) -> Vec<(String, ArmctlParameterScope, String)> {
+    (0..armctl_parameter_count(handle))
+        .map(|index| {
+            let mut info = std::mem::MaybeUninit::<ArmctlParameterInfo>::uninit();
+            assert_eq!(
+                armctl_parameter_info(handle, index, info.as_mut_ptr()),
+                ArmctlStatus::Ok
+            );
+            // SAFETY: written above; strings the library owns, copied before the next call.
+            unsafe {
+                let info = info.assume_init();
+                let text = |p| CStr::from_ptr(p).to_string_lossy().into_owned();
+                (text(info.name), info.scope, text(info.choices))
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn each_parameter_says_whether_a_host_declares_it_and_strings_list_their_choices() {
+    let handle = panda("computed_torque");
+    let listed = scopes(handle);
+    let find = |name: &str| listed.iter().find(|(n, ..)| n == name).unwrap().clone();
+    assert_eq!(find("kp").1, ArmctlParameterScope::Runtime);
+    assert_eq!(find("state_timeout").1, ArmctlParameterScope::Runtime);
+    assert_eq!(find("joints").1, ArmctlParameterScope::Config);
+    assert_eq!(find("robot_description").1, ArmctlParameterScope::Config);
+    assert_eq!(find("update_rate").1, ArmctlParameterScope::NodeOnly);
+    assert_eq!(find("command_topic").1, ArmctlParameterScope::NodeOnly);
+    assert_eq!(find("safe_mode").2, "gravity, zero");
+    assert!(find("controller").2.contains("computed_torque, "));
+    assert_eq!(find("kp").2, "");
+    let name = CString::new("update_rate").unwrap();
+    assert_eq!(
+        armctl_set_parameter(handle, name.as_ptr(), &double(500.0)),
+        ArmctlStatus::Refused
+    );
+    assert!(
+        last_error(handle).contains("'update_rate': controller_node's own"),
+        "{}",
+        last_error(handle)
+    );
+    armctl_free(handle);
+    // As a start value too.
+    let strings = Strings::new(&panda_urdf(), "computed_torque", &PANDA_JOINTS);
+    let name = CString::new("state_publish_rate").unwrap();
+    let start = [ArmctlNamedValue {
+        name: name.as_ptr(),
+        value: double(10.0),
+    }];
+    let (status, reason) = create(&strings.config(&start)).unwrap_err();
+    assert_eq!(status, ArmctlStatus::Refused);
+    assert!(reason.contains("'state_publish_rate'"), "{reason}");
 }
 
 #[test]
@@ -718,5 +871,49 @@ fn the_safe_command_is_gravity_at_the_last_valid_configuration_and_reset_starts_
         !status.holding,
         "holds where the arm is after the first state"
     );
+    armctl_free(handle);
+}
+
+/// Handing over a change is not allocation-free (the thread rules say so): this measures it
+/// and keeps it small, so a host that hands over on its real-time thread, between two updates,
+/// knows what it pays.
+#[test]
+fn handing_over_a_change_allocates_a_few_blocks_in_proportion_to_its_size() {
+    let handle = panda("computed_torque");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    update(handle, 0.0, &q, &[0.0; 7]);
+    let counted = |what: &str, change: &mut dyn FnMut() -> ArmctlStatus| {
+        let before = allocations();
+        assert_eq!(change(), ArmctlStatus::Ok, "{}", last_error(handle));
+        let n = allocations() - before;
+        println!("{what}: {n} allocations");
+        n
+    };
+    let (timeout, kp) = (
+        CString::new("state_timeout").unwrap(),
+        CString::new("kp").unwrap(),
+    );
+    let gains = numbers(&[100.0; 7]);
+    let scalar = counted("state_timeout", &mut || {
+        armctl_set_parameter(handle, timeout.as_ptr(), &double(0.2))
+    });
+    let array = counted("kp (7 numbers)", &mut || {
+        armctl_set_parameter(handle, kp.as_ptr(), &gains)
+    });
+    let points = reach(&q);
+    let raw: Vec<ArmctlTrajectoryPoint> = points
+        .iter()
+        .map(|(t, p)| ArmctlTrajectoryPoint {
+            time: *t,
+            positions: p.as_ptr(),
+            velocities: null(),
+            accelerations: null(),
+        })
+        .collect();
+    let trajectory = counted("trajectory (2 points)", &mut || {
+        armctl_set_trajectory(handle, raw.as_ptr(), raw.len(), 0.001, 0.001)
+    });
+    assert!(scalar <= 5 && array <= 10, "{scalar}, {array}");
+    assert!(trajectory <= 40, "{trajectory}");
     armctl_free(handle);
 }

@@ -1,20 +1,13 @@
 //! Builds `tests/cpp/c_abi_program.cpp` with CMake and g++ against `include/armctl.h` and the
-//! static library, and runs it on a Panda run made here: the embedded simulator under computed
-//! torque through the runtime `armctl sim` and controller_node use, following the waypoints of
-//! `config/trajectories/panda_wave.yaml`. The program checks the efforts it gets through the C
-//! ABI against the run's to 1e-9, counts allocations in `armctl_update`, and checks holds and
-//! a parameter refusal. Needs `cmake` and `g++` (`.ci/run` installs them).
+//! static library, and runs it on the `run.csv` of `armctl sim` (the binary, built here from
+//! the same sources): the Panda under computed torque following the waypoints of
+//! `config/trajectories/panda_wave.yaml` for 5 s. The program checks the efforts it gets
+//! through the C ABI against the run's to 1e-9, counts allocations in `armctl_update`, and
+//! checks holds (NaN, unreadable, implausible, stale states) and a parameter refusal. Needs
+//! `cmake` and `g++` (`.ci/run` installs them).
 
-mod common;
-
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-use armctl_sim::{SimConfig, Simulator};
-use common::{node_runtime, panda_urdf, trajectory_points, PANDA_JOINTS};
-
-const STEP: f64 = 1e-3;
 
 /// The workspace's output folder of this build profile.
 fn output_dir() -> PathBuf {
@@ -22,10 +15,10 @@ fn output_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// `libarmctl_capi.a` as the sources are now. `cargo test` builds only the rlib of the crate
-/// under test, so the static library is built here, with a target dir of its own (a nested
-/// cargo on the outer build's dir would wait for its lock).
-fn static_library(out: &Path) -> PathBuf {
+/// `libarmctl_capi.a` and the `armctl` binary as the sources are now. `cargo test` builds
+/// only the rlib of the crate under test, so both are built here, with a target dir of their
+/// own (a nested cargo on the outer build's dir would wait for its lock).
+fn static_library_and_armctl(out: &Path) -> (PathBuf, PathBuf) {
     let target = out.join("capi-static");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(
@@ -36,13 +29,18 @@ fn static_library(out: &Path) -> PathBuf {
                 "--quiet",
                 "-p",
                 "armctl_capi",
+                "-p",
+                "armctl",
                 "--target-dir",
             ])
             .arg(&target)
             .current_dir(env!("CARGO_MANIFEST_DIR")),
-        "cargo build of the static library",
+        "cargo build of the static library and armctl",
     );
-    target.join("release/libarmctl_capi.a")
+    (
+        target.join("release/libarmctl_capi.a"),
+        target.join("release/armctl"),
+    )
 }
 
 /// The waypoints of `config/trajectories/panda_wave.yaml`, as `(time, positions)`.
@@ -65,42 +63,28 @@ fn panda_wave() -> Vec<(f64, Vec<f64>)> {
         .collect()
 }
 
-/// `seconds` of the run; writes `waypoints.txt` and `run.csv` (t, q, qd, effort per joint,
-/// shortest round-trip numbers) into `dir`.
-fn write_run(dir: &Path, seconds: f64) {
-    let urdf = panda_urdf();
-    let mut node = node_runtime(&urdf, "computed_torque", &PANDA_JOINTS);
-    let names: Vec<String> = PANDA_JOINTS.iter().map(|j| j.to_string()).collect();
-    let robot = node.core().robot().clone();
+/// Runs `armctl sim` for `seconds` from the first waypoint into `dir` (its `run.csv`: t, q,
+/// qd, q_ref, error, effort per joint, shortest round-trip numbers) and writes the waypoints
+/// as `waypoints.txt`, one "time q1 q2 ..." per line, for the program.
+fn write_run(armctl: &Path, dir: &Path, seconds: f64) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let waypoints = panda_wave();
-    let mut sim = Simulator::new(&robot, &waypoints[0].1, SimConfig::default()).unwrap();
-    let mut text = String::from("t");
-    for prefix in ["q", "qd", "effort"] {
-        for joint in PANDA_JOINTS {
-            let _ = write!(text, ",{prefix}_{joint}");
-        }
-    }
-    let mut effort = vec![0.0; 7];
-    for k in 0..(seconds / STEP) as usize {
-        let t = k as f64 * STEP;
-        let (q, qd) = (sim.q().to_vec(), sim.qd().to_vec());
-        node.core_mut().on_joint_state(&names, &q, &qd, t);
-        let report = node.core_mut().step(t, STEP, &mut effort);
-        assert!(report.fault.is_none(), "{report:?}");
-        if k == 0 {
-            let points = trajectory_points(&waypoints);
-            node.core_mut()
-                .set_trajectory(&names, &points, t, t)
-                .unwrap();
-        }
-        text.push_str(&format!("\n{t:?}"));
-        for v in q.iter().chain(&qd).chain(&effort) {
-            let _ = write!(text, ",{v:?}");
-        }
-        sim.step(&effort).unwrap();
-    }
-    text.push('\n');
-    std::fs::write(dir.join("run.csv"), text).unwrap();
+    let q0: Vec<String> = waypoints[0].1.iter().map(|v| format!("{v:?}")).collect();
+    run(
+        Command::new(armctl)
+            .arg("sim")
+            .arg("--urdf")
+            .arg(root.join("urdf/panda.urdf"))
+            .args(["--controller", "computed_torque", "--trajectory"])
+            .arg(format!(
+                "file:{}",
+                root.join("config/trajectories/panda_wave.yaml").display()
+            ))
+            .args(["--q0", &q0.join(","), "--duration", &seconds.to_string()])
+            .arg("--out")
+            .arg(dir),
+        "armctl sim",
+    );
     let lines: Vec<String> = waypoints
         .iter()
         .map(|(time, p)| {
@@ -125,12 +109,12 @@ fn run(command: &mut Command, what: &str) -> String {
 }
 
 #[test]
-fn a_cpp_host_gets_the_runtime_s_efforts_without_allocating_and_the_same_holds_and_refusals() {
+fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_and_refusals() {
     let out = output_dir();
-    let library = static_library(&out);
+    let (library, armctl) = static_library_and_armctl(&out);
     let work = out.join("c_abi_program");
     std::fs::create_dir_all(&work).unwrap();
-    write_run(&work, 5.0);
+    write_run(&armctl, &work, 5.0);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp");
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
     let build = work.join("build");

@@ -48,6 +48,8 @@ pub enum Fault {
     MissingJoint(Arc<str>),
     /// A controlled joint's position or velocity is NaN or absent.
     NonFinite(Arc<str>),
+    /// A host could not read a controlled joint's state (a C ABI host's state interface).
+    Unreadable(Arc<str>),
     /// The newest state is older than `state_timeout`.
     Stale(f64),
     /// The state lists a joint name twice.
@@ -69,6 +71,7 @@ impl std::fmt::Display for Fault {
             Fault::NonFinite(j) => {
                 write!(f, "joint '{j}' has a NaN or missing position or velocity")
             }
+            Fault::Unreadable(j) => write!(f, "joint '{j}' has no reading this cycle"),
             Fault::Stale(age) => write!(f, "newest joint state is {age:.3} s old"),
             Fault::DuplicateJoint(j) => write!(f, "joint '{j}' is listed twice in /joint_states"),
             Fault::Malformed(m) => write!(f, "/joint_states is malformed: {m}"),
@@ -538,6 +541,13 @@ impl ControllerCore {
                 }
             }
         }
+    }
+
+    /// A state in which controlled joint `joint` (chain index) has no reading at `now`: a
+    /// host whose state interface could not be read. Holds as a joint missing from a state.
+    pub fn on_unreadable_joint(&mut self, joint: usize, now: f64) {
+        self.state_fault = Some(Fault::Unreadable(self.map.shared_name(joint)));
+        self.state_time = Some(now);
     }
 
     /// A joint trajectory to follow from time `start` (s, the node's clock), joints matched by

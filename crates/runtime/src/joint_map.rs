@@ -49,6 +49,11 @@ impl JointMap {
         &self.joints
     }
 
+    /// Controlled joint `k`'s name, shared (allocates nothing).
+    pub fn shared_name(&self, k: usize) -> Arc<str> {
+        self.shared[k].clone()
+    }
+
     /// Copies positions and velocities of the controlled joints into `q`, `qd`; on a fault
     /// (a joint missing or not finite, a name listed twice, more values than names) nothing is
     /// written.

@@ -23,12 +23,10 @@ using controller_interface::CallbackReturn;
 using controller_interface::interface_configuration_type;
 using controller_interface::return_type;
 
-// Parameters the plugin owns, or controller_node's that mean nothing in ros2_control (the
-// controller_manager sets the rate and the clock; there is no command topic or ~/state here).
-// armctl lists them, but they are neither declared from its list nor given as start values.
-constexpr const char * kHostParameters[] = {
-  "joints",          "controller", "base_link",    "tip_link",      "robot_description",
-  "urdf_path",       "use_sim_time", "update_rate", "command_topic", "state_publish_rate"};
+// The plugin's own parameters (declared in on_init, given to armctl through ArmctlConfig's
+// fields); armctl lists them with scope CONFIG.
+constexpr const char * kPluginParameters[] = {
+  "joints", "controller", "base_link", "tip_link", "robot_description"};
 
 // Set by the controller_manager itself, not meant for armctl.
 constexpr const char * kManagerParameters[] = {"type", "is_async"};
@@ -57,13 +55,18 @@ struct has_get_optional<
 {
 };
 
+// The interface's value, or false when it cannot be read now (Jazzy: get_optional() came back
+// empty because the hardware side held its lock); armctl then holds, naming the joint.
 template <typename Interface>
-double read_value(const Interface & interface)
+bool read_value(const Interface & interface, double & value)
 {
   if constexpr (has_get_optional<Interface>::value) {
-    return interface.get_optional().value_or(std::numeric_limits<double>::quiet_NaN());
+    const auto read = interface.get_optional();
+    value = read.value_or(std::numeric_limits<double>::quiet_NaN());
+    return read.has_value();
   } else {
-    return interface.get_value();
+    value = interface.get_value();
+    return true;
   }
 }
 
@@ -175,6 +178,9 @@ rcl_interfaces::msg::ParameterDescriptor descriptor(const ArmctlParameterInfo & 
   d.name = info.name;
   d.description = info.description;
   d.read_only = info.read_only;
+  if (info.choices && *info.choices) {
+    d.additional_constraints = std::string("one of: ") + info.choices;
+  }
   if (!info.has_range || !std::isfinite(info.min) || !std::isfinite(info.max)) {
     return d;
   }
@@ -481,7 +487,7 @@ bool ModelBasedEffortController::create_handles(const std::string & urdf)
   ArmctlParameterInfo info;
   for (std::size_t k = 0; k < armctl_parameter_count(probe); ++k) {
     if (armctl_parameter_info(probe, k, &info) == ARMCTL_STATUS_OK) {
-      specs_.push_back(ParameterSpec{info.name, info.kind});
+      specs_.push_back(ParameterSpec{info.name, info.kind, info.scope});
     }
   }
   armctl_free(probe);
@@ -507,7 +513,7 @@ bool ModelBasedEffortController::start_values(
   auto node = get_node();
   const auto & overrides = node->get_node_parameters_interface()->get_parameter_overrides();
   for (const auto & s : specs_) {
-    if (listed(kHostParameters, s.name)) {
+    if (s.scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
       continue;
     }
     rclcpp::ParameterValue value;
@@ -546,7 +552,7 @@ void ModelBasedEffortController::declare_parameters()
       continue;
     }
     const std::string name = info.name;
-    if (listed(kHostParameters, name) || node->has_parameter(name)) {
+    if (info.scope != ARMCTL_PARAMETER_SCOPE_RUNTIME || node->has_parameter(name)) {
       continue;
     }
     node->declare_parameter(name, to_ros(info.value), descriptor(info), true);
@@ -560,10 +566,20 @@ void ModelBasedEffortController::warn_unknown_overrides()
   auto node = get_node();
   for (const auto & entry : node->get_node_parameters_interface()->get_parameter_overrides()) {
     const std::string & name = entry.first;
-    if (!spec(name) && !listed(kHostParameters, name) && !listed(kManagerParameters, name)) {
+    const ParameterSpec * s = spec(name);
+    if (listed(kPluginParameters, name) || listed(kManagerParameters, name)) {
+      continue;
+    }
+    if (!s) {
       RCLCPP_WARN(
         node->get_logger(), "parameter '%s' is not a parameter of '%s' here: ignored",
         name.c_str(), controller_.c_str());
+    } else if (s->scope == ARMCTL_PARAMETER_SCOPE_NODE_ONLY) {
+      RCLCPP_WARN(
+        node->get_logger(),
+        "parameter '%s' is controller_node's own and means nothing inside ros2_control (the "
+        "controller_manager sets the rate and the clock): ignored",
+        name.c_str());
     }
   }
 }
@@ -572,6 +588,7 @@ void ModelBasedEffortController::start_interfaces()
 {
   const std::size_t n = joints_.size();
   positions_.assign(n, 0.0);
+  readable_.assign(n, 1);
   velocities_.assign(n, 0.0);
   efforts_.assign(n, 0.0);
   {
@@ -683,8 +700,9 @@ return_type ModelBasedEffortController::update(
   const double now = time.seconds();
   read_states();
   ArmctlUpdateStatus status{};
-  const ArmctlStatus result = armctl_update(
-    handle_, now, period.seconds(), positions_.data(), velocities_.data(), efforts_.data(), &status);
+  const ArmctlStatus result = armctl_update_partial(
+    handle_, now, period.seconds(), positions_.data(), velocities_.data(), readable_.data(),
+    efforts_.data(), &status);
   if (result != ARMCTL_STATUS_OK) {
     fail_safe("armctl_update failed: ");
     return return_type::ERROR;
@@ -705,8 +723,9 @@ return_type ModelBasedEffortController::update(
 void ModelBasedEffortController::read_states()
 {
   for (std::size_t j = 0; j < joints_.size(); ++j) {
-    positions_[j] = read_value(*position_interfaces_[j]);  // NaN when unreadable: armctl holds
-    velocities_[j] = read_value(*velocity_interfaces_[j]);
+    const bool position = read_value(*position_interfaces_[j], positions_[j]);
+    const bool velocity = read_value(*velocity_interfaces_[j], velocities_[j]);
+    readable_[j] = position && velocity ? 1 : 0;
   }
 }
 
@@ -767,7 +786,8 @@ void ModelBasedEffortController::apply_references(double now)
   }
 }
 
-// After a panic armctl refuses everything but the safe command, which is then zero effort.
+// After a panic armctl refuses everything but the safe command, which still tries the gravity
+// hold (zero efforts if that fails too).
 void ModelBasedEffortController::fail_safe(const char * what)
 {
   log_.push(true, what, armctl_last_error(handle_));
@@ -783,7 +803,7 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
   std::vector<std::pair<std::string, OwnedValue>> changes;
   for (const auto & p : parameters) {
     const ParameterSpec * s = spec(p.get_name());
-    if (!shadow_ || !s || listed(kHostParameters, s->name)) {
+    if (!shadow_ || !s || s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
       continue;  // not armctl's: rclcpp's own checks apply
     }
     OwnedValue v;

@@ -1,15 +1,17 @@
 // The C ABI as a C++ host uses it, through include/armctl.h and the static library:
-//  1. replays a Panda run under computed torque (states and efforts written by the Rust side
-//     from the embedded simulator, the runtime `armctl sim` uses) and checks every effort to
-//     1e-9;
+//  1. replays a Panda run of `armctl sim` under computed torque (its run.csv: the states the
+//     controller saw and the efforts it sent) and checks every effort to 1e-9;
 //  2. counts malloc/new during armctl_update: none;
-//  3. NaN, infinite and implausible states hold, as in controller_node, and control resumes;
+//  3. NaN, infinite, unreadable, implausible and stale states hold, as in controller_node, and
+//     control resumes;
 //  4. a refused parameter leaves the old value.
-// Usage: c_abi_program URDF WAYPOINTS RUN_CSV  (files written by cpp_program.rs).
+// Usage: c_abi_program URDF WAYPOINTS RUN_CSV  (files cpp_program.rs prepares).
 
 #include "armctl.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,14 +78,31 @@ std::vector<double> numbers(const std::string &line) {
   return out;
 }
 
-// The joint names of the run's header ("t,q_<joint>...,qd_<joint>...,effort_<joint>...").
+std::vector<std::string> cells_of(const std::string &header) {
+  std::vector<std::string> cells;
+  std::stringstream stream(header);
+  std::string cell;
+  while (std::getline(stream, cell, ',')) cells.push_back(cell);
+  return cells;
+}
+
+// The joint names of a run.csv header ("t,q_<joint>...,qd_<joint>...,q_ref_...,effort_<joint>...").
 std::vector<std::string> joints_of(const std::string &header) {
   std::vector<std::string> joints;
-  std::stringstream cells(header);
-  std::string cell;
-  while (std::getline(cells, cell, ','))
-    if (cell.rfind("q_", 0) == 0) joints.push_back(cell.substr(2));
+  for (const auto &cell : cells_of(header))
+    if (cell.rfind("effort_", 0) == 0) joints.push_back(cell.substr(7));
   return joints;
+}
+
+// The column of `prefix` + `joint` for every joint.
+std::vector<size_t> columns(const std::string &header, const char *prefix,
+                            const std::vector<std::string> &joints) {
+  const std::vector<std::string> cells = cells_of(header);
+  std::vector<size_t> out;
+  for (const auto &joint : joints)
+    for (size_t k = 0; k < cells.size(); ++k)
+      if (cells[k] == prefix + joint) out.push_back(k);
+  return out;
 }
 
 struct Controller {
@@ -131,34 +150,41 @@ void send_waypoints(ArmctlController *handle, const std::vector<std::vector<doub
 // 1 and 2: the replay, and the allocations of armctl_update.
 void replay(const std::string &urdf, const char *waypoints_path, const char *run_path) {
   std::stringstream lines(read_file(run_path));
-  std::string line;
-  std::getline(lines, line);
-  const std::vector<std::string> joints = joints_of(line);
+  std::string header, line;
+  std::getline(lines, header);
+  const std::vector<std::string> joints = joints_of(header);
   const size_t n = joints.size();
+  const auto q_at = columns(header, "q_", joints), qd_at = columns(header, "qd_", joints),
+             effort_at = columns(header, "effort_", joints);
+  if (n == 0 || q_at.size() != n || qd_at.size() != n || effort_at.size() != n) {
+    check(false, "run.csv has q_, qd_ and effort_ columns for every joint: " + header);
+    return;
+  }
   Controller controller;
   if (!create(controller, urdf, joints, "computed_torque")) return ++failures, void();
   const auto waypoints = read_waypoints(waypoints_path);
-  std::vector<double> efforts(n);
+  std::vector<double> q(n), qd(n), efforts(n);
   double largest_difference = 0.0;
   long rows = 0, allocated_in_update = 0;
   while (std::getline(lines, line)) {
     const std::vector<double> row = numbers(line);
-    const double t = row[0];
+    for (size_t i = 0; i < n; ++i) q[i] = row[q_at[i]], qd[i] = row[qd_at[i]];
     ArmctlUpdateStatus status{};
     const long before = allocations;
     const ArmctlStatus result =
-        armctl_update(controller.handle, t, kPeriod, &row[1], &row[1 + n], efforts.data(), &status);
+        armctl_update(controller.handle, row[0], kPeriod, q.data(), qd.data(), efforts.data(), &status);
     allocated_in_update += allocations - before;
     check(result == ARMCTL_STATUS_OK && !status.holding, "row " + std::to_string(rows) + " controlled");
     for (size_t i = 0; i < n; ++i)
-      largest_difference = std::fmax(largest_difference, std::fabs(efforts[i] - row[1 + 2 * n + i]));
-    if (rows == 0) send_waypoints(controller.handle, waypoints, t);
+      largest_difference = std::fmax(largest_difference, std::fabs(efforts[i] - row[effort_at[i]]));
+    if (rows == 0) send_waypoints(controller.handle, waypoints, row[0]);
     ++rows;
   }
-  std::printf("replay: %ld rows, largest effort difference %.3e N m, %ld allocations in armctl_update\n",
+  std::printf("replay of armctl sim's run.csv: %ld rows, largest effort difference %.3e N m, "
+              "%ld allocations in armctl_update\n",
               rows, largest_difference, allocated_in_update);
   check(rows > 1000, "the run has rows");
-  check(largest_difference <= 1e-9, "efforts match the Rust runtime to 1e-9");
+  check(largest_difference <= 1e-9, "efforts match armctl sim to 1e-9");
   check(allocated_in_update == 0, "armctl_update allocates nothing");
 }
 
@@ -171,6 +197,19 @@ ArmctlUpdateStatus step(ArmctlController *handle, double t, const std::vector<do
   ArmctlUpdateStatus status{};
   const long before = allocations;
   const ArmctlStatus result = armctl_update(handle, t, 1e-3, q.data(), qd.data(), efforts.data(), &status);
+  allocated_in_steps += allocations - before;
+  check(result == ARMCTL_STATUS_OK, "update returns OK while holding");
+  for (double e : efforts) check(std::isfinite(e), "hold efforts are finite");
+  return status;
+}
+
+ArmctlUpdateStatus partial_step(ArmctlController *handle, double t, const std::vector<double> &q,
+                                const std::vector<uint8_t> &readable) {
+  std::vector<double> qd(q.size(), 0.0), efforts(q.size());
+  ArmctlUpdateStatus status{};
+  const long before = allocations;
+  const ArmctlStatus result = armctl_update_partial(handle, t, 1e-3, q.data(), qd.data(), readable.data(),
+                                                    efforts.data(), &status);
   allocated_in_steps += allocations - before;
   check(result == ARMCTL_STATUS_OK, "update returns OK while holding");
   for (double e : efforts) check(std::isfinite(e), "hold efforts are finite");
@@ -204,8 +243,22 @@ void faults(const std::string &urdf, const std::vector<std::string> &joints) {
   check(status.holding && status.fault == ARMCTL_FAULT_IMPLAUSIBLE, "100 rad is implausible");
   status = step(controller.handle, 0.004, q, still);
   check(!status.holding && status.changed, "control resumes on a valid state");
+  std::vector<uint8_t> readable(q.size(), 1);
+  readable[4] = 0;  // as a Jazzy state interface whose get_optional() came back empty
+  status = partial_step(controller.handle, 0.005, q, readable);
+  check(status.holding && status.changed && status.fault == ARMCTL_FAULT_MISSING_JOINT,
+        "an unreadable joint holds");
+  armctl_fault_text(controller.handle, buffer, sizeof buffer);
+  check(std::string(buffer).find("panda_joint5") != std::string::npos, "it is named: " + std::string(buffer));
+  std::fill(readable.begin(), readable.end(), 1);
+  check(!partial_step(controller.handle, 0.006, q, readable).holding, "readable again: control resumes");
+  std::fill(readable.begin(), readable.end(), 0);  // no reading at all: the state ages
+  check(!partial_step(controller.handle, 0.05, q, readable).holding, "younger than state_timeout");
+  status = partial_step(controller.handle, 0.2, q, readable);
+  check(status.holding && status.fault == ARMCTL_FAULT_STALE, "older than state_timeout: stale");
   check(allocated_in_steps == 0, "armctl_update allocates nothing while it holds or resumes");
-  std::printf("faults: NaN, infinite velocity and 100 rad held; resumed; %ld allocations in armctl_update\n",
+  std::printf("faults: NaN, infinite velocity, an unreadable joint, 100 rad and a stale state held; "
+              "resumed; %ld allocations in armctl_update\n",
               allocated_in_steps);
 }
 

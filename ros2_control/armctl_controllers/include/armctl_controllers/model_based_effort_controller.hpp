@@ -116,6 +116,7 @@ struct ParameterSpec
 {
   std::string name;
   ArmctlParameterType kind = ARMCTL_PARAMETER_TYPE_DOUBLE;
+  ArmctlParameterScope scope = ARMCTL_PARAMETER_SCOPE_RUNTIME;
 };
 
 class ModelBasedEffortController : public controller_interface::ControllerInterface
@@ -193,6 +194,8 @@ private:
            applied_wrench_ = 0;
 
   std::vector<double> positions_, velocities_, efforts_;
+  // One per joint: 0 when its state interfaces could not be read this cycle.
+  std::vector<uint8_t> readable_;
   std::vector<hardware_interface::LoanedCommandInterface *> effort_interfaces_;
   std::vector<const hardware_interface::LoanedStateInterface *> position_interfaces_,
     velocity_interfaces_;
