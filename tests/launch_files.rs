@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use armctl_e2e::launch_check::{check_launch_file, configured_pairs, workspace_share, Share};
 use armctl_e2e::workspace_dir;
 
-const LAUNCH_FILES: [&str; 4] = [
+const LAUNCH_FILES: [&str; 5] = [
     "launch/sim.launch.xml",
     "launch/hardware.launch.xml",
     "launch/hardware_in_loop.launch.xml",
     "launch/gazebo.launch.xml",
+    "launch/gazebo_in_loop.launch.xml",
 ];
 
 fn share() -> Share {
@@ -225,4 +226,17 @@ fn the_in_loop_controller_s_joints_and_parameters_are_checked_as_the_plugin_appl
     );
     let problems = copy.problems("launch/hardware_in_loop.launch.xml");
     assert!(problems.contains("kq"), "{problems}");
+    // controller_node's own rate means nothing in the controller manager: flagged, in the
+    // Gazebo variant too (its controller manager reads the same file).
+    let copy = Copy::new("in_loop_node_only");
+    copy.edit(
+        "config/panda_armctl_controllers.yaml",
+        "safe_mode: gravity",
+        "safe_mode: gravity\n    update_rate: 500.0",
+    );
+    let problems = copy.problems("launch/gazebo_in_loop.launch.xml");
+    assert!(
+        problems.contains("'update_rate': controller_node's own"),
+        "{problems}"
+    );
 }

@@ -6,6 +6,7 @@
 //! robot's joints on the topic controller_node publishes to, or, for armctl inside the
 //! controller manager, configures armctl's plugin on the robot's chain as it would start.
 
+use armctl_capi::ArmctlParameterScope;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -380,6 +381,10 @@ impl Run<'_> {
         let mut values = Vec::new();
         for (key, value) in parameters.as_mapping().into_iter().flatten() {
             let key = key.as_str().ok_or("a parameter name is not text")?;
+            if ArmctlParameterScope::of(key) == ArmctlParameterScope::NodeOnly {
+                let reason = ArmctlParameterScope::refusal(key).unwrap_or_default();
+                return Err(format!("{name}: {reason}; the plugin ignores it"));
+            }
             let value = value_from_yaml(key, value).map_err(|e| format!("{name}: {e}"))?;
             values.push((key.to_string(), value));
         }

@@ -44,7 +44,8 @@ const NODE_ONLY: [&str; 5] = [
 ];
 
 impl ArmctlParameterScope {
-    pub(crate) fn of(name: &str) -> Self {
+    /// The scope of the parameter `name` (for Rust tools that check a host's configuration).
+    pub fn of(name: &str) -> Self {
         if CONFIG.contains(&name) {
             Self::Config
         } else if NODE_ONLY.contains(&name) {
@@ -54,8 +55,8 @@ impl ArmctlParameterScope {
         }
     }
 
-    /// Why a start value or change of `name` is refused, if it is.
-    pub(crate) fn refusal(name: &str) -> Option<String> {
+    /// Why a start value or change of `name` through the C ABI is refused, if it is.
+    pub fn refusal(name: &str) -> Option<String> {
         match Self::of(name) {
             Self::Runtime => None,
             Self::Config => Some(format!(
