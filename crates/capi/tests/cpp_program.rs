@@ -5,9 +5,15 @@
 //! through the C ABI against the run's to 1e-9, counts allocations in `armctl_update`, and
 //! checks holds (NaN, unreadable, implausible, stale states) and a parameter refusal. Needs
 //! `cmake` and `g++` (`.ci/run` installs them).
+//!
+//! The second test builds the ros2_control plugin (`ros2_control/armctl_controllers`) with the
+//! stand-in declarations (`ros2_control/test_api/include`) and `ros2_control/test_api/run_plugin.cpp`,
+//! as Humble and as Jazzy, with the address and undefined-behaviour sanitizers, and runs it:
+//! the plugin's lifecycle, update() on the same run, parameters, holds and deactivation.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The workspace's output folder of this build profile.
 fn output_dir() -> PathBuf {
@@ -108,15 +114,33 @@ fn run(command: &mut Command, what: &str) -> String {
     text
 }
 
+/// The static library and the `armctl sim` run, made once for both tests.
+struct Prepared {
+    library: PathBuf,
+    work: PathBuf,
+}
+
+fn prepared() -> &'static Prepared {
+    static PREPARED: OnceLock<Prepared> = OnceLock::new();
+    PREPARED.get_or_init(|| {
+        let out = output_dir();
+        let (library, armctl) = static_library_and_armctl(&out);
+        let work = out.join("c_abi_program");
+        std::fs::create_dir_all(&work).unwrap();
+        write_run(&armctl, &work, 5.0);
+        Prepared { library, work }
+    })
+}
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 #[test]
 fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_and_refusals() {
-    let out = output_dir();
-    let (library, armctl) = static_library_and_armctl(&out);
-    let work = out.join("c_abi_program");
-    std::fs::create_dir_all(&work).unwrap();
-    write_run(&armctl, &work, 5.0);
+    let Prepared { library, work } = prepared();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cpp");
-    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
+    let include = repository().join("include");
     let build = work.join("build");
     // A cache from a checkout elsewhere (CI clones into a new folder each time) is refused
     // by CMake: start clean, the program is small.
@@ -135,10 +159,9 @@ fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_an
         Command::new("cmake").arg("--build").arg(&build),
         "cmake build",
     );
-    let urdf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../urdf/panda.urdf");
     let report = run(
         Command::new(build.join("c_abi_program"))
-            .arg(&urdf)
+            .arg(repository().join("urdf/panda.urdf"))
             .arg(work.join("waypoints.txt"))
             .arg(work.join("run.csv")),
         "c_abi_program",
@@ -148,4 +171,48 @@ fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_an
         report.contains("0 allocations in armctl_update"),
         "{report}"
     );
+}
+
+#[test]
+fn the_ros2_control_plugin_runs_on_the_stand_in_as_humble_and_as_jazzy() {
+    let Prepared { library, work } = prepared();
+    let root = repository();
+    let plugin = root.join("ros2_control/armctl_controllers");
+    let test_api = root.join("ros2_control/test_api");
+    let compiler = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    for distro in ["humble", "jazzy"] {
+        let program = work.join(format!("run_plugin_{distro}"));
+        let mut build = Command::new(&compiler);
+        build.args(["-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Werror"]);
+        build.arg("-fsanitize=address,undefined");
+        if distro == "jazzy" {
+            build.arg("-DARMCTL_ROS_DISTRO_JAZZY");
+        }
+        for include in [
+            plugin.join("include"),
+            test_api.join("include"),
+            root.join("include"),
+        ] {
+            build.arg("-I").arg(include);
+        }
+        build
+            .arg(plugin.join("src/model_based_effort_controller.cpp"))
+            .arg(test_api.join("run_plugin.cpp"))
+            .arg(library)
+            .args(["-lpthread", "-ldl", "-lm", "-o"])
+            .arg(&program);
+        run(
+            &mut build,
+            &format!("building the plugin on the stand-in as {distro}"),
+        );
+        let report = run(
+            Command::new(&program)
+                .arg(root.join("urdf/panda.urdf"))
+                .arg(work.join("run.csv"))
+                .arg(work.join("waypoints.txt")),
+            &format!("the plugin on the stand-in as {distro}"),
+        );
+        println!("{distro}:\n{report}");
+        assert!(report.contains("all checks passed"), "{report}");
+    }
 }

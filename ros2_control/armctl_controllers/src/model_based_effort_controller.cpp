@@ -290,6 +290,32 @@ rcl_interfaces::msg::SetParametersResult refused(const std::string & reason)
 }
 }  // namespace
 
+// The handle's current value of `name`, copied into `out`; false (with armctl's last error
+// set by a failed lookup, or none) if armctl does not list it.
+static bool current_value(ArmctlController * handle, const std::string & name, OwnedValue & out)
+{
+  ArmctlParameterInfo info;
+  for (std::size_t k = 0; k < armctl_parameter_count(handle); ++k) {
+    if (armctl_parameter_info(handle, k, &info) != ARMCTL_STATUS_OK || name != info.name) {
+      continue;
+    }
+    const ArmctlValue & v = info.value;
+    out.kind = static_cast<ArmctlParameterType>(v.kind);
+    out.boolean = v.boolean;
+    out.integer = v.integer;
+    out.number = v.number;
+    out.text = v.text ? v.text : "";
+    out.numbers.assign(v.numbers, v.numbers + (v.numbers ? v.count : 0));
+    out.texts.clear();
+    for (std::size_t i = 0; v.texts && i < v.count; ++i) {
+      out.texts.emplace_back(v.texts[i]);
+    }
+    out.seal();
+    return true;
+  }
+  return false;
+}
+
 void OwnedValue::seal()
 {
   pointers.clear();
@@ -800,7 +826,7 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
   const std::vector<rclcpp::Parameter> & parameters)
 {
   std::lock_guard<std::mutex> lock(shadow_mutex_);
-  std::vector<std::pair<std::string, OwnedValue>> changes;
+  std::vector<std::pair<std::string, OwnedValue>> changes, previous;
   for (const auto & p : parameters) {
     const ParameterSpec * s = spec(p.get_name());
     if (!shadow_ || !s || s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
@@ -812,10 +838,18 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
       return refused("parameter '" + s->name + "': " + why);
     }
     v.seal();
+    // Applied to the shadow, not only validated: the law's own checks run too, so a value
+    // accepted here is one the real-time handle (same configuration) accepts in update().
+    OwnedValue old;
     const ArmctlValue value = v.view();
-    if (armctl_validate_parameter(shadow_, s->name.c_str(), &value) != ARMCTL_STATUS_OK) {
-      return refused(armctl_last_error(shadow_));
+    if (
+      !current_value(shadow_, s->name, old) ||
+      armctl_set_parameter(shadow_, s->name.c_str(), &value) != ARMCTL_STATUS_OK) {
+      const std::string reason = armctl_last_error(shadow_);
+      restore(previous);
+      return refused(reason);
     }
+    previous.emplace_back(s->name, std::move(old));
     changes.emplace_back(s->name, std::move(v));
   }
   for (auto & change : changes) {
@@ -827,6 +861,16 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
   rcl_interfaces::msg::SetParametersResult result;
   result.successful = true;
   return result;
+}
+
+// Puts back, newest first, what a refused batch changed on the shadow (each an accepted value).
+void ModelBasedEffortController::restore(
+  const std::vector<std::pair<std::string, OwnedValue>> & previous)
+{
+  for (auto at = previous.rbegin(); at != previous.rend(); ++at) {
+    const ArmctlValue value = at->second.view();
+    armctl_set_parameter(shadow_, at->first.c_str(), &value);
+  }
 }
 
 // A fresh immutable snapshot each time: update() only ever reads one, and the old one is

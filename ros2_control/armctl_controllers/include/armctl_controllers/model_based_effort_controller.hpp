@@ -155,6 +155,7 @@ private:
   const ParameterSpec * spec(const std::string & name) const;
 
   // Callbacks of the controller's node (non-real-time).
+  void restore(const std::vector<std::pair<std::string, OwnedValue>> & previous);
   rcl_interfaces::msg::SetParametersResult on_parameters(
     const std::vector<rclcpp::Parameter> & parameters);
   void publish_parameters();

@@ -3,11 +3,12 @@
 // read at 00228c46. Differences that matter to the plugin: get_robot_description() exists only
 // in Jazzy (Humble's init() takes no URDF); get_node() const returns a pointer to a const node in
 // Jazzy. Members the plugin does not touch (init, configure, chained-mode exports, async
-// trigger) are left out.
+// trigger) are left out; standin_init() stands for init() in the harness.
 #ifndef CONTROLLER_INTERFACE__CONTROLLER_INTERFACE_BASE_HPP_
 #define CONTROLLER_INTERFACE__CONTROLLER_INTERFACE_BASE_HPP_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,38 @@ public:
   std::shared_ptr<rclcpp_lifecycle::LifecycleNode> get_node() const { return node_; }
 #endif
   unsigned int get_update_rate() const { return 0; }
+
+  // Real (both distributions): what the controller manager hands over on activation, and takes
+  // back on deactivation.
+  void assign_interfaces(
+    std::vector<hardware_interface::LoanedCommandInterface> && command_interfaces,
+    std::vector<hardware_interface::LoanedStateInterface> && state_interfaces)
+  {
+    command_interfaces_ = std::move(command_interfaces);
+    state_interfaces_ = std::move(state_interfaces);
+  }
+  void release_interfaces()
+  {
+    command_interfaces_.clear();
+    state_interfaces_.clear();
+  }
+
+  // Not ros2_control: what the controller manager's init() does, for the harness. It creates the
+  // node with the parameters of the controller's YAML (Humble's node declares them all at
+  // once; Jazzy's keeps them as overrides and gets the robot description), then runs on_init().
+  CallbackReturn standin_init(
+    const std::string & urdf, const std::map<std::string, rclcpp::ParameterValue> & parameters)
+  {
+    node_ = std::make_shared<rclcpp_lifecycle::LifecycleNode>();
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+    urdf_ = urdf;
+    node_->standin_set_overrides(parameters, false);
+#else
+    (void)urdf;
+    node_->standin_set_overrides(parameters, true);
+#endif
+    return on_init();
+  }
 
   virtual bool is_chainable() const = 0;
   virtual bool set_chained_mode(bool chained_mode) = 0;

@@ -7,6 +7,7 @@
 #ifndef HARDWARE_INTERFACE__LOANED_STATE_INTERFACE_HPP_
 #define HARDWARE_INTERFACE__LOANED_STATE_INTERFACE_HPP_
 
+#include <optional>
 #include <string>
 
 namespace hardware_interface
@@ -14,26 +15,52 @@ namespace hardware_interface
 class LoanedStateInterface
 {
 public:
+  // Not ros2_control (the real one wraps a StateInterface, whose type differs between the two):
+  // the joint `prefix`, the interface (`position`, ...), the value it reads, and a flag the
+  // harness sets to make the value unreadable, as a hardware side holding its lock.
+  LoanedStateInterface(
+    const std::string & prefix, const std::string & interface, const double * value,
+    const bool * locked = nullptr)
+  : prefix_(prefix), interface_(interface), value_(value), locked_(locked)
+  {
+  }
   LoanedStateInterface(const LoanedStateInterface &) = delete;
   LoanedStateInterface(LoanedStateInterface &&) = default;
   virtual ~LoanedStateInterface() = default;
 
-  const std::string get_name() const { return name_; }
-  const std::string & get_interface_name() const { return name_; }
-  const std::string & get_prefix_name() const { return name_; }
-  double get_value() const { return 0.0; }
+  const std::string get_name() const { return prefix_ + "/" + interface_; }
+  const std::string & get_interface_name() const { return interface_; }
+  const std::string & get_prefix_name() const { return prefix_; }
+  double get_value() const { return *value_; }
 #ifdef ARMCTL_ROS_DISTRO_JAZZY
   template <typename T>
   [[nodiscard]] bool get_value(T & value, unsigned int max_tries = 10) const
   {
     (void)max_tries;
-    value = T{};
+    if (locked_ && *locked_) {
+      return false;
+    }
+    value = *value_;
     return true;
+  }
+
+  // As the command interface's get_optional() of the newest Jazzy line (the store held no copy
+  // of the state interface's header of that release).
+  template <typename T = double>
+  [[nodiscard]] std::optional<T> get_optional(unsigned int max_tries = 10) const
+  {
+    (void)max_tries;
+    if (locked_ && *locked_) {
+      return std::nullopt;
+    }
+    return *value_;
   }
 #endif
 
 private:
-  std::string name_;
+  std::string prefix_, interface_;
+  const double * value_;
+  const bool * locked_;
 };
 }  // namespace hardware_interface
 

@@ -6,7 +6,9 @@
 #define RCLCPP__RCLCPP_HPP_
 
 #include <chrono>
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,11 +21,18 @@
 
 namespace rclcpp
 {
-// Real: rclcpp/time.hpp.
+// Real: rclcpp/time.hpp. The real constructors also take a clock type (defaulted, never
+// passed here); seconds() is nanoseconds / 1e9 as in the real one.
 class Time
 {
 public:
-  double seconds() const { return 0.0; }
+  Time(int32_t seconds, uint32_t nanoseconds) : ns_(seconds * 1000000000LL + nanoseconds) {}
+  explicit Time(int64_t nanoseconds = 0) : ns_(nanoseconds) {}
+  double seconds() const { return static_cast<double>(ns_) / 1e9; }
+  int64_t nanoseconds() const { return ns_; }
+
+private:
+  int64_t ns_;
 };
 
 // Real: rclcpp/duration.hpp.
@@ -31,7 +40,7 @@ class Duration
 {
 public:
   Duration(int32_t seconds, uint32_t nanoseconds) : ns_(seconds * 1000000000LL + nanoseconds) {}
-  double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+  double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
 private:
   int64_t ns_;
@@ -54,25 +63,47 @@ class Logger
 
 namespace standin
 {
+// Not rclcpp: every log line, for the harness to read (and printed to stderr).
+struct LogLine
+{
+  char level;
+  std::string text;
+};
+inline std::vector<LogLine> & log_lines()
+{
+  static std::vector<LogLine> lines;
+  return lines;
+}
+
 // Checks the format like the real macros (rcutils_log is printf-attributed).
-__attribute__((format(printf, 2, 3))) inline void log(const Logger &, const char *, ...) {}
+__attribute__((format(printf, 3, 4))) inline void log(
+  const Logger &, char level, const char * format, ...)
+{
+  char text[2048];
+  va_list arguments;
+  va_start(arguments, format);
+  std::vsnprintf(text, sizeof text, format, arguments);
+  va_end(arguments);
+  log_lines().push_back(LogLine{level, text});
+  std::fprintf(stderr, "[%c] %s\n", level, text);
+}
 }  // namespace standin
 }  // namespace rclcpp
 
 // Real: rclcpp/logging.hpp: RCLCPP_<LEVEL>(logger, format, ...), which also requires the first
 // argument to be an rclcpp::Logger.
-#define RCLCPP_STANDIN_LOG(logger, ...) \
+#define RCLCPP_STANDIN_LOG(level, logger, ...) \
   do { \
     static_assert( \
       std::is_same< \
         std::remove_cv_t<std::remove_reference_t<decltype(logger)>>, ::rclcpp::Logger>::value, \
       "First argument to logging macros must be an rclcpp::Logger"); \
-    ::rclcpp::standin::log(logger, __VA_ARGS__); \
+    ::rclcpp::standin::log(logger, level, __VA_ARGS__); \
   } while (0)
-#define RCLCPP_DEBUG(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
-#define RCLCPP_INFO(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
-#define RCLCPP_WARN(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
-#define RCLCPP_ERROR(logger, ...) RCLCPP_STANDIN_LOG(logger, __VA_ARGS__)
+#define RCLCPP_DEBUG(logger, ...) RCLCPP_STANDIN_LOG('D', logger, __VA_ARGS__)
+#define RCLCPP_INFO(logger, ...) RCLCPP_STANDIN_LOG('I', logger, __VA_ARGS__)
+#define RCLCPP_WARN(logger, ...) RCLCPP_STANDIN_LOG('W', logger, __VA_ARGS__)
+#define RCLCPP_ERROR(logger, ...) RCLCPP_STANDIN_LOG('E', logger, __VA_ARGS__)
 
 namespace rclcpp
 {
@@ -200,20 +231,37 @@ struct SubscriptionOptionsWithAllocator
 {
 };
 
-// Real: rclcpp/subscription.hpp (further template parameters have defaults).
+// Real: rclcpp/subscription_base.hpp.
+class SubscriptionBase
+{
+public:
+  virtual ~SubscriptionBase() = default;
+};
+
+// Real: rclcpp/subscription.hpp (further template parameters have defaults). The stand-in
+// keeps the callback; the harness delivers messages through the node (no executor here).
 template <typename MessageT, typename AllocatorT = std::allocator<void>>
-class Subscription
+class Subscription : public SubscriptionBase
 {
 public:
   using SharedPtr = std::shared_ptr<Subscription>;
+  explicit Subscription(std::function<void(const MessageT &)> callback)
+  : callback_(std::move(callback))
+  {
+  }
+  void standin_deliver(const MessageT & message) const { callback_(message); }
+
+private:
+  std::function<void(const MessageT &)> callback_;
 };
 
-// Real: rclcpp/timer.hpp.
+// Real: rclcpp/timer.hpp. The stand-in fires only when the harness says so.
 class TimerBase
 {
 public:
   using SharedPtr = std::shared_ptr<TimerBase>;
   virtual ~TimerBase() = default;
+  virtual void standin_fire() = 0;
 };
 
 // Real: rclcpp/timer.hpp (WallTimer<FunctorT, ...> : GenericTimer<FunctorT, ...> : TimerBase).
@@ -222,6 +270,11 @@ class WallTimer : public TimerBase
 {
 public:
   using SharedPtr = std::shared_ptr<WallTimer>;
+  explicit WallTimer(FunctorT callback) : callback_(std::move(callback)) {}
+  void standin_fire() override { callback_(); }
+
+private:
+  FunctorT callback_;
 };
 
 namespace node_interfaces

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "rcl_interfaces/msg/parameter_descriptor.hpp"
 #include "rclcpp/rclcpp.hpp"
@@ -53,7 +55,10 @@ public:
 };
 }  // namespace node_interfaces
 
-// Real: rclcpp_lifecycle/lifecycle_node.hpp.
+// Real: rclcpp_lifecycle/lifecycle_node.hpp. The stand-in keeps parameters, subscriptions and
+// timers so that the plugin runs in the harness (run_plugin.cpp); the `standin_*` members are
+// not rclcpp: they stand for the launch file's parameters, `ros2 param set`, a publisher and the
+// executor.
 class LifecycleNode : public node_interfaces::LifecycleNodeInterface,
                       public std::enable_shared_from_this<LifecycleNode>
 {
@@ -75,8 +80,11 @@ public:
     static_assert(
       std::is_invocable<CallbackT, const MessageT &>::value,
       "a subscription callback taking const MessageT &");
-    (void)topic_name, (void)qos, (void)callback, (void)options;
-    return nullptr;
+    (void)qos, (void)options;
+    auto subscription = std::make_shared<SubscriptionT>(
+      std::function<void(const MessageT &)>(std::forward<CallbackT>(callback)));
+    subscriptions_[topic_name] = subscription;
+    return subscription;
   }
 
   template <typename DurationRepT = int64_t, typename DurationT = std::milli, typename CallbackT>
@@ -90,25 +98,44 @@ public:
   )
   {
     static_assert(std::is_invocable<CallbackT>::value, "a timer callback taking nothing");
-    (void)period, (void)callback, (void)group;
-    return nullptr;
+    (void)period, (void)group;
+    auto timer = std::make_shared<rclcpp::WallTimer<CallbackT>>(std::move(callback));
+    timers_.push_back(timer);
+    return timer;
   }
 
+  // As the real one: the override wins unless ignored, the set-parameters callbacks see the
+  // value, and declaring twice throws (rclcpp's ParameterAlreadyDeclaredException).
   const rclcpp::ParameterValue & declare_parameter(
     const std::string & name, const rclcpp::ParameterValue & default_value,
     const rcl_interfaces::msg::ParameterDescriptor & parameter_descriptor =
       rcl_interfaces::msg::ParameterDescriptor(),
     bool ignore_override = false)
   {
-    (void)name, (void)parameter_descriptor, (void)ignore_override;
-    return default_value;
+    if (has_parameter(name)) {
+      throw std::runtime_error("parameter '" + name + "' has already been declared");
+    }
+    const auto override_value = overrides_.find(name);
+    const rclcpp::ParameterValue value =
+      !ignore_override && override_value != overrides_.end() ? override_value->second : default_value;
+    const auto result = run_callbacks({rclcpp::Parameter(name, value)});
+    if (!result.successful) {
+      throw std::runtime_error("parameter '" + name + "' refused: " + result.reason);
+    }
+    descriptors_[name] = parameter_descriptor;
+    return parameters_[name] = value;
   }
 
-  bool has_parameter(const std::string & name) const { return name.empty(); }
+  bool has_parameter(const std::string & name) const { return parameters_.count(name) > 0; }
 
+  // Throws for an undeclared name, as the real one (ParameterNotDeclaredException).
   rclcpp::Parameter get_parameter(const std::string & name) const
   {
-    return rclcpp::Parameter(name, rclcpp::ParameterValue());
+    const auto at = parameters_.find(name);
+    if (at == parameters_.end()) {
+      throw std::runtime_error("parameter '" + name + "' is not declared");
+    }
+    return rclcpp::Parameter(name, at->second);
   }
 
   rclcpp::node_interfaces::OnSetParametersCallbackHandle::SharedPtr add_on_set_parameters_callback(
@@ -116,21 +143,119 @@ public:
   {
     auto handle = std::make_shared<rclcpp::node_interfaces::OnSetParametersCallbackHandle>();
     handle->callback = std::move(callback);
+    callbacks_.push_back(handle);
     return handle;
   }
 
+  // The node owns this interface (a caller may keep a reference into it, as the real one).
   rclcpp::node_interfaces::NodeParametersInterface::SharedPtr get_node_parameters_interface()
   {
-    struct NoOverrides : rclcpp::node_interfaces::NodeParametersInterface
-    {
-      const std::map<std::string, rclcpp::ParameterValue> & get_parameter_overrides() const override
-      {
-        return overrides;
-      }
-      std::map<std::string, rclcpp::ParameterValue> overrides;
-    };
-    return std::make_shared<NoOverrides>();
+    return parameters_interface_;
   }
+
+  // Not rclcpp: the parameters a launch file gives the node. Humble's controller nodes also
+  // declare every one of them at once (automatically_declare_parameters_from_overrides).
+  void standin_set_overrides(
+    const std::map<std::string, rclcpp::ParameterValue> & overrides, bool declare_all)
+  {
+    overrides_ = overrides;
+    parameters_interface_->overrides = overrides;
+    for (const auto & entry : overrides) {
+      if (declare_all && !has_parameter(entry.first)) {
+        parameters_[entry.first] = entry.second;
+        descriptors_[entry.first] = rcl_interfaces::msg::ParameterDescriptor();
+      }
+    }
+  }
+
+  // Not rclcpp: `ros2 param set`, all at once. Refused for an undeclared or read-only name, a
+  // changed type, or by a set-parameters callback; nothing changes then.
+  rcl_interfaces::msg::SetParametersResult standin_set_parameters(
+    const std::vector<rclcpp::Parameter> & parameters)
+  {
+    rcl_interfaces::msg::SetParametersResult result;
+    for (const auto & p : parameters) {
+      const auto at = parameters_.find(p.get_name());
+      if (at == parameters_.end() || descriptors_[p.get_name()].read_only) {
+        result.reason = "parameter '" + p.get_name() + "' is undeclared or read-only";
+        return result;
+      }
+      if (at->second.get_type() != p.get_type()) {
+        result.reason = "wrong parameter type for '" + p.get_name() + "'";
+        return result;
+      }
+    }
+    result = run_callbacks(parameters);
+    if (result.successful) {
+      for (const auto & p : parameters) {
+        parameters_[p.get_name()] = p.get_parameter_value();
+      }
+    }
+    return result;
+  }
+
+  // Not rclcpp: a message on `topic` (as named at creation) reaches its live subscription.
+  template <typename MessageT>
+  bool standin_deliver(const std::string & topic, const MessageT & message)
+  {
+    const auto at = subscriptions_.find(topic);
+    const auto subscription = at == subscriptions_.end() ? nullptr : at->second.lock();
+    const auto typed = std::dynamic_pointer_cast<rclcpp::Subscription<MessageT>>(subscription);
+    if (typed) {
+      typed->standin_deliver(message);
+    }
+    return typed != nullptr;
+  }
+
+  // Not rclcpp: every live timer fires once.
+  void standin_fire_timers()
+  {
+    for (const auto & weak : timers_) {
+      if (const auto timer = weak.lock()) {
+        timer->standin_fire();
+      }
+    }
+  }
+
+  // Not rclcpp: a declared parameter's descriptor (nullptr if undeclared).
+  const rcl_interfaces::msg::ParameterDescriptor * standin_descriptor(const std::string & name) const
+  {
+    const auto at = descriptors_.find(name);
+    return at == descriptors_.end() ? nullptr : &at->second;
+  }
+
+private:
+  rcl_interfaces::msg::SetParametersResult run_callbacks(
+    const std::vector<rclcpp::Parameter> & parameters)
+  {
+    rcl_interfaces::msg::SetParametersResult result;
+    result.successful = true;
+    for (const auto & weak : callbacks_) {
+      if (const auto handle = weak.lock()) {
+        result = handle->callback(parameters);
+        if (!result.successful) {
+          return result;
+        }
+      }
+    }
+    return result;
+  }
+
+  struct Overrides : rclcpp::node_interfaces::NodeParametersInterface
+  {
+    const std::map<std::string, rclcpp::ParameterValue> & get_parameter_overrides() const override
+    {
+      return overrides;
+    }
+    std::map<std::string, rclcpp::ParameterValue> overrides;
+  };
+
+  std::shared_ptr<Overrides> parameters_interface_ = std::make_shared<Overrides>();
+  std::map<std::string, rclcpp::ParameterValue> parameters_, overrides_;
+  std::map<std::string, rcl_interfaces::msg::ParameterDescriptor> descriptors_;
+  std::vector<std::weak_ptr<rclcpp::node_interfaces::OnSetParametersCallbackHandle>> callbacks_;
+  std::map<std::string, std::weak_ptr<rclcpp::SubscriptionBase>> subscriptions_;
+  std::vector<std::weak_ptr<rclcpp::TimerBase>> timers_;
 };
 }  // namespace rclcpp_lifecycle
 

@@ -9,6 +9,8 @@
 #error "realtime_tools/realtime_buffer.hpp is not in Humble's realtime_tools: include the .h"
 #endif
 
+#include <utility>
+
 namespace realtime_tools
 {
 template <class T>
@@ -17,14 +19,32 @@ class RealtimeBuffer
 public:
   RealtimeBuffer() = default;
   explicit RealtimeBuffer(const T & data) : realtime_data_(data), non_realtime_data_(data) {}
-  T * readFromRT() { return &realtime_data_; }
-  T * readFromNonRT() const { return const_cast<T *>(&realtime_data_); }
-  void writeFromNonRT(const T & data) { non_realtime_data_ = data; }
-  void initRT(const T & data) { realtime_data_ = non_realtime_data_ = data; }
+  // As the real one without its lock (the harness has one thread): the newest write, if any,
+  // is swapped in; the old value goes to the writer's side.
+  T * readFromRT()
+  {
+    if (new_data_available_) {
+      std::swap(realtime_data_, non_realtime_data_);
+      new_data_available_ = false;
+    }
+    return &realtime_data_;
+  }
+  T * readFromNonRT() const { return const_cast<T *>(&non_realtime_data_); }
+  void writeFromNonRT(const T & data)
+  {
+    non_realtime_data_ = data;
+    new_data_available_ = true;
+  }
+  void initRT(const T & data)
+  {
+    realtime_data_ = non_realtime_data_ = data;
+    new_data_available_ = false;
+  }
 
 private:
   T realtime_data_{};
   T non_realtime_data_{};
+  bool new_data_available_ = false;
 };
 }  // namespace realtime_tools
 
