@@ -106,6 +106,9 @@ pub(crate) struct Chain {
     /// Body i moves with joint i; base link frame, q = 0.
     pub(crate) bodies: Vec<RigidInertia>,
     pub(crate) tip_pose: IsometryMatrix3<f64>,
+    /// Every walked URDF link: name, the chain body it moves with (none: fixed to the base),
+    /// its frame in the base link frame at q = 0.
+    pub(crate) link_poses: Vec<(String, Option<usize>, IsometryMatrix3<f64>)>,
     pub(crate) report: ChainReport,
 }
 
@@ -138,6 +141,7 @@ impl Chain {
             bodies,
             report,
             tip_pose,
+            link_poses,
             ..
         } = builder;
         if joints.is_empty() {
@@ -153,6 +157,7 @@ impl Chain {
             joints,
             bodies,
             tip_pose: tip_pose.unwrap_or_else(IsometryMatrix3::identity),
+            link_poses,
             report,
         })
     }
@@ -252,6 +257,7 @@ struct ChainBuilder<'a> {
     bodies: Vec<RigidInertia>,
     report: ChainReport,
     tip_pose: Option<IsometryMatrix3<f64>>,
+    link_poses: Vec<(String, Option<usize>, IsometryMatrix3<f64>)>,
     locked: BTreeMap<usize, f64>,
 }
 
@@ -290,6 +296,7 @@ impl<'a> ChainBuilder<'a> {
             bodies: Vec::new(),
             report: ChainReport::default(),
             tip_pose: None,
+            link_poses: Vec::new(),
             locked,
         })
     }
@@ -337,6 +344,7 @@ impl<'a> ChainBuilder<'a> {
     ) {
         let tree = self.tree;
         let name = tree.links[link].name.clone();
+        self.link_poses.push((name.clone(), body, *pose));
         match (body, via) {
             (Some(b), Some(j)) => {
                 let inertial = tree.links[link].inertial.transformed(pose);

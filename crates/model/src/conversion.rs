@@ -42,6 +42,28 @@ pub struct ConversionReport {
     pub fk_residual: f64,
     /// Things a user should know: nearly parallel axes, unphysical inertias.
     pub warnings: Vec<String>,
+    /// Where each URDF link of the chain (lumped and static ones included) sits on the model.
+    pub link_frames: Vec<LinkFrame>,
+}
+
+/// A URDF link frame on the model: fixed in MDH frame `{frame}` at `pose`. Points given on a
+/// URDF link (contact points, sensors) reach the model through it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkFrame {
+    /// The URDF link's name.
+    pub link: String,
+    /// The MDH frame it is fixed in: 0 for links fixed to the base, i for the link of joint i
+    /// (1-based, as the MDH frames).
+    pub frame: usize,
+    /// The URDF link frame in that MDH frame.
+    pub pose: IsometryMatrix3<f64>,
+}
+
+impl ConversionReport {
+    /// The frame of URDF link `link`, if it is on the chain.
+    pub fn link_frame(&self, link: &str) -> Option<&LinkFrame> {
+        self.link_frames.iter().find(|f| f.link == link)
+    }
 }
 
 /// Converts URDF text with the given options. An error about an element of the text says the
@@ -66,6 +88,18 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
     let mut warnings = nearly_parallel_warnings(&chain.joints, &neighbours);
     warnings.extend(inertia_warnings(&robot));
     let fk_residual = self_check(&robot, &chain);
+    let link_frames = chain
+        .link_poses
+        .iter()
+        .map(|(link, body, pose)| {
+            let frame = body.map_or(0, |b| b + 1);
+            LinkFrame {
+                link: link.clone(),
+                frame,
+                pose: frames[frame].inverse() * pose,
+            }
+        })
+        .collect();
     Ok(Conversion {
         robot,
         report: ConversionReport {
@@ -73,6 +107,7 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
             urdf_frame_kept: kept,
             fk_residual,
             warnings,
+            link_frames,
         },
     })
 }

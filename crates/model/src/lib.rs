@@ -55,7 +55,7 @@ mod urdf_scan;
 mod urdf_tree;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport, MAX_DOF};
-pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport};
+pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport, LinkFrame};
 pub use error::{check_length, LengthMismatch, ModelError};
 pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
 pub use inertia::{LinkParameters, RigidInertia, PARAMS_PER_LINK};

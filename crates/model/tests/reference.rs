@@ -204,3 +204,45 @@ fn generic_urdf_gives_same_frames_up_to_free_choices() {
         }
     }
 }
+
+/// Every URDF link of the Panda's chain, placed on the model through its link frame, is where
+/// the chain cut at that link puts its tip: at any configuration, not only the zero one.
+#[test]
+fn each_link_frame_follows_its_link_as_a_chain_cut_there_does() {
+    let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+    let full = urdf_file_to_robot(std::path::Path::new(urdf), &ChainOptions::default()).unwrap();
+    let q = [0.3, -0.7, 0.4, -2.1, 0.5, 1.9, -0.6];
+    let mut ws = KinematicsWorkspace::new(&full.robot);
+    let frames: Vec<IsometryMatrix3<f64>> = forward_kinematics(&full.robot, &mut ws, &q)
+        .unwrap()
+        .mdh_frames()
+        .to_vec();
+    let mut checked = 0;
+    for link in [
+        "panda_link2",
+        "panda_link4",
+        "panda_link6",
+        "panda_link7",
+        "panda_link8",
+    ] {
+        let frame = full.report.link_frame(link).expect(link);
+        let options = ChainOptions {
+            tip_link: Some(link.to_string()),
+            ..ChainOptions::default()
+        };
+        let cut = urdf_file_to_robot(std::path::Path::new(urdf), &options).unwrap();
+        let n = cut.robot.dof();
+        assert_eq!(frame.frame, n, "{link} moves with joint {n}");
+        let mut cut_ws = KinematicsWorkspace::new(&cut.robot);
+        let want = forward_kinematics(&cut.robot, &mut cut_ws, &q[..n])
+            .unwrap()
+            .tip();
+        let got = frames[frame.frame] * frame.pose;
+        let err = max_abs(got.to_homogeneous() - want.to_homogeneous());
+        assert!(err < TOL, "{link}: {err}");
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+    let base = full.report.link_frame("panda_link0").unwrap();
+    assert_eq!(base.frame, 0, "the base link is fixed to frame {{0}}");
+}

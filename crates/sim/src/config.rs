@@ -3,7 +3,7 @@
 use armctl_dynamics::Wrench;
 use nalgebra::{Matrix3, Vector3};
 
-use crate::SimError;
+use crate::{Scene, SimError};
 
 /// The integration scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -97,6 +97,8 @@ pub struct SimConfig {
     pub mismatch: ModelMismatch,
     /// A constant wrench the environment applies to the tip (base link axes).
     pub external_wrench: Option<Wrench>,
+    /// What the arm can touch, where, and a force/torque sensor.
+    pub scene: Scene,
 }
 
 impl Default for SimConfig {
@@ -112,6 +114,7 @@ impl Default for SimConfig {
             command_delay_steps: 0,
             mismatch: ModelMismatch::default(),
             external_wrench: None,
+            scene: Scene::default(),
         }
     }
 }
@@ -194,6 +197,12 @@ impl SimConfig {
             if !(s.is_finite() && s > 0.0) {
                 return bad("mass_scale", "must be positive");
             }
+        }
+        if let Err((item, reason)) = self.scene.validate() {
+            return Err(SimError::InvalidConfig {
+                name: "scene",
+                reason: format!("{item}: {reason}"),
+            });
         }
         if let Some(w) = self.external_wrench {
             if w.force

@@ -14,11 +14,12 @@ use armctl_model::{
     check_length, forward_kinematics, jacobian, FrameId, KinematicsWorkspace, RigidInertia, Robot,
     RobotParts,
 };
-use nalgebra::{DMatrix, DVector, Matrix6xX, Point3, Vector6};
+use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix3xX, Matrix6xX, Point3, Vector3, Vector6};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
+use crate::contact::{body_of, ContactPoint, SensedWrench};
 use crate::{Integrator, ModelMismatch, SimConfig, SimError};
 
 /// What one step did.
@@ -67,6 +68,13 @@ pub struct Simulator {
     mass: DMatrix<f64>,
     /// Per joint (stiffness, damping) of the limit springs.
     limit_springs: Vec<(f64, f64)>,
+    /// The linear Jacobian of one contact point.
+    point_jacobian: Matrix3xX<f64>,
+    /// Per contact point, the total contact force at the end of the last step (base axes).
+    contact_forces: Vec<Vector3<f64>>,
+    /// The sensor's reading at the end of the last step, with its noise generator.
+    sensed: Option<SensedWrench>,
+    sensor_noise: Option<(StdRng, Normal<f64>)>,
 }
 
 /// `(w^2 M_ii, 2 zeta w M_ii)` per joint at mid-range, or zeros without limit springs.
@@ -157,7 +165,22 @@ impl Simulator {
         };
         let zeros = vec![0.0; n];
         let limit_springs = limit_springs(&plant, &config)?;
-        Ok(Self {
+        check_contact_stiffness(&plant, q0, &config)?;
+        let sensor_noise = match &config.scene.sensor {
+            Some(sensor) if sensor.noise > 0.0 => Some((
+                StdRng::seed_from_u64(config.noise.map_or(0, |n| n.seed) ^ 0x5e75),
+                Normal::new(0.0, sensor.noise).map_err(|e| SimError::InvalidConfig {
+                    name: "scene",
+                    reason: e.to_string(),
+                })?,
+            )),
+            _ => None,
+        };
+        let mut sim = Self {
+            point_jacobian: Matrix3xX::zeros(n),
+            contact_forces: vec![Vector3::zeros(); config.scene.points.len()],
+            sensed: None,
+            sensor_noise,
             limit_springs,
             ws: DynamicsWorkspace::new(&plant),
             kin: KinematicsWorkspace::new(&plant),
@@ -179,7 +202,9 @@ impl Simulator {
             mass: DMatrix::zeros(n, n),
             plant,
             config,
-        })
+        };
+        sim.update_contact_report()?;
+        Ok(sim)
     }
 
     /// The simulated robot (the model with the mismatch applied).
@@ -268,6 +293,7 @@ impl Simulator {
         if integrated.is_err() || self.runaway() {
             return Err(self.diverged());
         }
+        self.update_contact_report()?;
         Ok(report)
     }
 
@@ -368,6 +394,9 @@ impl Simulator {
         if let Some(w) = self.config.external_wrench {
             self.add_wrench(&w)?;
         }
+        if self.config.scene.is_active() {
+            self.add_contacts(stage)?;
+        }
         self.solve_implicit(stage)
     }
 
@@ -440,6 +469,105 @@ impl Simulator {
         Ok(())
     }
 
+    /// Every contact force at the stage state: `J_p^T f` into `torque`, and the dissipative
+    /// slopes at the end-of-step velocity, `dt J_p^T D J_p`, into `mass` (module `contact`).
+    fn add_contacts(&mut self, stage: usize) -> Result<(), SimError> {
+        let dt = self.config.dt;
+        let slip = self.config.scene.slip_velocity;
+        let frames = forward_kinematics(&self.plant, &mut self.kin, &self.stage_q)?;
+        let qd = &self.stage_qd[stage];
+        for point in &self.config.scene.points {
+            let p = point_jacobian(
+                &self.plant,
+                frames.mdh_frames(),
+                point,
+                &mut self.point_jacobian,
+            );
+            let j = &self.point_jacobian;
+            let v = point_velocity(j, qd);
+            for obstacle in &self.config.scene.obstacles {
+                let Some(contact) = obstacle.force(&p, &v, slip) else {
+                    continue;
+                };
+                for (a, t) in self.torque.iter_mut().enumerate() {
+                    *t += j.column(a).dot(&contact.force);
+                }
+                for a in 0..j.ncols() {
+                    let row = contact.damping.transpose() * j.column(a) * dt;
+                    for b in 0..j.ncols() {
+                        self.mass[(a, b)] += row.dot(&j.column(b));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The contact forces and the sensor's reading at the current state, for reports.
+    fn update_contact_report(&mut self) -> Result<(), SimError> {
+        let scene = &self.config.scene;
+        if !scene.is_active() && scene.sensor.is_none() {
+            return Ok(());
+        }
+        let n = self.plant.dof();
+        let frames = forward_kinematics(&self.plant, &mut self.kin, &self.q)?;
+        let sensor = scene.sensor.as_ref().map(|s| {
+            let pose = frame_pose(&self.plant, frames.mdh_frames(), s.frame) * s.pose;
+            (body_of(s.frame, n), pose)
+        });
+        let (mut force, mut torque) = (Vector3::zeros(), Vector3::zeros());
+        for (point, total) in scene.points.iter().zip(&mut self.contact_forces) {
+            let p = point_jacobian(
+                &self.plant,
+                frames.mdh_frames(),
+                point,
+                &mut self.point_jacobian,
+            );
+            let v = point_velocity(&self.point_jacobian, &self.qd);
+            *total = scene
+                .obstacles
+                .iter()
+                .filter_map(|o| o.force(&p, &v, scene.slip_velocity))
+                .map(|c| c.force)
+                .sum();
+            if let Some((body, pose)) = &sensor {
+                if body_of(point.frame, n) >= *body {
+                    force += *total;
+                    torque += (p - pose.translation.vector).cross(total);
+                }
+            }
+        }
+        self.sensed = sensor.map(|(_, pose)| {
+            let mut reading = [force.x, force.y, force.z, torque.x, torque.y, torque.z];
+            if let Some(s) = &scene.sensor {
+                for (r, b) in reading.iter_mut().zip(&s.bias) {
+                    let noise = self
+                        .sensor_noise
+                        .as_mut()
+                        .map_or(0.0, |(rng, normal)| normal.sample(rng));
+                    *r += b + noise;
+                }
+            }
+            SensedWrench {
+                force: Vector3::new(reading[0], reading[1], reading[2]),
+                torque: Vector3::new(reading[3], reading[4], reading[5]),
+                pose,
+            }
+        });
+        Ok(())
+    }
+
+    /// Per contact point of the scene, the total contact force on the arm at the end of the
+    /// last step, N, base link axes (zero when not touching).
+    pub fn contact_forces(&self) -> &[Vector3<f64>] {
+        &self.contact_forces
+    }
+
+    /// The force/torque sensor's reading at the end of the last step (`None` without one).
+    pub fn sensed_wrench(&self) -> Option<SensedWrench> {
+        self.sensed
+    }
+
     /// `stage_qdd[stage] = (M + diag(implicit))^-1 (torque - C qd - G)` in the preallocated
     /// buffers, `mass` holding M. The added diagonal is not negative, so the matrix stays
     /// positive definite.
@@ -461,7 +589,8 @@ impl Simulator {
         Ok(())
     }
 
-    /// Kinetic plus potential energy of the plant, J (potential zero at the base link origin).
+    /// Kinetic plus potential energy of the plant, J (potential zero at the base link origin),
+    /// plus the energy stored in the contact springs.
     pub fn energy(&mut self) -> Result<f64, SimError> {
         mass_matrix(&self.plant, &mut self.ws, &self.q, &mut self.mass)?;
         let qd = DVector::from_column_slice(&self.qd);
@@ -473,6 +602,118 @@ impl Simulator {
             .zip(self.plant.links())
             .map(|(pose, link)| -link.mass * g.dot(&(pose * Point3::from(link.com)).coords))
             .sum();
-        Ok(kinetic + potential)
+        let mdh: Vec<IsometryMatrix3<f64>> = poses.mdh_frames().to_vec();
+        let scene = &self.config.scene;
+        let springs: f64 = scene
+            .points
+            .iter()
+            .map(|point| {
+                let p = point_jacobian(&self.plant, &mdh, point, &mut self.point_jacobian);
+                scene
+                    .obstacles
+                    .iter()
+                    .filter_map(|o| {
+                        o.shape
+                            .penetration(&p)
+                            .map(|(d, _)| 0.5 * o.stiffness * d * d)
+                    })
+                    .sum::<f64>()
+            })
+            .sum();
+        Ok(kinetic + potential + springs)
     }
+}
+
+/// The pose of `frame` from the MDH frames {0}..{n} (the tip adds the tool).
+fn frame_pose(robot: &Robot, mdh: &[IsometryMatrix3<f64>], frame: FrameId) -> IsometryMatrix3<f64> {
+    match frame {
+        FrameId::Mdh(i) => mdh[i.min(robot.dof())],
+        FrameId::Tip => mdh[robot.dof()] * robot.tool(),
+    }
+}
+
+/// Writes the linear Jacobian of `point` (3 x n, base axes) into `out`; returns the point's
+/// position in the base link frame. Column j: revolute `z_j x (p - o_j)`, prismatic `z_j`, for
+/// the joints that move the point's frame; zero after.
+fn point_jacobian(
+    robot: &Robot,
+    mdh: &[IsometryMatrix3<f64>],
+    point: &ContactPoint,
+    out: &mut Matrix3xX<f64>,
+) -> Vector3<f64> {
+    let p = frame_pose(robot, mdh, point.frame) * Point3::from(point.position);
+    let moved_by = body_of(point.frame, robot.dof()).min(robot.dof());
+    out.fill(0.0);
+    for (j, joint) in robot.joints().iter().enumerate().take(moved_by) {
+        let f = &mdh[j + 1];
+        let z: Vector3<f64> = f.rotation * Vector3::z();
+        let column = match joint.kind {
+            armctl_model::JointKind::Revolute => z.cross(&(p.coords - f.translation.vector)),
+            armctl_model::JointKind::Prismatic => z,
+        };
+        out.set_column(j, &column);
+    }
+    p.coords
+}
+
+/// `J qd` of a point's linear Jacobian (allocates nothing).
+fn point_velocity(jacobian: &Matrix3xX<f64>, qd: &[f64]) -> Vector3<f64> {
+    jacobian
+        .column_iter()
+        .zip(qd)
+        .fold(Vector3::zeros(), |v, (column, &rate)| v + column * rate)
+}
+
+/// Refuses a contact spring the step cannot resolve: `sqrt(k / m) dt` above 1 for a point's
+/// lightest effective mass m at `q0` (the spring is integrated explicitly; RK4 loses stability
+/// near 2.8, and m changes with the configuration).
+fn check_contact_stiffness(plant: &Robot, q0: &[f64], config: &SimConfig) -> Result<(), SimError> {
+    let scene = &config.scene;
+    if !scene.is_active() {
+        return Ok(());
+    }
+    let n = plant.dof();
+    let mut m = DMatrix::zeros(n, n);
+    mass_matrix(plant, &mut DynamicsWorkspace::new(plant), q0, &mut m)?;
+    let cholesky = m.cholesky().ok_or(SimError::InvalidConfig {
+        name: "scene",
+        reason: "the mass matrix at the start is not positive definite".into(),
+    })?;
+    let mut kin = KinematicsWorkspace::new(plant);
+    let mdh: Vec<IsometryMatrix3<f64>> = forward_kinematics(plant, &mut kin, q0)?
+        .mdh_frames()
+        .to_vec();
+    let mut jacobian = Matrix3xX::zeros(n);
+    let stiffest = scene
+        .obstacles
+        .iter()
+        .max_by(|a, b| a.stiffness.total_cmp(&b.stiffness));
+    let Some(stiffest) = stiffest else {
+        return Ok(());
+    };
+    for point in &scene.points {
+        point_jacobian(plant, &mdh, point, &mut jacobian);
+        let mobility = &jacobian * cholesky.solve(&jacobian.transpose());
+        let inverse_mass = mobility.symmetric_eigenvalues().max();
+        let omega_dt = (stiffest.stiffness * inverse_mass).sqrt() * config.dt;
+        if omega_dt > 1.0 {
+            let limit = 1.0 / (inverse_mass * config.dt * config.dt);
+            return Err(SimError::InvalidConfig {
+                name: "scene",
+                reason: format!(
+                    "obstacle '{}': stiffness {} N/m is too stiff for contact point '{}' at dt = {} s \
+                     (its lightest effective mass at the start is {:.3} kg, and sqrt(k/m) dt = {:.2} must stay below 1): \
+                     use at most {:.3e} N/m, or a smaller dt",
+                    stiffest.name,
+                    stiffest.stiffness,
+                    point.name,
+                    config.dt,
+                    1.0 / inverse_mass,
+                    omega_dt,
+                    limit
+                ),
+            });
+        }
+    }
+    Ok(())
 }
