@@ -201,6 +201,13 @@ const char *armctl_last_error(const struct ArmctlController *handle);
 // The number of controlled joints (the length of every joint array); 0 for null.
 size_t armctl_joint_count(const struct ArmctlController *handle);
 
+// The URDF name of the chain's base link (the frame of poses and wrenches; resolved when
+// `ArmctlConfig::base_link` was empty), "" for null. Lives as long as the handle.
+const char *armctl_base_link(const struct ArmctlController *handle);
+
+// The URDF name of the chain's tip link, "" for null. Lives as long as the handle.
+const char *armctl_tip_link(const struct ArmctlController *handle);
+
 // The number of declared parameters (node, safety and the controller's); 0 for null.
 size_t armctl_parameter_count(const struct ArmctlController *handle);
 

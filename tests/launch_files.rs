@@ -226,17 +226,19 @@ fn the_in_loop_controller_s_joints_and_parameters_are_checked_as_the_plugin_appl
     );
     let problems = copy.problems("launch/hardware_in_loop.launch.xml");
     assert!(problems.contains("kq"), "{problems}");
-    // controller_node's own rate means nothing in the controller manager: flagged, in the
-    // Gazebo variant too (its controller manager reads the same file).
+    // controller_node's command topic means nothing in the controller manager: flagged, in
+    // the Gazebo variant too (its controller manager reads the same file). A controller's own
+    // update_rate is the controller manager's, and fine.
     let copy = Copy::new("in_loop_node_only");
     copy.edit(
         "config/panda_armctl_controllers.yaml",
         "safe_mode: gravity",
-        "safe_mode: gravity\n    update_rate: 500.0",
+        "safe_mode: gravity\n    update_rate: 500\n    command_topic: /efforts",
     );
     let problems = copy.problems("launch/gazebo_in_loop.launch.xml");
     assert!(
-        problems.contains("'update_rate': controller_node's own"),
+        problems.contains("'command_topic': controller_node's own")
+            && !problems.contains("update_rate"),
         "{problems}"
     );
 }

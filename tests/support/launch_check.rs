@@ -381,6 +381,9 @@ impl Run<'_> {
         let mut values = Vec::new();
         for (key, value) in parameters.as_mapping().into_iter().flatten() {
             let key = key.as_str().ok_or("a parameter name is not text")?;
+            if IN_LOOP_MANAGER_KEYS.contains(&key) {
+                continue; // the controller manager's, per controller
+            }
             if ArmctlParameterScope::of(key) == ArmctlParameterScope::NodeOnly {
                 let reason = ArmctlParameterScope::refusal(key).unwrap_or_default();
                 return Err(format!("{name}: {reason}; the plugin ignores it"));
@@ -423,6 +426,16 @@ impl Run<'_> {
         Ok(model.joint_names().map(str::to_string).collect())
     }
 }
+
+/// Keys under an in-loop controller that the controller manager reads (a controller's own
+/// `update_rate` is honoured by it), not armctl.
+const IN_LOOP_MANAGER_KEYS: [&str; 5] = [
+    "type",
+    "is_async",
+    "update_rate",
+    "use_sim_time",
+    "thread_priority",
+];
 
 /// The type of armctl's controller_manager plugin.
 const IN_LOOP_TYPE: &str = "armctl_controllers/ModelBasedEffortController";

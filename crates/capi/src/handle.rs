@@ -49,6 +49,8 @@ pub struct ArmctlController {
     pub(crate) names: Vec<DeclaredText>,
     pub(crate) value: ValueCache,
     pub(crate) panicked: bool,
+    /// The chain's base and tip link names (URDF), as C strings.
+    pub(crate) links: [CString; 2],
 }
 
 /// A declaration's texts for `armctl_parameter_info`.
@@ -189,7 +191,10 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
             choices: c_string(&d.choices.as_deref().unwrap_or_default().join(", ")),
         })
         .collect();
+    let robot = runtime.core().robot();
+    let links = [c_string(robot.base_link()), c_string(robot.tip_link())];
     Ok(Box::new(ArmctlController {
+        links,
         effort: vec![0.0; joints.len()],
         joints,
         runtime,
@@ -258,4 +263,19 @@ pub extern "C" fn armctl_last_error(handle: *const ArmctlController) -> *const c
 pub extern "C" fn armctl_joint_count(handle: *const ArmctlController) -> usize {
     // SAFETY: null or a live handle by the caller's contract.
     unsafe { handle.as_ref() }.map_or(0, |h| h.joints.len())
+}
+
+/// The URDF name of the chain's base link (the frame of poses and wrenches; resolved when
+/// `ArmctlConfig::base_link` was empty), "" for null. Lives as long as the handle.
+#[no_mangle]
+pub extern "C" fn armctl_base_link(handle: *const ArmctlController) -> *const c_char {
+    // SAFETY: null or a live handle by the caller's contract.
+    unsafe { handle.as_ref() }.map_or(c"".as_ptr(), |h| h.links[0].as_ptr())
+}
+
+/// The URDF name of the chain's tip link, "" for null. Lives as long as the handle.
+#[no_mangle]
+pub extern "C" fn armctl_tip_link(handle: *const ArmctlController) -> *const c_char {
+    // SAFETY: null or a live handle by the caller's contract.
+    unsafe { handle.as_ref() }.map_or(c"".as_ptr(), |h| h.links[1].as_ptr())
 }

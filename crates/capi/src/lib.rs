@@ -42,7 +42,10 @@ mod update;
 mod values;
 
 pub use handle::ArmctlController;
-pub use handle::{armctl_create, armctl_free, armctl_joint_count, armctl_last_error, ArmctlConfig};
+pub use handle::{
+    armctl_base_link, armctl_create, armctl_free, armctl_joint_count, armctl_last_error,
+    armctl_tip_link, ArmctlConfig,
+};
 pub use parameters::{
     armctl_parameter_count, armctl_parameter_info, armctl_set_parameter, armctl_validate_parameter,
     ArmctlParameterInfo, ArmctlParameterScope,

@@ -575,6 +575,23 @@ fn each_parameter_says_whether_a_host_declares_it_and_strings_list_their_choices
     assert_eq!(find("safe_mode").2, "gravity, zero");
     assert!(find("controller").2.contains("computed_torque, "));
     assert_eq!(find("kp").2, "");
+    // SAFETY: strings owned by the handle.
+    let (base, tip) = unsafe {
+        (
+            CStr::from_ptr(armctl_base_link(handle)).to_str().unwrap(),
+            CStr::from_ptr(armctl_tip_link(handle)).to_str().unwrap(),
+        )
+    };
+    assert_eq!(
+        (base, tip),
+        ("world", "panda_link8"),
+        "resolved from the URDF"
+    );
+    // SAFETY: a static empty string for null.
+    assert_eq!(
+        unsafe { CStr::from_ptr(armctl_base_link(null())) }.to_bytes(),
+        b""
+    );
     let name = CString::new("update_rate").unwrap();
     assert_eq!(
         armctl_set_parameter(handle, name.as_ptr(), &double(500.0)),

@@ -132,6 +132,7 @@ fn run_log(record: DemoRecord) -> RunLog {
         estimates: record.estimates,
         saturated: record.saturated,
         wall_seconds: record.wall_seconds,
+        ..RunLog::default()
     }
 }
 

@@ -8,17 +8,18 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
-use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, Robot};
+use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nalgebra::IsometryMatrix3;
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
-use crate::{params_file, sim_config_file, trajectory_spec};
+use crate::{params_file, scene_file, sim_config_file, trajectory_spec};
 
 /// Integration scheme on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -67,9 +68,18 @@ pub(crate) struct SimArgs {
     /// Integration scheme (overrides the settings file).
     #[arg(long, value_enum)]
     integrator: Option<IntegratorArg>,
-    /// Simulator settings (YAML): friction, limits, noise, delay, payload, mass scale, wrench.
+    /// Simulator settings (YAML): friction, limits, noise, delay, payload, mass scale, wrench,
+    /// scene.
     #[arg(long)]
     sim_config: Option<PathBuf>,
+    /// What the arm touches (YAML: obstacles, contact points, a force/torque sensor); replaces
+    /// a scene of the settings file. See config/scenes/.
+    #[arg(long)]
+    scene: Option<PathBuf>,
+    /// A tip target for a task-space law, reached in 1 s from where the tip starts: X,Y,Z
+    /// (base link frame, m; the start orientation kept) or X,Y,Z,QX,QY,QZ,QW.
+    #[arg(long)]
+    target_pose: Option<String>,
     /// Folder for run.csv and the plots.
     #[arg(long, default_value = "out/sim")]
     out: PathBuf,
@@ -89,6 +99,16 @@ pub(crate) struct JointSummary {
     max_effort: f64,
 }
 
+/// One contact point's forces.
+#[derive(Debug, Serialize)]
+pub(crate) struct ContactSummary {
+    point: String,
+    /// Force at the end, N, base link axes.
+    final_force: [f64; 3],
+    /// Largest magnitude, N.
+    peak_force: f64,
+}
+
 /// The run's results.
 #[derive(Debug, Serialize)]
 pub(crate) struct Summary {
@@ -101,13 +121,15 @@ pub(crate) struct Summary {
     joints: Vec<JointSummary>,
     saturated_commands: usize,
     real_time_factor: f64,
+    /// Per contact point of the scene.
+    contacts: Vec<ContactSummary>,
     /// Conditions the controller's claims need that do not hold.
     warnings: Vec<String>,
     files: Vec<PathBuf>,
 }
 
-/// The robot and what its conversion noticed.
-fn load_robot(args: &SimArgs) -> Result<(Robot, Vec<String>)> {
+/// The robot and its conversion (what it noticed, where the URDF links are).
+fn load_robot(args: &SimArgs) -> Result<(Robot, ConversionReport)> {
     let options = ChainOptions {
         base_link: args.base.clone(),
         tip_link: args.tip.clone(),
@@ -120,7 +142,7 @@ fn load_robot(args: &SimArgs) -> Result<(Robot, Vec<String>)> {
     };
     let conversion = urdf_file_to_robot(&args.urdf, &options)
         .with_context(|| format!("loading {}", args.urdf.display()))?;
-    Ok((conversion.robot, conversion.report.warnings))
+    Ok((conversion.robot, conversion.report))
 }
 
 /// `--q0`, or the middle of each joint's range.
@@ -153,7 +175,8 @@ pub(crate) fn check_duration(duration: f64, dt: f64) -> Result<usize> {
 
 pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let steps = check_duration(args.duration, args.dt)?;
-    let (robot, model_warnings) = load_robot(args)?;
+    let (robot, report) = load_robot(args)?;
+    let model_warnings = report.warnings.clone();
     let mut runtime = controller_runtime(args, &robot)?;
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
@@ -161,8 +184,15 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         dt: args.dt,
         ..SimConfig::default()
     };
+    let mut scene = None;
     if let Some(path) = &args.sim_config {
-        config = sim_config_file::load(path, config)?;
+        (config, scene) = sim_config_file::load(path, config)?;
+    }
+    if let Some(path) = &args.scene {
+        scene = Some(scene_file::load(path)?);
+    }
+    if let Some(scene) = scene {
+        config.scene = scene.resolve(&robot, &report).context("the scene")?;
     }
     if let Some(integrator) = args.integrator {
         config.integrator = match integrator {
@@ -175,7 +205,15 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .core_mut()
         .follow(trajectory, 0.0)
         .with_context(|| format!("trajectory '{}'", args.trajectory))?;
+    let target = target_pose(args.target_pose.as_deref(), &robot, &q0)?;
+    if target.is_some() && runtime.core_mut().controller_mut().task_space().is_none() {
+        bail!(
+            "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration), not '{}'",
+            runtime.core().controller().name()
+        );
+    }
     let mut control = SimulatedLoop::new(runtime.core_mut());
+    control.target_pose = target.map(|pose| (pose, TARGET_POSE_SECONDS));
     let mut log = simulate(&mut sim, &mut control, steps)?;
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
     log.saturated += control.clipped;
@@ -205,6 +243,43 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         print!("{}", render(&summary));
     }
     Ok(())
+}
+
+/// The time a `--target-pose` is reached in, s (as controller_node's `~/target_pose`).
+const TARGET_POSE_SECONDS: f64 = 1.0;
+
+/// `--target-pose`: X,Y,Z keeps the tip's orientation at `q0`; X,Y,Z,QX,QY,QZ,QW sets it.
+fn target_pose(
+    text: Option<&str>,
+    robot: &Robot,
+    q0: &[f64],
+) -> Result<Option<IsometryMatrix3<f64>>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|v| v.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("--target-pose '{text}': numbers separated by commas"))?;
+    if values.iter().any(|v| !v.is_finite()) || !(values.len() == 3 || values.len() == 7) {
+        bail!("--target-pose '{text}': give X,Y,Z or X,Y,Z,QX,QY,QZ,QW (finite numbers)");
+    }
+    let mut ws = armctl_model::KinematicsWorkspace::new(robot);
+    let start = armctl_model::forward_kinematics(robot, &mut ws, q0)?.tip();
+    let rotation = if values.len() == 7 {
+        let q = nalgebra::Quaternion::new(values[6], values[3], values[4], values[5]);
+        if q.norm() < 1e-9 {
+            bail!("--target-pose '{text}': the quaternion is zero");
+        }
+        nalgebra::UnitQuaternion::from_quaternion(q).to_rotation_matrix()
+    } else {
+        start.rotation
+    };
+    Ok(Some(IsometryMatrix3::from_parts(
+        nalgebra::Translation3::new(values[0], values[1], values[2]),
+        rotation,
+    )))
 }
 
 /// The controller as controller_node configures it (the same parameters, identified model,
@@ -286,6 +361,11 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
     for k in 0..log.estimates.len() {
         let _ = write!(text, ",estimate_{k}");
     }
+    for name in &log.contact_names {
+        for axis in ["x", "y", "z"] {
+            let _ = write!(text, ",contact_{name}_f{axis}");
+        }
+    }
     text.push('\n');
     let mut number = ryu::Buffer::new();
     // Every cell but the first of a row starts with a comma.
@@ -311,7 +391,7 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
                 cell(&mut text, block(i));
             }
         }
-        for column in &log.estimates {
+        for column in log.estimates.iter().chain(&log.contact) {
             cell(&mut text, column[row]);
         }
         text.push('\n');
@@ -371,6 +451,25 @@ pub(crate) fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec
         &log.time,
         &curves(&names, &log.effort, "", false),
     )?);
+    if !log.contact_names.is_empty() {
+        let magnitudes: Vec<Vec<f64>> = log
+            .contact
+            .chunks(3)
+            .map(|xyz| {
+                (0..log.time.len())
+                    .map(|row| xyz.iter().map(|c| c[row] * c[row]).sum::<f64>().sqrt())
+                    .collect()
+            })
+            .collect();
+        let names: Vec<&str> = log.contact_names.iter().map(String::as_str).collect();
+        files.extend(line_chart(
+            &dir.join("contact"),
+            "Contact force on the arm, magnitude per contact point",
+            "force [N]",
+            &log.time,
+            &curves(&names, &magnitudes, "", false),
+        )?);
+    }
     if !log.estimates.is_empty() {
         // Ten parameters per link: plot the link masses (the last of each ten), else all.
         let per_link = log.estimates.len() == 10 * names.len();
@@ -458,8 +557,27 @@ pub(crate) fn summarize(
         joints,
         saturated_commands: log.saturated,
         real_time_factor: info.duration / log.wall_seconds.max(1e-9),
+        contacts: contact_summaries(log),
         files,
     }
+}
+
+fn contact_summaries(log: &RunLog) -> Vec<ContactSummary> {
+    log.contact_names
+        .iter()
+        .zip(log.contact.chunks(3))
+        .map(|(name, xyz)| {
+            let at = |row: usize| [xyz[0][row], xyz[1][row], xyz[2][row]];
+            let rows = log.time.len();
+            ContactSummary {
+                point: name.clone(),
+                final_force: if rows > 0 { at(rows - 1) } else { [0.0; 3] },
+                peak_force: (0..rows)
+                    .map(|row| at(row).iter().map(|v| v * v).sum::<f64>().sqrt())
+                    .fold(0.0, f64::max),
+            }
+        })
+        .collect()
 }
 
 pub(crate) fn render(s: &Summary) -> String {
@@ -472,6 +590,16 @@ pub(crate) fn render(s: &Summary) -> String {
             out,
             "{:<24} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3}",
             j.joint, j.rms_error, j.max_error, j.final_error, j.max_effort
+        );
+    }
+    for c in &s.contacts {
+        let [x, y, z] = c.final_force;
+        let _ = write!(
+            out,
+            "{}contact at {}: final force [{x:.3}, {y:.3}, {z:.3}] N, peak {:.3} N",
+            if out.ends_with("\n\n") { "" } else { "\n" },
+            c.point,
+            c.peak_force
         );
     }
     let _ = writeln!(

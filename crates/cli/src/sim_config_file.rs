@@ -12,6 +12,7 @@
 //! payload: {mass: 1.5, com: [0, 0, 0.05], inertia: [[0.002, 0, 0], [0, 0.002, 0], [0, 0, 0.002]]}
 //! mass_scale: 1.2
 //! external_wrench: {force: [0, 0, -20], torque: [0, 0, 0]}   # on the tip, base link axes
+//! scene: {obstacles: [...], points: [...], sensor: {...}}    # see scene_file.rs
 //! ```
 
 use std::path::Path;
@@ -69,6 +70,7 @@ struct SimConfigFile {
     payload: Option<PayloadFile>,
     mass_scale: Option<f64>,
     external_wrench: Option<WrenchFile>,
+    scene: Option<crate::scene_file::SceneFile>,
 }
 
 /// Marks a key that is present (even as `null`) as `Some`.
@@ -80,8 +82,12 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// `base` with the settings of `path` applied; the result is validated.
-pub(crate) fn load(path: &Path, base: SimConfig) -> Result<SimConfig> {
+/// `base` with the settings of `path` applied; the result is validated. A scene is returned
+/// as written: its links are placed on the robot by the caller.
+pub(crate) fn load(
+    path: &Path,
+    base: SimConfig,
+) -> Result<(SimConfig, Option<crate::scene_file::SceneFile>)> {
     let text = crate::input_file::read_text(
         path,
         "simulator settings",
@@ -147,5 +153,5 @@ pub(crate) fn load(path: &Path, base: SimConfig) -> Result<SimConfig> {
     config
         .validate()
         .with_context(|| path.display().to_string())?;
-    Ok(config)
+    Ok((config, file.scene))
 }

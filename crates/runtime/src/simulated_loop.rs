@@ -5,6 +5,7 @@
 
 use armctl_control::{ControlError, Controller};
 use armctl_sim::ControlLoop;
+use nalgebra::IsometryMatrix3;
 
 use crate::controller_core::ControllerCore;
 
@@ -19,6 +20,9 @@ pub struct SimulatedLoop<'a> {
     pub clipped: usize,
     /// Steps the core held instead of controlling.
     pub held: usize,
+    /// A pose target for a task-space law, given after the first step (which holds the tip
+    /// where it starts), with the time to reach it, s.
+    pub target_pose: Option<(IsometryMatrix3<f64>, f64)>,
 }
 
 impl<'a> SimulatedLoop<'a> {
@@ -31,6 +35,7 @@ impl<'a> SimulatedLoop<'a> {
             events: Vec::new(),
             clipped: 0,
             held: 0,
+            target_pose: None,
         }
     }
 }
@@ -55,7 +60,18 @@ impl ControlLoop for SimulatedLoop<'_> {
         if let Some(event) = report.event {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
+        if let Some((pose, duration)) = self.target_pose.take() {
+            if let Some(task) = self.core.controller_mut().task_space() {
+                task.set_target_pose(pose, duration)?;
+            }
+        }
         Ok(())
+    }
+
+    fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
+        if let Some(task) = self.core.controller_mut().task_space() {
+            task.set_external_wrench(wrench);
+        }
     }
 
     fn reference(&self) -> &[f64] {

@@ -21,6 +21,7 @@ struct Row<'a> {
     commanded: &'a [f64],
     applied: &'a [f64],
     estimates: &'a [f64],
+    contact: &'a [f64],
 }
 
 /// What a run recorded (per-joint columns).
@@ -40,6 +41,11 @@ pub struct RunLog {
     pub effort: Vec<Vec<f64>>,
     /// Controller estimates (adaptive controllers), one column per estimate.
     pub estimates: Vec<Vec<f64>>,
+    /// Contact force on the arm at each contact point of the scene after the step, three
+    /// columns (x, y, z; N, base link axes) per point.
+    pub contact: Vec<Vec<f64>>,
+    /// The names of the contact points, in the order of `contact`.
+    pub contact_names: Vec<String>,
     /// Commands clipped at the effort limit, summed over joints and steps.
     pub saturated: usize,
     /// Wall-clock time of the loop, s.
@@ -87,6 +93,7 @@ impl RunLog {
             (&mut self.commanded, row.commanded),
             (&mut self.effort, row.applied),
             (&mut self.estimates, row.estimates),
+            (&mut self.contact, row.contact),
         ];
         for (log, values) in columns {
             for (column, &v) in log.iter_mut().zip(values) {
@@ -113,6 +120,11 @@ pub trait ControlLoop {
     fn reference(&self) -> &[f64];
     /// Estimates of adaptive laws (recorded; empty otherwise).
     fn estimates(&self) -> &[f64];
+    /// The force/torque sensor's reading before the command, `[f; m]` about the tip, base
+    /// link axes (when the scene has a sensor): for laws that use a measured wrench.
+    fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
+        let _ = wrench;
+    }
 }
 
 /// A bare controller tracking a trajectory, with nothing between it and the arm: what the
@@ -201,19 +213,34 @@ pub fn run_loop<L: ControlLoop>(
         commanded: columns(n),
         effort: columns(n),
         estimates: columns(control.estimates().len()),
+        contact: columns(3 * sim.contact_forces().len()),
+        contact_names: sim
+            .config()
+            .scene
+            .points
+            .iter()
+            .map(|p| p.name.clone())
+            .collect(),
         ..RunLog::default()
     };
+    let mut contact = vec![0.0; 3 * sim.contact_forces().len()];
     let start = Instant::now();
     for k in 0..steps {
         let t = k as f64 * dt;
         sim.measure(&mut q, &mut qd)?;
         hook(k, t, control);
+        if let Some(wrench) = sim.sensed_wrench_at_tip() {
+            control.sensed_wrench(&wrench);
+        }
         control
             .command(t, dt, &q, &qd, &mut effort)
             .map_err(|source| SimError::Controller { time: t, source })?;
         q_true.copy_from_slice(sim.q());
         qd_true.copy_from_slice(sim.qd());
         log.saturated += sim.step(&effort)?.saturated;
+        for (slot, force) in contact.chunks_mut(3).zip(sim.contact_forces()) {
+            slot.copy_from_slice(force.as_slice());
+        }
         log.record(&Row {
             t,
             q: &q_true,
@@ -222,6 +249,7 @@ pub fn run_loop<L: ControlLoop>(
             commanded: &effort,
             applied: sim.applied_effort(),
             estimates: control.estimates(),
+            contact: &contact,
         });
     }
     log.wall_seconds = start.elapsed().as_secs_f64();

@@ -74,6 +74,8 @@ pub struct Simulator {
     contact_forces: Vec<Vector3<f64>>,
     /// The sensor's reading at the end of the last step, with its noise generator.
     sensed: Option<SensedWrench>,
+    /// The same reading about the tip, base link axes.
+    sensed_at_tip: Option<[f64; 6]>,
     sensor_noise: Option<(StdRng, Normal<f64>)>,
 }
 
@@ -180,6 +182,7 @@ impl Simulator {
             point_jacobian: Matrix3xX::zeros(n),
             contact_forces: vec![Vector3::zeros(); config.scene.points.len()],
             sensed: None,
+            sensed_at_tip: None,
             sensor_noise,
             limit_springs,
             ws: DynamicsWorkspace::new(&plant),
@@ -511,6 +514,7 @@ impl Simulator {
         }
         let n = self.plant.dof();
         let frames = forward_kinematics(&self.plant, &mut self.kin, &self.q)?;
+        let tip = frames.tip().translation.vector;
         let sensor = scene.sensor.as_ref().map(|s| {
             let pose = frame_pose(&self.plant, frames.mdh_frames(), s.frame) * s.pose;
             (body_of(s.frame, n), pose)
@@ -554,6 +558,7 @@ impl Simulator {
                 pose,
             }
         });
+        self.sensed_at_tip = self.sensed.map(|s| s.about(&tip));
         Ok(())
     }
 
@@ -566,6 +571,12 @@ impl Simulator {
     /// The force/torque sensor's reading at the end of the last step (`None` without one).
     pub fn sensed_wrench(&self) -> Option<SensedWrench> {
         self.sensed
+    }
+
+    /// The same reading, `[f; m]` with the moment about the tip, base link axes: the measured
+    /// tip wrench of the task-space laws.
+    pub fn sensed_wrench_at_tip(&self) -> Option<[f64; 6]> {
+        self.sensed_at_tip
     }
 
     /// `stage_qdd[stage] = (M + diag(implicit))^-1 (torque - C qd - G)` in the preallocated

@@ -28,8 +28,14 @@ using controller_interface::return_type;
 constexpr const char * kPluginParameters[] = {
   "joints", "controller", "base_link", "tip_link", "robot_description"};
 
-// Set by the controller_manager itself, not meant for armctl.
-constexpr const char * kManagerParameters[] = {"type", "is_async"};
+// The controller_manager's own, per controller (a controller's update_rate is honoured by it),
+// and the node's clock: not armctl's, and not refused.
+constexpr const char * kManagerParameters[] = {
+  "type", "is_async", "update_rate", "use_sim_time", "thread_priority"};
+
+// Refuses at once what no armctl controller would read (so far the largest
+// max_reference_points); armctl checks its own limit after.
+constexpr std::size_t kMaxTrajectoryPoints = 1000000;
 
 // As controller_node: a pose target is reached in this time (s).
 constexpr double kTargetPoseDuration = 1.0;
@@ -445,7 +451,7 @@ CallbackReturn ModelBasedEffortController::on_configure(const rclcpp_lifecycle::
   } catch (const std::exception & e) {
     RCLCPP_ERROR(get_node()->get_logger(), "configuring: %s", e.what());
     free_handles();
-    return CallbackReturn::ERROR;
+    return CallbackReturn::FAILURE;  // stays unconfigured (ERROR would finalize the node)
   }
   return CallbackReturn::SUCCESS;
 }
@@ -509,14 +515,18 @@ bool ModelBasedEffortController::create_handles(const std::string & urdf)
   if (!probe) {
     return false;
   }
-  specs_.clear();
+  std::vector<ParameterSpec> specs;
   ArmctlParameterInfo info;
   for (std::size_t k = 0; k < armctl_parameter_count(probe); ++k) {
     if (armctl_parameter_info(probe, k, &info) == ARMCTL_STATUS_OK) {
-      specs_.push_back(ParameterSpec{info.name, info.kind, info.scope});
+      specs.push_back(ParameterSpec{info.name, info.kind, info.scope});
     }
   }
   armctl_free(probe);
+  {
+    std::lock_guard<std::mutex> lock(shadow_mutex_);  // the parameter callback reads specs_
+    specs_ = std::move(specs);
+  }
   std::vector<std::string> names;
   std::vector<OwnedValue> values;
   if (!start_values(names, values)) {
@@ -528,6 +538,7 @@ bool ModelBasedEffortController::create_handles(const std::string & urdf)
     free_handles();
     return false;
   }
+  base_frame_ = armctl_base_link(handle_);  // the URDF root when base_link was left empty
   return true;
 }
 
@@ -632,20 +643,37 @@ void ModelBasedEffortController::start_interfaces()
 
   auto node = get_node();
   const rclcpp::QoS qos(10);
+  // An exception out of a callback would end the controller_manager's executor, and with it
+  // the control loop: each is caught and logged.
   trajectory_subscription_ = node->create_subscription<trajectory_msgs::msg::JointTrajectory>(
-    "~/joint_trajectory", qos,
-    [this](const trajectory_msgs::msg::JointTrajectory & msg) { on_trajectory(msg); });
+    "~/joint_trajectory", qos, [this](const trajectory_msgs::msg::JointTrajectory & msg) {
+      guarded("joint trajectory", [&] { on_trajectory(msg); });
+    });
   pose_subscription_ = node->create_subscription<geometry_msgs::msg::PoseStamped>(
     "~/target_pose", qos, [this](const geometry_msgs::msg::PoseStamped & msg) {
-      on_target_pose(msg);
+      guarded("target pose", [&] { on_target_pose(msg); });
     });
   wrench_subscription_ = node->create_subscription<geometry_msgs::msg::WrenchStamped>(
-    "~/external_wrench", qos,
-    [this](const geometry_msgs::msg::WrenchStamped & msg) { on_wrench(msg); });
+    "~/external_wrench", qos, [this](const geometry_msgs::msg::WrenchStamped & msg) {
+      guarded("external wrench", [&] { on_wrench(msg); });
+    });
   // After the declarations: declaring runs this callback too.
   parameter_callback_ = node->add_on_set_parameters_callback(
     [this](const std::vector<rclcpp::Parameter> & parameters) { return on_parameters(parameters); });
-  log_timer_ = node->create_wall_timer(std::chrono::milliseconds(50), [this]() { flush_log(); });
+  log_timer_ = node->create_wall_timer(
+    std::chrono::milliseconds(50), [this]() { guarded("logging", [&] { flush_log(); }); });
+}
+
+template <typename Body>
+void ModelBasedEffortController::guarded(const char * what, Body && body)
+{
+  try {
+    body();
+  } catch (const std::exception & e) {
+    RCLCPP_ERROR(get_node()->get_logger(), "%s dropped: %s", what, e.what());
+  } catch (...) {
+    RCLCPP_ERROR(get_node()->get_logger(), "%s dropped: an unknown exception", what);
+  }
 }
 
 void ModelBasedEffortController::free_handles()
@@ -670,12 +698,12 @@ CallbackReturn ModelBasedEffortController::on_activate(const rclcpp_lifecycle::S
     !by_joint(state_interfaces_, joints_, hardware_interface::HW_IF_POSITION, position_interfaces_) ||
     !by_joint(state_interfaces_, joints_, hardware_interface::HW_IF_VELOCITY, velocity_interfaces_)) {
     RCLCPP_ERROR(get_node()->get_logger(), "a joint's effort, position or velocity interface is missing");
-    return CallbackReturn::ERROR;
+    return CallbackReturn::FAILURE;  // stays inactive (ERROR would finalize the node)
   }
   // Holds where the arm is at the first update, as at creation.
   if (armctl_reset(handle_) != ARMCTL_STATUS_OK) {
     RCLCPP_ERROR(get_node()->get_logger(), "armctl_reset: %s", armctl_last_error(handle_));
-    return CallbackReturn::ERROR;
+    return CallbackReturn::FAILURE;
   }
   // References that arrived before activation belong to the previous run.
   const auto & trajectory = *trajectory_buffer_.readFromRT();
@@ -705,6 +733,10 @@ CallbackReturn ModelBasedEffortController::on_deactivate(const rclcpp_lifecycle:
 
 CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::State &)
 {
+  if (parameter_callback_) {
+    // Waits for a callback running on an executor thread, which a plain reset would not.
+    get_node()->remove_on_set_parameters_callback(parameter_callback_.get());
+  }
   parameter_callback_.reset();
   trajectory_subscription_.reset();
   pose_subscription_.reset();
@@ -825,22 +857,60 @@ void ModelBasedEffortController::fail_safe(const char * what)
 rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_parameters(
   const std::vector<rclcpp::Parameter> & parameters)
 {
-  std::lock_guard<std::mutex> lock(shadow_mutex_);
+  try {
+    std::lock_guard<std::mutex> lock(shadow_mutex_);
+    for (const auto & p : parameters) {
+      const std::string why = not_settable(p.get_name());
+      if (!why.empty()) {
+        return refused("parameter '" + p.get_name() + "': " + why);
+      }
+    }
+    return apply_to_shadow(parameters);
+  } catch (const std::exception & e) {
+    return refused(std::string("armctl_controllers: ") + e.what());
+  }
+}
+
+// Why `name` cannot be set live ("" if it can, or is not armctl's to judge). Humble declares
+// every name of the YAML as a dynamically typed, writable parameter, so the plugin's own
+// structural ones and misspelt names reach this callback and are refused here.
+std::string ModelBasedEffortController::not_settable(const std::string & name) const
+{
+  if (listed(kManagerParameters, name)) {
+    return "";
+  }
+  if (listed(kPluginParameters, name)) {
+    return "read-only: set it in the controller's parameters and configure again";
+  }
+  const ParameterSpec * s = spec(name);
+  if (!s) {
+    return "not a parameter of armctl's '" + controller_ + "'";
+  }
+  if (s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
+    return "controller_node's own, meaningless inside ros2_control";
+  }
+  return "";
+}
+
+// Applies every armctl parameter of the batch to the shadow handle (the law's own checks run
+// there, so a value accepted here is one the real-time handle, configured the same, accepts in
+// update()), then hands them to update(); on a refusal the shadow is put back, nothing is handed.
+rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::apply_to_shadow(
+  const std::vector<rclcpp::Parameter> & parameters)
+{
   std::vector<std::pair<std::string, OwnedValue>> changes, previous;
   for (const auto & p : parameters) {
     const ParameterSpec * s = spec(p.get_name());
-    if (!shadow_ || !s || s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
-      continue;  // not armctl's: rclcpp's own checks apply
+    if (!shadow_ || !s) {
+      continue;  // the controller_manager's
     }
-    OwnedValue v;
+    OwnedValue v, old;
     std::string why;
     if (!to_armctl(p.get_parameter_value(), s->kind, v, why)) {
+      restore(previous);
       return refused("parameter '" + s->name + "': " + why);
     }
     v.seal();
-    // Applied to the shadow, not only validated: the law's own checks run too, so a value
-    // accepted here is one the real-time handle (same configuration) accepts in update().
-    OwnedValue old;
     const ArmctlValue value = v.view();
     if (
       !current_value(shadow_, s->name, old) ||
@@ -895,6 +965,12 @@ void ModelBasedEffortController::on_trajectory(const trajectory_msgs::msg::Joint
     RCLCPP_WARN(logger, "joint trajectory ignored: the controller is not active");
     return;
   }
+  if (msg.points.size() > kMaxTrajectoryPoints) {
+    RCLCPP_WARN(
+      logger, "joint trajectory refused: %zu points (at most %zu)", msg.points.size(),
+      kMaxTrajectoryPoints);
+    return;
+  }
   std::string why;
   auto pending = to_controller_order(msg, joints_, why);
   if (!pending) {
@@ -909,14 +985,14 @@ void ModelBasedEffortController::on_trajectory(const trajectory_msgs::msg::Joint
 // once per frame, not per message (a wrench may come at 1 kHz).
 bool ModelBasedEffortController::in_base_frame(const std::string & frame_id, const char * what)
 {
-  if (frame_id.empty() || base_link_.empty() || frame_id == base_link_) {
+  if (frame_id.empty() || frame_id == base_frame_) {
     return true;
   }
   if (frame_id != refused_frame_) {
     refused_frame_ = frame_id;
     RCLCPP_WARN(
-      get_node()->get_logger(), "%s refused: frame '%s' is not base_link '%s'", what,
-      frame_id.c_str(), base_link_.c_str());
+      get_node()->get_logger(), "%s refused: frame '%s' is not the base link '%s'", what,
+      frame_id.c_str(), base_frame_.c_str());
   }
   return false;
 }

@@ -22,8 +22,9 @@
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_lifecycle/lifecycle_node.hpp"
 #include "trajectory_msgs/msg/joint_trajectory.hpp"
-// Humble's realtime_tools (2.x) has only the .h; Jazzy's .h is a deprecated forwarder.
-#ifdef ARMCTL_ROS_DISTRO_JAZZY
+// realtime_tools renamed its headers to .hpp (Jazzy's later releases; Humble's since 2.10), the
+// .h becoming a deprecated forwarder; older installs of either have only the .h.
+#if __has_include("realtime_tools/realtime_buffer.hpp")
 #include "realtime_tools/realtime_buffer.hpp"
 #else
 #include "realtime_tools/realtime_buffer.h"
@@ -156,6 +157,11 @@ private:
 
   // Callbacks of the controller's node (non-real-time).
   void restore(const std::vector<std::pair<std::string, OwnedValue>> & previous);
+  std::string not_settable(const std::string & name) const;
+  rcl_interfaces::msg::SetParametersResult apply_to_shadow(
+    const std::vector<rclcpp::Parameter> & parameters);
+  template <typename Body>
+  void guarded(const char * what, Body && body);
   rcl_interfaces::msg::SetParametersResult on_parameters(
     const std::vector<rclcpp::Parameter> & parameters);
   void publish_parameters();
@@ -174,6 +180,7 @@ private:
 
   std::vector<std::string> joints_;
   std::string controller_, base_link_, tip_link_;
+  std::string base_frame_;  // the chain's base link, the frame poses and wrenches must be in
   std::vector<ParameterSpec> specs_;
 
   // Used by the real-time thread while active, by lifecycle transitions otherwise.

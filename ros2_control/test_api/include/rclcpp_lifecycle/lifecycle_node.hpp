@@ -147,6 +147,20 @@ public:
     return handle;
   }
 
+  // As the real one: the callback stops being called (the real one also waits for a call in
+  // progress, and throws if the handle is not registered).
+  void remove_on_set_parameters_callback(
+    const rclcpp::node_interfaces::OnSetParametersCallbackHandle * const handler)
+  {
+    for (auto at = callbacks_.begin(); at != callbacks_.end(); ++at) {
+      if (at->lock().get() == handler) {
+        callbacks_.erase(at);
+        return;
+      }
+    }
+    throw std::runtime_error("Callback doesn't exist");
+  }
+
   // The node owns this interface (a caller may keep a reference into it, as the real one).
   rclcpp::node_interfaces::NodeParametersInterface::SharedPtr get_node_parameters_interface()
   {
@@ -154,16 +168,19 @@ public:
   }
 
   // Not rclcpp: the parameters a launch file gives the node. Humble's controller nodes also
-  // declare every one of them at once (automatically_declare_parameters_from_overrides).
+  // declare every one of them at once, dynamically typed and writable
+  // (automatically_declare_parameters_from_overrides), and allow undeclared ones.
   void standin_set_overrides(
     const std::map<std::string, rclcpp::ParameterValue> & overrides, bool declare_all)
   {
     overrides_ = overrides;
+    humble_options_ = declare_all;
     parameters_interface_->overrides = overrides;
     for (const auto & entry : overrides) {
       if (declare_all && !has_parameter(entry.first)) {
         parameters_[entry.first] = entry.second;
         descriptors_[entry.first] = rcl_interfaces::msg::ParameterDescriptor();
+        descriptors_[entry.first].dynamic_typing = true;
       }
     }
   }
@@ -176,11 +193,14 @@ public:
     rcl_interfaces::msg::SetParametersResult result;
     for (const auto & p : parameters) {
       const auto at = parameters_.find(p.get_name());
+      if (at == parameters_.end() && humble_options_) {
+        continue;  // allow_undeclared_parameters
+      }
       if (at == parameters_.end() || descriptors_[p.get_name()].read_only) {
         result.reason = "parameter '" + p.get_name() + "' is undeclared or read-only";
         return result;
       }
-      if (at->second.get_type() != p.get_type()) {
+      if (at->second.get_type() != p.get_type() && !descriptors_[p.get_name()].dynamic_typing) {
         result.reason = "wrong parameter type for '" + p.get_name() + "'";
         return result;
       }
@@ -252,6 +272,7 @@ private:
 
   std::shared_ptr<Overrides> parameters_interface_ = std::make_shared<Overrides>();
   std::map<std::string, rclcpp::ParameterValue> parameters_, overrides_;
+  bool humble_options_ = false;
   std::map<std::string, rcl_interfaces::msg::ParameterDescriptor> descriptors_;
   std::vector<std::weak_ptr<rclcpp::node_interfaces::OnSetParametersCallbackHandle>> callbacks_;
   std::map<std::string, std::weak_ptr<rclcpp::SubscriptionBase>> subscriptions_;

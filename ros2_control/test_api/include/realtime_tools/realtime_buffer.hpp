@@ -1,13 +1,9 @@
 // Stand-in. Real: realtime_tools/realtime_buffer.hpp (ros-controls/realtime_tools, Jazzy: read
-// at 5b65bc7c). Humble's realtime_tools (2.x) has only realtime_buffer.h (read at 0caf3bcd),
-// with the same class: readFromRT() swaps in the newest data if the lock is free (never
-// blocks), writeFromNonRT() copies under the lock.
+// at 5b65bc7c; Humble's 2.x has it since 2.10.0, its CHANGELOG says, and only realtime_buffer.h
+// before, read at 0caf3bcd), with the same class: readFromRT() swaps in the newest data if the
+// lock is free (never blocks), writeFromNonRT() copies under the lock.
 #ifndef REALTIME_TOOLS__REALTIME_BUFFER_HPP_
 #define REALTIME_TOOLS__REALTIME_BUFFER_HPP_
-
-#if !defined(ARMCTL_ROS_DISTRO_JAZZY) && !defined(ARMCTL_STANDIN_HUMBLE_BUFFER)
-#error "realtime_tools/realtime_buffer.hpp is not in Humble's realtime_tools: include the .h"
-#endif
 
 #include <utility>
 
