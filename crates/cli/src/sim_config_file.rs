@@ -12,6 +12,9 @@
 //! payload: {mass: 1.5, com: [0, 0, 0.05], inertia: [[0.002, 0, 0], [0, 0.002, 0], [0, 0, 0.002]]}
 //! mass_scale: 1.2
 //! external_wrench: {force: [0, 0, -20], torque: [0, 0, 0]}   # on the tip, base link axes
+//! static_friction: [2.0, 2.0, 1.5, 1.5, 0.8, 0.8, 0.5]   # breakaway per joint (stiction)
+//! stick_velocity: 0.001      # rad/s below which a slowing joint sticks
+//! armature: [0.3, 0.3, 0.2, 0.2, 0.05, 0.05, 0.05]     # rotor inertia per joint, plant only
 //! scene: {obstacles: [...], points: [...], sensor: {...}}    # see scene_file.rs
 //! ```
 
@@ -19,7 +22,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use armctl_dynamics::Wrench;
-use armctl_sim::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
+use armctl_sim::{
+    Integrator, JointEffects, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig,
+};
 use nalgebra::{Matrix3, Vector3};
 use serde::Deserialize;
 
@@ -70,6 +75,9 @@ struct SimConfigFile {
     payload: Option<PayloadFile>,
     mass_scale: Option<f64>,
     external_wrench: Option<WrenchFile>,
+    static_friction: Option<Vec<f64>>,
+    stick_velocity: Option<f64>,
+    armature: Option<Vec<f64>>,
     scene: Option<crate::scene_file::SceneFile>,
 }
 
@@ -148,6 +156,13 @@ pub(crate) fn load(
                 torque: Vector3::from(w.torque),
             })
             .or(base.external_wrench),
+        joints: JointEffects {
+            static_friction: file
+                .static_friction
+                .unwrap_or(base.joints.static_friction.clone()),
+            stick_velocity: file.stick_velocity.unwrap_or(base.joints.stick_velocity),
+            armature: file.armature.unwrap_or(base.joints.armature.clone()),
+        },
         ..base
     };
     config

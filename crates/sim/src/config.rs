@@ -74,6 +74,32 @@ pub struct ModelMismatch {
     pub mass_scale: Option<f64>,
 }
 
+/// Joint effects a URDF has no field for. Each list is empty (the model's) or has one value
+/// per joint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointEffects {
+    /// Static friction (breakaway torque) per joint, N m (N), at least the joint's Coulomb
+    /// friction: a joint that slows below `stick_velocity` sticks, held by up to this much,
+    /// and slips (kinetic, the URDF's Coulomb friction) when more is needed. Empty: no
+    /// stiction. Needs `friction`.
+    pub static_friction: Vec<f64>,
+    /// The speed below which a slowing joint sticks, rad/s (m/s).
+    pub stick_velocity: f64,
+    /// Rotor inertia reflected through the gear, per joint, kg m^2 (kg): the plant's, replacing
+    /// the model's (which the controller keeps). Empty: the model's.
+    pub armature: Vec<f64>,
+}
+
+impl Default for JointEffects {
+    fn default() -> Self {
+        Self {
+            static_friction: Vec::new(),
+            stick_velocity: 1e-3,
+            armature: Vec::new(),
+        }
+    }
+}
+
 /// Everything the simulator can be told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -99,6 +125,8 @@ pub struct SimConfig {
     pub external_wrench: Option<Wrench>,
     /// What the arm can touch, where, and a force/torque sensor.
     pub scene: Scene,
+    /// Stiction and armature.
+    pub joints: JointEffects,
 }
 
 impl Default for SimConfig {
@@ -115,6 +143,7 @@ impl Default for SimConfig {
             mismatch: ModelMismatch::default(),
             external_wrench: None,
             scene: Scene::default(),
+            joints: JointEffects::default(),
         }
     }
 }
@@ -197,6 +226,21 @@ impl SimConfig {
             if !(s.is_finite() && s > 0.0) {
                 return bad("mass_scale", "must be positive");
             }
+        }
+        let j = &self.joints;
+        let values_ok = j
+            .static_friction
+            .iter()
+            .chain(&j.armature)
+            .all(|v| v.is_finite() && *v >= 0.0);
+        if !values_ok {
+            return bad(
+                "joints",
+                "static_friction and armature must be finite and not negative",
+            );
+        }
+        if !(j.stick_velocity.is_finite() && j.stick_velocity > 0.0) {
+            return bad("stick_velocity", "must be positive");
         }
         if let Err((item, reason)) = self.scene.validate() {
             return Err(SimError::InvalidConfig {

@@ -29,8 +29,9 @@
 //!
 //! ## Limitations
 //! - Joint limits are springs, not hard stops: a fast joint overshoots its limit briefly.
-//! - Coulomb friction uses a smooth sign (`tanh(qd / coulomb_width)`), so there is no true
-//!   stiction.
+//! - Coulomb friction uses a smooth sign (`tanh(qd / coulomb_width)`); true stiction (a stuck
+//!   joint held up to its breakaway torque) needs `joints.static_friction`.
+//! - No gear backlash, and no flexible joints.
 //! - The external wrench is constant and acts at the tip only; contact (planes and boxes
 //!   touched at chosen points of the links, module `contact`) is the way to touch things.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
@@ -42,7 +43,9 @@ mod error;
 mod simulator;
 
 pub use closed_loop::{run_closed_loop, run_loop, ControlLoop, DirectControl, RunLog};
-pub use config::{Integrator, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig};
+pub use config::{
+    Integrator, JointEffects, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig,
+};
 pub use contact::{
     ContactForce, ContactPoint, ForceSensor, Obstacle, Scene, SensedWrench, Shape,
     DEFAULT_SLIP_VELOCITY,

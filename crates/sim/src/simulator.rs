@@ -77,6 +77,12 @@ pub struct Simulator {
     /// The same reading about the tip, base link axes.
     sensed_at_tip: Option<[f64; 6]>,
     sensor_noise: Option<(StdRng, Normal<f64>)>,
+    /// Per joint with stiction: where it is stuck (`None`: slipping), and the anchor's
+    /// (stiffness, damping).
+    anchors: Vec<Option<f64>>,
+    stick_springs: Vec<(f64, f64)>,
+    /// Velocities at the start of the step (a joint sticks only while slowing).
+    previous_qd: Vec<f64>,
 }
 
 /// `(w^2 M_ii, 2 zeta w M_ii)` per joint at mid-range, or zeros without limit springs.
@@ -115,9 +121,15 @@ fn check_masses(plant: &Robot, q0: &[f64]) -> Result<(), SimError> {
     Ok(())
 }
 
-/// The plant: the model with the configured mismatch.
-fn plant(model: &Robot, mismatch: &ModelMismatch) -> Result<Robot, SimError> {
+/// The plant: the model with the configured mismatch and armature.
+fn plant(model: &Robot, mismatch: &ModelMismatch, armature: &[f64]) -> Result<Robot, SimError> {
     let mut parts: RobotParts = model.to_parts();
+    if !armature.is_empty() {
+        check_length("armature", parts.joints.len(), armature.len())?;
+        for (joint, &a) in parts.joints.iter_mut().zip(armature) {
+            joint.armature = a;
+        }
+    }
     if let Some(s) = mismatch.mass_scale {
         for link in &mut parts.links {
             link.mass *= s;
@@ -149,7 +161,7 @@ impl Simulator {
                 what: "initial state",
             });
         }
-        let plant = plant(model, &config.mismatch)?;
+        let plant = plant(model, &config.mismatch, &config.joints.armature)?;
         check_masses(&plant, q0)?;
         let noise = match config.noise {
             Some(n) => Some((
@@ -168,6 +180,12 @@ impl Simulator {
         let zeros = vec![0.0; n];
         let limit_springs = limit_springs(&plant, &config)?;
         check_contact_stiffness(&plant, q0, &config)?;
+        let stick_springs = stick_springs(&plant, &config)?;
+        let anchors = stick_springs
+            .iter()
+            .zip(q0)
+            .map(|(&(k, _), &q)| (k > 0.0).then_some(q))
+            .collect();
         let sensor_noise = match &config.scene.sensor {
             Some(sensor) if sensor.noise > 0.0 => Some((
                 StdRng::seed_from_u64(config.noise.map_or(0, |n| n.seed) ^ 0x5e75),
@@ -184,6 +202,9 @@ impl Simulator {
             sensed: None,
             sensed_at_tip: None,
             sensor_noise,
+            anchors,
+            stick_springs,
+            previous_qd: zeros.clone(),
             limit_springs,
             ws: DynamicsWorkspace::new(&plant),
             kin: KinematicsWorkspace::new(&plant),
@@ -288,6 +309,7 @@ impl Simulator {
         // The oldest slot is the command from `delay` steps ago (zeros before any).
         let oldest = (self.newest + 1) % slots;
         self.applied.copy_from_slice(&self.pending[oldest]);
+        self.previous_qd.copy_from_slice(&self.qd);
         let integrated = match self.config.integrator {
             Integrator::Rk4 => self.rk4(),
             Integrator::SemiImplicitEuler => self.semi_implicit_euler(),
@@ -296,6 +318,7 @@ impl Simulator {
         if integrated.is_err() || self.runaway() {
             return Err(self.diverged());
         }
+        self.update_sticking();
         self.update_contact_report()?;
         Ok(report)
     }
@@ -418,6 +441,15 @@ impl Simulator {
         friction_torques(&self.plant, qd, sign, &mut self.friction)?;
         for (i, (joint, &v)) in self.plant.joints().iter().zip(qd).enumerate() {
             let (viscous, coulomb) = (joint.friction.viscous, joint.friction.coulomb);
+            if let Some(anchor) = self.anchors[i] {
+                // Stuck: the anchor spring replaces the Coulomb friction (limited to the
+                // breakaway torque by `update_sticking`), implicit like the limit springs.
+                let (k, c) = self.stick_springs[i];
+                let past = self.stage_q[i] - anchor;
+                self.torque[i] -= viscous * v + k * (past + dt * v) + c * v;
+                self.implicit[i] += dt * (viscous + c) + dt * dt * k;
+                continue;
+            }
             let tangent = coulomb / width / (v / width).cosh().powi(2);
             let clamp = if v == 0.0 {
                 0.0
@@ -428,6 +460,32 @@ impl Simulator {
             self.implicit[i] += dt * (viscous + tangent.max(clamp));
         }
         Ok(())
+    }
+
+    /// After a step: a stuck joint whose anchor needs more than its breakaway torque slips; a
+    /// slipping joint that slowed below `stick_velocity` sticks where it is.
+    fn update_sticking(&mut self) {
+        let statics = &self.config.joints.static_friction;
+        let stick_velocity = self.config.joints.stick_velocity;
+        for (i, anchor) in self.anchors.iter_mut().enumerate() {
+            let (k, c) = self.stick_springs[i];
+            if k == 0.0 {
+                continue;
+            }
+            let (q, qd) = (self.q[i], self.qd[i]);
+            match *anchor {
+                Some(at) if (k * (q - at) + c * qd).abs() > statics[i] => *anchor = None,
+                None if qd.abs() < stick_velocity && qd.abs() <= self.previous_qd[i].abs() => {
+                    *anchor = Some(q)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Per joint, whether it is stuck (static friction holds it; `joints.static_friction`).
+    pub fn stuck(&self) -> impl Iterator<Item = bool> + '_ {
+        self.anchors.iter().map(Option::is_some)
     }
 
     /// Past a limit, the spring-damper at the end of the step (`past + dt qd_new`, linearised):
@@ -727,4 +785,52 @@ fn check_contact_stiffness(plant: &Robot, q0: &[f64], config: &SimConfig) -> Res
         }
     }
     Ok(())
+}
+
+/// How far a stuck joint's anchor gives at its breakaway torque, rad (m): stiff enough to hold
+/// the joint still, integrated implicitly so any stiffness is stable.
+const STICK_DEFLECTION: f64 = 1e-4;
+
+/// Per joint, the anchor spring of stiction: stiffness `f_s / STICK_DEFLECTION`, critically
+/// damped on `M_ii` at the middle of the range; zeros without stiction. Refuses a static
+/// friction below the joint's Coulomb friction, naming it.
+fn stick_springs(plant: &Robot, config: &SimConfig) -> Result<Vec<(f64, f64)>, SimError> {
+    let n = plant.dof();
+    let statics = &config.joints.static_friction;
+    if statics.is_empty() {
+        return Ok(vec![(0.0, 0.0); n]);
+    }
+    check_length("static_friction", n, statics.len())?;
+    if !config.friction && statics.iter().any(|&f| f > 0.0) {
+        return Err(SimError::InvalidConfig {
+            name: "static_friction",
+            reason: "needs friction on".into(),
+        });
+    }
+    let mut m = DMatrix::zeros(n, n);
+    mass_matrix(
+        plant,
+        &mut DynamicsWorkspace::new(plant),
+        &plant.middle_configuration(),
+        &mut m,
+    )?;
+    plant
+        .joints()
+        .iter()
+        .zip(statics)
+        .enumerate()
+        .map(|(i, (joint, &f_s))| {
+            if f_s > 0.0 && f_s < joint.friction.coulomb {
+                return Err(SimError::InvalidConfig {
+                    name: "static_friction",
+                    reason: format!(
+                        "joint '{}': {f_s} is below its Coulomb friction {} (breakaway takes at least the sliding friction)",
+                        joint.name, joint.friction.coulomb
+                    ),
+                });
+            }
+            let k = f_s / STICK_DEFLECTION;
+            Ok((k, 2.0 * (k * m[(i, i)]).sqrt()))
+        })
+        .collect()
 }

@@ -645,3 +645,106 @@ fn a_joint_that_moves_no_mass_is_refused_at_start_naming_it() {
         "{error}"
     );
 }
+
+/// Settings with stiction on the one joint: static friction `breakaway` over the URDF's
+/// Coulomb friction.
+fn with_stiction(breakaway: f64) -> SimConfig {
+    SimConfig {
+        joints: armctl_sim::JointEffects {
+            static_friction: vec![breakaway],
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn stiction_holds_a_joint_below_breakaway_releases_above_and_sticks_again_when_it_stops() {
+    let (inertia, kinetic, breakaway) = (0.01, 1.0, 2.0);
+    let arm = one_joint(inertia, 0.0, kinetic);
+    for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
+        let config = SimConfig {
+            integrator,
+            ..with_stiction(breakaway)
+        };
+        let mut sim = Simulator::new(&arm, &[0.0], config).unwrap();
+        // Held: 1.5 N m (above the kinetic 1, below the breakaway 2) for a second.
+        for _ in 0..1000 {
+            sim.step(&[1.5]).unwrap();
+        }
+        let (q, qd) = (sim.q()[0], sim.qd()[0]);
+        eprintln!("{integrator:?}: held at {q:e} rad, {qd:e} rad/s");
+        assert!(
+            q.abs() < 1e-4 && qd.abs() < 1e-6,
+            "{integrator:?}: {q} {qd}"
+        );
+        assert!(sim.stuck().all(|s| s));
+        // Released: 2.5 N m breaks it loose; it slides against the kinetic friction.
+        for _ in 0..100 {
+            sim.step(&[2.5]).unwrap();
+        }
+        let v0 = sim.qd()[0];
+        for _ in 0..100 {
+            sim.step(&[2.5]).unwrap();
+        }
+        let acceleration = (sim.qd()[0] - v0) / 0.1;
+        let expected = (2.5 - kinetic) / inertia;
+        assert!(
+            (acceleration - expected).abs() < 1e-3 * expected,
+            "{integrator:?}: slides at {acceleration}, expected {expected}"
+        );
+        assert!(sim.stuck().all(|s| !s));
+        // Let go: friction stops it, and it sticks again where it stopped.
+        for _ in 0..1000 {
+            sim.step(&[0.0]).unwrap();
+        }
+        assert!(sim.stuck().all(|s| s), "{integrator:?}: sticks again");
+        let stopped = sim.q()[0];
+        for _ in 0..1000 {
+            sim.step(&[1.5]).unwrap();
+        }
+        assert!(
+            (sim.q()[0] - stopped).abs() < 1e-4,
+            "{integrator:?}: held again ({} from {stopped})",
+            sim.q()[0]
+        );
+    }
+}
+
+#[test]
+fn static_friction_below_the_coulomb_friction_or_without_friction_is_refused() {
+    let arm = one_joint(0.01, 0.0, 1.0);
+    let e = Simulator::new(&arm, &[0.0], with_stiction(0.5)).unwrap_err();
+    assert!(e.to_string().contains("joint 'spin'"), "{e}");
+    let config = SimConfig {
+        friction: false,
+        ..with_stiction(2.0)
+    };
+    let e = Simulator::new(&arm, &[0.0], config).unwrap_err();
+    assert!(e.to_string().contains("needs friction"), "{e}");
+}
+
+#[test]
+fn armature_from_the_settings_adds_to_the_plant_s_inertia_not_the_model_s() {
+    let (inertia, armature) = (0.01, 0.03);
+    let arm = one_joint(inertia, 0.0, 0.0);
+    let config = SimConfig {
+        joints: armctl_sim::JointEffects {
+            armature: vec![armature],
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::ideal()
+    };
+    let mut sim = Simulator::new(&arm, &[0.0], config).unwrap();
+    for _ in 0..100 {
+        sim.step(&[1.0]).unwrap();
+    }
+    let expected = 1.0 / (inertia + armature) * 0.1;
+    assert!(
+        (sim.qd()[0] - expected).abs() < 1e-9,
+        "{} {expected}",
+        sim.qd()[0]
+    );
+    assert_eq!(sim.plant().joints()[0].armature, armature);
+    assert_eq!(arm.joints()[0].armature, 0.0, "the model keeps its own");
+}
