@@ -15,7 +15,6 @@ mod params_command;
 mod params_file;
 mod plots;
 mod random_states;
-mod scene_file;
 mod sim_command;
 mod sim_config_file;
 mod trajectory_spec;

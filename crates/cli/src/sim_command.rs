@@ -19,7 +19,8 @@ use nalgebra::IsometryMatrix3;
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
-use crate::{params_file, scene_file, sim_config_file, trajectory_spec};
+use crate::{params_file, sim_config_file, trajectory_spec};
+use armctl_runtime::scene_file;
 
 /// Integration scheme on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]

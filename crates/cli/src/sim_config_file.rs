@@ -78,7 +78,7 @@ struct SimConfigFile {
     static_friction: Option<Vec<f64>>,
     stick_velocity: Option<f64>,
     armature: Option<Vec<f64>>,
-    scene: Option<crate::scene_file::SceneFile>,
+    scene: Option<armctl_runtime::scene_file::SceneFile>,
 }
 
 /// Marks a key that is present (even as `null`) as `Some`.
@@ -95,7 +95,7 @@ where
 pub(crate) fn load(
     path: &Path,
     base: SimConfig,
-) -> Result<(SimConfig, Option<crate::scene_file::SceneFile>)> {
+) -> Result<(SimConfig, Option<armctl_runtime::scene_file::SceneFile>)> {
     let text = crate::input_file::read_text(
         path,
         "simulator settings",

@@ -106,6 +106,12 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
         )
         .read_only(),
         Declaration::bool("friction", true, "Apply the model's friction.").read_only(),
+        Declaration::string(
+            "scene_file",
+            "",
+            "A scene (YAML, as armctl sim --scene: obstacles, contact points on URDF links, a force/torque sensor published on ~/wrench). Empty: nothing to touch.",
+        )
+        .read_only(),
         fixed(
             "noise_position",
             0.0,

@@ -34,6 +34,12 @@ pub enum RuntimeError {
         /// Why.
         reason: String,
     },
+    /// A simulator scene is invalid (an obstacle, a contact point, the sensor).
+    #[error("scene: {reason}")]
+    Scene {
+        /// What is wrong, naming the item.
+        reason: String,
+    },
     /// The robot model could not be built.
     #[error("robot model: {0}")]
     Model(#[from] armctl_model::ModelError),

@@ -19,6 +19,7 @@ pub mod node_clock;
 pub mod node_parameters;
 pub mod params_file;
 pub mod ros_args;
+pub mod scene_file;
 pub mod simulated_loop;
 pub mod startup;
 

@@ -3,11 +3,14 @@
 //! at `rate` and applies the newest effort command from `command_topic`
 //! (std_msgs/Float64MultiArray, chain order). A command of the wrong length or with NaN is
 //! refused with a reason; without a command for `command_timeout` the arm gets zero effort.
+//! With a `scene_file` the arm touches its obstacles, and a force/torque sensor of the scene is
+//! published on `~/wrench` (geometry_msgs/WrenchStamped, in the sensor link's frame, stamped
+//! with simulated time): remap it to a controller's `~/external_wrench`.
 
 use armctl_sim::{Integrator, ModelMismatch, Payload, SensorNoise, SimConfig, Simulator};
 use nalgebra::{Matrix3, Vector3};
 
-use crate::msgs::{Clock, Header, JointState, Time};
+use crate::msgs::{Clock, Header, JointState, Time, Vector3 as MsgVector3, WrenchStamped};
 use crate::parameter_services::handle_request;
 use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
@@ -17,7 +20,7 @@ use armctl_runtime::declarations::sim_node_declarations;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
-use armctl_runtime::startup::{load_robot, NodeStart};
+use armctl_runtime::startup::{load_conversion, NodeStart};
 
 /// A configured simulator node.
 pub struct SimNode {
@@ -35,6 +38,8 @@ pub struct SimNode {
     hold_until_command: bool,
     refused: bool,
     timed_out: bool,
+    /// The sensor's message, when the scene has a sensor.
+    wrench: Option<WrenchStamped>,
 }
 
 impl std::fmt::Debug for SimNode {
@@ -91,7 +96,8 @@ impl SimNode {
             }
             .into());
         }
-        let robot = load_robot(&store)?;
+        let conversion = load_conversion(&store)?;
+        let robot = conversion.robot;
         let n = robot.dof();
         let q0 = match store.get("initial_positions") {
             Some(ParameterValue::DoubleArray(q)) if !q.is_empty() => {
@@ -120,7 +126,24 @@ impl SimNode {
             _ => robot.middle_configuration(),
         };
         let rate = store.double("rate");
-        let sim = Simulator::new(&robot, &q0, config(&store, 1.0 / rate)).map_err(|e| {
+        let mut sim_config = config(&store, 1.0 / rate);
+        let scene_path = store.string("scene_file");
+        if !scene_path.is_empty() {
+            sim_config.scene = armctl_runtime::scene_file::load(std::path::Path::new(&scene_path))
+                .and_then(|scene| scene.resolve(&robot, &conversion.report))?;
+        }
+        let wrench = sim_config
+            .scene
+            .sensor
+            .as_ref()
+            .map(|sensor| WrenchStamped {
+                header: Header {
+                    frame_id: sensor.name.clone(),
+                    ..Header::default()
+                },
+                ..WrenchStamped::default()
+            });
+        let sim = Simulator::new(&robot, &q0, sim_config).map_err(|e| {
             RosError::from(armctl_runtime::RuntimeError::Parameter {
                 name: "simulator".into(),
                 reason: e.to_string(),
@@ -131,6 +154,9 @@ impl SimNode {
         let mut publications = vec![(Topic::JointStates, resolve_name("joint_states"))];
         if publish_clock {
             publications.push((Topic::Clock, resolve_name("/clock")));
+        }
+        if wrench.is_some() {
+            publications.push((Topic::ExternalWrench, resolve_name("~/wrench")));
         }
         let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let spec = NodeSpec {
@@ -166,6 +192,7 @@ impl SimNode {
                 == Some(&ParameterValue::Bool(true)),
             refused: false,
             timed_out: false,
+            wrench,
         })
     }
 
@@ -230,6 +257,21 @@ impl SimNode {
             transport.publish(Outgoing::Clock(&self.clock));
         }
         transport.publish(Outgoing::JointStates(&self.message));
+        if let (Some(message), Some(sensed)) = (&mut self.wrench, self.sim.sensed_wrench()) {
+            let [fx, fy, fz, mx, my, mz] = sensed.in_sensor_axes();
+            message.header.stamp = self.message.header.stamp;
+            message.wrench.force = MsgVector3 {
+                x: fx,
+                y: fy,
+                z: fz,
+            };
+            message.wrench.torque = MsgVector3 {
+                x: mx,
+                y: my,
+                z: mz,
+            };
+            transport.publish(Outgoing::ExternalWrench(message));
+        }
     }
 }
 

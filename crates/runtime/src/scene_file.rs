@@ -1,5 +1,5 @@
-//! A scene for the simulator (`armctl sim --scene FILE.yaml`, or `scene:` in the simulator
-//! settings): obstacles, the arm's contact points, a force/torque sensor. Positions are in the
+//! A scene for the simulator (`armctl sim --scene FILE.yaml`, `scene:` in its settings file,
+//! sim_node's `scene_file`): obstacles, the arm's contact points, a force/torque sensor. Positions are in the
 //! base link frame; points and the sensor sit on URDF links (`tip` for the chain's tip link),
 //! in that link's frame.
 //!
@@ -22,11 +22,18 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
 use armctl_model::{ConversionReport, FrameId, Robot};
 use armctl_sim::{ContactPoint, ForceSensor, Obstacle, Scene, Shape, DEFAULT_SLIP_VELOCITY};
 use nalgebra::{IsometryMatrix3, Rotation3, Translation3, Unit, Vector3};
 use serde::Deserialize;
+
+use crate::RuntimeError;
+
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+fn invalid(reason: String) -> RuntimeError {
+    RuntimeError::Scene { reason }
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -84,7 +91,7 @@ struct SensorFile {
 /// The scene as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SceneFile {
+pub struct SceneFile {
     #[serde(default)]
     obstacles: Vec<ObstacleFile>,
     #[serde(default)]
@@ -115,10 +122,10 @@ fn on_link(
         Some(frame) => Ok((FrameId::Mdh(frame.frame), frame.pose)),
         None => {
             let known: Vec<&str> = report.link_frames.iter().map(|f| f.link.as_str()).collect();
-            bail!(
+            Err(invalid(format!(
                 "link '{link}' is not on the chain (its links: tip, {})",
                 known.join(", ")
-            )
+            )))
         }
     }
 }
@@ -128,10 +135,10 @@ fn obstacle(o: ObstacleFile) -> Result<Obstacle> {
         (Some(p), None) => {
             let normal = Vector3::from(p.normal);
             if !(normal.norm() > 1e-9 && normal.iter().all(|v| v.is_finite())) {
-                bail!(
+                return Err(invalid(format!(
                     "obstacle '{}': the plane's normal must be a finite, non-zero vector",
                     o.name
-                );
+                )));
             }
             Shape::Plane {
                 point: Vector3::from(p.point),
@@ -142,7 +149,12 @@ fn obstacle(o: ObstacleFile) -> Result<Obstacle> {
             pose: pose(b.center, b.rpy),
             half_extents: Vector3::from(b.size) / 2.0,
         },
-        _ => bail!("obstacle '{}': give exactly one of plane or box", o.name),
+        _ => {
+            return Err(invalid(format!(
+                "obstacle '{}': give exactly one of plane or box",
+                o.name
+            )))
+        }
     };
     Ok(Obstacle {
         name: o.name,
@@ -155,7 +167,7 @@ fn obstacle(o: ObstacleFile) -> Result<Obstacle> {
 
 impl SceneFile {
     /// The scene on `robot`, its points and sensor placed through the conversion's link frames.
-    pub(crate) fn resolve(self, robot: &Robot, report: &ConversionReport) -> Result<Scene> {
+    pub fn resolve(self, robot: &Robot, report: &ConversionReport) -> Result<Scene> {
         let obstacles = self
             .obstacles
             .into_iter()
@@ -163,8 +175,7 @@ impl SceneFile {
             .collect::<Result<_>>()?;
         let mut points = Vec::with_capacity(self.points.len());
         for p in self.points {
-            let (frame, link_pose) =
-                on_link(&p.link, robot, report).with_context(|| "a contact point".to_string())?;
+            let (frame, link_pose) = on_link(&p.link, robot, report)?;
             points.push(ContactPoint {
                 name: p.name.unwrap_or_else(|| p.link.clone()),
                 frame,
@@ -173,10 +184,14 @@ impl SceneFile {
         }
         let sensor = match self.sensor {
             Some(s) => {
-                let (frame, link_pose) =
-                    on_link(&s.link, robot, report).with_context(|| "the sensor".to_string())?;
+                let (frame, link_pose) = on_link(&s.link, robot, report)?;
                 Some(ForceSensor {
-                    name: s.link,
+                    // A frame a message can name: the tip link's own name for `tip`.
+                    name: if s.link == "tip" {
+                        robot.tip_link().to_string()
+                    } else {
+                        s.link
+                    },
                     frame,
                     pose: link_pose * pose(s.position, s.rpy),
                     noise: s.noise,
@@ -192,17 +207,78 @@ impl SceneFile {
             sensor,
         };
         if let Err((item, reason)) = scene.validate() {
-            bail!("{item}: {reason}");
+            return Err(invalid(format!("{item}: {reason}")));
         }
         Ok(scene)
     }
 }
 
-/// Reads a scene file.
-pub(crate) fn load(path: &Path) -> Result<SceneFile> {
-    let text = crate::input_file::read_text(path, "scene", armctl_model::files::MAX_CONFIG_BYTES)?;
+/// Reads a scene file (bounded in size like every configuration file).
+pub fn load(path: &Path) -> Result<SceneFile> {
+    let file = |reason: String| RuntimeError::ParamsFile {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = armctl_model::files::read_text_bounded(path, armctl_model::files::MAX_CONFIG_BYTES)
+        .map_err(file)?;
     if text.trim().is_empty() {
         return Ok(SceneFile::default());
     }
-    serde_yaml::from_str(&text).with_context(|| format!("parsing scene {}", path.display()))
+    serde_yaml::from_str(&text)
+        .map_err(|e| file(armctl_model::files::short_message(&e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn panda() -> armctl_model::Conversion {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        armctl_model::urdf_file_to_robot(Path::new(path), &Default::default()).unwrap()
+    }
+
+    fn resolved(text: &str) -> Result<Scene> {
+        let c = panda();
+        let file: SceneFile = serde_yaml::from_str(text)
+            .map_err(|e| invalid(armctl_model::files::short_message(&e.to_string())))?;
+        file.resolve(&c.robot, &c.report)
+    }
+
+    #[test]
+    fn bad_scenes_are_refused_naming_the_item() {
+        let plane = "plane: {point: [0, 0, 0], normal: [0, 0, 1]}";
+        for (text, named) in [
+            (format!("obstacles: [{{name: a, {plane}, stiffness: 1.0, colour: red}}]"), "colour"),
+            (format!("obstacles: [{{name: a, {plane}}}]"), "stiffness"),
+            (format!("obstacles: [{{name: a, {plane}, stiffness: .nan}}]"), "obstacle 'a'"),
+            (format!("obstacles: [{{name: a, {plane}, stiffness: -1.0}}]"), "obstacle 'a'"),
+            ("obstacles: [{name: b, box: {center: [0, 0, 0], size: [1, -1, 1]}, stiffness: 1.0}]".into(), "obstacle 'b'"),
+            (format!("obstacles: [{{name: c, {plane}, box: {{center: [0, 0, 0], size: [1, 1, 1]}}, stiffness: 1.0}}]"), "exactly one"),
+            ("obstacles: [{name: d, stiffness: 1.0}]".into(), "exactly one"),
+            ("points: [{link: nowhere}]".into(), "link 'nowhere'"),
+            ("points: [{link: tip, position: [0, .inf, 0]}]".into(), "contact point 'tip'"),
+            ("sensor: {link: tip, noise: -1.0}".into(), "sensor 'panda_link8'"),
+            ("slip_velocity: 0.0".into(), "slip_velocity"),
+        ] {
+            let e = resolved(&text).unwrap_err().to_string();
+            assert!(e.contains(named), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn points_and_the_sensor_sit_on_the_links_they_name() {
+        let scene = resolved(
+            "points: [{link: panda_link7, position: [0, 0, 0.1]}, {link: tip}]\nsensor: {link: tip}",
+        )
+        .unwrap();
+        assert_eq!(scene.points[0].frame, FrameId::Mdh(7));
+        assert_eq!(scene.points[1].frame, FrameId::Tip);
+        assert_eq!(scene.points[0].name, "panda_link7");
+        let sensor = scene.sensor.unwrap();
+        assert_eq!(
+            (sensor.name.as_str(), sensor.frame),
+            ("panda_link8", FrameId::Tip)
+        );
+        assert_eq!(scene.slip_velocity, DEFAULT_SLIP_VELOCITY);
+    }
 }
