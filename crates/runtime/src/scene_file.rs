@@ -253,6 +253,7 @@ mod tests {
             (format!("obstacles: [{{name: a, {plane}, stiffness: .nan}}]"), "obstacle 'a'"),
             (format!("obstacles: [{{name: a, {plane}, stiffness: -1.0}}]"), "obstacle 'a'"),
             ("obstacles: [{name: b, box: {center: [0, 0, 0], size: [1, -1, 1]}, stiffness: 1.0}]".into(), "obstacle 'b'"),
+            ("obstacles: [{name: r, box: {center: [0, 0, 0], rpy: [.nan, 0, 0], size: [1, 1, 1]}, stiffness: 1.0}]".into(), "obstacle 'r'"),
             (format!("obstacles: [{{name: c, {plane}, box: {{center: [0, 0, 0], size: [1, 1, 1]}}, stiffness: 1.0}}]"), "exactly one"),
             ("obstacles: [{name: d, stiffness: 1.0}]".into(), "exactly one"),
             ("points: [{link: nowhere}]".into(), "link 'nowhere'"),

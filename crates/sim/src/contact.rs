@@ -215,6 +215,7 @@ impl Scene {
                 }
                 Shape::Box { pose, half_extents } => {
                     finite(pose.translation.vector.as_slice())
+                        && finite(pose.rotation.matrix().as_slice())
                         && half_extents.iter().all(|h| h.is_finite() && *h > 0.0)
                 }
             };
