@@ -537,7 +537,17 @@ impl Simulator {
         let slip = self.config.scene.slip_velocity;
         let frames = forward_kinematics(&self.plant, &mut self.kin, &self.stage_q)?;
         let qd = &self.stage_qd[stage];
+        let obstacles = &self.config.scene.obstacles;
         for point in &self.config.scene.points {
+            // Most points touch nothing most of the time: their Jacobian is not needed.
+            let at = frame_pose(&self.plant, frames.mdh_frames(), point.frame)
+                * Point3::from(point.position);
+            if obstacles
+                .iter()
+                .all(|o| o.shape.penetration(&at.coords).is_none())
+            {
+                continue;
+            }
             let p = point_jacobian(
                 &self.plant,
                 frames.mdh_frames(),
