@@ -34,11 +34,15 @@
 //! - No gear backlash, and no flexible joints.
 //! - The external wrench is constant and acts at the tip only; contact (planes and boxes
 //!   touched at chosen points of the links, module `contact`) is the way to touch things.
+//! - Two arms holding one object ([`CooperativeSimulator`]) couple through explicit stiff
+//!   spring-dampers, limited to what the step resolves; it is a library type for now (not yet
+//!   in `armctl sim` or sim_node).
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod closed_loop;
 mod config;
 mod contact;
+mod cooperative;
 mod error;
 mod simulator;
 
@@ -50,5 +54,6 @@ pub use contact::{
     ContactForce, ContactPoint, ForceSensor, Obstacle, Scene, SensedWrench, Shape,
     DEFAULT_SLIP_VELOCITY,
 };
+pub use cooperative::{CooperativeSimulator, GraspStiffness, HeldObject, PlacedArm};
 pub use error::SimError;
 pub use simulator::{Simulator, StepReport, RUNAWAY_FACTOR, RUNAWAY_SPEED};

@@ -636,6 +636,24 @@ impl Simulator {
         &self.contact_forces
     }
 
+    /// Sets the wrench the environment applies to the tip from the next step on (`[f; m]`,
+    /// moment about the tip, base link axes; `None`: none), as `SimConfig::external_wrench`.
+    pub fn set_external_wrench(&mut self, wrench: Option<Wrench>) -> Result<(), SimError> {
+        if let Some(w) = &wrench {
+            if w.force
+                .iter()
+                .chain(w.torque.iter())
+                .any(|v| !v.is_finite())
+            {
+                return Err(SimError::NonFinite {
+                    what: "external wrench",
+                });
+            }
+        }
+        self.config.external_wrench = wrench;
+        Ok(())
+    }
+
     /// The force/torque sensor's reading at the end of the last step (`None` without one).
     pub fn sensed_wrench(&self) -> Option<SensedWrench> {
         self.sensed
