@@ -11,6 +11,7 @@ mod model_command;
 mod model_json;
 #[cfg(test)]
 mod mutated_trajectory_files;
+mod pair_run;
 mod params_command;
 mod params_file;
 mod plots;

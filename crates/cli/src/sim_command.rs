@@ -19,7 +19,7 @@ use nalgebra::IsometryMatrix3;
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
-use crate::{params_file, sim_config_file, trajectory_spec};
+use crate::{pair_run, params_file, sim_config_file, trajectory_spec};
 use armctl_runtime::scene_file;
 
 /// Integration scheme on the command line.
@@ -192,14 +192,17 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     if let Some(path) = &args.scene {
         scene = Some(scene_file::load(path)?);
     }
-    if let Some(scene) = scene {
-        config.scene = scene.resolve(&robot, &report).context("the scene")?;
-    }
     if let Some(integrator) = args.integrator {
         config.integrator = match integrator {
             IntegratorArg::Rk4 => Integrator::Rk4,
             IntegratorArg::Euler => Integrator::SemiImplicitEuler,
         };
+    }
+    if let Some(scene) = scene {
+        if let Some(setup) = scene.pair(&robot).context("the scene")? {
+            return run_pair(args, &robot, &setup, config, steps);
+        }
+        config.scene = scene.resolve(&robot, &report).context("the scene")?;
     }
     let mut sim = Simulator::new(&robot, &q0, config)?;
     runtime
@@ -242,6 +245,45 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print!("{}", render(&summary));
+    }
+    Ok(())
+}
+
+/// A `pair:` scene: each arm under its own runtime (same law and parameters), following
+/// `--trajectory` from its own start configuration.
+fn run_pair(
+    args: &SimArgs,
+    robot: &Robot,
+    setup: &armctl_runtime::scene_file::PairSetup,
+    config: SimConfig,
+    steps: usize,
+) -> Result<()> {
+    if args.target_pose.is_some() || args.q0.is_some() {
+        bail!(
+            "--target-pose and --q0 are not used with a pair scene (its arms carry their own q0)"
+        );
+    }
+    let runtime = |a: usize| -> Result<ControllerRuntime> {
+        let mut runtime = controller_runtime(args, robot)?;
+        let trajectory = trajectory_spec::parse(&args.trajectory, robot, &setup.arms[a].2)?;
+        runtime
+            .core_mut()
+            .follow(trajectory, 0.0)
+            .with_context(|| format!("trajectory '{}'", args.trajectory))?;
+        Ok(runtime)
+    };
+    let summary = pair_run::run(
+        robot,
+        setup,
+        config,
+        [runtime(0)?, runtime(1)?],
+        steps,
+        &args.out,
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", pair_run::render(&summary));
     }
     Ok(())
 }

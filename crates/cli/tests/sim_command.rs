@@ -378,3 +378,44 @@ fn a_scene_naming_a_link_off_the_chain_or_a_joint_space_target_is_refused() {
         "{err}"
     );
 }
+
+/// Two Pandas under computed torque hold the box of `config/scenes/two_pandas_box.yaml`: it
+/// sags while their feedback takes up its weight (computed torque knows nothing of the box),
+/// then stays; the internal force stays small; both arms and the box are in run.csv.
+#[test]
+fn two_pandas_hold_a_box_and_the_run_records_both_arms_and_the_box() {
+    let dir = out_dir("pair");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--scene",
+        "config/scenes/two_pandas_box.yaml",
+        "--controller",
+        "computed_torque",
+        "--duration",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let drift = summary["max_object_drift"].as_f64().unwrap();
+    let squeeze = summary["final_internal_force"].as_f64().unwrap();
+    println!("box drift {drift} m, internal force {squeeze} N");
+    assert!(drift < 0.03, "the box fell: {drift} m");
+    assert!(squeeze.abs() < 5.0, "internal force {squeeze} N");
+    assert_eq!(summary["held_steps"], serde_json::json!([0, 0]));
+    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for column in [
+        "left/q_panda_joint1",
+        "right/effort_panda_joint7",
+        "object_dz",
+        "internal_force",
+    ] {
+        assert!(header.contains(column), "{column} missing from {header}");
+    }
+    assert_eq!(csv.lines().count(), 3001);
+}

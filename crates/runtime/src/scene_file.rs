@@ -88,12 +88,65 @@ struct SensorFile {
     bias: [f64; 6],
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlacementFile {
+    #[serde(default)]
+    xyz: [f64; 3],
+    #[serde(default)]
+    rpy: [f64; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairArmFile {
+    name: String,
+    base: PlacementFile,
+    q0: Vec<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeldBoxFile {
+    mass: f64,
+    size: [f64; 3],
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GraspFile {
+    linear: f64,
+    angular: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PairFile {
+    arms: [PairArmFile; 2],
+    object: HeldBoxFile,
+    grasp: Option<GraspFile>,
+}
+
+/// Two copies of the arm holding a box between their tools (`pair:` in a scene file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairSetup {
+    /// Each arm's name (its columns' prefix), base pose in the world and start configuration.
+    pub arms: [(String, IsometryMatrix3<f64>, Vec<f64>); 2],
+    /// The box's mass, kg.
+    pub mass: f64,
+    /// The box's inertia about its centre, its axes, kg m^2.
+    pub inertia: nalgebra::Matrix3<f64>,
+    /// The couplings' stiffness (N/m, N m/rad).
+    pub grasp: armctl_sim::GraspStiffness,
+}
+
 /// The scene as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {
     #[serde(default)]
     obstacles: Vec<ObstacleFile>,
+    pair: Option<PairFile>,
     #[serde(default)]
     points: Vec<PointFile>,
     slip_velocity: Option<f64>,
@@ -166,6 +219,67 @@ fn obstacle(o: ObstacleFile) -> Result<Obstacle> {
 }
 
 impl SceneFile {
+    /// The pair of arms and the box they hold, when the scene has one (checked: names, finite
+    /// values, a positive mass and size, one start value per joint of `robot`).
+    pub fn pair(&self, robot: &Robot) -> Result<Option<PairSetup>> {
+        let Some(pair) = &self.pair else {
+            return Ok(None);
+        };
+        let n = robot.dof();
+        let arm = |a: &PairArmFile| -> Result<(String, IsometryMatrix3<f64>, Vec<f64>)> {
+            let finite = a
+                .base
+                .xyz
+                .iter()
+                .chain(&a.base.rpy)
+                .chain(&a.q0)
+                .all(|v| v.is_finite());
+            if a.q0.len() != n || !finite || a.name.is_empty() {
+                return Err(invalid(format!(
+                    "pair arm '{}': needs a name, a finite base and {n} finite start values (q0)",
+                    a.name
+                )));
+            }
+            Ok((a.name.clone(), pose(a.base.xyz, a.base.rpy), a.q0.clone()))
+        };
+        let arms = [arm(&pair.arms[0])?, arm(&pair.arms[1])?];
+        if arms[0].0 == arms[1].0 {
+            return Err(invalid("pair: the two arms need different names".into()));
+        }
+        let (m, [a, b, c]) = (pair.object.mass, pair.object.size);
+        let ok = [m, a, b, c].iter().all(|v| v.is_finite() && *v > 0.0);
+        if !ok {
+            return Err(invalid(
+                "pair object: mass and size must be positive and finite".into(),
+            ));
+        }
+        let grasp = pair
+            .grasp
+            .as_ref()
+            .map_or(armctl_sim::GraspStiffness::default(), |g| {
+                armctl_sim::GraspStiffness {
+                    linear: g.linear,
+                    angular: g.angular,
+                }
+            });
+        if !self.obstacles.is_empty() || !self.points.is_empty() || self.sensor.is_some() {
+            return Err(invalid(
+                "pair: obstacles, contact points and a sensor are not simulated with a pair yet"
+                    .into(),
+            ));
+        }
+        Ok(Some(PairSetup {
+            arms,
+            mass: m,
+            inertia: nalgebra::Matrix3::from_diagonal(&Vector3::new(
+                b * b + c * c,
+                a * a + c * c,
+                a * a + b * b,
+            )) * (m / 12.0),
+            grasp,
+        }))
+    }
+
     /// The scene on `robot`, its points and sensor placed through the conversion's link frames.
     pub fn resolve(self, robot: &Robot, report: &ConversionReport) -> Result<Scene> {
         let obstacles = self
@@ -264,6 +378,68 @@ mod tests {
             let e = resolved(&text).unwrap_err().to_string();
             assert!(e.contains(named), "{text}: {e}");
         }
+    }
+
+    fn pair(text: &str) -> Result<Option<PairSetup>> {
+        let c = panda();
+        let file: SceneFile = serde_yaml::from_str(text)
+            .map_err(|e| invalid(armctl_model::files::short_message(&e.to_string())))?;
+        file.pair(&c.robot)
+    }
+
+    #[test]
+    fn bad_pairs_are_refused_naming_what_is_wrong() {
+        let arm =
+            |name: &str, q: &str| format!("{{name: {name}, base: {{xyz: [0, 0, 0]}}, q0: [{q}]}}");
+        let seven = "0, 0, 0, -2, 0, 2, 0";
+        let object = "object: {mass: 1.0, size: [0.1, 0.1, 0.1]}";
+        for (text, named) in [
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], {object}}}",
+                    arm("a", "0, 0"),
+                    arm("b", seven)
+                ),
+                "pair arm 'a'",
+            ),
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], {object}}}",
+                    arm("a", seven),
+                    arm("a", seven)
+                ),
+                "different names",
+            ),
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], object: {{mass: 0.0, size: [1, 1, 1]}}}}",
+                    arm("a", seven),
+                    arm("b", seven)
+                ),
+                "mass and size",
+            ),
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], {object}}}\npoints: [{{link: tip}}]",
+                    arm("a", seven),
+                    arm("b", seven)
+                ),
+                "not simulated with a pair",
+            ),
+            (
+                format!("pair: {{arms: [{}], {object}}}", arm("a", seven)),
+                "an array of length 2",
+            ),
+        ] {
+            let e = pair(&text).unwrap_err().to_string();
+            assert!(e.contains(named), "{text}: {e}");
+        }
+        let ok = pair(&format!(
+            "pair: {{arms: [{}, {}], {object}}}",
+            arm("a", seven),
+            arm("b", seven)
+        ));
+        assert!(ok.unwrap().is_some());
     }
 
     #[test]

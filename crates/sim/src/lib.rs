@@ -35,8 +35,8 @@
 //! - The external wrench is constant and acts at the tip only; contact (planes and boxes
 //!   touched at chosen points of the links, module `contact`) is the way to touch things.
 //! - Two arms holding one object ([`CooperativeSimulator`]) couple through explicit stiff
-//!   spring-dampers, limited to what the step resolves; it is a library type for now (not yet
-//!   in `armctl sim` or sim_node).
+//!   spring-dampers, limited to what the step resolves; `armctl sim` runs it from a `pair:`
+//!   scene, sim_node does not yet.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 mod closed_loop;
