@@ -1,5 +1,6 @@
 //! The Python of the interop virtual environment (`tests/interop/setup_venv.sh`): Cyclone
-//! DDS's binding and the MCAP project's ROS 2 reader and writer, independent of armctl.
+//! DDS's binding, the MCAP project's ROS 2 reader and writer, and the MuJoCo physics engine,
+//! independent of armctl.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
