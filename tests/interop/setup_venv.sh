@@ -8,7 +8,9 @@ set -eu
 dir="$1"
 if [ ! -x "$dir/bin/python" ] || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy" 2>/dev/null; then
     python3 -m venv "$dir" >&2
-    "$dir/bin/pip" install --quiet --disable-pip-version-check \
+    # The venv's own python runs pip: a venv copied from elsewhere keeps a pip script whose
+    # first line names the original venv, and would install there.
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
         "cyclonedds==11.0.1" "mcap==1.6.0" "mcap-ros2-support==0.6.0" \
         "mujoco==3.3.7" "numpy==2.4.6" >&2
 fi
