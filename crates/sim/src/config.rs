@@ -12,7 +12,10 @@ pub enum Integrator {
     /// passive torques (friction, limit springs) are implicit in every stage, which keeps it
     /// stable for any damping, but makes them first order, and a mode much faster than the
     /// step decays by 0.375 per step instead of at once: for very stiff damping (b dt / I over
-    /// about 1) `SemiImplicitEuler` resolves stops better. Fourth order without them.
+    /// about 1) `SemiImplicitEuler` resolves stops better. Fourth order without them. Each
+    /// stage solving with `M + dt D` acts as an extra armature `dt b` on a damped joint: with
+    /// b = 1 N m s/rad that is 1e-3 kg m^2, which moved a Panda 4.4e-3 rad away from MuJoCo's
+    /// RK4 in 2 s (`tests/mujoco_agreement.rs`); `SemiImplicitEuler` agreed to 2.2e-8.
     #[default]
     Rk4,
     /// Semi-implicit (symplectic) Euler: `qd += dt qdd(q, qd)`, then `q += dt qd`, with the
