@@ -74,6 +74,7 @@ pub use safety::{EffortSafety, Guarded, SafetyReport};
 pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
+pub use tip_target::orientation_error;
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;

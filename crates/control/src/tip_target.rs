@@ -23,8 +23,9 @@ pub(crate) struct TipTarget {
     pub(crate) external_wrench: Vector6<f64>,
 }
 
-/// `1/2 (n x n_d + o x o_d + a x a_d)`.
-pub(crate) fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> Vector3<f64> {
+/// `1/2 (n x n_d + o x o_d + a x a_d)`: the small rotation from `r` to `r_desired` (base
+/// axes; Luh, Walker and Paul).
+pub fn orientation_error(r: &Matrix3<f64>, r_desired: &Matrix3<f64>) -> Vector3<f64> {
     (0..3)
         .map(|c| r.column(c).cross(&r_desired.column(c)))
         .fold(Vector3::zeros(), |a, b| a + b)

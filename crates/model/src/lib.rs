@@ -59,7 +59,7 @@ pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionRe
 pub use error::{check_length, LengthMismatch, ModelError};
 pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
 pub use inertia::{LinkParameters, RigidInertia, PARAMS_PER_LINK};
-pub use jacobian::jacobian;
+pub use jacobian::{jacobian, point_jacobian};
 pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};
 pub use kinematics_workspace::KinematicsWorkspace;

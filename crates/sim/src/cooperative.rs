@@ -18,6 +18,7 @@
 //! m (checked at start), and each coupling is critically damped on the object's mass and
 //! inertia.
 
+use armctl_control::orientation_error;
 use armctl_dynamics::Wrench;
 use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace};
 use nalgebra::{IsometryMatrix3, Matrix3, Matrix6xX, Rotation3, Translation3, Vector3};
@@ -93,14 +94,6 @@ pub struct CooperativeSimulator {
     jac: [Matrix6xX<f64>; 2],
     /// The couplings' wrenches on the tools at the start of the last step, `(F, M)`, world.
     couplings: [(Vector3<f64>, Vector3<f64>); 2],
-}
-
-/// `1/2 sum r_i x r_desired_i`: the rotation from `r` to `r_desired`, small-angle.
-fn orientation_error(r: &Rotation3<f64>, r_desired: &Rotation3<f64>) -> Vector3<f64> {
-    (0..3)
-        .map(|c| r.matrix().column(c).cross(&r_desired.matrix().column(c)))
-        .fold(Vector3::zeros(), |a, b| a + b)
-        * 0.5
 }
 
 /// Each tool's mobility `J M^-1 J^T` (6 x 6, base axes: the eigenvalues do not depend on the
@@ -300,7 +293,7 @@ impl CooperativeSimulator {
         let (k, k_r) = (self.stiffness.linear, self.stiffness.angular);
         let (c, c_r) = self.damping;
         let force = (p_g - p_t) * k + (v_g - tool.velocity) * c;
-        let moment = orientation_error(&tool.pose.rotation, &grasp.rotation) * k_r
+        let moment = orientation_error(tool.pose.rotation.matrix(), grasp.rotation.matrix()) * k_r
             + (self.angular - tool.angular) * c_r;
         Ok(Coupling {
             force,

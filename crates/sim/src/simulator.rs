@@ -11,15 +11,15 @@ use armctl_dynamics::{
     CoulombSign, DynamicsWorkspace, Wrench,
 };
 use armctl_model::{
-    check_length, forward_kinematics, jacobian, FrameId, KinematicsWorkspace, RigidInertia, Robot,
-    RobotParts,
+    check_length, forward_kinematics, jacobian, point_jacobian, FrameId, FramePoses,
+    KinematicsWorkspace, RigidInertia, Robot, RobotParts,
 };
 use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix3xX, Matrix6xX, Point3, Vector3, Vector6};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
-use crate::contact::{body_of, ContactPoint, SensedWrench};
+use crate::contact::{body_of, SensedWrench};
 use crate::{Integrator, ModelMismatch, SimConfig, SimError};
 
 /// What one step did.
@@ -540,8 +540,7 @@ impl Simulator {
         let obstacles = &self.config.scene.obstacles;
         for point in &self.config.scene.points {
             // Most points touch nothing most of the time: their Jacobian is not needed.
-            let at = frame_pose(&self.plant, frames.mdh_frames(), point.frame)
-                * Point3::from(point.position);
+            let at = pose_of(&frames, point.frame)? * Point3::from(point.position);
             if obstacles
                 .iter()
                 .all(|o| o.shape.penetration(&at.coords).is_none())
@@ -550,10 +549,11 @@ impl Simulator {
             }
             let p = point_jacobian(
                 &self.plant,
-                frames.mdh_frames(),
-                point,
+                &frames,
+                point.frame,
+                &point.position,
                 &mut self.point_jacobian,
-            );
+            )?;
             let j = &self.point_jacobian;
             let v = point_velocity(j, qd);
             for obstacle in &self.config.scene.obstacles {
@@ -583,18 +583,19 @@ impl Simulator {
         let n = self.plant.dof();
         let frames = forward_kinematics(&self.plant, &mut self.kin, &self.q)?;
         let tip = frames.tip().translation.vector;
-        let sensor = scene.sensor.as_ref().map(|s| {
-            let pose = frame_pose(&self.plant, frames.mdh_frames(), s.frame) * s.pose;
-            (body_of(s.frame, n), pose)
-        });
+        let sensor = match &scene.sensor {
+            Some(s) => Some((body_of(s.frame, n), pose_of(&frames, s.frame)? * s.pose)),
+            None => None,
+        };
         let (mut force, mut torque) = (Vector3::zeros(), Vector3::zeros());
         for (point, total) in scene.points.iter().zip(&mut self.contact_forces) {
             let p = point_jacobian(
                 &self.plant,
-                frames.mdh_frames(),
-                point,
+                &frames,
+                point.frame,
+                &point.position,
                 &mut self.point_jacobian,
-            );
+            )?;
             let v = point_velocity(&self.point_jacobian, &self.qd);
             *total = scene
                 .obstacles
@@ -699,58 +700,29 @@ impl Simulator {
             .zip(self.plant.links())
             .map(|(pose, link)| -link.mass * g.dot(&(pose * Point3::from(link.com)).coords))
             .sum();
-        let mdh: Vec<IsometryMatrix3<f64>> = poses.mdh_frames().to_vec();
         let scene = &self.config.scene;
-        let springs: f64 = scene
-            .points
-            .iter()
-            .map(|point| {
-                let p = point_jacobian(&self.plant, &mdh, point, &mut self.point_jacobian);
-                scene
-                    .obstacles
-                    .iter()
-                    .filter_map(|o| {
-                        o.shape
-                            .penetration(&p)
-                            .map(|(d, _)| 0.5 * o.stiffness * d * d)
-                    })
-                    .sum::<f64>()
-            })
-            .sum();
+        let mut springs = 0.0;
+        for point in &scene.points {
+            let p = pose_of(&poses, point.frame)? * Point3::from(point.position);
+            springs += scene
+                .obstacles
+                .iter()
+                .filter_map(|o| {
+                    let (d, _) = o.shape.penetration(&p.coords)?;
+                    Some(0.5 * o.stiffness * d * d)
+                })
+                .sum::<f64>();
+        }
         Ok(kinetic + potential + springs)
     }
 }
 
-/// The pose of `frame` from the MDH frames {0}..{n} (the tip adds the tool).
-fn frame_pose(robot: &Robot, mdh: &[IsometryMatrix3<f64>], frame: FrameId) -> IsometryMatrix3<f64> {
-    match frame {
-        FrameId::Mdh(i) => mdh[i.min(robot.dof())],
-        FrameId::Tip => mdh[robot.dof()] * robot.tool(),
-    }
-}
-
-/// Writes the linear Jacobian of `point` (3 x n, base axes) into `out`; returns the point's
-/// position in the base link frame. Column j: revolute `z_j x (p - o_j)`, prismatic `z_j`, for
-/// the joints that move the point's frame; zero after.
-fn point_jacobian(
-    robot: &Robot,
-    mdh: &[IsometryMatrix3<f64>],
-    point: &ContactPoint,
-    out: &mut Matrix3xX<f64>,
-) -> Vector3<f64> {
-    let p = frame_pose(robot, mdh, point.frame) * Point3::from(point.position);
-    let moved_by = body_of(point.frame, robot.dof()).min(robot.dof());
-    out.fill(0.0);
-    for (j, joint) in robot.joints().iter().enumerate().take(moved_by) {
-        let f = &mdh[j + 1];
-        let z: Vector3<f64> = f.rotation * Vector3::z();
-        let column = match joint.kind {
-            armctl_model::JointKind::Revolute => z.cross(&(p.coords - f.translation.vector)),
-            armctl_model::JointKind::Prismatic => z,
-        };
-        out.set_column(j, &column);
-    }
-    p.coords
+/// The pose of `frame` (a scene's frames are on the chain; one past it is a bug, reported).
+fn pose_of(poses: &FramePoses<'_>, frame: FrameId) -> Result<IsometryMatrix3<f64>, SimError> {
+    poses.get(frame).ok_or_else(|| SimError::InvalidConfig {
+        name: "scene",
+        reason: format!("{frame:?} is past the chain's last frame"),
+    })
 }
 
 /// `J qd` of a point's linear Jacobian (allocates nothing).
@@ -777,9 +749,7 @@ fn check_contact_stiffness(plant: &Robot, q0: &[f64], config: &SimConfig) -> Res
         reason: "the mass matrix at the start is not positive definite".into(),
     })?;
     let mut kin = KinematicsWorkspace::new(plant);
-    let mdh: Vec<IsometryMatrix3<f64>> = forward_kinematics(plant, &mut kin, q0)?
-        .mdh_frames()
-        .to_vec();
+    let poses = forward_kinematics(plant, &mut kin, q0)?;
     let mut jacobian = Matrix3xX::zeros(n);
     let stiffest = scene
         .obstacles
@@ -789,7 +759,7 @@ fn check_contact_stiffness(plant: &Robot, q0: &[f64], config: &SimConfig) -> Res
         return Ok(());
     };
     for point in &scene.points {
-        point_jacobian(plant, &mdh, point, &mut jacobian);
+        point_jacobian(plant, &poses, point.frame, &point.position, &mut jacobian)?;
         let mobility = &jacobian * cholesky.solve(&jacobian.transpose());
         let inverse_mass = mobility.symmetric_eigenvalues().max();
         let omega_dt = (stiffest.stiffness * inverse_mass).sqrt() * config.dt;
