@@ -15,6 +15,9 @@
 //! static_friction: [2.0, 2.0, 1.5, 1.5, 0.8, 0.8, 0.5]   # breakaway per joint (stiction)
 //! stick_velocity: 0.001      # rad/s below which a slowing joint sticks
 //! armature: [0.3, 0.3, 0.2, 0.2, 0.05, 0.05, 0.05]     # rotor inertia per joint, plant only
+//! backlash: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.002]       # gear play per joint, rad (needs
+//!                            # the joint's armature and integrator: euler)
+//! gear_stiffness: 10000.0    # N m/rad, the meshing teeth where there is play
 //! scene: {obstacles: [...], points: [...], sensor: {...}}    # see scene_file.rs
 //! ```
 
@@ -78,6 +81,8 @@ struct SimConfigFile {
     static_friction: Option<Vec<f64>>,
     stick_velocity: Option<f64>,
     armature: Option<Vec<f64>>,
+    backlash: Option<Vec<f64>>,
+    gear_stiffness: Option<f64>,
     scene: Option<armctl_runtime::scene_file::SceneFile>,
 }
 
@@ -162,6 +167,8 @@ pub(crate) fn load(
                 .unwrap_or(base.joints.static_friction.clone()),
             stick_velocity: file.stick_velocity.unwrap_or(base.joints.stick_velocity),
             armature: file.armature.unwrap_or(base.joints.armature.clone()),
+            backlash: file.backlash.unwrap_or(base.joints.backlash.clone()),
+            gear_stiffness: file.gear_stiffness.unwrap_or(base.joints.gear_stiffness),
         },
         ..base
     };

@@ -234,6 +234,20 @@ fn simulator_settings_file_changes_the_plant_and_bad_keys_are_named() {
     std::fs::write(&bad, "limits: null\nintegrator: euler\n").unwrap();
     let (ok, _, err) = run(bad.to_str().unwrap());
     assert!(ok, "limits: null and euler are valid: {err}");
+    // Play in the wrist's gear behind its rotor: the PD still holds the set point.
+    let play = "integrator: euler\narmature: [0.3, 0.3, 0.2, 0.2, 0.05, 0.05, 0.05]\nbacklash: [0, 0, 0, 0, 0, 0, 0.004]\n";
+    std::fs::write(&bad, play).unwrap();
+    let (ok, out, err) = run(bad.to_str().unwrap());
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let wrist = summary["joints"][6]["final_error"].as_f64().unwrap();
+    assert!(wrist.abs() < 0.01, "the wrist ends {wrist} rad off");
+    std::fs::write(&bad, play.replace("integrator: euler\n", "")).unwrap();
+    let (ok, _, err) = run(bad.to_str().unwrap());
+    assert!(
+        !ok && err.contains("backlash") && err.contains("Euler"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -91,6 +91,12 @@ pub struct JointEffects {
     /// Rotor inertia reflected through the gear, per joint, kg m^2 (kg): the plant's, replacing
     /// the model's (which the controller keeps). Empty: the model's.
     pub armature: Vec<f64>,
+    /// Gear backlash per joint, rad (m): the play the rotor crosses before the link feels a
+    /// reversed torque. A joint with play needs its armature (the rotor) and the semi-implicit
+    /// Euler integrator. Empty or zeros: none.
+    pub backlash: Vec<f64>,
+    /// The meshing teeth's stiffness where there is play, N m/rad (N/m).
+    pub gear_stiffness: f64,
 }
 
 impl Default for JointEffects {
@@ -99,6 +105,8 @@ impl Default for JointEffects {
             static_friction: Vec::new(),
             stick_velocity: 1e-3,
             armature: Vec::new(),
+            backlash: Vec::new(),
+            gear_stiffness: 1e4,
         }
     }
 }
@@ -235,12 +243,16 @@ impl SimConfig {
             .static_friction
             .iter()
             .chain(&j.armature)
+            .chain(&j.backlash)
             .all(|v| v.is_finite() && *v >= 0.0);
         if !values_ok {
             return bad(
                 "joints",
-                "static_friction and armature must be finite and not negative",
+                "static_friction, armature and backlash must be finite and not negative",
             );
+        }
+        if !(j.gear_stiffness.is_finite() && j.gear_stiffness > 0.0) {
+            return bad("gear_stiffness", "must be positive");
         }
         if !(j.stick_velocity.is_finite() && j.stick_velocity > 0.0) {
             return bad("stick_velocity", "must be positive");

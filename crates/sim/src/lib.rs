@@ -39,6 +39,7 @@
 //!   scene, sim_node does not yet.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod backlash;
 mod closed_loop;
 mod config;
 mod contact;

@@ -19,6 +19,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
+use crate::backlash::Backlash;
 use crate::contact::{body_of, SensedWrench};
 use crate::{Integrator, ModelMismatch, SimConfig, SimError};
 
@@ -81,6 +82,8 @@ pub struct Simulator {
     /// (stiffness, damping).
     anchors: Vec<Option<f64>>,
     stick_springs: Vec<(f64, f64)>,
+    /// The rotors behind their gears' play, when a joint has backlash.
+    backlash: Option<Backlash>,
     /// Velocities at the start of the step (a joint sticks only while slowing).
     previous_qd: Vec<f64>,
 }
@@ -121,13 +124,24 @@ fn check_masses(plant: &Robot, q0: &[f64]) -> Result<(), SimError> {
     Ok(())
 }
 
-/// The plant: the model with the configured mismatch and armature.
-fn plant(model: &Robot, mismatch: &ModelMismatch, armature: &[f64]) -> Result<Robot, SimError> {
+/// The plant: the model with the configured mismatch and armature (none on a joint with
+/// play: its rotor is a body of its own, behind the gear).
+fn plant(
+    model: &Robot,
+    mismatch: &ModelMismatch,
+    armature: &[f64],
+    backlash: Option<&Backlash>,
+) -> Result<Robot, SimError> {
     let mut parts: RobotParts = model.to_parts();
     if !armature.is_empty() {
         check_length("armature", parts.joints.len(), armature.len())?;
         for (joint, &a) in parts.joints.iter_mut().zip(armature) {
             joint.armature = a;
+        }
+    }
+    for (i, joint) in parts.joints.iter_mut().enumerate() {
+        if backlash.is_some_and(|b| b.has_play(i)) {
+            joint.armature = 0.0;
         }
     }
     if let Some(s) = mismatch.mass_scale {
@@ -161,7 +175,14 @@ impl Simulator {
                 what: "initial state",
             });
         }
-        let plant = plant(model, &config.mismatch, &config.joints.armature)?;
+        let names: Vec<&str> = model.joint_names().collect();
+        let backlash = Backlash::new(&config, &names, q0)?;
+        let plant = plant(
+            model,
+            &config.mismatch,
+            &config.joints.armature,
+            backlash.as_ref(),
+        )?;
         check_masses(&plant, q0)?;
         let noise = match config.noise {
             Some(n) => Some((
@@ -204,6 +225,7 @@ impl Simulator {
             sensor_noise,
             anchors,
             stick_springs,
+            backlash,
             previous_qd: zeros.clone(),
             limit_springs,
             ws: DynamicsWorkspace::new(&plant),
@@ -318,6 +340,9 @@ impl Simulator {
         if integrated.is_err() || self.runaway() {
             return Err(self.diverged());
         }
+        if let Some(backlash) = &mut self.backlash {
+            backlash.step_rotors(self.config.dt, &self.applied, &self.stage_q, &self.qd);
+        }
         self.update_sticking();
         self.update_contact_report()?;
         Ok(report)
@@ -422,6 +447,17 @@ impl Simulator {
         }
         if self.config.scene.is_active() {
             self.add_contacts(stage)?;
+        }
+        if let Some(backlash) = &self.backlash {
+            let state = (&self.stage_q[..], &self.stage_qd[stage][..]);
+            let dt = self.config.dt;
+            backlash.act_on_links(
+                dt,
+                &self.applied,
+                state,
+                &mut self.torque,
+                &mut self.implicit,
+            );
         }
         self.solve_implicit(stage)
     }
@@ -713,7 +749,13 @@ impl Simulator {
                 })
                 .sum::<f64>();
         }
-        Ok(kinetic + potential + springs)
+        let rotors = self.backlash.as_ref().map_or(0.0, |b| b.energy(&self.q));
+        Ok(kinetic + potential + springs + rotors)
+    }
+
+    /// Joint `i`'s rotor angle behind its gear's play (`None` without backlash there).
+    pub fn rotor_angle(&self, i: usize) -> Option<f64> {
+        self.backlash.as_ref()?.rotor_angle(i)
     }
 }
 

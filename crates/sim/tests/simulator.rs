@@ -748,3 +748,97 @@ fn armature_from_the_settings_adds_to_the_plant_s_inertia_not_the_model_s() {
     assert_eq!(sim.plant().joints()[0].armature, armature);
     assert_eq!(arm.joints()[0].armature, 0.0, "the model keeps its own");
 }
+
+/// Settings with play `play` in the one joint's gear, behind a rotor of `rotor` kg m^2.
+fn with_backlash(play: f64, rotor: f64, integrator: Integrator) -> SimConfig {
+    SimConfig {
+        integrator,
+        joints: armctl_sim::JointEffects {
+            backlash: vec![play],
+            armature: vec![rotor],
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::default()
+    }
+}
+
+/// Steps under `torque` until the link's speed leaves `speed`; the time it took, s.
+fn time_until_the_link_feels_it(sim: &mut Simulator, torque: f64, speed: f64) -> f64 {
+    let start = sim.time();
+    while (sim.qd()[0] - speed).abs() < 1e-9 * speed.abs().max(1.0) && sim.time() - start < 1.0 {
+        sim.step(&[torque]).unwrap();
+    }
+    sim.time() - start
+}
+
+#[test]
+fn backlash_leaves_the_link_unpowered_while_the_rotor_crosses_the_play() {
+    let (link, rotor, play, torque) = (0.01, 0.05, 0.02, 1.0);
+    let arm = one_joint(link, 0.0, 0.0);
+    {
+        let integrator = Integrator::SemiImplicitEuler;
+        let mut sim = Simulator::new(&arm, &[0.0], with_backlash(play, rotor, integrator)).unwrap();
+        assert_eq!(
+            sim.plant().joints()[0].armature,
+            0.0,
+            "the rotor is behind the gear"
+        );
+        // From the middle of the play to a flank: half the play at torque / rotor.
+        let first = time_until_the_link_feels_it(&mut sim, torque, 0.0);
+        let expected = (2.0 * (play / 2.0) * rotor / torque).sqrt();
+        assert!(
+            (first - expected).abs() < 2e-3,
+            "{integrator:?}: {first} s, expected {expected}"
+        );
+        // Meshed, link and rotor turn together.
+        for _ in 0..100 {
+            sim.step(&[torque]).unwrap();
+        }
+        let v0 = sim.qd()[0];
+        for _ in 0..100 {
+            sim.step(&[torque]).unwrap();
+        }
+        let acceleration = (sim.qd()[0] - v0) / 0.1;
+        let together = torque / (link + rotor);
+        assert!(
+            (acceleration - together).abs() < 0.02 * together,
+            "{integrator:?}: {acceleration}, expected {together}"
+        );
+        // Reversed: the link coasts while the rotor crosses the whole play.
+        let coasting = sim.qd()[0];
+        let reversal = time_until_the_link_feels_it(&mut sim, -torque, coasting);
+        let expected = (2.0 * play * rotor / torque).sqrt();
+        assert!(
+            (reversal - expected).abs() < 3e-3,
+            "{integrator:?}: coasted {reversal} s, expected {expected}"
+        );
+        let gap = sim.rotor_angle(0).unwrap() - sim.q()[0];
+        assert!(
+            (gap + play / 2.0).abs() < 1e-3,
+            "{integrator:?}: on the other flank: {gap}"
+        );
+    }
+}
+
+#[test]
+fn backlash_is_off_by_default_and_needs_a_rotor() {
+    assert!(armctl_sim::JointEffects::default().backlash.is_empty());
+    let arm = one_joint(0.01, 0.0, 0.0);
+    let sim = Simulator::new(&arm, &[0.0], SimConfig::default()).unwrap();
+    assert_eq!(sim.rotor_angle(0), None);
+    let euler = Integrator::SemiImplicitEuler;
+    let e = Simulator::new(&arm, &[0.0], with_backlash(0.02, 0.0, euler)).unwrap_err();
+    assert!(
+        e.to_string().contains("'spin'") && e.to_string().contains("armature"),
+        "{e}"
+    );
+    let e = Simulator::new(&arm, &[0.0], with_backlash(-0.02, 0.05, euler)).unwrap_err();
+    assert!(e.to_string().contains("backlash"), "{e}");
+    // RK4's stages would turn the implicit mesh into extra inertia (20 instead of 16.7 rad/s^2
+    // in the test above): refused.
+    let e = Simulator::new(&arm, &[0.0], with_backlash(0.02, 0.05, Integrator::Rk4)).unwrap_err();
+    assert!(
+        e.to_string().contains("backlash") && e.to_string().contains("Euler"),
+        "{e}"
+    );
+}
