@@ -16,6 +16,9 @@ const LAUNCH_FILES: [&str; 5] = [
     "launch/gazebo_in_loop.launch.xml",
 ];
 
+/// Two Pandas holding a box: checked with each Panda controller that has a parameter file.
+const PANDA_PAIR_LAUNCH_FILE: &str = "launch/two_arms.launch.xml";
+
 fn share() -> Share {
     workspace_share(&workspace_dir())
 }
@@ -27,7 +30,11 @@ fn every_launch_file_is_checked() {
         .map(|e| format!("launch/{}", e.unwrap().file_name().to_string_lossy()))
         .collect();
     found.sort();
-    let mut listed: Vec<String> = LAUNCH_FILES.iter().map(|s| s.to_string()).collect();
+    let mut listed: Vec<String> = LAUNCH_FILES
+        .iter()
+        .chain(&[PANDA_PAIR_LAUNCH_FILE])
+        .map(|s| s.to_string())
+        .collect();
     listed.sort();
     assert_eq!(found, listed);
 }
@@ -48,6 +55,28 @@ fn launch_files_check_out_with_defaults_and_every_configured_robot_and_controlle
             let problems = check_launch_file(&share, file, &args);
             assert!(problems.is_empty(), "{robot} {controller}: {problems:#?}");
         }
+    }
+}
+
+#[test]
+fn the_two_arm_launch_file_checks_out_with_every_panda_controller() {
+    let share = share();
+    let problems = check_launch_file(&share, PANDA_PAIR_LAUNCH_FILE, &[]);
+    assert!(problems.is_empty(), "{problems:#?}");
+    let pairs = configured_pairs(&share);
+    let controllers: Vec<&str> = pairs
+        .iter()
+        .filter(|(robot, _)| robot == "panda")
+        .map(|(_, controller)| controller.as_str())
+        .collect();
+    assert!(controllers.len() >= 4, "{controllers:?}");
+    for controller in controllers {
+        let problems = check_launch_file(
+            &share,
+            PANDA_PAIR_LAUNCH_FILE,
+            &[("controller", controller)],
+        );
+        assert!(problems.is_empty(), "{controller}: {problems:#?}");
     }
 }
 

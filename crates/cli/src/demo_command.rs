@@ -39,6 +39,10 @@ pub(crate) struct DemoArgs {
     /// A controller_node parameter, as `ros2 run ... -p` takes it (repeatable).
     #[arg(long = "set", value_name = "NAME:=VALUE")]
     set: Vec<String>,
+    /// A scene for sim_node (`scene_file`): obstacles, contact points and a force/torque sensor,
+    /// whose `~/wrench` the controller gets as its `~/external_wrench`.
+    #[arg(long)]
+    scene: Option<PathBuf>,
     /// A sim_node parameter, e.g. `noise_position:=0.001` (repeatable).
     #[arg(long = "sim-set", value_name = "NAME:=VALUE")]
     sim_set: Vec<String>,
@@ -136,6 +140,18 @@ fn run_log(record: DemoRecord) -> RunLog {
     }
 }
 
+/// The demo drives one arm: a pair scene runs in `armctl sim` or two_arms.launch.xml.
+fn refuse_pair_scene(sim_overrides: &[(String, String)], robot: &Robot) -> Result<()> {
+    let Some((_, path)) = sim_overrides.iter().rev().find(|(n, _)| n == "scene_file") else {
+        return Ok(());
+    };
+    let scene = armctl_runtime::scene_file::load(Path::new(path))?;
+    if scene.pair(robot)?.is_some() {
+        bail!("{path}: armctl demo drives one arm; run a pair scene with armctl sim --scene, or two controller_nodes (launch/two_arms.launch.xml)");
+    }
+    Ok(())
+}
+
 fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> {
     let q0 = start_configuration(args.q0.as_deref(), robot)?;
     let reference = sampled(
@@ -144,7 +160,11 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
         args.duration,
     );
     let mut sim_overrides = vec![("initial_positions".to_string(), format!("{q0:?}"))];
+    if let Some(scene) = &args.scene {
+        sim_overrides.push(("scene_file".to_string(), scene.display().to_string()));
+    }
     sim_overrides.extend(assignments(&args.sim_set, "--sim-set")?);
+    refuse_pair_scene(&sim_overrides, robot)?;
     let mut dds = DdsOptions::from_env();
     dds.localhost_only = true;
     if let Some(domain) = args.domain_id {

@@ -10,11 +10,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use armctl_control::Controller;
-use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
+use armctl_model::Robot;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::scene_file::PairSetup;
-use armctl_sim::{CooperativeSimulator, HeldObject, PlacedArm, SimConfig, Simulator};
-use nalgebra::{IsometryMatrix3, Rotation3, Translation3};
+use armctl_sim::SimConfig;
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
@@ -49,22 +48,6 @@ pub(crate) struct PairSummary {
     files: Vec<PathBuf>,
 }
 
-/// The box between the two tools at their start poses.
-fn object_between(robot: &Robot, setup: &PairSetup) -> Result<HeldObject> {
-    let tip = |(_, base, q0): &(String, IsometryMatrix3<f64>, Vec<f64>)| -> Result<_> {
-        let mut ws = KinematicsWorkspace::new(robot);
-        Ok((base * forward_kinematics(robot, &mut ws, q0)?.tip())
-            .translation
-            .vector)
-    };
-    let middle = (tip(&setup.arms[0])? + tip(&setup.arms[1])?) / 2.0;
-    Ok(HeldObject {
-        mass: setup.mass,
-        inertia: setup.inertia,
-        pose: IsometryMatrix3::from_parts(Translation3::from(middle), Rotation3::identity()),
-    })
-}
-
 /// Runs `steps` steps of the pair, each arm under its runtime.
 pub(crate) fn run(
     robot: &Robot,
@@ -74,16 +57,8 @@ pub(crate) fn run(
     steps: usize,
     out: &Path,
 ) -> Result<PairSummary> {
-    let arm = |a: usize| -> Result<PlacedArm> {
-        Ok(PlacedArm {
-            sim: Simulator::new(robot, &setup.arms[a].2, config.clone())?,
-            base: setup.arms[a].1,
-        })
-    };
-    let object = object_between(robot, setup)?;
-    let start = object.pose.translation.vector;
-    let mut pair = CooperativeSimulator::new([arm(0)?, arm(1)?], object, setup.grasp)
-        .context("the pair scene")?;
+    let mut pair = setup.simulator(robot, &config)?;
+    let start = pair.object_pose().translation.vector;
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     let n = names.len();
     let dt = config.dt;

@@ -156,6 +156,10 @@ fn configure(setup: &DemoSetup) -> Result<(SimNode, ControllerNode), RosError> {
         pairs(&own, &setup.controller_overrides),
     );
     controller_args.params_files = setup.params_files.clone();
+    // The simulator is the demo's only source of a measured wrench (a scene's sensor).
+    controller_args
+        .remaps
+        .push(("~/external_wrench".into(), "sim_node/wrench".into()));
     let controller = ControllerNode::new(&controller_args)?;
     let command_topic = topic_of(controller.spec(), Topic::Commands);
     let sim_args = args(
@@ -279,4 +283,36 @@ pub async fn run_demo(
     }
     record.wall_seconds = wall.elapsed().as_secs_f64();
     Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scene_s_sensor_reaches_the_controller_s_external_wrench() {
+        let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let setup = DemoSetup {
+            urdf_path: format!("{workspace}/urdf/panda.urdf"),
+            controller: "cartesian_impedance".into(),
+            params_files: vec![],
+            controller_overrides: vec![],
+            sim_overrides: vec![(
+                "scene_file".into(),
+                format!("{workspace}/config/scenes/panda_table.yaml"),
+            )],
+            trajectory: JointTrajectory::default(),
+            duration: 1.0,
+            rate: 1000.0,
+            namespace: "/demo".into(),
+            dds: DdsOptions::loopback(0),
+        };
+        let (sim, controller) = configure(&setup).unwrap();
+        let published = topic_of(sim.spec(), Topic::ExternalWrench);
+        assert_eq!(published, "/demo/sim_node/wrench");
+        assert_eq!(
+            topic_of(controller.spec(), Topic::ExternalWrench),
+            published
+        );
+    }
 }

@@ -112,6 +112,14 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
         self.inner.publish(msg);
     }
 
+    fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>) {
+        self.inner.publish_on(slot, msg);
+    }
+
+    fn received_on(&self) -> usize {
+        self.inner.received_on()
+    }
+
     fn subscriber_count(&self, topic: Topic) -> usize {
         self.inner.subscriber_count(topic)
     }

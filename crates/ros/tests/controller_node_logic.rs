@@ -42,6 +42,14 @@ impl Transport for Scripted {
         }
     }
 
+    fn publish_on(&mut self, _slot: usize, msg: Outgoing<'_>) {
+        self.publish(msg);
+    }
+
+    fn received_on(&self) -> usize {
+        0
+    }
+
     fn subscriber_count(&self, _topic: Topic) -> usize {
         1
     }

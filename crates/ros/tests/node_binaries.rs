@@ -250,6 +250,93 @@ async fn two_arms_in_namespaces_with_parameter_files_and_a_renamed_node() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// two_arms.launch.xml as processes: sim_node with the two-Panda scene and a controller_node in
+/// each arm's namespace, over DDS. Both arms are controlled and the box, published on
+/// `/sim_node/object_pose`, stays held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_controller_nodes_hold_the_box_of_a_pair_scene_in_sim_node() {
+    let domain = 94;
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let scene = format!(
+        "scene_file:={}",
+        workspace("config/scenes/two_pandas_box.yaml")
+    );
+    let quiet = |mut c: Command| {
+        Running(
+            c.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut nodes = vec![quiet(node(
+        env!("CARGO_BIN_EXE_sim_node"),
+        domain,
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            &scene,
+            "-p",
+            "command_topic:=pd_gravity/commands",
+        ],
+    ))];
+    for ns in ["/left", "/right"] {
+        nodes.push(quiet(node(
+            env!("CARGO_BIN_EXE_controller_node"),
+            domain,
+            &[
+                "--ros-args",
+                "-r",
+                &format!("__ns:={ns}"),
+                "--params-file",
+                &workspace("config/panda_pd_gravity.yaml"),
+                "-p",
+                &urdf,
+            ],
+        )));
+    }
+    for ns in ["/left", "/right"] {
+        let mut l = listener(domain, &format!("{ns}/controller_node/state"));
+        assert!(
+            controlling(&mut l, Duration::from_secs(30)).await,
+            "{ns}/controller_node is not controlling"
+        );
+    }
+    let spec = NodeSpec {
+        name: "box_watcher".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::TargetPose, "/sim_node/object_pose".into())],
+        publications: vec![],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut watcher = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    let mut heights = vec![];
+    let watching = tokio::time::timeout(Duration::from_secs(30), async {
+        // Two simulated seconds of the box (1 kHz).
+        while heights.len() < 2000 {
+            if let Some(Incoming::TargetPose(pose)) = watcher.next().await {
+                assert_eq!(pose.header.frame_id, "world");
+                heights.push(pose.pose.position.z);
+            }
+        }
+    });
+    assert!(
+        watching.await.is_ok(),
+        "{} box poses in 30 s",
+        heights.len()
+    );
+    for Running(child) in &mut nodes {
+        assert!(child.try_wait().unwrap().is_none(), "a node exited");
+    }
+    // Each controller holds its arm where it found it, without knowing of the box: its weight
+    // sags the tools by what the PD gains allow (4 mm in `armctl sim`).
+    let sag = heights[0] - heights.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(sag < 0.02, "the box sagged {sag} m");
+}
+
 /// Sends `signal` (`TERM`, `INT`, `HUP`) to `child`.
 fn signal(child: &Child, signal: &str) {
     let sent = Command::new("kill")

@@ -1,5 +1,6 @@
 //! One scenario every backend must pass, written once against the `Transport` trait: every
-//! topic of the table carries its message unchanged from one node to another, joint states are
+//! topic of the table carries its message unchanged from one node to another, a second topic of
+//! the same type is told apart by its slot (`publish_on`, `received_on`), joint states are
 //! handed over newest-first after a burst, and the timer ticks. Run on DDS (loopback, its own
 //! ROS domain); on rcl it is type-checked (`cargo check --tests --features r2r,r2r/doc-only`),
 //! since running it needs a ROS installation.
@@ -30,8 +31,12 @@ fn topic_name(topic: Topic) -> String {
     format!("/conformance/{topic:?}").to_lowercase()
 }
 
+/// A second commands topic, last in both nodes' lists (slot [`SECOND_COMMANDS`]).
+const SECOND_COMMANDS: usize = PUBLISHED.len();
+
 fn spec(name: &str, subscribe: bool, tick_rate: Option<f64>) -> NodeSpec {
-    let topics: Vec<(Topic, String)> = PUBLISHED.iter().map(|t| (*t, topic_name(*t))).collect();
+    let mut topics: Vec<(Topic, String)> = PUBLISHED.iter().map(|t| (*t, topic_name(*t))).collect();
+    topics.push((Topic::Commands, "/conformance/second_commands".into()));
     let (subscriptions, publications) = if subscribe {
         (topics, vec![])
     } else {
@@ -152,6 +157,21 @@ where
         talker.publish(outgoing(&sample));
         let got = next_message(&mut listener, Duration::from_secs(5)).await;
         assert_eq!(got.as_ref(), Some(&sample));
+    }
+    // Two topics of one type: the slot says which.
+    let first = PUBLISHED
+        .iter()
+        .position(|t| *t == Topic::Commands)
+        .unwrap();
+    for (slot, value) in [(SECOND_COMMANDS, 2.0), (first, 1.0)] {
+        let command = Float64MultiArray {
+            data: vec![value],
+            ..Float64MultiArray::default()
+        };
+        talker.publish_on(slot, Outgoing::Commands(&command));
+        let got = next_message(&mut listener, Duration::from_secs(5)).await;
+        assert_eq!(got, Some(Incoming::Commands(command)));
+        assert_eq!(listener.received_on(), slot);
     }
     // A burst of joint states while the node is busy: only the newest is handed over.
     let burst: Vec<JointState> = (10..20).map(joint_state).collect();

@@ -22,8 +22,11 @@
 
 use std::path::Path;
 
-use armctl_model::{ConversionReport, FrameId, Robot};
-use armctl_sim::{ContactPoint, ForceSensor, Obstacle, Scene, Shape, DEFAULT_SLIP_VELOCITY};
+use armctl_model::{forward_kinematics, ConversionReport, FrameId, KinematicsWorkspace, Robot};
+use armctl_sim::{
+    ContactPoint, CooperativeSimulator, ForceSensor, HeldObject, Obstacle, PlacedArm, Scene, Shape,
+    SimConfig, Simulator, DEFAULT_SLIP_VELOCITY,
+};
 use nalgebra::{IsometryMatrix3, Rotation3, Translation3, Unit, Vector3};
 use serde::Deserialize;
 
@@ -140,6 +143,49 @@ pub struct PairSetup {
     pub grasp: armctl_sim::GraspStiffness,
 }
 
+/// Refuses a base that turns the arm's gravity: each arm is simulated (and controlled) with the
+/// URDF's gravity in its own base frame, which is the world's only when the base turns about
+/// the gravity axis.
+fn upright(name: &str, base: &IsometryMatrix3<f64>, robot: &Robot) -> Result<()> {
+    let g = robot.gravity();
+    if (base.rotation * g - g).norm() > 1e-9 * g.norm() {
+        return Err(invalid(format!(
+            "pair arm '{name}': its base turns about another axis than gravity's; only bases turned about the vertical are simulated (each arm keeps the URDF's gravity in its base frame)"
+        )));
+    }
+    Ok(())
+}
+
+impl PairSetup {
+    /// The two arms (each `robot` at its base and start configuration, simulated with
+    /// `config`) holding the box, whose centre starts midway between their tools.
+    pub fn simulator(&self, robot: &Robot, config: &SimConfig) -> Result<CooperativeSimulator> {
+        let sim_error = |e: armctl_sim::SimError| invalid(format!("pair: {e}"));
+        let mut tips = [Vector3::zeros(); 2];
+        for ((_, base, q0), tip) in self.arms.iter().zip(&mut tips) {
+            let mut ws = KinematicsWorkspace::new(robot);
+            let poses = forward_kinematics(robot, &mut ws, q0)
+                .map_err(|e| invalid(format!("pair: {e}")))?;
+            *tip = (base * poses.tip()).translation.vector;
+        }
+        let object = HeldObject {
+            mass: self.mass,
+            inertia: self.inertia,
+            pose: IsometryMatrix3::from_parts(
+                Translation3::from((tips[0] + tips[1]) / 2.0),
+                Rotation3::identity(),
+            ),
+        };
+        let arm = |a: usize| -> Result<PlacedArm> {
+            Ok(PlacedArm {
+                sim: Simulator::new(robot, &self.arms[a].2, config.clone()).map_err(sim_error)?,
+                base: self.arms[a].1,
+            })
+        };
+        CooperativeSimulator::new([arm(0)?, arm(1)?], object, self.grasp).map_err(sim_error)
+    }
+}
+
 /// The scene as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,6 +289,9 @@ impl SceneFile {
             Ok((a.name.clone(), pose(a.base.xyz, a.base.rpy), a.q0.clone()))
         };
         let arms = [arm(&pair.arms[0])?, arm(&pair.arms[1])?];
+        for (name, base, _) in &arms {
+            upright(name, base, robot)?;
+        }
         if arms[0].0 == arms[1].0 {
             return Err(invalid("pair: the two arms need different names".into()));
         }

@@ -231,6 +231,16 @@ impl CooperativeSimulator {
         &self.arms[a]
     }
 
+    /// Arm `a`'s joint sensors (with its noise, as [`Simulator::measure`]).
+    pub fn measure(&mut self, a: usize, q: &mut [f64], qd: &mut [f64]) -> Result<(), SimError> {
+        self.arms[a].sim.measure(q, qd)
+    }
+
+    /// Simulated time, s.
+    pub fn time(&self) -> f64 {
+        self.arms[0].sim.time()
+    }
+
     /// The object's centre-of-mass pose in the world.
     pub fn object_pose(&self) -> IsometryMatrix3<f64> {
         self.object.pose

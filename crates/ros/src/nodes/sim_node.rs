@@ -7,39 +7,124 @@
 //! published on `~/wrench` (geometry_msgs/WrenchStamped, in the sensor link's frame, stamped
 //! with simulated time): remap it to a controller's `~/external_wrench`.
 
-use armctl_sim::{Integrator, ModelMismatch, Payload, SensorNoise, SimConfig, Simulator};
-use nalgebra::{Matrix3, Vector3};
+use armctl_sim::{
+    CooperativeSimulator, Integrator, ModelMismatch, Payload, SensorNoise, SimConfig, Simulator,
+};
+use nalgebra::{IsometryMatrix3, Matrix3, UnitQuaternion, Vector3};
 
-use crate::msgs::{Clock, Header, JointState, Time, Vector3 as MsgVector3, WrenchStamped};
+use crate::msgs::{
+    Clock, Header, JointState, Pose, PoseStamped, Quaternion, Time, Vector3 as MsgVector3,
+    WrenchStamped,
+};
 use crate::parameter_services::handle_request;
 use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 use armctl_control::ParameterValue;
+use armctl_model::{Conversion, Robot};
 use armctl_runtime::declarations::sim_node_declarations;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::scene_file::{PairSetup, SceneFile};
 use armctl_runtime::startup::{load_conversion, NodeStart};
+
+/// What the node simulates: one arm, or two holding a box (a `pair:` scene).
+#[derive(Debug)]
+enum Plant {
+    One(Box<Simulator>),
+    Pair(Box<CooperativeSimulator>),
+}
+
+impl Plant {
+    fn time(&self) -> f64 {
+        match self {
+            Plant::One(sim) => sim.time(),
+            Plant::Pair(pair) => pair.time(),
+        }
+    }
+
+    fn step(&mut self, commands: [&[f64]; 2]) -> Result<(), armctl_sim::SimError> {
+        match self {
+            Plant::One(sim) => sim.step(commands[0]).map(|_| ()),
+            Plant::Pair(pair) => pair.step(commands),
+        }
+    }
+
+    fn measure(
+        &mut self,
+        a: usize,
+        q: &mut [f64],
+        qd: &mut [f64],
+    ) -> Result<(), armctl_sim::SimError> {
+        match self {
+            Plant::One(sim) => sim.measure(q, qd),
+            Plant::Pair(pair) => pair.measure(a, q, qd),
+        }
+    }
+
+    fn applied_effort(&self, a: usize) -> &[f64] {
+        match self {
+            Plant::One(sim) => sim.applied_effort(),
+            Plant::Pair(pair) => pair.arm(a).sim.applied_effort(),
+        }
+    }
+}
+
+/// One arm's traffic: its effort commands in, its joint states out.
+#[derive(Debug)]
+struct ArmPort {
+    /// "" for a single arm, else "<arm>: " (log lines say which arm).
+    label: String,
+    /// Its command subscription's index in the spec.
+    command_slot: usize,
+    /// Its joint-state publication's index in the spec.
+    state_slot: usize,
+    command: Vec<f64>,
+    last_command: Option<f64>,
+    refused: bool,
+    timed_out: bool,
+    message: JointState,
+}
+
+impl ArmPort {
+    fn new(label: String, slots: (usize, usize), names: &[String]) -> Self {
+        let n = names.len();
+        Self {
+            label,
+            command_slot: slots.0,
+            state_slot: slots.1,
+            command: vec![0.0; n],
+            last_command: None,
+            refused: false,
+            timed_out: false,
+            message: JointState {
+                header: Header::default(),
+                name: names.to_vec(),
+                position: vec![0.0; n],
+                velocity: vec![0.0; n],
+                effort: vec![0.0; n],
+            },
+        }
+    }
+}
 
 /// A configured simulator node.
 pub struct SimNode {
     spec: NodeSpec,
-    sim: Simulator,
-    command: Vec<f64>,
-    last_command: Option<f64>,
+    plant: Plant,
+    arms: Vec<ArmPort>,
     command_timeout: f64,
-    message: JointState,
     q: Vec<f64>,
     qd: Vec<f64>,
     zero: Vec<f64>,
     publish_clock: bool,
     clock: Clock,
     hold_until_command: bool,
-    refused: bool,
-    timed_out: bool,
     /// The sensor's message, when the scene has a sensor.
     wrench: Option<WrenchStamped>,
+    /// The held box's pose and its publication's index, with a pair.
+    object: Option<(usize, PoseStamped)>,
 }
 
 impl std::fmt::Debug for SimNode {
@@ -84,105 +169,155 @@ fn config(store: &ParameterStore, dt: f64) -> SimConfig {
     }
 }
 
+fn parameter_error(name: &str, reason: String) -> RosError {
+    armctl_runtime::RuntimeError::Parameter {
+        name: name.into(),
+        reason,
+    }
+    .into()
+}
+
+/// `initial_positions`, checked against the joints' limits (empty: the middle of each range).
+fn start_positions(store: &ParameterStore, robot: &Robot) -> Result<Vec<f64>, RosError> {
+    let Some(ParameterValue::DoubleArray(q)) = store.get("initial_positions") else {
+        return Ok(robot.middle_configuration());
+    };
+    if q.is_empty() {
+        return Ok(robot.middle_configuration());
+    }
+    let n = robot.dof();
+    if q.len() != n {
+        return Err(parameter_error(
+            "initial_positions",
+            format!("{} values for {n} joints", q.len()),
+        ));
+    }
+    if let Some((joint, q)) = robot.joints().iter().zip(q).find(|(j, q)| {
+        !q.is_finite() || (j.limits.is_bounded() && !(j.limits.lower..=j.limits.upper).contains(q))
+    }) {
+        return Err(parameter_error(
+            "initial_positions",
+            format!(
+                "{} = {q} is outside its limits [{}, {}]",
+                joint.name, joint.limits.lower, joint.limits.upper
+            ),
+        ));
+    }
+    Ok(q.clone())
+}
+
+/// The plant: the arm with the scene's obstacles, or the scene's pair holding its box.
+fn plant(
+    store: &ParameterStore,
+    conversion: &Conversion,
+    mut sim_config: SimConfig,
+) -> Result<(Plant, Option<PairSetup>), RosError> {
+    let robot = &conversion.robot;
+    let scene_path = store.string("scene_file");
+    let scene = match scene_path.as_str() {
+        "" => SceneFile::default(),
+        path => armctl_runtime::scene_file::load(std::path::Path::new(path))?,
+    };
+    let simulator_error = |e: armctl_sim::SimError| parameter_error("simulator", e.to_string());
+    if let Some(pair) = scene.pair(robot)? {
+        if matches!(store.get("initial_positions"), Some(ParameterValue::DoubleArray(q)) if !q.is_empty())
+        {
+            return Err(parameter_error(
+                "initial_positions",
+                "a pair scene gives each arm's start (q0); leave it empty".into(),
+            ));
+        }
+        let sim = pair.simulator(robot, &sim_config)?;
+        return Ok((Plant::Pair(Box::new(sim)), Some(pair)));
+    }
+    let q0 = start_positions(store, robot)?;
+    sim_config.scene = scene.resolve(robot, &conversion.report)?;
+    let sim = Simulator::new(robot, &q0, sim_config).map_err(simulator_error)?;
+    Ok((Plant::One(Box::new(sim)), None))
+}
+
+/// Each arm's name prefix for its topics: none for one arm, `<arm>/` for a pair (whose
+/// `command_topic` must then be relative, to resolve under each arm's name).
+fn arm_prefixes(pair: Option<&PairSetup>, command_topic: &str) -> Result<Vec<String>, RosError> {
+    let Some(pair) = pair else {
+        return Ok(vec![String::new()]);
+    };
+    if command_topic.starts_with('/') || command_topic.starts_with('~') {
+        return Err(parameter_error(
+            "command_topic",
+            format!("'{command_topic}' must be relative with a pair scene: each arm's commands come on <arm>/<command_topic>"),
+        ));
+    }
+    Ok(pair
+        .arms
+        .iter()
+        .map(|(name, _, _)| format!("{name}/"))
+        .collect())
+}
+
 impl SimNode {
     /// Configures the node from the command line.
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
         let start = NodeStart::new(args, "sim_node")?;
         let mut store = ParameterStore::new(sim_node_declarations());
         if let Some(name) = start.apply(&mut store)?.first() {
-            return Err(armctl_runtime::RuntimeError::Parameter {
-                name: name.clone(),
-                reason: "not declared by sim_node".into(),
-            }
-            .into());
+            return Err(parameter_error(name, "not declared by sim_node".into()));
         }
         let conversion = load_conversion(&store)?;
-        let robot = conversion.robot;
-        let n = robot.dof();
-        let q0 = match store.get("initial_positions") {
-            Some(ParameterValue::DoubleArray(q)) if !q.is_empty() => {
-                if q.len() != n {
-                    return Err(armctl_runtime::RuntimeError::Parameter {
-                        name: "initial_positions".into(),
-                        reason: format!("{} values for {n} joints", q.len()),
-                    }
-                    .into());
-                }
-                if let Some((joint, q)) = robot.joints().iter().zip(q).find(|(j, q)| {
-                    !q.is_finite()
-                        || (j.limits.is_bounded() && !(j.limits.lower..=j.limits.upper).contains(q))
-                }) {
-                    return Err(armctl_runtime::RuntimeError::Parameter {
-                        name: "initial_positions".into(),
-                        reason: format!(
-                            "{} = {q} is outside its limits [{}, {}]",
-                            joint.name, joint.limits.lower, joint.limits.upper
-                        ),
-                    }
-                    .into());
-                }
-                q.clone()
-            }
-            _ => robot.middle_configuration(),
-        };
         let rate = store.double("rate");
-        let mut sim_config = config(&store, 1.0 / rate);
-        let scene_path = store.string("scene_file");
-        if !scene_path.is_empty() {
-            sim_config.scene = armctl_runtime::scene_file::load(std::path::Path::new(&scene_path))
-                .and_then(|scene| scene.resolve(&robot, &conversion.report))?;
-        }
-        let wrench = sim_config
-            .scene
-            .sensor
-            .as_ref()
-            .map(|sensor| WrenchStamped {
-                header: Header {
-                    frame_id: sensor.name.clone(),
-                    ..Header::default()
-                },
-                ..WrenchStamped::default()
-            });
-        let sim = Simulator::new(&robot, &q0, sim_config).map_err(|e| {
-            RosError::from(armctl_runtime::RuntimeError::Parameter {
-                name: "simulator".into(),
-                reason: e.to_string(),
-            })
-        })?;
+        let (plant, pair) = plant(&store, &conversion, config(&store, 1.0 / rate))?;
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
+        let command_topic = store.string("command_topic");
+        let names: Vec<String> = conversion.robot.joint_names().map(str::to_string).collect();
+        let (mut subscriptions, mut publications, mut arms) = (vec![], vec![], vec![]);
+        for prefix in arm_prefixes(pair.as_ref(), &command_topic)? {
+            let label = prefix
+                .strip_suffix('/')
+                .map_or(String::new(), |a| format!("{a}: "));
+            arms.push(ArmPort::new(
+                label,
+                (subscriptions.len(), publications.len()),
+                &names,
+            ));
+            subscriptions.push((
+                Topic::Commands,
+                resolve_name(&format!("{prefix}{command_topic}")),
+            ));
+            publications.push((
+                Topic::JointStates,
+                resolve_name(&format!("{prefix}joint_states")),
+            ));
+        }
         let publish_clock = store.get("publish_clock") == Some(&ParameterValue::Bool(true));
-        let mut publications = vec![(Topic::JointStates, resolve_name("joint_states"))];
         if publish_clock {
             publications.push((Topic::Clock, resolve_name("/clock")));
         }
-        if wrench.is_some() {
-            publications.push((Topic::ExternalWrench, resolve_name("~/wrench")));
-        }
-        let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let wrench = match &plant {
+            Plant::One(sim) => sim.config().scene.sensor.as_ref().map(|sensor| {
+                publications.push((Topic::ExternalWrench, resolve_name("~/wrench")));
+                stamped_wrench(&sensor.name)
+            }),
+            Plant::Pair(_) => None,
+        };
+        // The box's pose goes out as a PoseStamped, the message type of the TargetPose topic.
+        let object = pair.is_some().then(|| {
+            publications.push((Topic::TargetPose, resolve_name("~/object_pose")));
+            (publications.len() - 1, PoseStamped::default())
+        });
         let spec = NodeSpec {
             name: start.name.clone(),
             namespace: start.namespace.clone(),
-            subscriptions: vec![(
-                Topic::Commands,
-                resolve_name(&store.string("command_topic")),
-            )],
+            subscriptions,
             publications,
             tick_rate: Some(rate),
             parameters: store.clone(),
         };
+        let n = names.len();
         Ok(Self {
             spec,
-            sim,
-            command: vec![0.0; n],
-            last_command: None,
+            plant,
+            arms,
             command_timeout: store.double("command_timeout"),
-            message: JointState {
-                header: Header::default(),
-                name: names,
-                position: vec![0.0; n],
-                velocity: vec![0.0; n],
-                effort: vec![0.0; n],
-            },
             q: vec![0.0; n],
             qd: vec![0.0; n],
             zero: vec![0.0; n],
@@ -190,88 +325,149 @@ impl SimNode {
             clock: Clock::default(),
             hold_until_command: store.get("hold_until_command")
                 == Some(&ParameterValue::Bool(true)),
-            refused: false,
-            timed_out: false,
             wrench,
+            object: object.map(|(slot, mut pose)| {
+                pose.header.frame_id = "world".into();
+                (slot, pose)
+            }),
         })
     }
 
+    /// Takes a command for the arm whose subscription it came on.
     fn on_command<T: Transport>(&mut self, transport: &mut T, data: &[f64]) {
-        let n = self.command.len();
+        let slot = transport.received_on();
+        let now = self.plant.time();
+        let Some(port) = self.arms.iter_mut().find(|p| p.command_slot == slot) else {
+            return;
+        };
+        let n = port.command.len();
         if data.len() == n && data.iter().all(|v| v.is_finite()) {
-            self.command.copy_from_slice(data);
-            self.last_command = Some(self.sim.time());
-            self.refused = false;
-        } else if !self.refused {
+            port.command.copy_from_slice(data);
+            port.last_command = Some(now);
+            port.refused = false;
+        } else if !port.refused {
             transport.log(
                 LogLevel::Warn,
                 &format!(
-                    "command refused: {} values for {n} joints, or not finite",
+                    "{}command refused: {} values for {n} joints, or not finite",
+                    port.label,
                     data.len()
                 ),
             );
-            self.refused = true;
+            port.refused = true;
         }
     }
 
-    /// One simulation step with the newest fresh command (zero effort once commands stop);
-    /// before the first command a braked arm: time stands still when `hold_until_command`.
+    /// One simulation step with each arm's newest fresh command (zero effort once its
+    /// commands stop); before every arm's first command a braked arm: time stands still when
+    /// `hold_until_command`.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Result<(), armctl_sim::SimError> {
-        if self.hold_until_command && self.last_command.is_none() {
+        if self.hold_until_command && self.arms.iter().any(|p| p.last_command.is_none()) {
             self.publish(transport);
             return Ok(());
         }
-        let fresh = self
-            .last_command
-            .is_some_and(|t| self.sim.time() - t <= self.command_timeout);
-        let stopped = !fresh && self.last_command.is_some();
-        if stopped && !self.timed_out {
-            transport.log(
-                LogLevel::Warn,
-                &format!(
-                    "no command for {} s: applying zero effort",
-                    self.command_timeout
-                ),
-            );
+        let now = self.plant.time();
+        for port in &mut self.arms {
+            port.watch(transport, now, self.command_timeout);
         }
-        self.timed_out = stopped;
-        let command = if fresh { &self.command } else { &self.zero };
-        self.sim.step(command)?;
+        let command = |a: usize| match self.arms.get(a) {
+            Some(port) if port.last_command.is_some() && !port.timed_out => &port.command[..],
+            _ => &self.zero[..],
+        };
+        self.plant.step([command(0), command(1)])?;
         self.publish(transport);
         Ok(())
     }
 
     fn publish<T: Transport>(&mut self, transport: &mut T) {
-        if self.sim.measure(&mut self.q, &mut self.qd).is_err() {
-            return;
-        }
-        self.message.header.stamp = Time::from_seconds(self.sim.time());
-        self.message.position.copy_from_slice(&self.q);
-        self.message.velocity.copy_from_slice(&self.qd);
-        self.message
-            .effort
-            .copy_from_slice(self.sim.applied_effort());
-        // The clock before the state it stamps, so subscribers see them in that order.
+        let stamp = Time::from_seconds(self.plant.time());
+        // The clock before the states it stamps, so subscribers see them in that order.
         if self.publish_clock {
-            self.clock.clock = self.message.header.stamp;
+            self.clock.clock = stamp;
             transport.publish(Outgoing::Clock(&self.clock));
         }
-        transport.publish(Outgoing::JointStates(&self.message));
-        if let (Some(message), Some(sensed)) = (&mut self.wrench, self.sim.sensed_wrench()) {
-            let [fx, fy, fz, mx, my, mz] = sensed.in_sensor_axes();
-            message.header.stamp = self.message.header.stamp;
-            message.wrench.force = MsgVector3 {
-                x: fx,
-                y: fy,
-                z: fz,
-            };
-            message.wrench.torque = MsgVector3 {
-                x: mx,
-                y: my,
-                z: mz,
-            };
-            transport.publish(Outgoing::ExternalWrench(message));
+        for (a, port) in self.arms.iter_mut().enumerate() {
+            if self.plant.measure(a, &mut self.q, &mut self.qd).is_err() {
+                return;
+            }
+            let message = &mut port.message;
+            message.header.stamp = stamp;
+            message.position.copy_from_slice(&self.q);
+            message.velocity.copy_from_slice(&self.qd);
+            message.effort.copy_from_slice(self.plant.applied_effort(a));
+            transport.publish_on(port.state_slot, Outgoing::JointStates(message));
         }
+        if let (Some(message), Plant::One(sim)) = (&mut self.wrench, &self.plant) {
+            if let Some(sensed) = sim.sensed_wrench() {
+                message.header.stamp = stamp;
+                fill_wrench(message, sensed.in_sensor_axes());
+                transport.publish(Outgoing::ExternalWrench(message));
+            }
+        }
+        if let (Some((slot, message)), Plant::Pair(pair)) = (&mut self.object, &self.plant) {
+            message.header.stamp = stamp;
+            message.pose = pose_message(&pair.object_pose());
+            transport.publish_on(*slot, Outgoing::TargetPose(message));
+        }
+    }
+}
+
+impl ArmPort {
+    /// Notes (and says once) when this arm's commands have stopped for `timeout`.
+    fn watch<T: Transport>(&mut self, transport: &mut T, now: f64, timeout: f64) {
+        let fresh = self.last_command.is_some_and(|t| now - t <= timeout);
+        let stopped = !fresh && self.last_command.is_some();
+        if stopped && !self.timed_out {
+            transport.log(
+                LogLevel::Warn,
+                &format!(
+                    "{}no command for {timeout} s: applying zero effort",
+                    self.label
+                ),
+            );
+        }
+        self.timed_out = stopped;
+    }
+}
+
+fn stamped_wrench(frame: &str) -> WrenchStamped {
+    WrenchStamped {
+        header: Header {
+            frame_id: frame.to_string(),
+            ..Header::default()
+        },
+        ..WrenchStamped::default()
+    }
+}
+
+fn fill_wrench(message: &mut WrenchStamped, [fx, fy, fz, mx, my, mz]: [f64; 6]) {
+    message.wrench.force = MsgVector3 {
+        x: fx,
+        y: fy,
+        z: fz,
+    };
+    message.wrench.torque = MsgVector3 {
+        x: mx,
+        y: my,
+        z: mz,
+    };
+}
+
+fn pose_message(pose: &IsometryMatrix3<f64>) -> Pose {
+    let p = pose.translation.vector;
+    let r = UnitQuaternion::from_rotation_matrix(&pose.rotation);
+    Pose {
+        position: MsgVector3 {
+            x: p.x,
+            y: p.y,
+            z: p.z,
+        },
+        orientation: Quaternion {
+            x: r.i,
+            y: r.j,
+            z: r.k,
+            w: r.w,
+        },
     }
 }
 

@@ -161,8 +161,15 @@ pub trait Transport {
     /// it when its parameter services stop with the node; the DDS backend never does (its
     /// node runs until the process ends); scripted test transports give it at their end.
     fn next(&mut self) -> impl std::future::Future<Output = Option<Incoming>> + Send;
-    /// Publishes on one of the node's publications (others are ignored).
+    /// Publishes on the node's first publication of the message's topic (none: ignored).
     fn publish(&mut self, msg: Outgoing<'_>);
+    /// Publishes on publication `slot` (its index in [`NodeSpec::publications`]): how a node
+    /// with two publications of one topic (two arms' joint states) says which. Ignored when
+    /// that publication is of another topic or there is none.
+    fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>);
+    /// The subscription (its index in [`NodeSpec::subscriptions`]) of the message `next`
+    /// returned last: how a node with two subscriptions of one topic tells them apart.
+    fn received_on(&self) -> usize;
     /// How many subscriptions match the node's publication of `topic`.
     fn subscriber_count(&self, topic: Topic) -> usize;
     /// Answers the parameter service request `id`.

@@ -419,6 +419,8 @@ impl RosParams for DeclaredParameters {
 struct Input {
     messages: BoxStream<'static, Incoming>,
     newest_only: bool,
+    /// Its index in the spec's subscriptions.
+    slot: usize,
 }
 
 /// A publisher, whatever its message type.
@@ -476,6 +478,7 @@ impl TopicVisitor for Subscribe<'_> {
         Ok(Input {
             messages,
             newest_only: codec.topic == Topic::JointStates,
+            slot: 0,
         })
     }
 }
@@ -510,7 +513,10 @@ pub struct RclTransport {
     logger: String,
     /// Subscriptions in the order of [`Topic::ALL`] (served first to last).
     inputs: Vec<Input>,
+    /// Publications in the spec's order.
     outputs: Vec<(Topic, Box<dyn Output>)>,
+    /// The subscription of the last message handed over.
+    received_on: usize,
     parameter_changes: UnboundedReceiver<Change>,
     /// r2r's parameter table, shared with its services (never locked with the node).
     params: Arc<Mutex<IndexMap<String, Parameter>>>,
@@ -548,11 +554,14 @@ impl RclTransport {
         let params = node.params.clone();
         let mut inputs = Vec::new();
         for topic in Topic::ALL {
-            for (_, name) in spec.subscriptions.iter().filter(|(t, _)| t == topic) {
-                inputs.push(topic.visit(Subscribe {
+            let of_topic = spec.subscriptions.iter().enumerate();
+            for (slot, (_, name)) in of_topic.filter(|(_, (t, _))| t == topic) {
+                let mut input = topic.visit(Subscribe {
                     node: &mut node,
                     name,
-                })?);
+                })?;
+                input.slot = slot;
+                inputs.push(input);
             }
         }
         let mut outputs = Vec::new();
@@ -572,6 +581,7 @@ impl RclTransport {
             logger,
             inputs,
             outputs,
+            received_on: 0,
             parameter_changes,
             params,
             store,
@@ -635,7 +645,7 @@ impl Drop for RclTransport {
 
 /// The first topic in table order with a message waiting (the newest one, for latest-value
 /// topics).
-fn poll_inputs(inputs: &mut [Input], cx: &mut Context<'_>) -> Poll<Option<Incoming>> {
+fn poll_inputs(inputs: &mut [Input], cx: &mut Context<'_>) -> Poll<(usize, Option<Incoming>)> {
     for input in inputs {
         if let Poll::Ready(first) = input.messages.poll_next_unpin(cx) {
             let mut newest = first;
@@ -645,7 +655,7 @@ fn poll_inputs(inputs: &mut [Input], cx: &mut Context<'_>) -> Poll<Option<Incomi
                     _ => break,
                 }
             }
-            return Poll::Ready(newest);
+            return Poll::Ready((input.slot, newest));
         }
     }
     Poll::Pending
@@ -661,20 +671,34 @@ async fn tick(ticker: &Option<Ticker>) {
 impl Transport for RclTransport {
     async fn next(&mut self) -> Option<Incoming> {
         let inputs = &mut self.inputs;
-        tokio::select! {
+        let (slot, incoming) = tokio::select! {
             biased;
             // None: r2r's parameter services stopped, and the node with them.
-            change = self.parameter_changes.next() => change.map(|c| self.parameter_request(c)),
-            taken = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => taken,
-            _ = tick(&self.ticker) => Some(Incoming::Tick),
+            change = self.parameter_changes.next() => (None, change.map(|c| self.parameter_request(c))),
+            (slot, taken) = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => (Some(slot), taken),
+            _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
+        };
+        if let Some(slot) = slot {
+            self.received_on = slot;
         }
+        incoming
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
         let topic = msg.topic();
-        if let Some((_, output)) = self.outputs.iter().find(|(t, _)| *t == topic) {
+        if let Some(slot) = self.outputs.iter().position(|(t, _)| *t == topic) {
+            self.publish_on(slot, msg);
+        }
+    }
+
+    fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>) {
+        if let Some((_, output)) = self.outputs.get(slot) {
             output.send(msg);
         }
+    }
+
+    fn received_on(&self) -> usize {
+        self.received_on
     }
 
     fn subscriber_count(&self, topic: Topic) -> usize {

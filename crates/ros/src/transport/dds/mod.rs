@@ -107,9 +107,13 @@ fn context(options: &DdsOptions) -> Result<DdsContext, RosError> {
 pub struct DdsTransport {
     node: Node,
     _context: DdsContext,
-    /// Subscriptions in the order of [`Topic::ALL`] (served first to last).
-    inputs: Vec<Box<dyn Input>>,
+    /// Subscriptions in the order of [`Topic::ALL`] (served first to last), each with its
+    /// index in the spec's subscriptions.
+    inputs: Vec<(usize, Box<dyn Input>)>,
+    /// Publications in the spec's order.
     outputs: Vec<(Topic, Box<dyn Output>)>,
+    /// The subscription of the last message handed over.
+    received_on: usize,
     parameters: ParameterServers,
     service_mapping: ServiceMapping,
     read_errors: u64,
@@ -281,9 +285,10 @@ impl DdsTransport {
         let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
         let mut inputs = Vec::new();
         for topic in Topic::ALL {
-            for (_, name) in spec.subscriptions.iter().filter(|(t, _)| t == topic) {
+            let of_topic = spec.subscriptions.iter().enumerate();
+            for (slot, (_, name)) in of_topic.filter(|(_, (t, _))| t == topic) {
                 let (node, qos) = (&mut node, &qos);
-                inputs.push(topic.visit(Subscribe { node, name, qos })?);
+                inputs.push((slot, topic.visit(Subscribe { node, name, qos })?));
             }
         }
         let mut outputs = Vec::new();
@@ -296,6 +301,7 @@ impl DdsTransport {
             _context: context,
             inputs,
             outputs,
+            received_on: 0,
             parameters,
             service_mapping: service_mapping(dds),
             read_errors: 0,
@@ -313,11 +319,14 @@ impl DdsTransport {
     }
 }
 
-/// The first topic in table order with a message waiting.
-fn poll_inputs(inputs: &[Box<dyn Input>], cx: &mut Context<'_>) -> Poll<Option<Incoming>> {
-    for input in inputs {
+/// The first topic in table order with a message waiting, and its subscription's slot.
+fn poll_inputs(
+    inputs: &[(usize, Box<dyn Input>)],
+    cx: &mut Context<'_>,
+) -> Poll<(usize, Option<Incoming>)> {
+    for (slot, input) in inputs {
         if let Poll::Ready(taken) = input.poll_take(cx) {
-            return Poll::Ready(taken);
+            return Poll::Ready((*slot, taken));
         }
     }
     Poll::Pending
@@ -333,12 +342,15 @@ async fn tick(ticker: &Option<Ticker>) {
 impl Transport for DdsTransport {
     async fn next(&mut self) -> Option<Incoming> {
         loop {
-            let incoming = tokio::select! {
+            let (slot, incoming) = tokio::select! {
                 biased;
-                (id, request) = self.parameters.next() => Some(Incoming::ParameterRequest(id, request)),
-                taken = std::future::poll_fn(|cx| poll_inputs(&self.inputs, cx)) => taken,
-                _ = tick(&self.ticker) => Some(Incoming::Tick),
+                (id, request) = self.parameters.next() => (None, Some(Incoming::ParameterRequest(id, request))),
+                (slot, taken) = std::future::poll_fn(|cx| poll_inputs(&self.inputs, cx)) => (Some(slot), taken),
+                _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
             };
+            if let Some(slot) = slot {
+                self.received_on = slot;
+            }
             // A read error on one topic (a malformed sample) is skipped, not fatal; yield so a
             // persistent one cannot starve the rest of the runtime.
             if incoming.is_some() {
@@ -358,7 +370,13 @@ impl Transport for DdsTransport {
 
     fn publish(&mut self, msg: Outgoing<'_>) {
         let topic = msg.topic();
-        let sent = match self.outputs.iter().find(|(t, _)| *t == topic) {
+        if let Some(slot) = self.outputs.iter().position(|(t, _)| *t == topic) {
+            self.publish_on(slot, msg);
+        }
+    }
+
+    fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>) {
+        let sent = match self.outputs.get(slot) {
             Some((_, output)) => output.send(msg),
             None => Ok(()),
         };
@@ -369,6 +387,10 @@ impl Transport for DdsTransport {
                 eprintln!("{e} ({} failures so far)", self.publish_errors);
             }
         }
+    }
+
+    fn received_on(&self) -> usize {
+        self.received_on
     }
 
     fn subscriber_count(&self, topic: Topic) -> usize {
