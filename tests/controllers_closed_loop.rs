@@ -634,6 +634,49 @@ fn cartesian_impedance_deflects_by_k_inverse_f() {
     }
 }
 
+/// An arm of fewer than six joints gets a position-only task by default: the planar two-link
+/// arm holds its tip against a force in its plane with the deflection K^-1 F.
+#[test]
+fn cartesian_impedance_on_a_planar_arm_deflects_by_k_inverse_f() {
+    let robot = robot("planar_2link.urdf");
+    let q0 = vec![0.3, 0.8];
+    let mut jac = nalgebra::Matrix6xX::zeros(2);
+    let mut kin = KinematicsWorkspace::new(&robot);
+    armctl_model::jacobian(&robot, &mut kin, &q0, armctl_model::FrameId::Tip, &mut jac).unwrap();
+    let in_plane = jac.fixed_view::<3, 1>(0, 0) * 3.0 + jac.fixed_view::<3, 1>(0, 1) * 2.0;
+    let force = in_plane.normalize() * 8.0;
+    let config = SimConfig {
+        external_wrench: Some(Wrench {
+            force,
+            torque: Vector3::zeros(),
+        }),
+        ..SimConfig::default()
+    };
+    let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
+    let k = controller.parameters().values("stiffness").to_vec();
+    assert!(
+        k[..3].iter().all(|&k| k > 0.0) && k[3..].iter().all(|&k| k == 0.0),
+        "{k:?}"
+    );
+    let start = armctl_model::forward_kinematics(&robot, &mut kin, &q0)
+        .unwrap()
+        .tip();
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    run_closed_loop(
+        &mut sim,
+        &mut controller,
+        &SetPoint::new(q0.clone()),
+        4000,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let moved = controller.tip_pose().translation.vector - start.translation.vector;
+    let predicted = force / k[0];
+    let relative = (moved - predicted).norm() / predicted.norm();
+    eprintln!("planar: stiffness {:.1} N/m, deflection {:.5} m, predicted {:.5} m, relative difference {relative:.2e}", k[0], moved.norm(), predicted.norm());
+    assert!(relative < 0.02, "moved {moved} predicted {predicted}");
+}
+
 /// Angle between the measured tip orientation and `start`.
 fn orientation_change(
     controller: &armctl_control::CartesianImpedance,

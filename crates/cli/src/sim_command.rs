@@ -110,6 +110,16 @@ pub(crate) struct ContactSummary {
     peak_force: f64,
 }
 
+/// The tip's position error against the joint reference through forward kinematics (what a
+/// task-space law following `--trajectory` tracks), m.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct TipError {
+    rms: f64,
+    max: f64,
+    #[serde(rename = "final")]
+    last: f64,
+}
+
 /// The run's results.
 #[derive(Debug, Serialize)]
 pub(crate) struct Summary {
@@ -122,6 +132,8 @@ pub(crate) struct Summary {
     joints: Vec<JointSummary>,
     saturated_commands: usize,
     real_time_factor: f64,
+    /// The tip's distance from where the joint reference puts it, m.
+    tip_error: TipError,
     /// Per contact point of the scene.
     contacts: Vec<ContactSummary>,
     /// Conditions the controller's claims need that do not hold.
@@ -328,7 +340,28 @@ fn target_pose(
 /// The controller as controller_node configures it (the same parameters, identified model,
 /// safety layer and hold rules), on the URDF's robot: `--controller` wins over a `controller`
 /// in the files.
+/// The controller as the arguments configure it. A task-space law given a `--trajectory` (and
+/// no `--target-pose`) follows it with its tip: `target_source` is `joint_reference`.
 fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime> {
+    let runtime = configured_runtime(args, robot, None)?;
+    let task_space = runtime.parameters().get("target_source").is_some();
+    if !task_space || args.trajectory == "hold" {
+        return Ok(runtime);
+    }
+    if args.target_pose.is_some() {
+        bail!(
+            "'{}' follows one tip target: give --trajectory (followed through forward kinematics) or --target-pose, not both",
+            runtime.core().controller().name()
+        );
+    }
+    configured_runtime(args, robot, Some(("target_source", "joint_reference")))
+}
+
+fn configured_runtime(
+    args: &SimArgs,
+    robot: &Robot,
+    extra: Option<(&str, &str)>,
+) -> Result<ControllerRuntime> {
     let mut values = vec![(
         "controller".to_string(),
         RosValue::String("pd_gravity".into()),
@@ -336,6 +369,9 @@ fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime
     values.extend(params_file::values(&args.params)?);
     if let Some(name) = &args.controller {
         values.push(("controller".into(), RosValue::String(name.clone())));
+    }
+    if let Some((name, value)) = extra {
+        values.push((name.into(), RosValue::String(value.into())));
     }
     let start = NodeStart {
         name: "controller_node".into(),
@@ -600,8 +636,28 @@ pub(crate) fn summarize(
         joints,
         saturated_commands: log.saturated,
         real_time_factor: info.duration / log.wall_seconds.max(1e-9),
+        tip_error: tip_error(robot, log),
         contacts: contact_summaries(log),
         files,
+    }
+}
+
+fn tip_error(robot: &Robot, log: &RunLog) -> TipError {
+    let mut ws = armctl_model::KinematicsWorkspace::new(robot);
+    let mut tip = |row: usize, columns: &[Vec<f64>]| {
+        let q: Vec<f64> = columns.iter().map(|c| c[row]).collect();
+        armctl_model::forward_kinematics(robot, &mut ws, &q)
+            .map(|poses| poses.tip().translation.vector)
+            .ok()
+    };
+    let errors: Vec<f64> = (0..log.time.len())
+        .filter_map(|row| Some((tip(row, &log.reference)? - tip(row, &log.q)?).norm()))
+        .collect();
+    let rms = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len().max(1) as f64).sqrt();
+    TipError {
+        rms,
+        max: errors.iter().copied().fold(0.0, f64::max),
+        last: errors.last().copied().unwrap_or(0.0),
     }
 }
 
@@ -635,6 +691,11 @@ pub(crate) fn render(s: &Summary) -> String {
             j.joint, j.rms_error, j.max_error, j.final_error, j.max_effort
         );
     }
+    let _ = writeln!(
+        out,
+        "{:<24} {:>12.3e} {:>12.3e} {:>12.3e}   (m, from the reference through FK)",
+        "tip position", s.tip_error.rms, s.tip_error.max, s.tip_error.last
+    );
     for c in &s.contacts {
         let [x, y, z] = c.final_force;
         let _ = write!(

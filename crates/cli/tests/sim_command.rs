@@ -433,3 +433,38 @@ fn two_pandas_hold_a_box_and_the_run_records_both_arms_and_the_box() {
     }
     assert_eq!(csv.lines().count(), 3001);
 }
+
+/// A task-space law given a joint `--trajectory` follows it with its tip (the reference through
+/// forward kinematics); it used to hold still while errors were reported against a reference
+/// it never saw. Both a trajectory and a pose target are refused.
+#[test]
+fn resolved_acceleration_follows_the_joint_trajectory_through_forward_kinematics() {
+    let dir = out_dir("task-space-trajectory");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "--urdf",
+            "urdf/panda.urdf",
+            "--controller",
+            "resolved_acceleration",
+            "--trajectory",
+            "quintic:0.2,-0.1,0.2,-2.0,0.2,1.9,0.7:2",
+            "--duration",
+            "3",
+            "--out",
+            dir.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        armctl(&args)
+    };
+    let (ok, out, err) = run(&[]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tip = &summary["tip_error"];
+    let (rms, last) = (tip["rms"].as_f64().unwrap(), tip["final"].as_f64().unwrap());
+    assert!(rms < 1e-3 && last < 1e-4, "tip error {tip}");
+    let (ok, _, err) = run(&["--target-pose", "0.5,0,0.5"]);
+    assert!(!ok && err.contains("not both"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

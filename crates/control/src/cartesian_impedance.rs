@@ -19,8 +19,10 @@
 //! `update` is the nullspace posture q_n. Default stiffness per block (translation, rotation):
 //! `(20 rad/s)^2` times the lightest effective task inertia of the block (median over
 //! configurations), so a light wrist gets a soft rotation (a stiffer one than the control rate
-//! can damp oscillates), and an arm of fewer than six joints gets a stiffness sized on the
-//! directions it can move.
+//! can damp oscillates). An arm of fewer than six joints gets a stiffness sized on the
+//! directions it can move, and no rotational stiffness: a reduced, position-only task space
+//! (zero stiffness on an axis leaves it out of the task; set rotational entries to add
+//! orientation axes).
 //!
 //! Inertia shaping (when every entry of `inertia` is positive): with the measured tip wrench
 //! `F_ext` ([`crate::TaskSpace::set_external_wrench`]) the tip follows
@@ -39,7 +41,7 @@ use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
 
 use crate::gains::{cartesian_gain, Configurations};
 use crate::reference::PoseSample;
-use crate::tip_target::TipTarget;
+use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };
@@ -134,7 +136,7 @@ fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let mut samples: Vec<[f64; 2]> = Vec::new();
     for _ in 0..33 {
         let q = configurations.next(robot);
-        probe.tip.update(robot, &q, 0.0)?;
+        probe.tip.update(robot, &q, 0.0, None)?;
         let mobility = probe.mobility(&q)?;
         let largest = |k: usize| {
             nalgebra::SymmetricEigen::new(mobility.fixed_view::<3, 3>(k, k).into_owned())
@@ -155,7 +157,13 @@ fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
             }
         })
         .collect();
-    Ok((0..6).map(|i| per_block[i / 3]).collect())
+    // An arm of fewer than six joints cannot hold position and orientation apart: by default
+    // it is a position impedance (the static deflection K^-1 F holds for forces), and a
+    // rotational stiffness set by the user adds the orientation axes it wants.
+    let rotation = if robot.dof() < 6 { 0.0 } else { per_block[1] };
+    Ok((0..6)
+        .map(|i| if i < 3 { per_block[0] } else { rotation })
+        .collect())
 }
 
 /// Natural frequency of the default stiffness on the lightest direction, rad/s.
@@ -176,6 +184,7 @@ impl CartesianImpedance {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
         let gains = Gains::declare(&mut parameters, stiffness)?;
+        declare_target_source(&mut parameters)?;
         Ok(Self {
             ws: DynamicsWorkspace::new(robot),
             parameters,
@@ -258,7 +267,8 @@ impl Controller for CartesianImpedance {
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
-        let desired = self.tip.update(&self.robot, state.q, dt)?;
+        let joint_target = joint_target(&self.parameters, step.reference);
+        let desired = self.tip.update(&self.robot, state.q, dt, joint_target)?;
         let lambda = self.task_inertia(state.q)?;
         let error = self.tip.error(&desired);
         let velocity = self.tip.times(state.qd);

@@ -13,7 +13,7 @@ use nalgebra::{IsometryMatrix3, Vector6};
 
 use crate::gains::cartesian_gain;
 use crate::model_terms::ModelTerms;
-use crate::tip_target::TipTarget;
+use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };
@@ -63,6 +63,7 @@ impl ResolvedAcceleration {
             "Damping of self-motion k_n for redundant arms, 1/s.",
             10.0,
         )?;
+        declare_target_source(&mut parameters)?;
         Ok(Self {
             model: ModelTerms::new(robot),
             parameters,
@@ -97,7 +98,10 @@ impl Controller for ResolvedAcceleration {
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
-        let desired = self.tip.update(&self.model.robot, state.q, dt)?;
+        let joint_target = joint_target(&self.parameters, step.reference);
+        let desired = self
+            .tip
+            .update(&self.model.robot, state.q, dt, joint_target)?;
         let bias = self.tip.jdot_qd(&self.model.robot, state.q, state.qd)?;
         let error = self.tip.error(&desired);
         let velocity = self.tip.times(state.qd);

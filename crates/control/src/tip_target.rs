@@ -7,7 +7,36 @@ use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, M
 use nalgebra::{IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6};
 
 use crate::reference::{PoseInterpolation, PoseSample};
-use crate::{ControlError, TaskSpace};
+use crate::{ControlError, Declaration, JointReference, ParameterSet, ParameterValue, TaskSpace};
+
+/// The parameter that says where a task-space law's target comes from.
+const TARGET_SOURCE: &str = "target_source";
+
+/// Declares `target_source`: `pose` (the pose target, `~/target_pose`) or `joint_reference`
+/// (the joint reference through forward kinematics: its pose, `J qd_r` and
+/// `J qdd_r + Jdot qd_r`).
+pub(crate) fn declare_target_source(parameters: &mut ParameterSet) -> Result<(), ControlError> {
+    parameters.declare(
+        Declaration::string(
+            TARGET_SOURCE,
+            "pose",
+            "Where the tip target comes from: 'pose' (the pose target, ~/target_pose) or 'joint_reference' (the joint reference, ~/reference, through forward kinematics).",
+        )
+        .choices(&["pose", "joint_reference"])
+        .read_only(),
+    )
+}
+
+/// The joint reference when `target_source` is `joint_reference`.
+pub(crate) fn joint_target<'a>(
+    parameters: &ParameterSet,
+    reference: &'a JointReference,
+) -> Option<&'a JointReference> {
+    match parameters.get(TARGET_SOURCE) {
+        Some(ParameterValue::String(source)) if source == "joint_reference" => Some(reference),
+        _ => None,
+    }
+}
 
 /// Target, clock, measured wrench and the last measurement.
 #[derive(Debug, Clone)]
@@ -60,19 +89,52 @@ impl TipTarget {
     }
 
     /// Advances the clock by `dt`, measures the tip pose and Jacobian at `q`, and returns the
-    /// target in effect now.
+    /// target in effect now: the pose target's, or `joint`'s through forward kinematics.
     pub(crate) fn update(
         &mut self,
         robot: &Robot,
         q: &[f64],
         dt: f64,
+        joint: Option<&JointReference>,
     ) -> Result<PoseSample, ControlError> {
         self.elapsed += dt;
+        let desired = match joint {
+            Some(reference) => self.through_kinematics(robot, reference)?,
+            None => self.target.sample(self.elapsed),
+        };
         self.pose = forward_kinematics(robot, &mut self.kin, q)
             .map_err(kinematics)?
             .tip();
         jacobian(robot, &mut self.kin, q, FrameId::Tip, &mut self.jac).map_err(kinematics)?;
-        Ok(self.target.sample(self.elapsed))
+        Ok(desired)
+    }
+
+    /// The tip's pose, twist `J qd_r` and acceleration `J qdd_r + Jdot qd_r` at the joint
+    /// reference (using `jac` as scratch: it is measured again after).
+    fn through_kinematics(
+        &mut self,
+        robot: &Robot,
+        reference: &JointReference,
+    ) -> Result<PoseSample, ControlError> {
+        let pose = forward_kinematics(robot, &mut self.kin, &reference.q)
+            .map_err(kinematics)?
+            .tip();
+        jacobian(
+            robot,
+            &mut self.kin,
+            &reference.q,
+            FrameId::Tip,
+            &mut self.jac,
+        )
+        .map_err(kinematics)?;
+        let twist = self.times(&reference.qd);
+        let bias = self.jdot_qd(robot, &reference.q, &reference.qd)?;
+        let acceleration = self.times(&reference.qdd) + bias;
+        Ok(PoseSample {
+            pose,
+            twist,
+            acceleration,
+        })
     }
 
     /// `Jdot qd` of the tip.
