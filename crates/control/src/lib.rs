@@ -66,7 +66,7 @@ pub use parameters::{
     shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
     DEFAULT_RAMP_TIME,
 };
-pub use pd_fixed_gravity::{gravity_gradient_bound, PdFixedGravity};
+pub use pd_fixed_gravity::{gravity_gradient_bound, gravity_gradients, PdFixedGravity};
 pub use pd_gravity::PdGravity;
 pub use resolved_acceleration::ResolvedAcceleration;
 pub use robust::Robust;
