@@ -669,20 +669,7 @@ fn cartesian_impedance_deflects_by_k_inverse_f() {
             vec![2000.0, 2000.0, 2000.0, 5.0, 5.0, 5.0],
         );
         let k = controller.parameters().values("stiffness").to_vec();
-        let start =
-            armctl_model::forward_kinematics(&robot, &mut KinematicsWorkspace::new(&robot), &q0)
-                .unwrap()
-                .tip();
-        let mut sim = Simulator::new(&robot, &q0, config).unwrap();
-        run_closed_loop(
-            &mut sim,
-            &mut controller,
-            &SetPoint::new(q0.clone()),
-            6000,
-            |_, _, _| {},
-        )
-        .unwrap();
-        let moved = controller.tip_pose().translation.vector - start.translation.vector;
+        let (start, moved) = tip_moved_holding(&robot, &mut controller, &q0, config, 6000);
         let predicted = Vector3::new(force.x / k[0], force.y / k[1], force.z / k[2]);
         eprintln!("{file}: stiffness {k:.3?}");
         let relative = (moved - predicted).norm() / predicted.norm();
@@ -694,6 +681,31 @@ fn cartesian_impedance_deflects_by_k_inverse_f() {
             "{file}: moved {moved} predicted {predicted}"
         );
     }
+}
+
+/// Runs `controller` holding `q0` for `steps` under `config`: the tip's start pose and how far
+/// the tip moved.
+fn tip_moved_holding(
+    robot: &Robot,
+    controller: &mut armctl_control::CartesianImpedance,
+    q0: &[f64],
+    config: SimConfig,
+    steps: usize,
+) -> (nalgebra::IsometryMatrix3<f64>, Vector3<f64>) {
+    let start = armctl_model::forward_kinematics(robot, &mut KinematicsWorkspace::new(robot), q0)
+        .unwrap()
+        .tip();
+    let mut sim = Simulator::new(robot, q0, config).unwrap();
+    run_closed_loop(
+        &mut sim,
+        controller,
+        &SetPoint::new(q0.to_vec()),
+        steps,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let moved = controller.tip_pose().translation.vector - start.translation.vector;
+    (start, moved)
 }
 
 /// An arm of fewer than six joints gets a position-only task by default: the planar two-link
@@ -720,19 +732,7 @@ fn cartesian_impedance_on_a_planar_arm_deflects_by_k_inverse_f() {
         k[..3].iter().all(|&k| k > 0.0) && k[3..].iter().all(|&k| k == 0.0),
         "{k:?}"
     );
-    let start = armctl_model::forward_kinematics(&robot, &mut kin, &q0)
-        .unwrap()
-        .tip();
-    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
-    run_closed_loop(
-        &mut sim,
-        &mut controller,
-        &SetPoint::new(q0.clone()),
-        4000,
-        |_, _, _| {},
-    )
-    .unwrap();
-    let moved = controller.tip_pose().translation.vector - start.translation.vector;
+    let (_, moved) = tip_moved_holding(&robot, &mut controller, &q0, config, 4000);
     let predicted = force / k[0];
     let relative = (moved - predicted).norm() / predicted.norm();
     eprintln!("planar: stiffness {:.1} N/m, deflection {:.5} m, predicted {:.5} m, relative difference {relative:.2e}", k[0], moved.norm(), predicted.norm());
