@@ -2,16 +2,19 @@
 //! `tau = M(q)(qdd_d + Kd de + Kp e) + C(q, qd) qd + G(q) + F(qd_d)
 //!      = RNEA(q, qd, qdd_d + Kd de + Kp e) + F(qd_d)`.
 //! Claim: with the exact model the error obeys `edd + Kd de + Kp e = 0`, so it converges for any
-//! positive gains. Gains are per unit inertia (rad/s^2 per rad). `F` is the model's joint
+//! positive gains; `gain_design` places its poles or makes it LQR-optimal (see `gain_design`). Gains are per unit inertia (rad/s^2 per rad). `F` is the model's joint
 //! friction (an identified model's, or the URDF's with `friction_compensation`), at the reference velocity
 //! with a smoothed sign: measured velocities would make the Coulomb term chatter at rest.
 
 use armctl_dynamics::{friction_torques, CoulombSign};
 use armctl_model::Robot;
 
+use crate::gain_design::{Form, GainDesign};
 use crate::gains::{errors, joint_gain, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{ControlError, Controller, JointReference, JointState, ParameterSet, Step};
+use crate::{
+    ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
+};
 
 /// Velocity over which the compensated Coulomb friction changes sign, rad/s (m/s).
 const FRICTION_SIGN_WIDTH: f64 = 0.01;
@@ -25,6 +28,7 @@ pub struct ComputedTorque {
     model: ModelTerms,
     parameters: ParameterSet,
     gains: PdGains,
+    design: GainDesign,
     acceleration: Vec<f64>,
     friction: Vec<f64>,
 }
@@ -78,18 +82,24 @@ impl ComputedTorque {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
         let gains = error_dynamics_gains(&mut parameters, robot, "error dynamics", "")?;
+        let design = GainDesign::declare(&mut parameters, gains, ["kp", "kd"], Form::Pd)?;
         Ok(Self {
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
             friction: vec![0.0; n],
             parameters,
             gains,
+            design,
         })
     }
 }
 
 impl Controller for ComputedTorque {
     law_accessors!("computed_torque");
+    /// `kp`, `kd` as set, or designed from `poles` or the LQR weights (`gain_design`).
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.design.set(&mut self.parameters, name, value)
+    }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         commanded_acceleration(
             &self.parameters,

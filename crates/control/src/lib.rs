@@ -38,6 +38,7 @@ mod computed_torque;
 mod controller;
 pub mod default_gains;
 mod error;
+mod gain_design;
 mod gains;
 mod independent_pd;
 mod joint_impedance;
@@ -60,6 +61,7 @@ pub use cartesian_impedance::CartesianImpedance;
 pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState, Step, TaskSpace};
 pub use error::ControlError;
+pub use gain_design::{lqr_double_integrator, place_poles};
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;
 pub use parameters::{

@@ -4,18 +4,21 @@
 //! of [`crate::CartesianImpedance`] and the damped pseudo-inverse `J# = J^T (J J^T + l^2 I)^-1`
 //! (the inverse of a square J when l is small; the nullspace term damps self-motion of a
 //! redundant arm). Claim: with the exact model, `edd + Kd ed + Kp e = 0` in task space (up to
-//! the damping l); it needs a non-singular J on the path.
+//! the damping l); it needs a non-singular J on the path. `gain_design` places the poles of
+//! each task axis or makes it LQR-optimal (see `gain_design`).
 //!
 //! Targets come from [`crate::TaskSpace::set_target_pose`]; `reset` holds the current pose.
 
 use armctl_model::Robot;
 use nalgebra::{IsometryMatrix3, Vector6};
 
-use crate::gains::cartesian_gain;
+use crate::gain_design::{Form, GainDesign};
+use crate::gains::{cartesian_gain, PdGains};
 use crate::model_terms::ModelTerms;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
-    Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
+    Array, ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar,
+    Step, TaskSpace,
 };
 
 /// Task-space computed torque through the pseudo-inverse.
@@ -25,6 +28,7 @@ pub struct ResolvedAcceleration {
     parameters: ParameterSet,
     kp: Array,
     kd: Array,
+    design: GainDesign,
     pinv_damping: Scalar,
     nullspace_damping: Scalar,
     acceleration: Vec<f64>,
@@ -64,7 +68,10 @@ impl ResolvedAcceleration {
             10.0,
         )?;
         declare_target_source(&mut parameters)?;
+        let design =
+            GainDesign::declare(&mut parameters, PdGains { kp, kd }, ["kp", "kd"], Form::Pd)?;
         Ok(Self {
+            design,
             model: ModelTerms::new(robot),
             parameters,
             kp,
@@ -90,6 +97,11 @@ impl ResolvedAcceleration {
 
 impl Controller for ResolvedAcceleration {
     law_accessors!("resolved_acceleration");
+    /// `kp`, `kd` as set, or designed per task axis from `poles` or the LQR weights
+    /// (`gain_design`).
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.design.set(&mut self.parameters, name, value)
+    }
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.model.robot, state.q);
     }

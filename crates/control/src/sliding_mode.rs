@@ -6,14 +6,18 @@
 //! `phi = 0` is the pure switching law (`sgn(s)`), which chatters; a wider layer trades the
 //! chattering for a residual error of order `phi / Lambda`. `Kd s` (torque, not through `M_hat`)
 //! bounds the error outside the layer when a joint the switching term cannot move (unmodelled
-//! friction) hands its demand to its neighbours through the inertia coupling.
+//! friction) hands its demand to its neighbours through the inertia coupling. `gain_design`
+//! places the layer's poles (`lambda`, `k`) or makes them LQR-optimal (see `gain_design`).
 
 use armctl_model::Robot;
 
 use crate::default_gains::STEP;
-use crate::gains::{errors, joint_gain};
+use crate::gain_design::{Form, GainDesign};
+use crate::gains::{errors, joint_gain, PdGains};
 use crate::model_terms::ModelTerms;
-use crate::{Array, ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
+use crate::{
+    Array, ControlError, Controller, Declaration, ParameterSet, ParameterValue, Scalar, Step,
+};
 
 /// Sliding mode on the model's dynamics.
 #[derive(Debug, Clone)]
@@ -24,6 +28,7 @@ pub struct SlidingMode {
     k: Array,
     linear: Array,
     phi: Scalar,
+    design: GainDesign,
     acceleration: Vec<f64>,
     s: Vec<f64>,
 }
@@ -62,33 +67,44 @@ impl SlidingMode {
         let (lambda, k, phi) = default_gains(robot)?;
         let (_, damping) = crate::slotine_li::slotine_li_gains(robot)?;
         let mut parameters = ParameterSet::new(n);
+        let lambda = parameters.declare_array(joint_gain(
+            "lambda",
+            lambda.clone(),
+            "Slope of the sliding surface s = de + lambda e per joint, 1/s.",
+            1e4,
+        ))?;
+        let k = parameters.declare_array(joint_gain(
+            "k",
+            k,
+            "Switching gain per joint, rad/s^2: larger than the model error in acceleration.",
+            1e5,
+        ))?;
+        let linear = parameters.declare_array(joint_gain(
+            "kd",
+            damping,
+            "Damping on s per joint, N m s/rad: linear feedback outside the layer.",
+            1e5,
+        ))?;
+        let phi = parameters.declare_scalar(
+            Declaration::double(
+                "phi",
+                phi,
+                "Boundary layer width on s, rad/s (0: pure switching).",
+            )
+            .range(0.0, 1e3),
+        )?;
+        let design = GainDesign::declare(
+            &mut parameters,
+            PdGains { kp: lambda, kd: k },
+            ["lambda", "k"],
+            Form::SlidingLayer { phi },
+        )?;
         Ok(Self {
-            lambda: parameters.declare_array(joint_gain(
-                "lambda",
-                lambda.clone(),
-                "Slope of the sliding surface s = de + lambda e per joint, 1/s.",
-                1e4,
-            ))?,
-            k: parameters.declare_array(joint_gain(
-                "k",
-                k,
-                "Switching gain per joint, rad/s^2: larger than the model error in acceleration.",
-                1e5,
-            ))?,
-            linear: parameters.declare_array(joint_gain(
-                "kd",
-                damping,
-                "Damping on s per joint, N m s/rad: linear feedback outside the layer.",
-                1e5,
-            ))?,
-            phi: parameters.declare_scalar(
-                Declaration::double(
-                    "phi",
-                    phi,
-                    "Boundary layer width on s, rad/s (0: pure switching).",
-                )
-                .range(0.0, 1e3),
-            )?,
+            lambda,
+            k,
+            linear,
+            phi,
+            design,
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],
             s: vec![0.0; n],
@@ -110,6 +126,11 @@ fn saturated(s: f64, phi: f64) -> f64 {
 
 impl Controller for SlidingMode {
     law_accessors!("sliding_mode");
+    /// `lambda`, `k` as set, or designed from `poles` or the LQR weights inside the layer
+    /// (`gain_design`).
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.design.set(&mut self.parameters, name, value)
+    }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let p = &self.parameters;
         let (lambda, k, phi) = (&p[self.lambda], &p[self.k], p[self.phi]);

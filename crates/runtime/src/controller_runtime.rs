@@ -215,12 +215,14 @@ impl ControllerRuntime {
                     reason,
                 })?;
         }
-        Ok(Self {
+        let mut runtime = Self {
             core,
             parameters,
             order,
             warnings,
-        })
+        };
+        runtime.show_law_values(None);
+        Ok(runtime)
     }
 
     /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
@@ -318,10 +320,29 @@ impl ControllerRuntime {
                 self.core
                     .set_parameter(name, typed.clone())
                     .map_err(|e| e.to_string())?;
+                self.show_law_values(Some(name));
             }
             _ => {}
         }
         Ok(())
+    }
+}
+
+impl ControllerRuntime {
+    /// Copies the law's parameter values into the store where they differ (a law may derive
+    /// some from others: `gain_design` writes `kp` and `kd`), so a parameter query shows what
+    /// the law holds. `except` is the parameter being set, which the caller stores itself.
+    fn show_law_values(&mut self, except: Option<&str>) {
+        let law = self.core.controller().parameters();
+        for declaration in law.declarations() {
+            let name = declaration.name.as_str();
+            let value = law.get(name);
+            if except != Some(name) && value.is_some() && value != self.parameters.get(name) {
+                if let Some(value) = value.cloned() {
+                    let _ = self.parameters.set(name, &value, false);
+                }
+            }
+        }
     }
 }
 
@@ -402,6 +423,53 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A gain design writes kp and kd: the store shows them, at start and when changed live;
+    /// kp set by hand while designed is refused and the store keeps the designed value.
+    #[test]
+    fn designed_gains_are_what_a_parameter_query_shows() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let values = vec![
+            ("urdf_path".to_string(), ParameterValue::String(path.into())),
+            (
+                "controller".to_string(),
+                ParameterValue::String("computed_torque".into()),
+            ),
+            (
+                "poles".to_string(),
+                ParameterValue::DoubleArray(vec![-5.0, -6.0, -7.0, -8.0]),
+            ),
+            (
+                "gain_design".to_string(),
+                ParameterValue::String("poles".into()),
+            ),
+        ];
+        let start = NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values,
+        };
+        let mut runtime = ControllerRuntime::new(&start).unwrap();
+        let kp = |r: &ControllerRuntime| r.parameters().get("kp").cloned();
+        assert_eq!(
+            kp(&runtime),
+            Some(ParameterValue::DoubleArray(vec![30.0, 56.0]))
+        );
+        let poles = ParameterValue::DoubleArray(vec![-1.0, -2.0, -3.0, -4.0]);
+        runtime.set_parameter("poles", &poles).unwrap();
+        assert_eq!(
+            kp(&runtime),
+            Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
+        );
+        let by_hand = ParameterValue::DoubleArray(vec![9.0, 9.0]);
+        let e = runtime.set_parameter("kp", &by_hand).unwrap_err();
+        assert!(e.contains("gain_design"), "{e}");
+        assert_eq!(
+            kp(&runtime),
+            Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
+        );
     }
 
     /// URDF friction is compensated only when asked; identified friction without the base
