@@ -43,6 +43,21 @@ pub(crate) fn error_dynamics_gains(
     kd_note: &str,
 ) -> Result<PdGains, ControlError> {
     let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    declare_error_dynamics_gains(parameters, &w, what, kd_note)
+}
+
+/// The default error dynamics `(kp, kd) = (w^2, 2 w)` per joint of [`error_dynamics_gains`].
+fn default_error_dynamics(robot: &Robot) -> Result<Vec<(f64, f64)>, ControlError> {
+    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    Ok(w.iter().map(|w| (w * w, 2.0 * w)).collect())
+}
+
+fn declare_error_dynamics_gains(
+    parameters: &mut ParameterSet,
+    w: &[f64],
+    what: &str,
+    kd_note: &str,
+) -> Result<PdGains, ControlError> {
     let kp = format!("Stiffness of the {what} per joint, 1/s^2.");
     let kd = format!("Damping of the {what} per joint, 1/s{kd_note}.");
     Ok(PdGains {
@@ -81,8 +96,9 @@ impl ComputedTorque {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
+        let defaults = default_error_dynamics(robot)?;
+        let design = GainDesign::declare(&mut parameters, &defaults, ["kp", "kd"], Form::Pd)?;
         let gains = error_dynamics_gains(&mut parameters, robot, "error dynamics", "")?;
-        let design = GainDesign::declare(&mut parameters, gains, ["kp", "kd"], Form::Pd)?;
         Ok(Self {
             model: ModelTerms::new(robot),
             acceleration: vec![0.0; n],

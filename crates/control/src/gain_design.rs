@@ -22,8 +22,7 @@
 //! by `ros2 param get`); setting them directly is refused until `gain_design` is `manual` again.
 //! The defaults of `poles` and `q_weights` give back the law's default gains.
 
-use crate::gains::PdGains;
-use crate::{ControlError, Declaration, ParameterSet, ParameterValue, Scalar};
+use crate::{ControlError, Declaration, ParameterSet, ParameterValue};
 
 const MODE: &str = "gain_design";
 const POLES: &str = "poles";
@@ -67,6 +66,16 @@ fn real_poles(kp: f64, kd: f64) -> Option<(f64, f64)> {
 /// Per axis, the two gains (`kp` and `kd`, or `lambda` and `k`).
 type AxisGains = (Vec<f64>, Vec<f64>);
 
+/// The error dynamics `(kp, kd)` of sliding mode's `lambda`, `k` inside a layer `phi`.
+pub(crate) fn sliding_layer_dynamics(lambda: &[f64], k: &[f64], phi: f64) -> Vec<(f64, f64)> {
+    let phi = phi.max(1e-12);
+    lambda
+        .iter()
+        .zip(k)
+        .map(|(l, k)| (l * k / phi, l + k / phi))
+        .collect()
+}
+
 /// `(lambda, k)` per axis for the error dynamics `(kp, kd)` inside a layer `phi`: lambda the
 /// slower pole's magnitude (the surface), `k = phi` times the faster one's.
 fn sliding_gains(kp: &[f64], kd: &[f64], phi: f64) -> Result<AxisGains, String> {
@@ -93,17 +102,15 @@ pub(crate) enum Form {
     /// Sliding mode inside its boundary layer `phi`: `lambda` and `k` give
     /// `edd + (lambda + k/phi) ed + lambda k/phi e = 0`, poles `-lambda` (the surface) and
     /// `-k/phi` (the layer); real poles only.
-    SlidingLayer {
-        /// The layer's width.
-        phi: Scalar,
-    },
+    SlidingLayer,
 }
 
 /// The design parameters of a law: its two gain arrays (`kp`, `kd`, or `lambda`, `k`) and how
-/// they make the error dynamics.
+/// they make the error dynamics. Declared before the gains, so that start values apply in that
+/// order: a gain given by hand with a design on is refused, not silently replaced.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GainDesign {
-    gains: PdGains,
+    axes: usize,
     names: [&'static str; 2],
     form: Form,
 }
@@ -116,17 +123,18 @@ fn invalid(name: &str, reason: String) -> ControlError {
 }
 
 impl GainDesign {
-    /// Declares `gain_design`, `poles`, `q_weights`, `r_weights` for `gains` (named `names`,
-    /// making the error dynamics as `form` says); their defaults give back the gains' defaults.
+    /// Declares `gain_design`, `poles`, `q_weights`, `r_weights` for the gains `names` (making
+    /// the error dynamics as `form` says), before the gains; `defaults` are the default error
+    /// dynamics `(kp, kd)` per axis, which the design parameters' defaults give back.
     pub(crate) fn declare(
         parameters: &mut ParameterSet,
-        gains: PdGains,
+        defaults: &[(f64, f64)],
         names: [&'static str; 2],
         form: Form,
     ) -> Result<Self, ControlError> {
-        let design = Self { gains, names, form };
-        let (kp, kd): (Vec<f64>, Vec<f64>) = design.closed_loop(parameters).into_iter().unzip();
+        let (kp, kd): (Vec<f64>, Vec<f64>) = defaults.iter().copied().unzip();
         let axes = kp.len();
+        let design = Self { axes, names, form };
         let poles: Vec<f64> = kp
             .iter()
             .zip(&kd)
@@ -166,21 +174,6 @@ impl GainDesign {
         Ok(design)
     }
 
-    /// `(kp, kd)` per axis of the error dynamics the gains in effect make.
-    fn closed_loop(&self, parameters: &ParameterSet) -> Vec<(f64, f64)> {
-        let (a, b) = (&parameters[self.gains.kp], &parameters[self.gains.kd]);
-        match self.form {
-            Form::Pd => a.iter().copied().zip(b.iter().copied()).collect(),
-            Form::SlidingLayer { phi } => {
-                let phi = parameters[phi].max(1e-12);
-                a.iter()
-                    .zip(b)
-                    .map(|(l, k)| (l * k / phi, l + k / phi))
-                    .collect()
-            }
-        }
-    }
-
     /// Writes the designed `(kp, kd)` as the law's gains.
     fn write(
         &self,
@@ -190,7 +183,7 @@ impl GainDesign {
     ) -> Result<(), String> {
         let (first, second) = match self.form {
             Form::Pd => (kp, kd),
-            Form::SlidingLayer { .. } => {
+            Form::SlidingLayer => {
                 let phi = parameters
                     .get("phi")
                     .and_then(|v| v.numbers().first().copied())
@@ -214,7 +207,7 @@ impl GainDesign {
     /// The designed `(kp, kd)` per axis, or `None` with `gain_design: manual`, from the design
     /// parameters as set (not their ramped values).
     fn designed(&self, parameters: &ParameterSet) -> Result<Option<AxisGains>, String> {
-        let axes = parameters[self.gains.kp].len();
+        let axes = self.axes;
         let set = |name: &str| {
             parameters
                 .get(name)
@@ -253,7 +246,7 @@ impl GainDesign {
                 format!("designed by gain_design '{mode}': set poles, q_weights or r_weights, or gain_design: manual"),
             ));
         }
-        let triggers = matches!(self.form, Form::SlidingLayer { .. }) && name == "phi";
+        let triggers = matches!(self.form, Form::SlidingLayer) && name == "phi";
         if !DESIGN.contains(&name) && !triggers {
             return parameters.set(name, value);
         }

@@ -13,7 +13,7 @@ use armctl_model::Robot;
 use nalgebra::{IsometryMatrix3, Vector6};
 
 use crate::gain_design::{Form, GainDesign};
-use crate::gains::{cartesian_gain, PdGains};
+use crate::gains::cartesian_gain;
 use crate::model_terms::ModelTerms;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
@@ -41,6 +41,8 @@ impl ResolvedAcceleration {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
+        let design =
+            GainDesign::declare(&mut parameters, &[(400.0, 40.0); 6], ["kp", "kd"], Form::Pd)?;
         let mut cartesian = |name, description, value: f64| {
             parameters.declare_array(cartesian_gain(name, vec![value; 6], description, 1e6))
         };
@@ -68,8 +70,6 @@ impl ResolvedAcceleration {
             10.0,
         )?;
         declare_target_source(&mut parameters)?;
-        let design =
-            GainDesign::declare(&mut parameters, PdGains { kp, kd }, ["kp", "kd"], Form::Pd)?;
         Ok(Self {
             design,
             model: ModelTerms::new(robot),

@@ -12,8 +12,8 @@
 use armctl_model::Robot;
 
 use crate::default_gains::STEP;
-use crate::gain_design::{Form, GainDesign};
-use crate::gains::{errors, joint_gain, PdGains};
+use crate::gain_design::{sliding_layer_dynamics, Form, GainDesign};
+use crate::gains::{errors, joint_gain};
 use crate::model_terms::ModelTerms;
 use crate::{
     Array, ControlError, Controller, Declaration, ParameterSet, ParameterValue, Scalar, Step,
@@ -67,6 +67,9 @@ impl SlidingMode {
         let (lambda, k, phi) = default_gains(robot)?;
         let (_, damping) = crate::slotine_li::slotine_li_gains(robot)?;
         let mut parameters = ParameterSet::new(n);
+        let layer = sliding_layer_dynamics(&lambda, &k, phi);
+        let design =
+            GainDesign::declare(&mut parameters, &layer, ["lambda", "k"], Form::SlidingLayer)?;
         let lambda = parameters.declare_array(joint_gain(
             "lambda",
             lambda.clone(),
@@ -92,12 +95,6 @@ impl SlidingMode {
                 "Boundary layer width on s, rad/s (0: pure switching).",
             )
             .range(0.0, 1e3),
-        )?;
-        let design = GainDesign::declare(
-            &mut parameters,
-            PdGains { kp: lambda, kd: k },
-            ["lambda", "k"],
-            Form::SlidingLayer { phi },
         )?;
         Ok(Self {
             lambda,

@@ -123,11 +123,15 @@ fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, Runt
         }
     }
     start.apply(&mut store)?;
+    // Only the values given, in the law's declaration order: the others are the law's own
+    // defaults already, and a law declares what governs others first (`gain_design` before the
+    // gains it designs, which are then refused when also given).
     let names: Vec<String> = controller
         .parameters()
         .declarations()
         .iter()
         .map(|d| d.name.clone())
+        .filter(|name| start.values.iter().any(|(given, _)| given == name))
         .collect();
     for name in names {
         if let Some(value) = store.get(&name) {
@@ -426,7 +430,8 @@ mod tests {
     }
 
     /// A gain design writes kp and kd: the store shows them, at start and when changed live;
-    /// kp set by hand while designed is refused and the store keeps the designed value.
+    /// kp set by hand while designed is refused and the store keeps the designed value; given
+    /// together at start, the design and kp are refused, naming kp.
     #[test]
     fn designed_gains_are_what_a_parameter_query_shows() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
