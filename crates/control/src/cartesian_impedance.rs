@@ -33,14 +33,13 @@
 //!
 //! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
-use armctl_dynamics::{
-    cholesky_in_place, cholesky_solve_in_place, mass_matrix, nonlinear_effects, DynamicsWorkspace,
-};
+use armctl_dynamics::{nonlinear_effects, DynamicsWorkspace};
 use armctl_model::Robot;
-use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix6, Vector6};
+use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
 use crate::gains::{cartesian_gain, Configurations};
 use crate::reference::PoseSample;
+use crate::task_inertia::TaskInertia;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
@@ -53,8 +52,7 @@ pub struct CartesianImpedance {
     ws: DynamicsWorkspace,
     parameters: ParameterSet,
     gains: Gains,
-    mass: DMatrix<f64>,
-    minv_jt: DMatrix<f64>,
+    task: TaskInertia,
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
     tip: TipTarget,
@@ -189,8 +187,7 @@ impl CartesianImpedance {
             ws: DynamicsWorkspace::new(robot),
             parameters,
             gains,
-            mass: DMatrix::zeros(n, n),
-            minv_jt: DMatrix::zeros(n, 6),
+            task: TaskInertia::new(robot),
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
@@ -208,41 +205,20 @@ impl CartesianImpedance {
         self.tip.sample()
     }
 
-    /// `M^-1 J^T` into `minv_jt` and the task mobility `J M^-1 J^T`.
+    /// The task mobility `J M^-1 J^T` at `q` (the Jacobian of the last update).
     fn mobility(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
-        mass_matrix(&self.robot, &mut self.ws, q, &mut self.mass)?;
-        self.tip.jac.transpose_to(&mut self.minv_jt);
-        // M = L L^T in place (M is rebuilt whole at the next call), then M^-1 J^T.
-        cholesky_in_place(&mut self.mass)?;
-        cholesky_solve_in_place(&self.mass, &mut self.minv_jt)?;
-        Ok(Matrix6::<f64>::from_fn(|r, c| {
-            self.tip
-                .jac
-                .row(r)
-                .iter()
-                .zip(self.minv_jt.column(c).iter())
-                .map(|(a, b)| a * b)
-                .sum::<f64>()
-        }))
+        self.task.mobility(&self.robot, q, &self.tip.jac)
     }
 
-    /// `M^-1 J^T` into `minv_jt` and the task inertia `Lambda = (J M^-1 J^T)^-1`.
+    /// The task inertia `Lambda` at `q` (the Jacobian of the last update).
     fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
-        let mut inverse = self.mobility(q)?;
-        for k in 0..6 {
-            inverse[(k, k)] += 1e-9;
-        }
-        inverse.try_inverse().ok_or(ControlError::Dynamics(
-            armctl_dynamics::DynamicsError::SingularMassMatrix,
-        ))
+        self.task.inertia(&self.robot, q, &self.tip.jac)
     }
 
     /// `N tau_n = tau_n - J^T (J#^T tau_n)`, added to `effort`.
     fn add_nullspace(&mut self, lambda: &Matrix6<f64>, effort: &mut [f64]) {
         let y: Vector6<f64> = if self.parameters[self.gains.projector] < 0.5 {
-            // J#^T = Lambda J M^-1.
-            let jm = Vector6::from_fn(|r, _| self.minv_jt.column(r).dot(&self.posture));
-            lambda * jm
+            self.task.task_part(lambda, &self.posture)
         } else {
             let jjt = self
                 .tip

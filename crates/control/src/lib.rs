@@ -40,6 +40,7 @@ pub mod default_gains;
 mod error;
 mod gain_design;
 mod gains;
+mod hybrid_force_position;
 mod independent_pd;
 mod joint_impedance;
 mod model_terms;
@@ -54,6 +55,7 @@ mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
 mod slotine_li_adaptive_base;
+mod task_inertia;
 mod tip_target;
 
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
@@ -62,6 +64,7 @@ pub use computed_torque::ComputedTorque;
 pub use controller::{Controller, JointReference, JointState, Step, TaskSpace};
 pub use error::ControlError;
 pub use gain_design::{lqr_double_integrator, place_poles};
+pub use hybrid_force_position::HybridForcePosition;
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;
 pub use parameters::{
@@ -88,7 +91,7 @@ fn boxed<C: Controller + 'static>(
 }
 
 /// Every controller by configuration name: the one list the names and the factory come from.
-const REGISTRY: [(&str, Constructor); 13] = [
+const REGISTRY: [(&str, Constructor); 14] = [
     ("independent_pd", |r| boxed(IndependentPd::new(r))),
     ("pd_gravity", |r| boxed(PdGravity::new(r))),
     ("pd_fixed_gravity", |r| boxed(PdFixedGravity::new(r))),
@@ -107,6 +110,9 @@ const REGISTRY: [(&str, Constructor); 13] = [
     }),
     ("adaptive_computed_torque", |r| {
         boxed(AdaptiveComputedTorque::new(r))
+    }),
+    ("hybrid_force_position", |r| {
+        boxed(HybridForcePosition::new(r))
     }),
 ];
 

@@ -173,6 +173,12 @@ impl ControlLoop for DirectControl<'_> {
     fn estimates(&self) -> &[f64] {
         self.controller.estimates()
     }
+
+    fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
+        if let Some(task) = self.controller.task_space() {
+            task.set_external_wrench(wrench);
+        }
+    }
 }
 
 /// Runs `steps` steps of `sim.config().dt` with a bare controller ([`DirectControl`]).

@@ -1,0 +1,158 @@
+//! Force control on the embedded simulator with contact: the Panda's flange pressed on a table
+//! with 10 N by hybrid force/position control while it slides 0.2 m along it, then off a raised
+//! block onto the table (contact lost and found again).
+
+use armctl_control::{Controller, HybridForcePosition, ParameterValue};
+use armctl_e2e::urdf_dir;
+use armctl_model::{forward_kinematics, urdf_file_to_robot, ChainOptions, KinematicsWorkspace};
+use armctl_runtime::scene_file;
+use armctl_sim::{run_closed_loop, Integrator, RunLog, SimConfig, Simulator};
+use nalgebra::{IsometryMatrix3, Translation3, Vector3};
+
+/// A table top at z = 0.6 under the flange (which starts at x 0.582, y 0, z 0.655), with a
+/// 1.5 cm block on it for y < 0.08; contact points on the flange and the wrist; the sensor at
+/// the flange.
+const TABLE: &str = "
+obstacles:
+  - {name: table, box: {center: [0.6, 0.0, 0.3], size: [0.8, 1.2, 0.6]}, stiffness: 50000.0, damping: 5.0, friction: 0.3}
+points:
+  - {link: tip, name: flange}
+  - {link: panda_link7, name: wrist}
+sensor: {link: tip}
+";
+
+/// The table with the block on it.
+fn table_and_block() -> String {
+    TABLE.replace(
+        "points:",
+        "  - {name: block, box: {center: [0.58, -0.12, 0.6075], size: [0.4, 0.4, 0.015]}, stiffness: 50000.0, damping: 5.0, friction: 0.3}\npoints:",
+    )
+}
+
+const PRESS: f64 = 10.0;
+
+/// Runs the hybrid law pressing down with `PRESS` newtons and sliding the flange from its start
+/// by `slide` along y in `seconds`, for `total` seconds.
+fn press_and_slide(
+    scene: &str,
+    slide: f64,
+    seconds: f64,
+    total: f64,
+) -> (RunLog, Vec<Vector3<f64>>) {
+    let path = urdf_dir().join("panda.urdf");
+    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
+    let robot = conversion.robot;
+    let scene = serde_yaml::from_str::<scene_file::SceneFile>(scene)
+        .unwrap()
+        .resolve(&robot, &conversion.report)
+        .unwrap();
+    let q0 = robot.middle_configuration();
+    let config = SimConfig {
+        scene,
+        integrator: Integrator::Rk4,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let mut law = HybridForcePosition::new(&robot).unwrap();
+    let set = |law: &mut HybridForcePosition, name: &str, v: Vec<f64>| {
+        law.set_parameter(name, ParameterValue::DoubleArray(v))
+            .unwrap();
+    };
+    set(&mut law, "selection", vec![0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    set(
+        &mut law,
+        "desired_wrench",
+        vec![0.0, 0.0, -PRESS, 0.0, 0.0, 0.0],
+    );
+    set(&mut law, "kp", vec![4900.0; 6]);
+    set(&mut law, "kd", vec![140.0; 6]);
+    let start = forward_kinematics(&robot, &mut KinematicsWorkspace::new(&robot), &q0)
+        .unwrap()
+        .tip();
+    let goal = IsometryMatrix3::from_parts(
+        Translation3::from(start.translation.vector + Vector3::new(0.0, slide, 0.0)),
+        start.rotation,
+    );
+    let mut tips = Vec::new();
+    let steps = (total / 1e-3) as usize;
+    let hold = armctl_control::reference::SetPoint::new(q0.clone());
+    let mut kin = KinematicsWorkspace::new(&robot);
+    let log = run_closed_loop(&mut sim, &mut law, &hold, steps, |k, _, controller| {
+        // The slide starts after a second of pressing.
+        if k == 1000 {
+            let task = controller.task_space().unwrap();
+            task.set_target_pose(goal, seconds).unwrap();
+        }
+    })
+    .unwrap();
+    for row in 0..log.time.len() {
+        let q: Vec<f64> = log.q.iter().map(|c| c[row]).collect();
+        let tip = forward_kinematics(&robot, &mut kin, &q).unwrap().tip();
+        tips.push(tip.translation.vector - start.translation.vector);
+    }
+    (log, tips)
+}
+
+/// The flange's contact force (what the table pushes back with), z, N.
+fn normal_force(log: &RunLog, row: usize) -> f64 {
+    log.contact[2][row]
+}
+
+/// The tool's position along the slide: a quintic from 0 to 0.2 m over 1 s to 3 s.
+fn planned(t: f64) -> f64 {
+    let s = ((t - 1.0) / 2.0).clamp(0.0, 1.0);
+    0.2 * s * s * s * (10.0 - 15.0 * s + 6.0 * s * s)
+}
+
+fn rms(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v * v, n + 1));
+    (sum / n.max(1) as f64).sqrt()
+}
+
+#[test]
+fn hybrid_control_presses_with_10_n_while_sliding_0_2_m() {
+    let (log, tips) = press_and_slide(TABLE, 0.2, 2.0, 4.0);
+    // After contact is made and the first impact has settled (0.8 s).
+    let rows = 800..log.time.len();
+    let force = rms(rows.clone().map(|r| normal_force(&log, r) - PRESS));
+    let along = rows
+        .map(|r| {
+            (tips[r].y - planned(log.time[r]))
+                .abs()
+                .max(tips[r].x.abs())
+        })
+        .fold(0.0, f64::max);
+    eprintln!(
+        "force error rms {force:.3} N, largest position error along the surface {along:.2e} m"
+    );
+    assert!(force < 0.5, "force error rms {force} N");
+    assert!(along < 1e-3, "position error along the surface {along} m");
+    assert_eq!(log.saturated, 0);
+    assert!((tips[log.time.len() - 1].y - 0.2).abs() < 1e-3);
+}
+
+/// Off the block's edge the flange loses contact, descends damped 1.5 cm, and finds the table:
+/// no effort saturates, the impact stays within three times the pressing force, and the force
+/// is back within 0.5 N of 10 N 0.3 s after re-contact.
+#[test]
+fn hybrid_control_loses_contact_off_an_edge_and_finds_the_surface_again() {
+    let (log, tips) = press_and_slide(&table_and_block(), 0.2, 2.0, 4.0);
+    let rows = log.time.len();
+    let lost = (800..rows)
+        .find(|&r| normal_force(&log, r) < 0.1)
+        .expect("contact lost");
+    let found = (lost..rows)
+        .find(|&r| normal_force(&log, r) > 1.0)
+        .expect("contact found");
+    let peak = (found..rows)
+        .map(|r| normal_force(&log, r))
+        .fold(0.0, f64::max);
+    let settled = rms((found + 300..rows).map(|r| normal_force(&log, r) - PRESS));
+    eprintln!(
+        "lost at y {:.3} m (t {:.3} s), found at t {:.3} s {:.1} mm lower, peak {peak:.1} N, then rms error {settled:.3} N",
+        tips[lost].y, log.time[lost], log.time[found], (tips[lost].z - tips[found].z) * 1e3
+    );
+    assert_eq!(log.saturated, 0, "saturated efforts");
+    assert!(peak < 3.0 * PRESS, "impact {peak} N");
+    assert!(settled < 0.5, "force error after re-contact {settled} N");
+}
