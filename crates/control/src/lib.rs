@@ -55,6 +55,7 @@ mod sliding_mode;
 mod slotine_li;
 mod slotine_li_adaptive;
 mod slotine_li_adaptive_base;
+mod slotine_sliding_mode;
 mod task_inertia;
 mod tip_target;
 
@@ -79,6 +80,7 @@ pub use safety::{EffortSafety, Guarded, SafetyReport};
 pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
+pub use slotine_sliding_mode::SlotineSlidingMode;
 pub use tip_target::orientation_error;
 
 /// Builds a controller with default parameters for a robot.
@@ -91,7 +93,7 @@ fn boxed<C: Controller + 'static>(
 }
 
 /// Every controller by configuration name: the one list the names and the factory come from.
-const REGISTRY: [(&str, Constructor); 14] = [
+const REGISTRY: [(&str, Constructor); 15] = [
     ("independent_pd", |r| boxed(IndependentPd::new(r))),
     ("pd_gravity", |r| boxed(PdGravity::new(r))),
     ("pd_fixed_gravity", |r| boxed(PdFixedGravity::new(r))),
@@ -113,6 +115,9 @@ const REGISTRY: [(&str, Constructor); 14] = [
     }),
     ("hybrid_force_position", |r| {
         boxed(HybridForcePosition::new(r))
+    }),
+    ("slotine_sliding_mode", |r| {
+        boxed(SlotineSlidingMode::new(r))
     }),
 ];
 

@@ -41,7 +41,7 @@ pub struct SlidingMode {
 /// `phi <= k / Lambda`: `phi` is the smallest `k / Lambda` over joints (a joint whose layer is
 /// too wide is barely held and drifts under unmodelled friction), but no smaller than lets
 /// `k / phi` exceed [`LAYER_GAIN_MAX`].
-fn default_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>, f64), ControlError> {
+pub(crate) fn default_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>, f64), ControlError> {
     let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     let k: Vec<f64> = w.iter().map(|w| 0.5 * w * w * STEP).collect();
     let narrowest = w
