@@ -1318,3 +1318,70 @@ fn gravity_of(robot: &Robot, q: &[f64]) -> Vec<f64> {
     gravity_torques(robot, &mut DynamicsWorkspace::new(robot), q, &mut g).unwrap();
     g
 }
+
+/// Per-parameter rates (`gamma`, the textbook's diagonal Gamma by name) on the Panda learning
+/// a model with half the truth's parameters: every class rate at 0 but `M4: 2.0` adapts link 4's
+/// mass alone, towards the truth; `M4: 0` with the class rates on leaves it at the model's
+/// value while the others move. Bad entries are refused naming them.
+#[test]
+fn per_parameter_adaptation_rates_by_name() {
+    let truth = robot("panda.urdf");
+    let model = scaled(&truth, 0.5);
+    let (q0, _) = poses(&truth);
+    let reference = exciting(&truth, &q0);
+    let m4 = 3 * 10 + 9;
+    let run_with = |classes: f64, gamma: &[&str]| {
+        let mut law = armctl_control::SlotineLiAdaptive::new(&model).unwrap();
+        textbook_slotine_li_gains(&model, &mut law);
+        for rate in ["gamma_inertia", "gamma_first_moment", "gamma_mass"] {
+            law.set_parameter(rate, ParameterValue::Double(classes))
+                .unwrap();
+        }
+        let entries = gamma.iter().map(|s| s.to_string()).collect();
+        law.set_parameter("gamma", ParameterValue::StringArray(entries))
+            .unwrap();
+        run(
+            &truth,
+            &mut law,
+            &reference,
+            &q0,
+            10.0,
+            SimConfig::default(),
+        );
+        law.estimate().to_vec()
+    };
+    let initial = model.parameter_vector();
+    let alone = run_with(0.0, &["M4: 2.0"]);
+    let moved: Vec<usize> = (0..alone.len())
+        .filter(|&k| (alone[k] - initial[k]).abs() > 1e-12)
+        .collect();
+    eprintln!(
+        "M4 alone: {:.3} -> {:.3} (truth {:.3})",
+        initial[m4],
+        alone[m4],
+        truth.parameter_vector()[m4]
+    );
+    assert_eq!(moved, vec![m4], "only M4 adapts");
+    let true_m4 = truth.parameter_vector()[m4];
+    assert!((alone[m4] - true_m4).abs() < (initial[m4] - true_m4).abs());
+    let frozen = run_with(1.0, &["M4: 0"]);
+    assert_eq!(frozen[m4], initial[m4]);
+    assert!(
+        (0..frozen.len())
+            .filter(|&k| frozen[k] != initial[k])
+            .count()
+            > 30
+    );
+    let mut law = armctl_control::SlotineLiAdaptive::new(&model).unwrap();
+    for (entry, says) in [
+        ("M9: 1.0", "no adapted parameter 'M9'"),
+        ("M4 1.0", "NAME: RATE"),
+        ("M4: -1", "[0, 1000]"),
+    ] {
+        let e = law
+            .set_parameter("gamma", ParameterValue::StringArray(vec![entry.into()]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{entry}: {e}");
+    }
+}

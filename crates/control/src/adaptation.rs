@@ -28,11 +28,15 @@
 //! Parameters are either the full set (10 per link, in order) or base parameters; a base
 //! parameter belongs to the link and group of its regressor column (the link parameter it
 //! leads with, e.g. `XX2 - YY2` to the inertia elements of link 2).
+//!
+//! `gamma` gives single parameters a rate of their own by name (`'M7: 5.0'`, or a base
+//! parameter's combination, `'XX2 - YY2: 0.5'`): the textbook's full diagonal `Gamma`, in the
+//! same normalised units as the class rates it overrides.
 
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::{Array, ControlError, Declaration, ParameterSet, Scalar};
+use crate::{Array, ControlError, Declaration, ParameterSet, ParameterValue, Scalar};
 
 /// Inertia elements, first moments, mass.
 const GROUPS: usize = 3;
@@ -46,6 +50,16 @@ fn group(column: usize) -> usize {
         6..=8 => 1,
         _ => 2,
     }
+}
+
+/// The full parameter set's names, `XX1 .. M<n>`.
+pub(crate) fn full_names(dof: usize) -> Vec<String> {
+    (0..PARAMS_PER_LINK * dof)
+        .map(|c| {
+            let kind = armctl_dynamics::PARAMETER_NAMES[c % PARAMS_PER_LINK];
+            format!("{kind}{}", c / PARAMS_PER_LINK + 1)
+        })
+        .collect()
 }
 
 /// The full parameter set's columns, `0..10n`.
@@ -124,6 +138,11 @@ impl Adaptation {
         } else {
             None
         };
+        parameters.declare(Declaration::string_array(
+            "gamma",
+            vec![],
+            "Per-parameter adaptation rates by name, 'NAME: RATE' (1/s), overriding their class's rate, e.g. ['M7: 5.0', 'MX7: 2.0']; names: XX1..M<n> for the full set, the base parameters' combinations (as listed in ~/state) for the base set.",
+        ))?;
         let adapt = parameters.declare_array(
             Declaration::double_array(
                 "adapt",
@@ -148,6 +167,10 @@ impl Adaptation {
 pub(crate) struct Estimate {
     /// Regressor column of each parameter.
     columns: Vec<usize>,
+    /// Each parameter's name (`gamma` refers to them).
+    names: Vec<String>,
+    /// Per parameter, a rate of its own (`gamma`), else its class's.
+    rates: Vec<Option<f64>>,
     initial: Vec<f64>,
     scale: Vec<f64>,
     values: DVector<f64>,
@@ -162,14 +185,24 @@ pub(crate) struct Estimate {
 }
 
 impl Estimate {
-    /// Starts at `initial`, the values of regressor `columns` for `robot`'s model.
-    pub(crate) fn new(robot: &Robot, initial: Vec<f64>, columns: Vec<usize>) -> Self {
-        Self::with_noise_floor(robot.dof(), initial, columns, NOISE_ERROR)
+    /// Starts at `initial`, the values of regressor `columns` (named `names`) for `robot`'s
+    /// model.
+    pub(crate) fn new(
+        robot: &Robot,
+        initial: Vec<f64>,
+        columns: Vec<usize>,
+        names: Vec<String>,
+    ) -> Self {
+        let mut estimate = Self::with_noise_floor(robot.dof(), initial, columns, NOISE_ERROR);
+        estimate.names = names;
+        estimate
     }
 
     /// Starts at `initial` with `eps = floor`, for `dof` joints.
     fn with_noise_floor(dof: usize, initial: Vec<f64>, columns: Vec<usize>, floor: f64) -> Self {
         Self {
+            rates: vec![None; initial.len()],
+            names: Vec::new(),
             scale: parameter_scales(&initial, &columns),
             direction: DVector::zeros(initial.len()),
             weighted: DVector::zeros(dof),
@@ -183,6 +216,58 @@ impl Estimate {
 
     pub(crate) fn values(&self) -> &DVector<f64> {
         &self.values
+    }
+
+    /// Per parameter, the rate `gamma` (`'NAME: RATE'` entries) gives it, or a reason naming
+    /// the entry that cannot apply.
+    fn parse_rates(&self, entries: &[String]) -> Result<Vec<Option<f64>>, String> {
+        let mut rates = vec![None; self.names.len()];
+        for entry in entries {
+            let (name, rate) = entry
+                .rsplit_once(':')
+                .ok_or_else(|| format!("'{entry}': write 'NAME: RATE'"))?;
+            let name = name.trim();
+            let rate: f64 = rate
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r: &f64| r.is_finite() && (0.0..=1e3).contains(r))
+                .ok_or_else(|| format!("'{entry}': the rate must be a number in [0, 1000]"))?;
+            let k = self.names.iter().position(|n| n == name).ok_or_else(|| {
+                let shown: Vec<&str> = self.names.iter().take(12).map(String::as_str).collect();
+                format!(
+                    "'{entry}': no adapted parameter '{name}' (they are {}, ...)",
+                    shown.join(", ")
+                )
+            })?;
+            rates[k] = Some(rate);
+        }
+        Ok(rates)
+    }
+
+    /// Sets `name` on `parameters`; `gamma` is checked against the estimate's names and its
+    /// rates taken, or refused naming the entry.
+    pub(crate) fn set_parameter(
+        &mut self,
+        parameters: &mut ParameterSet,
+        name: &str,
+        value: ParameterValue,
+    ) -> Result<(), ControlError> {
+        if name != "gamma" {
+            return parameters.set(name, value);
+        }
+        let ParameterValue::StringArray(entries) = &value else {
+            return parameters.set(name, value);
+        };
+        let rates = self
+            .parse_rates(entries)
+            .map_err(|reason| ControlError::InvalidParameter {
+                name: name.into(),
+                reason,
+            })?;
+        parameters.set(name, value)?;
+        self.rates = rates;
+        Ok(())
     }
 
     pub(crate) fn restart(&mut self) {
@@ -235,7 +320,8 @@ impl Estimate {
             let (p0, sigma) = (self.initial[k], self.scale[k]);
             let value = &mut self.values[k];
             let n = self.normalisers[c / PARAMS_PER_LINK];
-            let gradient = rates[group(c)] * sigma * sigma * self.direction[k] / n;
+            let rate = self.rates[k].unwrap_or(rates[group(c)]);
+            let gradient = rate * sigma * sigma * self.direction[k] / n;
             *value += dt * (gradient - leakage * (*value - p0));
             *value = value.clamp(p0 - bound * sigma, p0 + bound * sigma);
             if let (Some(floor), 2) = (min_mass, group(c)) {

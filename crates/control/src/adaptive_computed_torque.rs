@@ -25,10 +25,12 @@ use armctl_dynamics::{regressor, DynamicsWorkspace};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{full_columns, saturates, Adaptation, Estimate};
+use crate::adaptation::{full_columns, full_names, saturates, Adaptation, Estimate};
 use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::PdGains;
-use crate::{ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step};
+use crate::{
+    ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar, Step,
+};
 
 /// Default adaptation rate of every group, 1/s: with a model 50% off it converges on every
 /// bundled arm within 3 s of a 0.1 rad step; 0.1-1/s crept away on the Panda first.
@@ -89,7 +91,12 @@ impl AdaptiveComputedTorque {
         )?;
         let adaptation = Adaptation::declare(&mut parameters, DEFAULT_RATE, true)?;
         Ok(Self {
-            estimate: Estimate::new(robot, robot.parameter_vector(), full_columns(n)),
+            estimate: Estimate::new(
+                robot,
+                robot.parameter_vector(),
+                full_columns(n),
+                full_names(n),
+            ),
             parameters,
             gains,
             accel_filter,
@@ -223,6 +230,11 @@ impl AdaptiveComputedTorque {
 
 impl Controller for AdaptiveComputedTorque {
     law_accessors!("adaptive_computed_torque");
+    /// `gamma` is checked against the estimate's names.
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.estimate
+            .set_parameter(&mut self.parameters, name, value)
+    }
     fn restart(&mut self, state: &JointState<'_>) {
         self.estimate.restart();
         self.qd_previous = Some(state.qd.to_vec());

@@ -26,7 +26,7 @@ use nalgebra::{DMatrix, DVector};
 use crate::adaptation::{full_columns, saturates, Adaptation, Estimate};
 use crate::model_terms::ModelTerms;
 use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
-use crate::{ControlError, Controller, JointState, ParameterSet, Step};
+use crate::{ControlError, Controller, JointState, ParameterSet, ParameterValue, Step};
 
 /// Default adaptation rate of every group, 1/s.
 const DEFAULT_RATE: f64 = 2.0;
@@ -84,7 +84,12 @@ impl SlotineLiAdaptive {
         let b = base.count();
         Ok(Self {
             name,
-            estimate: Estimate::new(robot, initial, base.columns().to_vec()),
+            estimate: Estimate::new(
+                robot,
+                initial,
+                base.columns().to_vec(),
+                base_names(&base, reduces, n),
+            ),
             parameters,
             gains,
             adaptation,
@@ -152,6 +157,11 @@ impl Controller for SlotineLiAdaptive {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
+    /// `gamma` is checked against the estimate's names.
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.estimate
+            .set_parameter(&mut self.parameters, name, value)
+    }
     fn restart(&mut self, _state: &JointState<'_>) {
         self.estimate.restart();
     }
@@ -166,5 +176,14 @@ impl Controller for SlotineLiAdaptive {
     }
     fn estimates(&self) -> &[f64] {
         self.estimate.values().as_slice()
+    }
+}
+
+/// The adapted parameters' names: `XX1 .. M<n>`, or the base parameters' combinations.
+fn base_names(base: &BaseParameters, reduces: bool, dof: usize) -> Vec<String> {
+    if reduces {
+        base.names()
+    } else {
+        crate::adaptation::full_names(dof)
     }
 }
