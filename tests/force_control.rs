@@ -156,3 +156,42 @@ fn hybrid_control_loses_contact_off_an_edge_and_finds_the_surface_again() {
     assert!(peak < 3.0 * PRESS, "impact {peak} N");
     assert!(settled < 0.5, "force error after re-contact {settled} N");
 }
+
+/// Force tracking on top of Cartesian impedance (no model of the constrained directions): the
+/// target moves down until the flange exerts 10 N on the table, within 2% at rest, whatever
+/// the law's stiffness.
+#[test]
+fn cartesian_impedance_tracks_a_force_on_the_table() {
+    let path = urdf_dir().join("panda.urdf");
+    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
+    let robot = conversion.robot;
+    let scene = serde_yaml::from_str::<scene_file::SceneFile>(TABLE)
+        .unwrap()
+        .resolve(&robot, &conversion.report)
+        .unwrap();
+    let q0 = robot.middle_configuration();
+    let config = SimConfig {
+        scene,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let mut law = armctl_control::CartesianImpedance::new(&robot).unwrap();
+    let mut set = |name: &str, v: ParameterValue| law.set_parameter(name, v).unwrap();
+    set(
+        "force_target",
+        ParameterValue::DoubleArray(vec![0.0, 0.0, -PRESS, 0.0, 0.0, 0.0]),
+    );
+    set(
+        "force_tracking",
+        ParameterValue::DoubleArray(vec![0.0, 0.0, 0.01, 0.0, 0.0, 0.0]),
+    );
+    set("force_offset_limit", ParameterValue::Double(0.2));
+    let hold = armctl_control::reference::SetPoint::new(q0.clone());
+    let log = run_closed_loop(&mut sim, &mut law, &hold, 6000, |_, _, _| {}).unwrap();
+    let rows = log.time.len();
+    let last_second = rms((rows - 1000..rows).map(|r| normal_force(&log, r) - PRESS));
+    let peak = (0..rows).map(|r| normal_force(&log, r)).fold(0.0, f64::max);
+    eprintln!("tracked force: rms error over the last second {last_second:.3} N, peak {peak:.1} N");
+    assert!(last_second < 0.02 * PRESS, "force error {last_second} N");
+    assert_eq!(log.saturated, 0);
+}

@@ -31,6 +31,11 @@
 //! (from `M qdd = J^T (F + F_ext)` under `tau = J^T F + C qd + G`), with `D = 2 zeta sqrt(K M_d)`.
 //! Without shaping (default) the apparent inertia is the arm's own task-space inertia.
 //!
+//! Force tracking (explicit force control on top of the impedance, for arms without a model of
+//! which directions are constrained): with a `force_tracking` gain on an axis, the target moves
+//! along it by `integral force_tracking (force_target - F_exerted) dt` (within
+//! `force_offset_limit`), so the impedance presses until the exerted wrench is `force_target`.
+//!
 //! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
 use armctl_dynamics::{nonlinear_effects, DynamicsWorkspace};
@@ -56,6 +61,8 @@ pub struct CartesianImpedance {
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
     tip: TipTarget,
+    /// Force tracking's move of the target, base link axes.
+    force_offset: Vector6<f64>,
 }
 
 /// The handles of the parameters, in declaration order.
@@ -68,6 +75,9 @@ struct Gains {
     projector: Scalar,
     pinv_damping: Scalar,
     inertia: Array,
+    force_target: Array,
+    force_tracking: Array,
+    force_offset_limit: Scalar,
 }
 
 impl Gains {
@@ -99,6 +109,16 @@ impl Gains {
             inertia: parameters.declare_array(
                 cartesian_gain("inertia", vec![0.0; 6], "Target apparent inertia M_d [x y z rx ry rz] (kg, kg m^2) for inertia shaping with the measured external wrench; all 0 (default) disables shaping.", 1e4)
                     .read_only(),
+            )?,
+            force_target: parameters.declare_array(
+                cartesian_gain("force_target", vec![0.0; 6], "Force tracking: the wrench the tool should exert on the environment [fx fy fz mx my mz], base link axes, N and N m (used along the axes with a force_tracking gain).", 1e4)
+                    .range(-1e4, 1e4),
+            )?,
+            force_tracking: parameters.declare_array(
+                cartesian_gain("force_tracking", vec![0.0; 6], "Force tracking gain per axis, m/(N s) and rad/(N m s): the target moves by this times the force error per second (admittance), until the exerted wrench is force_target. 0 (default): plain impedance.", 1.0),
+            )?,
+            force_offset_limit: parameters.declare_scalar(
+                Declaration::double("force_offset_limit", 0.05, "Largest move of the target by force tracking, m (rad): a tool that finds no surface stops there.").range(0.0, 1.0),
             )?,
         })
     }
@@ -191,6 +211,7 @@ impl CartesianImpedance {
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
+            force_offset: Vector6::zeros(),
             robot: robot.clone(),
         })
     }
@@ -203,6 +224,25 @@ impl CartesianImpedance {
     /// The target pose and twist in effect now.
     pub fn target(&self) -> PoseSample {
         self.tip.sample()
+    }
+
+    /// Force tracking (admittance on top of the impedance): the target's offset moves at
+    /// `force_tracking (force_target - F_exerted)` per axis, within `force_offset_limit`;
+    /// `F_exerted` is minus the measured external wrench. Returns the offset.
+    fn track_force(&mut self, dt: f64) -> Vector6<f64> {
+        let p = &self.parameters;
+        let (target, gain) = (&p[self.gains.force_target], &p[self.gains.force_tracking]);
+        let limit = p[self.gains.force_offset_limit];
+        for i in 0..6 {
+            let exerted = -self.tip.external_wrench[i];
+            let moved = self.force_offset[i] + dt * gain[i] * (target[i] - exerted);
+            self.force_offset[i] = if gain[i] > 0.0 {
+                moved.clamp(-limit, limit)
+            } else {
+                0.0
+            };
+        }
+        self.force_offset
     }
 
     /// The task mobility `J M^-1 J^T` at `q` (the Jacobian of the last update).
@@ -237,6 +277,7 @@ impl Controller for CartesianImpedance {
     /// Holds the tip where it is.
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
+        self.force_offset = Vector6::zeros();
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         Some(&mut self.tip)
@@ -246,7 +287,7 @@ impl Controller for CartesianImpedance {
         let joint_target = joint_target(&self.parameters, step.reference);
         let desired = self.tip.update(&self.robot, state.q, dt, joint_target)?;
         let lambda = self.task_inertia(state.q)?;
-        let error = self.tip.error(&desired);
+        let error = self.tip.error(&desired) + self.track_force(dt);
         let velocity = self.tip.times(state.qd);
         let p = &self.parameters;
         let (k, zeta) = (&p[self.gains.stiffness], p[self.gains.damping_ratio]);
