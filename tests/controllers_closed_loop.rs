@@ -82,6 +82,15 @@ fn final_q(log: &RunLog) -> Vec<f64> {
     log.q.iter().map(|c| *c.last().unwrap()).collect()
 }
 
+/// The largest `|q - goal|` over joints at the end of `log`.
+fn worst_final_error(log: &RunLog, goal: &[f64]) -> f64 {
+    final_q(log)
+        .iter()
+        .zip(goal)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+}
+
 fn set(controller: &mut dyn Controller, name: &str, values: Vec<f64>) {
     controller
         .set_parameter(name, ParameterValue::DoubleArray(values))
@@ -139,11 +148,7 @@ fn pd_with_online_gravity_reaches_the_set_point() {
             10.0,
             SimConfig::default(),
         );
-        let worst = final_q(&log)
-            .iter()
-            .zip(&goal)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let worst = worst_final_error(&log, &goal);
         assert!(worst < 1e-4, "{file}: final error {worst:e}");
     }
 }
@@ -201,11 +206,7 @@ fn gains_shaped_to_the_gravity_load_are_stable(
         8.0,
         config,
     );
-    let worst = final_q(&log)
-        .iter()
-        .zip(goal)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
+    let worst = worst_final_error(&log, goal);
     assert!(worst < 1e-3, "load-shaped gains: final error {worst:e}");
 }
 
@@ -257,11 +258,7 @@ fn pd_with_fixed_gravity_reaches_the_set_point_where_the_gain_condition_holds() 
                 ..SimConfig::default()
             },
         );
-        let worst = final_q(&log)
-            .iter()
-            .zip(&goal)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let worst = worst_final_error(&log, &goal);
         assert!(worst < 1e-4, "{file}: final error {worst:e}");
         gains_shaped_to_the_gravity_load_are_stable(&robot, &q0, &goal, bound);
     }
@@ -1267,11 +1264,7 @@ fn slotine_s_sliding_mode_reaches_the_layer_and_holds_the_error_within_phi_over_
     );
     eprintln!("into the layer |s| <= {phi} rad/s: Slotine's form {t_slotine:.3} s, computed-torque form {t_ct:.3} s; saturated {} / {}", slotine_log.saturated, ct_log.saturated);
     assert!(t_slotine < 1.0 && t_ct < 1.0, "{t_slotine} s, {t_ct} s");
-    let worst = final_q(&slotine_log)
-        .iter()
-        .zip(&goal)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
+    let worst = worst_final_error(&slotine_log, &goal);
     let bound = lambda.iter().map(|l| phi / l).fold(0.0, f64::max);
     assert!(
         worst <= bound,
@@ -1303,11 +1296,7 @@ fn model_free_sliding_mode_holds_a_set_point_when_eta_bounds_the_dynamics() {
         4.0,
         SimConfig::default(),
     );
-    let worst = final_q(&log)
-        .iter()
-        .zip(&goal)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f64::max);
+    let worst = worst_final_error(&log, &goal);
     let bound = lambda.iter().map(|l| phi / l).fold(0.0, f64::max);
     eprintln!("model-free: eta {eta:.2?}, final error {worst:.2e} rad, phi / lambda {bound:.2e}");
     assert!(worst <= bound, "final error {worst} above {bound}");

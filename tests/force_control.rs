@@ -31,14 +31,8 @@ fn table_and_block() -> String {
 
 const PRESS: f64 = 10.0;
 
-/// Runs the hybrid law pressing down with `PRESS` newtons and sliding the flange from its start
-/// by `slide` along y in `seconds`, for `total` seconds.
-fn press_and_slide(
-    scene: &str,
-    slide: f64,
-    seconds: f64,
-    total: f64,
-) -> (RunLog, Vec<Vector3<f64>>) {
+/// The Panda at the middle of its joint ranges in `scene` (RK4 at 1 kHz).
+fn panda_in(scene: &str) -> (armctl_model::Robot, Vec<f64>, Simulator) {
     let path = urdf_dir().join("panda.urdf");
     let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
     let robot = conversion.robot;
@@ -52,7 +46,19 @@ fn press_and_slide(
         integrator: Integrator::Rk4,
         ..SimConfig::default()
     };
-    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let sim = Simulator::new(&robot, &q0, config).unwrap();
+    (robot, q0, sim)
+}
+
+/// Runs the hybrid law pressing down with `PRESS` newtons and sliding the flange from its start
+/// by `slide` along y in `seconds`, for `total` seconds.
+fn press_and_slide(
+    scene: &str,
+    slide: f64,
+    seconds: f64,
+    total: f64,
+) -> (RunLog, Vec<Vector3<f64>>) {
+    let (robot, q0, mut sim) = panda_in(scene);
     let mut law = HybridForcePosition::new(&robot).unwrap();
     let set = |law: &mut HybridForcePosition, name: &str, v: Vec<f64>| {
         law.set_parameter(name, ParameterValue::DoubleArray(v))
@@ -162,19 +168,7 @@ fn hybrid_control_loses_contact_off_an_edge_and_finds_the_surface_again() {
 /// the law's stiffness.
 #[test]
 fn cartesian_impedance_tracks_a_force_on_the_table() {
-    let path = urdf_dir().join("panda.urdf");
-    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
-    let robot = conversion.robot;
-    let scene = serde_yaml::from_str::<scene_file::SceneFile>(TABLE)
-        .unwrap()
-        .resolve(&robot, &conversion.report)
-        .unwrap();
-    let q0 = robot.middle_configuration();
-    let config = SimConfig {
-        scene,
-        ..SimConfig::default()
-    };
-    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let (robot, q0, mut sim) = panda_in(TABLE);
     let mut law = armctl_control::CartesianImpedance::new(&robot).unwrap();
     let mut set = |name: &str, v: ParameterValue| law.set_parameter(name, v).unwrap();
     set(

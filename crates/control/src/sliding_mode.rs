@@ -111,7 +111,7 @@ impl SlidingMode {
 }
 
 /// `sat(s / phi)`; `sgn(s)` for `phi = 0`.
-fn saturated(s: f64, phi: f64) -> f64 {
+pub(crate) fn saturated(s: f64, phi: f64) -> f64 {
     if phi > 0.0 {
         (s / phi).clamp(-1.0, 1.0)
     } else if s == 0.0 {

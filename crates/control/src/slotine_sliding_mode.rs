@@ -21,6 +21,7 @@ use nalgebra::DMatrix;
 
 use crate::gains::joint_gain;
 use crate::model_terms::ModelTerms;
+use crate::sliding_mode::saturated;
 use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
 use crate::{ControlError, Controller, Declaration, ParameterSet, ParameterValue, Scalar, Step};
 
@@ -38,17 +39,6 @@ pub struct SlotineSlidingMode {
     p_hat: Vec<f64>,
     regressor: DMatrix<f64>,
     switching: Vec<f64>,
-}
-
-/// `sat(s / phi)`; `sgn(s)` for `phi = 0`.
-fn saturated(s: f64, phi: f64) -> f64 {
-    if phi > 0.0 {
-        (s / phi).clamp(-1.0, 1.0)
-    } else if s == 0.0 {
-        0.0
-    } else {
-        s.signum()
-    }
 }
 
 impl SlotineSlidingMode {
