@@ -1374,3 +1374,94 @@ fn per_parameter_adaptation_rates_by_name() {
         assert!(e.contains(says), "{entry}: {e}");
     }
 }
+
+/// A planar three-link arm (point masses, vertical x-z plane, like planar_2link.urdf).
+fn planar_3link() -> Robot {
+    let link = |i: usize, parent: &str, at: f64, length: f64, mass: f64| {
+        format!(
+            r#"<joint name="joint{i}" type="revolute"><parent link="{parent}"/><child link="link{i}"/>
+  <origin xyz="{at} 0 0"/><axis xyz="0 -1 0"/><limit lower="-3.1" upper="3.1" effort="100" velocity="4"/></joint>
+<link name="link{i}"><inertial><origin xyz="{length} 0 0"/><mass value="{mass}"/>
+  <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>"#
+        )
+    };
+    let urdf = format!(
+        r#"<?xml version="1.0"?><robot name="planar_3link"><link name="base_link"/>{}{}{}
+<joint name="tool_joint" type="fixed"><parent link="link3"/><child link="tool0"/><origin xyz="0.3 0 0"/></joint>
+<link name="tool0"/></robot>"#,
+        link(1, "base_link", 0.0, 0.5, 2.0),
+        link(2, "link1", 0.5, 0.4, 1.5),
+        link(3, "link2", 0.4, 0.3, 1.0),
+    );
+    Robot::from_urdf_str(&urdf, &ChainOptions::default()).unwrap()
+}
+
+/// On a redundant planar arm the position-only default leaves one joint direction to the
+/// posture task: a self-motion started at 1 rad/s is damped out while the tip stays put, and a
+/// tip force deflects it by K^-1 F.
+#[test]
+fn cartesian_impedance_holds_a_planar_redundant_arm_s_spare_joint() {
+    let robot = planar_3link();
+    let q0 = vec![0.4, 0.7, 0.5];
+    let mut kin = KinematicsWorkspace::new(&robot);
+    let mut jac = Matrix6xX::zeros(3);
+    jacobian(&robot, &mut kin, &q0, FrameId::Tip, &mut jac).unwrap();
+    let (x, z) = (jac.row(0).transpose(), jac.row(2).transpose());
+    let self_motion = x.cross(&z).normalize();
+    let mut controller = armctl_control::CartesianImpedance::new(&robot).unwrap();
+    let k = controller.parameters().values("stiffness").to_vec();
+    assert!(k[3..].iter().all(|&k| k == 0.0), "{k:?}");
+    let start = armctl_model::forward_kinematics(&robot, &mut kin, &q0)
+        .unwrap()
+        .tip();
+    let mut sim = Simulator::new(&robot, &q0, SimConfig::default()).unwrap();
+    sim.set_state(&q0, self_motion.as_slice()).unwrap();
+    let log = run_closed_loop(
+        &mut sim,
+        &mut controller,
+        &SetPoint::new(q0.clone()),
+        3000,
+        |_, _, _| {},
+    )
+    .unwrap();
+    let speed = log
+        .qd
+        .iter()
+        .map(|c| c.last().unwrap().abs())
+        .fold(0.0, f64::max);
+    let moved = (controller.tip_pose().translation.vector - start.translation.vector).norm();
+    eprintln!(
+        "planar 3R: self-motion from 1 rad/s to {speed:.2e} rad/s in 3 s, tip moved {moved:.2e} m"
+    );
+    assert!(speed < 1e-3, "the spare joint still moves at {speed} rad/s");
+    assert!(moved < 1e-3, "the tip moved {moved} m");
+}
+
+/// With `target_source: joint_reference` the tip follows the joint reference, so a pose
+/// target is refused with the reason instead of being dropped.
+#[test]
+fn a_pose_target_is_refused_while_the_tip_follows_the_joint_reference() {
+    let robot = robot("panda.urdf");
+    let (q0, _) = poses(&robot);
+    let mut law = armctl_control::ResolvedAcceleration::new(&robot).unwrap();
+    law.set_parameter(
+        "target_source",
+        ParameterValue::String("joint_reference".into()),
+    )
+    .unwrap();
+    let state = armctl_control::JointState {
+        q: &q0,
+        qd: &[0.0; 7],
+    };
+    law.reset(&state);
+    let mut effort = [0.0; 7];
+    let reference = armctl_control::JointReference::hold(&q0);
+    law.update(&state, &reference, 1e-3, &mut effort).unwrap();
+    let e = law
+        .task_space()
+        .unwrap()
+        .set_target_pose(nalgebra::IsometryMatrix3::identity(), 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("target_source"), "{e}");
+}

@@ -165,7 +165,7 @@ fn hybrid_control_loses_contact_off_an_edge_and_finds_the_surface_again() {
 
 /// Force tracking on top of Cartesian impedance (no model of the constrained directions): the
 /// target moves down until the flange exerts 10 N on the table, within 2% at rest, whatever
-/// the law's stiffness.
+/// the law's stiffness; switched off, the target returns and the flange leaves the table.
 #[test]
 fn cartesian_impedance_tracks_a_force_on_the_table() {
     let (robot, q0, mut sim) = panda_in(TABLE);
@@ -181,9 +181,19 @@ fn cartesian_impedance_tracks_a_force_on_the_table() {
     );
     set("force_offset_limit", ParameterValue::Double(0.2));
     let hold = armctl_control::reference::SetPoint::new(q0.clone());
-    let log = run_closed_loop(&mut sim, &mut law, &hold, 6000, |_, _, _| {}).unwrap();
-    let rows = log.time.len();
+    // Force tracking switched off after 6 s: the target returns to where it was, off the table.
+    let log = run_closed_loop(&mut sim, &mut law, &hold, 8000, |k, _, law| {
+        if k == 6000 {
+            let off = ParameterValue::DoubleArray(vec![0.0; 6]);
+            law.set_parameter("force_tracking", off).unwrap();
+        }
+    })
+    .unwrap();
+    let rows = 6000;
     let last_second = rms((rows - 1000..rows).map(|r| normal_force(&log, r) - PRESS));
+    let after = normal_force(&log, log.time.len() - 1);
+    eprintln!("force tracking off: contact force at the end {after:.3} N");
+    assert!(after < 0.1, "the target stays pressed in: {after} N");
     let peak = (0..rows).map(|r| normal_force(&log, r)).fold(0.0, f64::max);
     eprintln!("tracked force: rms error over the last second {last_second:.3} N, peak {peak:.1} N");
     assert!(last_second < 0.02 * PRESS, "force error {last_second} N");

@@ -20,9 +20,10 @@
 //! `(20 rad/s)^2` times the lightest effective task inertia of the block (median over
 //! configurations), so a light wrist gets a soft rotation (a stiffer one than the control rate
 //! can damp oscillates). An arm of fewer than six joints gets a stiffness sized on the
-//! directions it can move, and no rotational stiffness: a reduced, position-only task space
-//! (zero stiffness on an axis leaves it out of the task; set rotational entries to add
-//! orientation axes).
+//! directions it can move, and no rotational stiffness: a reduced, position-only task space.
+//! An axis whose stiffness is set to zero is out of the task (its row of J is zeroed for the
+//! task inertia, the damping and the projector), so the joints it leaves free belong to the
+//! posture task; set rotational entries to add orientation axes.
 //!
 //! Inertia shaping (when every entry of `inertia` is positive): with the measured tip wrench
 //! `F_ext` ([`crate::TaskSpace::set_external_wrench`]) the tip follows
@@ -226,20 +227,37 @@ impl CartesianImpedance {
         self.tip.sample()
     }
 
+    /// Takes the axes whose stiffness is set to zero out of the task: their rows of J are zero,
+    /// so the task inertia, the damping and the nullspace projector live on the axes that are
+    /// controlled, and the joints those axes leave free are the posture task's (an arm of
+    /// fewer than six joints with its position-only default keeps its spare joints held).
+    fn leave_out_free_axes(&mut self) {
+        let stiffness = self.parameters.target(self.gains.stiffness);
+        for (i, &k) in stiffness.iter().enumerate() {
+            if k == 0.0 {
+                self.tip.jac.row_mut(i).fill(0.0);
+            }
+        }
+    }
+
     /// Force tracking (admittance on top of the impedance): the target's offset moves at
     /// `force_tracking (force_target - F_exerted)` per axis, within `force_offset_limit`;
     /// `F_exerted` is minus the measured external wrench. Returns the offset.
     fn track_force(&mut self, dt: f64) -> Vector6<f64> {
         let p = &self.parameters;
         let (target, gain) = (&p[self.gains.force_target], &p[self.gains.force_tracking]);
+        // On or off as set: the ramped gain only approaches zero.
+        let on = p.target(self.gains.force_tracking);
         let limit = p[self.gains.force_offset_limit];
+        let release = (dt / p.ramp_time().max(dt)).min(1.0);
         for i in 0..6 {
             let exerted = -self.tip.external_wrench[i];
-            let moved = self.force_offset[i] + dt * gain[i] * (target[i] - exerted);
-            self.force_offset[i] = if gain[i] > 0.0 {
+            self.force_offset[i] = if on[i] > 0.0 {
+                let moved = self.force_offset[i] + dt * gain[i] * (target[i] - exerted);
                 moved.clamp(-limit, limit)
             } else {
-                0.0
+                // Switched off: the target returns over the ramp time, not in a jump.
+                self.force_offset[i] * (1.0 - release)
             };
         }
         self.force_offset
@@ -286,6 +304,7 @@ impl Controller for CartesianImpedance {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let joint_target = joint_target(&self.parameters, step.reference);
         let desired = self.tip.update(&self.robot, state.q, dt, joint_target)?;
+        self.leave_out_free_axes();
         let lambda = self.task_inertia(state.q)?;
         let error = self.tip.error(&desired) + self.track_force(dt);
         let velocity = self.tip.times(state.qd);

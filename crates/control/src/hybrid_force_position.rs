@@ -104,8 +104,11 @@ impl Gains {
             force_kp: array(p, "force_kp", [0.2; 6], "Proportional gain on the force error per constraint axis (dimensionless).", (0.0, 10.0))?,
             force_ki: array(p, "force_ki", [10.0; 6], "Integral gain on the force error per constraint axis, 1/s.", (0.0, 1e3))?,
             force_damping: array(p, "force_damping", [150.0, 150.0, 150.0, 5.0, 5.0, 5.0], "Damping along the force-controlled directions, N s/m and N m s/rad: a tool that lost contact approaches at about desired force / damping.", (0.0, 1e5))?,
-            force_filter_frequency: scalar(p, "force_filter_frequency", 50.0, "Cut-off of the first-order low-pass on the measured wrench, Hz.", 1e4)?,
-            force_integral_limit: scalar(p, "force_integral_limit", 20.0, "Bound on the force error's integral per axis (anti-windup), N s and N m s.", 1e4)?,
+            force_filter_frequency: p.declare_scalar(
+                Declaration::double("force_filter_frequency", 50.0, "Cut-off of the first-order low-pass on the measured wrench, Hz.")
+                    .range(0.1, 1e4),
+            )?,
+            force_integral_limit: scalar(p, "force_integral_limit", 2.0, "Bound on the force error's integral per axis (anti-windup), N s and N m s: the integral adds at most force_ki times this.", 1e4)?,
             contact_threshold: scalar(p, "contact_threshold", 1.0, "Measured force (N, N m) above which a force axis is in contact; below it the integral is cleared.", 1e4)?,
             nullspace_damping: scalar(p, "nullspace_damping", 1.0, "Damping of self-motion in the nullspace of a redundant arm, N m s/rad.", 1e3)?,
         })
@@ -178,6 +181,7 @@ impl Controller for HybridForcePosition {
     /// Holds the tip where it is and forgets the force loop's state.
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
+        self.tip.external_wrench = Vector6::zeros();
         self.filtered = Vector6::zeros();
         self.integral = Vector6::zeros();
     }

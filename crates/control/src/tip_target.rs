@@ -50,6 +50,9 @@ pub(crate) struct TipTarget {
     pub(crate) jac: Matrix6xX<f64>,
     /// The wrench the environment applies to the tip, `[f; m]` (base link axes).
     pub(crate) external_wrench: Vector6<f64>,
+    /// Whether the last update took its target from the joint reference (pose targets are
+    /// then refused).
+    follows_joints: bool,
 }
 
 /// `1/2 (n x n_d + o x o_d + a x a_d)`: the small rotation from `r` to `r_desired` (base
@@ -76,6 +79,7 @@ impl TipTarget {
             pose: IsometryMatrix3::identity(),
             jac: Matrix6xX::zeros(robot.dof()),
             external_wrench: Vector6::zeros(),
+            follows_joints: false,
         }
     }
 
@@ -98,6 +102,7 @@ impl TipTarget {
         joint: Option<&JointReference>,
     ) -> Result<PoseSample, ControlError> {
         self.elapsed += dt;
+        self.follows_joints = joint.is_some();
         let desired = match joint {
             Some(reference) => self.through_kinematics(robot, reference)?,
             None => self.target.sample(self.elapsed),
@@ -188,6 +193,11 @@ impl TaskSpace for TipTarget {
         goal: IsometryMatrix3<f64>,
         duration: f64,
     ) -> Result<(), ControlError> {
+        if self.follows_joints {
+            return Err(ControlError::InvalidReference {
+                reason: "target_source is 'joint_reference': the tip follows the joint reference; set target_source: pose for pose targets".into(),
+            });
+        }
         let now = self.target.sample(self.elapsed).pose;
         self.target = PoseInterpolation::new(now, goal, duration)?;
         self.elapsed = 0.0;

@@ -11,6 +11,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use crate::parameter_services::ParameterResponse;
 use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
+use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::{parse_ros_args, RosArgs};
 
 #[cfg(feature = "dds")]
@@ -130,6 +131,10 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
 
     fn log(&self, level: LogLevel, text: &str) {
         self.inner.log(level, text);
+    }
+
+    fn show_parameters(&mut self, store: &ParameterStore) {
+        self.inner.show_parameters(store);
     }
 
     fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send {

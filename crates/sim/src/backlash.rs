@@ -11,6 +11,8 @@
 //! folded in, as a torque linear in its end-of-step velocity (on M's diagonal, as the limit
 //! springs); the rotor then takes the same torque back.
 
+use armctl_model::Robot;
+
 use crate::{Integrator, SimConfig, SimError};
 
 /// One joint's rotor behind its play.
@@ -18,6 +20,9 @@ use crate::{Integrator, SimConfig, SimError};
 struct Rotor {
     /// Half the play, rad (m).
     half_play: f64,
+    /// The gear torque `a - b qd_new` the link took at the last stage, `None` while apart:
+    /// the rotor takes back exactly that.
+    meshing: Option<(f64, f64)>,
     inertia: f64,
     stiffness: f64,
     damping: f64,
@@ -58,9 +63,10 @@ impl Backlash {
     /// its play at `q0`. A joint with play needs its armature, the rotor that crosses it.
     pub(crate) fn new(
         config: &SimConfig,
-        names: &[&str],
+        model: &Robot,
         q0: &[f64],
     ) -> Result<Option<Self>, SimError> {
+        let names: Vec<&str> = model.joint_names().collect();
         let effects = &config.joints;
         if effects.backlash.iter().all(|&b| b == 0.0) {
             return Ok(None);
@@ -81,7 +87,12 @@ impl Backlash {
                 if play == 0.0 {
                     return Ok(None);
                 }
-                let inertia = effects.armature.get(i).copied().unwrap_or(0.0);
+                // The settings' armature, else the model's (a URDF may carry one).
+                let inertia = effects
+                    .armature
+                    .get(i)
+                    .copied()
+                    .unwrap_or(model.joints()[i].armature);
                 if inertia <= 0.0 {
                     return Err(SimError::InvalidConfig {
                         name: "backlash",
@@ -93,6 +104,7 @@ impl Backlash {
                 }
                 Ok(Some(Rotor {
                     half_play: play / 2.0,
+                    meshing: None,
                     inertia,
                     stiffness: k,
                     damping: 2.0 * (k * inertia).sqrt(),
@@ -112,33 +124,43 @@ impl Backlash {
     /// On the link side at a stage `(q, qd)`: each joint with play gets the gear's torque
     /// instead of the command, linearised in the step's end velocity (`dt b` into `implicit`).
     pub(crate) fn act_on_links(
-        &self,
+        &mut self,
         dt: f64,
         command: &[f64],
         (q, qd): (&[f64], &[f64]),
         torque: &mut [f64],
         implicit: &mut [f64],
     ) {
-        for (i, rotor) in self.rotors.iter().enumerate() {
+        for (i, rotor) in self.rotors.iter_mut().enumerate() {
             let Some(r) = rotor else { continue };
             torque[i] -= command[i];
-            if let Some((a, b)) = r.mesh_torque(dt, command[i], q[i], qd[i]) {
+            r.meshing = r.mesh_torque(dt, command[i], q[i], qd[i]);
+            if let Some((a, b)) = r.meshing {
                 torque[i] += a - b * qd[i];
                 implicit[i] += dt * b;
             }
         }
     }
 
-    /// After the links' step, with `q` where the last stage took the mesh and `qd` the links'
-    /// new velocities: each rotor takes the command less the very torque its link got.
-    pub(crate) fn step_rotors(&mut self, dt: f64, command: &[f64], q: &[f64], qd: &[f64]) {
+    /// After the links' step, with `qd` the links' new velocities: each rotor takes the command
+    /// less the very torque its link got (the last stage's linearisation at `qd`, so the pair
+    /// keeps its momentum also on the step the teeth meet or part).
+    pub(crate) fn step_rotors(&mut self, dt: f64, command: &[f64], qd: &[f64]) {
         for (i, rotor) in self.rotors.iter_mut().enumerate() {
             let Some(r) = rotor else { continue };
-            let gear = r
-                .mesh_torque(dt, command[i], q[i], qd[i])
-                .map_or(0.0, |(a, b)| a - b * qd[i]);
+            let gear = r.meshing.map_or(0.0, |(a, b)| a - b * qd[i]);
             r.speed += dt * (command[i] - gear) / r.inertia;
             r.angle += dt * r.speed;
+        }
+    }
+
+    /// Puts each rotor in the middle of its play at `q`, at the link's speed `qd` (after the
+    /// links are moved by hand).
+    pub(crate) fn recentre(&mut self, q: &[f64], qd: &[f64]) {
+        for (i, rotor) in self.rotors.iter_mut().enumerate() {
+            if let Some(r) = rotor {
+                (r.angle, r.speed, r.meshing) = (q[i], qd[i], None);
+            }
         }
     }
 
@@ -165,6 +187,17 @@ impl Backlash {
 mod tests {
     use super::*;
 
+    /// One revolute joint named `name` turning a 0.01 kg m^2 body.
+    fn one_joint(name: &str) -> Robot {
+        let urdf = format!(
+            r#"<robot name="one"><link name="base_link"/>
+<joint name="{name}" type="revolute"><parent link="base_link"/><child link="l"/><axis xyz="0 0 1"/>
+<limit lower="-10" upper="10" effort="10" velocity="10"/></joint>
+<link name="l"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="0.01"/></inertial></link></robot>"#
+        );
+        Robot::from_urdf_str(&urdf, &armctl_model::ChainOptions::default()).unwrap()
+    }
+
     fn effects(play: f64, armature: f64) -> SimConfig {
         SimConfig {
             integrator: Integrator::SemiImplicitEuler,
@@ -179,23 +212,25 @@ mod tests {
 
     #[test]
     fn no_play_is_no_rotor() {
-        assert!(Backlash::new(&SimConfig::default(), &["j"], &[0.0])
-            .unwrap()
-            .is_none());
-        assert!(Backlash::new(&effects(0.0, 0.1), &["j"], &[0.0])
+        assert!(
+            Backlash::new(&SimConfig::default(), &one_joint("j"), &[0.0])
+                .unwrap()
+                .is_none()
+        );
+        assert!(Backlash::new(&effects(0.0, 0.1), &one_joint("j"), &[0.0])
             .unwrap()
             .is_none());
     }
 
     #[test]
     fn play_without_a_rotor_inertia_is_refused_naming_the_joint() {
-        let e = Backlash::new(&effects(0.01, 0.0), &["elbow"], &[0.0]).unwrap_err();
+        let e = Backlash::new(&effects(0.01, 0.0), &one_joint("elbow"), &[0.0]).unwrap_err();
         assert!(e.to_string().contains("'elbow'"), "{e}");
     }
 
     #[test]
     fn inside_the_play_the_gear_passes_nothing() {
-        let b = Backlash::new(&effects(0.02, 0.1), &["j"], &[0.3])
+        let mut b = Backlash::new(&effects(0.02, 0.1), &one_joint("j"), &[0.3])
             .unwrap()
             .unwrap();
         let (mut torque, mut implicit) = ([5.0], [0.0]);

@@ -175,8 +175,7 @@ impl Simulator {
                 what: "initial state",
             });
         }
-        let names: Vec<&str> = model.joint_names().collect();
-        let backlash = Backlash::new(&config, &names, q0)?;
+        let backlash = Backlash::new(&config, model, q0)?;
         let plant = plant(
             model,
             &config.mismatch,
@@ -278,7 +277,7 @@ impl Simulator {
         &self.applied
     }
 
-    /// Puts the arm at `(q, qd)`.
+    /// Puts the arm at `(q, qd)` (rotors behind a gear with play in the middle of it).
     pub fn set_state(&mut self, q: &[f64], qd: &[f64]) -> Result<(), SimError> {
         check_length("q", self.q.len(), q.len())?;
         check_length("qd", self.q.len(), qd.len())?;
@@ -287,6 +286,9 @@ impl Simulator {
         }
         self.q.copy_from_slice(q);
         self.qd.copy_from_slice(qd);
+        if let Some(backlash) = &mut self.backlash {
+            backlash.recentre(q, qd);
+        }
         Ok(())
     }
 
@@ -341,7 +343,7 @@ impl Simulator {
             return Err(self.diverged());
         }
         if let Some(backlash) = &mut self.backlash {
-            backlash.step_rotors(self.config.dt, &self.applied, &self.stage_q, &self.qd);
+            backlash.step_rotors(self.config.dt, &self.applied, &self.qd);
         }
         self.update_sticking();
         self.update_contact_report()?;
@@ -448,7 +450,7 @@ impl Simulator {
         if self.config.scene.is_active() {
             self.add_contacts(stage)?;
         }
-        if let Some(backlash) = &self.backlash {
+        if let Some(backlash) = &mut self.backlash {
             let state = (&self.stage_q[..], &self.stage_qd[stage][..]);
             let dt = self.config.dt;
             backlash.act_on_links(

@@ -364,6 +364,8 @@ impl ControllerNode {
             result
         });
         transport.respond(id, response);
+        // A change may have changed others (gain_design writes kp and kd).
+        transport.show_parameters(self.runtime.parameters());
     }
 
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and

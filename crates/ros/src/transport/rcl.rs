@@ -721,6 +721,29 @@ impl Transport for RclTransport {
         }
     }
 
+    /// Values the node changed besides the one set (a gain design's kp and kd) go into the
+    /// copy r2r answers queries from.
+    fn show_parameters(&mut self, node: &ParameterStore) {
+        let mut changed = Vec::new();
+        {
+            let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
+            for declaration in node.declarations() {
+                let name = &declaration.name;
+                if let Some(value) = node.get(name).filter(|v| store.get(name) != Some(*v)) {
+                    let _ = store.set(name, value, false);
+                    changed.push((name.clone(), value_out(value)));
+                }
+            }
+        }
+        // One lock at a time: r2r's services take the table and then call into the store.
+        let mut params = self.params.lock().unwrap_or_else(PoisonError::into_inner);
+        for (name, value) in changed {
+            if let Some(p) = params.get_mut(&name) {
+                p.value = value;
+            }
+        }
+    }
+
     fn log(&self, level: LogLevel, text: &str) {
         match level {
             LogLevel::Warn => r2r::log_warn!(&self.logger, "{}", text),
