@@ -1283,9 +1283,16 @@ fn model_free_sliding_mode_holds_a_set_point_when_eta_bounds_the_dynamics() {
     let mut law = armctl_control::SlotineSlidingMode::new(&robot).unwrap();
     law.set_parameter("model_free", ParameterValue::Bool(true))
         .unwrap();
-    let needed = gravity_of(&robot, &goal);
+    assert!(
+        law.warnings().iter().any(|w| w.contains("eta must bound")),
+        "{:?}",
+        law.warnings()
+    );
+    // The arm stretched out (q = 0) needs the most: eta above it bounds gravity everywhere.
+    let needed = gravity_of(&robot, &robot.middle_configuration());
     let eta: Vec<f64> = needed.iter().map(|g| 1.5 * g.abs() + 1.0).collect();
     set(&mut law, "eta", eta.clone());
+    assert!(law.warnings().is_empty(), "{:?}", law.warnings());
     let lambda = law.parameters().values("lambda").to_vec();
     let phi = law.parameters().values("phi")[0];
     let log = run(

@@ -39,6 +39,9 @@ pub struct SlotineSlidingMode {
     p_hat: Vec<f64>,
     regressor: DMatrix<f64>,
     switching: Vec<f64>,
+    /// `|G|` at the middle of the joint ranges: what `eta` must exceed without a model.
+    gravity_scale: Vec<f64>,
+    warnings: Vec<String>,
 }
 
 impl SlotineSlidingMode {
@@ -95,8 +98,32 @@ impl SlotineSlidingMode {
             p_hat: robot.parameter_vector(),
             regressor: DMatrix::zeros(n, 10 * n),
             switching: vec![0.0; n],
+            gravity_scale: gravity_at(robot, &middle)?,
+            warnings: Vec::new(),
             parameters,
         })
+    }
+
+    /// Without a model, `eta` below the gravity torque at mid-range cannot hold the arm.
+    fn check_model_free(&mut self) {
+        self.warnings.clear();
+        if !self.model_free() {
+            return;
+        }
+        let eta = self.parameters.target(self.eta);
+        let short: Vec<String> = eta
+            .iter()
+            .zip(&self.gravity_scale)
+            .enumerate()
+            .filter(|(_, (eta, g))| eta <= g)
+            .map(|(i, (eta, g))| format!("joint {}: eta {eta:.3} <= |G| {g:.3}", i + 1))
+            .collect();
+        if !short.is_empty() {
+            self.warnings.push(format!(
+                "model-free sliding mode: eta must bound the dynamics, gravity included ({}); the arm may sag",
+                short.join(", ")
+            ));
+        }
     }
 
     fn model_free(&self) -> bool {
@@ -131,6 +158,12 @@ impl SlotineSlidingMode {
 
 impl Controller for SlotineSlidingMode {
     law_accessors!("slotine_sliding_mode");
+    fn parameters_changed(&mut self) {
+        self.check_model_free();
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         self.gains.reference_terms(
             &self.parameters,
@@ -153,4 +186,16 @@ impl Controller for SlotineSlidingMode {
         }
         Ok(())
     }
+}
+
+/// `|G(q)|` per joint.
+fn gravity_at(robot: &Robot, q: &[f64]) -> Result<Vec<f64>, ControlError> {
+    let mut g = vec![0.0; robot.dof()];
+    armctl_dynamics::gravity_torques(
+        robot,
+        &mut armctl_dynamics::DynamicsWorkspace::new(robot),
+        q,
+        &mut g,
+    )?;
+    Ok(g.iter().map(|g| g.abs()).collect())
 }

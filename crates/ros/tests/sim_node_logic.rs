@@ -225,5 +225,17 @@ fn a_pair_scene_refuses_what_cannot_apply_to_two_arms() {
         e.contains("pair arm 'right'") && e.contains("gravity"),
         "{e}"
     );
+    let reaching = dir.join("reaching.yaml");
+    let text = std::fs::read_to_string(&scene).unwrap().replacen(
+        "q0: [0.0, 0.3, 0.0, -2.0",
+        "q0: [0.0, 0.3, 0.0, 2.0",
+        1,
+    );
+    std::fs::write(&reaching, text).unwrap();
+    let e = sim_node(reaching.to_str().unwrap()).unwrap_err();
+    assert!(
+        e.contains("pair arm 'left'") && e.contains("panda_joint4") && e.contains("limits"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -177,8 +177,13 @@ impl PairSetup {
             ),
         };
         let arm = |a: usize| -> Result<PlacedArm> {
+            // Each arm's sensors with noise of their own.
+            let mut config = config.clone();
+            if let Some(noise) = &mut config.noise {
+                noise.seed = noise.seed.wrapping_add(a as u64);
+            }
             Ok(PlacedArm {
-                sim: Simulator::new(robot, &self.arms[a].2, config.clone()).map_err(sim_error)?,
+                sim: Simulator::new(robot, &self.arms[a].2, config).map_err(sim_error)?,
                 base: self.arms[a].1,
             })
         };
@@ -284,6 +289,15 @@ impl SceneFile {
                 return Err(invalid(format!(
                     "pair arm '{}': needs a name, a finite base and {n} finite start values (q0)",
                     a.name
+                )));
+            }
+            let outside = robot.joints().iter().zip(&a.q0).find(|(j, q)| {
+                j.limits.is_bounded() && !(j.limits.lower..=j.limits.upper).contains(*q)
+            });
+            if let Some((joint, q)) = outside {
+                return Err(invalid(format!(
+                    "pair arm '{}': q0 of {} = {q} is outside its limits [{}, {}]",
+                    a.name, joint.name, joint.limits.lower, joint.limits.upper
                 )));
             }
             Ok((a.name.clone(), pose(a.base.xyz, a.base.rpy), a.q0.clone()))
