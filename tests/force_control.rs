@@ -199,3 +199,21 @@ fn cartesian_impedance_tracks_a_force_on_the_table() {
     assert!(last_second < 0.02 * PRESS, "force error {last_second} N");
     assert_eq!(log.saturated, 0);
 }
+
+/// With a force-controlled direction and no measured wrench (a scene without a sensor), the
+/// hybrid law refuses to push blind: its update fails naming wrench_timeout (the runtime then
+/// holds the arm).
+#[test]
+fn hybrid_control_without_a_measured_wrench_refuses_to_push_blind() {
+    let (robot, q0, mut sim) = panda_in(&TABLE.replace("sensor: {link: tip}\n", ""));
+    let mut law = HybridForcePosition::new(&robot).unwrap();
+    let selection = ParameterValue::DoubleArray(vec![0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    law.set_parameter("selection", selection).unwrap();
+    let hold = armctl_control::reference::SetPoint::new(q0.clone());
+    let e = run_closed_loop(&mut sim, &mut law, &hold, 10, |_, _, _| {}).unwrap_err();
+    let why = std::error::Error::source(&e).map(ToString::to_string);
+    assert!(
+        why.as_deref().is_some_and(|w| w.contains("wrench_timeout")),
+        "{e}: {why:?}"
+    );
+}

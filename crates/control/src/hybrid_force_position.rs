@@ -18,6 +18,8 @@
 //! `contact_threshold` along the axis), is clamped at `force_integral_limit` (anti-windup) and
 //! is cleared when contact is lost; `Df` damps the force axes, so a tool that lost its
 //! surface approaches the next one at about `F_d (1 + Kf) / Df` instead of accelerating.
+//! With a force-controlled direction, a measured wrench older than `wrench_timeout` (or none)
+//! is an error: the law does not push blind, and the runners hold the arm.
 //! The target comes from the pose target (or the joint reference, `target_source`); the joint
 //! reference is otherwise unused.
 
@@ -63,6 +65,7 @@ struct Gains {
     force_filter_frequency: Scalar,
     force_integral_limit: Scalar,
     contact_threshold: Scalar,
+    wrench_timeout: Scalar,
     nullspace_damping: Scalar,
 }
 
@@ -110,6 +113,7 @@ impl Gains {
             )?,
             force_integral_limit: scalar(p, "force_integral_limit", 2.0, "Bound on the force error's integral per axis (anti-windup), N s and N m s: the integral adds at most force_ki times this.", 1e4)?,
             contact_threshold: scalar(p, "contact_threshold", 1.0, "Measured force (N, N m) above which a force axis is in contact; below it the integral is cleared.", 1e4)?,
+            wrench_timeout: scalar(p, "wrench_timeout", 0.1, "With a force-controlled direction, the longest wait for a measured wrench, s: an older one (or none) is a fault, and the arm holds.", 10.0)?,
             nullspace_damping: scalar(p, "nullspace_damping", 1.0, "Damping of self-motion in the nullspace of a redundant arm, N m s/rad.", 1e3)?,
         })
     }
@@ -152,6 +156,22 @@ impl HybridForcePosition {
         &self.filtered
     }
 
+    /// A force-controlled direction needs a fresh measured wrench: without one the force loop
+    /// is blind, and the law refuses to compute (the runners then hold the arm).
+    fn check_measurement(&self) -> Result<(), ControlError> {
+        let p = &self.parameters;
+        let forced = p[self.gains.selection].iter().any(|&s| s >= 0.5);
+        let timeout = p[self.gains.wrench_timeout];
+        if forced && self.tip.wrench_age > timeout {
+            return Err(ControlError::InvalidReference {
+                reason: format!(
+                    "no measured wrench for more than wrench_timeout ({timeout} s) with a force-controlled direction: connect ~/external_wrench (or a scene's sensor)"
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// `F*` per axis of C: feed-forward, PI on the filtered force error (the integral only in
     /// contact, clamped), damping of the velocity `v_c` (in C); zero on position axes.
     fn force_command(&mut self, v_c: &Vector6<f64>, dt: f64) -> Vector6<f64> {
@@ -182,6 +202,7 @@ impl Controller for HybridForcePosition {
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
         self.tip.external_wrench = Vector6::zeros();
+        self.tip.wrench_age = f64::INFINITY;
         self.filtered = Vector6::zeros();
         self.integral = Vector6::zeros();
     }
@@ -192,6 +213,7 @@ impl Controller for HybridForcePosition {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
         let joint = joint_target(&self.parameters, step.reference);
         let desired = self.tip.update(&self.robot, state.q, dt, joint)?;
+        self.check_measurement()?;
         let lambda = self.task.inertia(&self.robot, state.q, &self.tip.jac)?;
         let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
         let rotation = constraint_rotation(&self.parameters[self.gains.constraint_rpy]);

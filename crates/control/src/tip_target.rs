@@ -50,6 +50,8 @@ pub(crate) struct TipTarget {
     pub(crate) jac: Matrix6xX<f64>,
     /// The wrench the environment applies to the tip, `[f; m]` (base link axes).
     pub(crate) external_wrench: Vector6<f64>,
+    /// Seconds of updates since the last measured wrench (infinite before the first).
+    pub(crate) wrench_age: f64,
     /// Whether the last update took its target from the joint reference (pose targets are
     /// then refused).
     follows_joints: bool,
@@ -79,6 +81,7 @@ impl TipTarget {
             pose: IsometryMatrix3::identity(),
             jac: Matrix6xX::zeros(robot.dof()),
             external_wrench: Vector6::zeros(),
+            wrench_age: f64::INFINITY,
             follows_joints: false,
         }
     }
@@ -102,6 +105,7 @@ impl TipTarget {
         joint: Option<&JointReference>,
     ) -> Result<PoseSample, ControlError> {
         self.elapsed += dt;
+        self.wrench_age += dt;
         self.follows_joints = joint.is_some();
         let desired = match joint {
             Some(reference) => self.through_kinematics(robot, reference)?,
@@ -207,6 +211,7 @@ impl TaskSpace for TipTarget {
     fn set_external_wrench(&mut self, wrench: &[f64; 6]) {
         if wrench.iter().all(|v| v.is_finite()) {
             self.external_wrench = Vector6::from_column_slice(wrench);
+            self.wrench_age = 0.0;
         }
     }
 }
