@@ -1472,3 +1472,61 @@ fn a_pose_target_is_refused_while_the_tip_follows_the_joint_reference() {
         .to_string();
     assert!(e.contains("target_source"), "{e}");
 }
+
+/// Pole placement on resolved acceleration, per task axis: a 2 cm step of the Panda's tip
+/// target along x falls to 1/e and to 5% within 5% of the designed times.
+#[test]
+fn designed_task_space_gains_give_the_designed_tip_step_response() {
+    let robot = robot("panda.urdf");
+    let (q0, _) = poses(&robot);
+    let mut law = armctl_control::ResolvedAcceleration::new(&robot).unwrap();
+    let poles = ParameterValue::DoubleArray([-8.0, -14.0].repeat(6));
+    law.set_parameter("poles", poles).unwrap();
+    law.set_parameter("gain_design", ParameterValue::String("poles".into()))
+        .unwrap();
+    let mut kin = KinematicsWorkspace::new(&robot);
+    let start = armctl_model::forward_kinematics(&robot, &mut kin, &q0)
+        .unwrap()
+        .tip();
+    let step = 0.02;
+    let mut goal = start;
+    goal.translation.vector.x += step;
+    let config = SimConfig {
+        friction: false,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let hold = SetPoint::new(q0.clone());
+    // The target jumps at the first step (reached in one millisecond).
+    let log = run_closed_loop(&mut sim, &mut law, &hold, 1500, |k, _, law| {
+        if k == 0 {
+            let task = law.task_space().unwrap();
+            task.set_target_pose(goal, 1e-3).unwrap();
+        }
+    })
+    .unwrap();
+    let errors: Vec<f64> = (0..log.time.len())
+        .map(|r| {
+            let q: Vec<f64> = log.q.iter().map(|c| c[r]).collect();
+            let tip = armctl_model::forward_kinematics(&robot, &mut kin, &q)
+                .unwrap()
+                .tip();
+            goal.translation.vector.x - tip.translation.vector.x
+        })
+        .collect();
+    let dt = 1e-3;
+    let designed: Vec<f64> = (0..1500)
+        .map(|k| two_pole_response(step, -8.0, -14.0, k as f64 * dt))
+        .collect();
+    for fraction in [(-1.0f64).exp(), 0.05] {
+        let (measured, expected) = (
+            time_to_fall(&errors, fraction, dt),
+            time_to_fall(&designed, fraction, dt),
+        );
+        eprintln!("resolved acceleration: tip x to {fraction:.3} in {measured:.3} s, designed {expected:.3} s");
+        assert!(
+            (measured - expected).abs() < 0.05 * expected,
+            "{measured} s against {expected} s"
+        );
+    }
+}
