@@ -1084,6 +1084,25 @@ fn two_pole_response(e0: f64, p1: f64, p2: f64, t: f64) -> f64 {
     e0 * (p2 * (p1 * t).exp() - p1 * (p2 * t).exp()) / (p2 - p1)
 }
 
+/// Asserts that `errors` (sampled every `dt`) fall to 1/e and to 5% of their start within 5%
+/// of the times of the designed response from `e0` with poles `p1`, `p2`.
+fn assert_falls_as_designed(errors: &[f64], (e0, p1, p2): (f64, f64, f64), dt: f64, what: &str) {
+    let designed: Vec<f64> = (0..errors.len())
+        .map(|k| two_pole_response(e0, p1, p2, k as f64 * dt))
+        .collect();
+    for fraction in [(-1.0f64).exp(), 0.05] {
+        let (measured, expected) = (
+            time_to_fall(errors, fraction, dt),
+            time_to_fall(&designed, fraction, dt),
+        );
+        eprintln!("{what}: to {fraction:.3} in {measured:.3} s, designed {expected:.3} s");
+        assert!(
+            (measured - expected).abs() < 0.05 * expected,
+            "{what}: {measured} s against {expected} s"
+        );
+    }
+}
+
 /// The time a decaying `errors` series (sampled every `dt`) first falls below `fraction` of its
 /// start.
 fn time_to_fall(errors: &[f64], fraction: f64, dt: f64) -> f64 {
@@ -1187,22 +1206,10 @@ fn designed_gains_give_the_designed_step_response() {
             1.5,
             config,
         );
-        let designed: Vec<f64> = (0..1500)
-            .map(|k| two_pole_response(0.05, p1, p2, k as f64 * dt))
-            .collect();
         for (joint, (q, goal)) in log.q.iter().zip(&goal).enumerate() {
             let errors: Vec<f64> = q.iter().map(|q| goal - q).collect();
-            for fraction in [(-1.0f64).exp(), 0.05] {
-                let (measured, expected) = (
-                    time_to_fall(&errors, fraction, dt),
-                    time_to_fall(&designed, fraction, dt),
-                );
-                eprintln!("{law} {design} joint {joint}: to {fraction:.3} in {measured:.3} s, designed {expected:.3} s");
-                assert!(
-                    (measured - expected).abs() < 0.05 * expected,
-                    "{law} {design} joint {joint}: {measured} s against {expected} s"
-                );
-            }
+            let what = format!("{law} {design} joint {joint}");
+            assert_falls_as_designed(&errors, (0.05, p1, p2), dt, &what);
         }
     }
 }
@@ -1515,18 +1522,10 @@ fn designed_task_space_gains_give_the_designed_tip_step_response() {
         })
         .collect();
     let dt = 1e-3;
-    let designed: Vec<f64> = (0..1500)
-        .map(|k| two_pole_response(step, -8.0, -14.0, k as f64 * dt))
-        .collect();
-    for fraction in [(-1.0f64).exp(), 0.05] {
-        let (measured, expected) = (
-            time_to_fall(&errors, fraction, dt),
-            time_to_fall(&designed, fraction, dt),
-        );
-        eprintln!("resolved acceleration: tip x to {fraction:.3} in {measured:.3} s, designed {expected:.3} s");
-        assert!(
-            (measured - expected).abs() < 0.05 * expected,
-            "{measured} s against {expected} s"
-        );
-    }
+    assert_falls_as_designed(
+        &errors,
+        (step, -8.0, -14.0),
+        dt,
+        "resolved acceleration: tip x",
+    );
 }
