@@ -52,7 +52,9 @@ impl PoseInterpolation {
             start,
             goal,
             duration,
-            rotation: relative.scaled_axis(),
+            // Through the quaternion: the rotation matrix's angle takes acos of its trace,
+            // which rounding pushes past 1 (NaN) for rotations of a few 1e-8 rad.
+            rotation: UnitQuaternion::from_rotation_matrix(&relative).scaled_axis(),
         })
     }
 
@@ -135,5 +137,23 @@ mod tests {
             p0.acceleration
         );
         assert!(PoseInterpolation::new(a, b, -1.0).is_err());
+    }
+
+    #[test]
+    fn goals_a_rounding_error_away_from_the_start_turn_by_nothing_not_nan() {
+        let start = IsometryMatrix3::from_parts(
+            Translation3::new(0.3, 0.0, 0.5),
+            Rotation3::from_euler_angles(0.1, -0.2, 0.3),
+        );
+        let mut nan = 0;
+        for k in 1..2000 {
+            let tiny = Rotation3::new(Vector3::new(1.0, -0.5, 0.25) * (k as f64 * 1e-12));
+            let goal = IsometryMatrix3::from_parts(start.translation, tiny * start.rotation);
+            let path = PoseInterpolation::new(start, goal, 1.0).unwrap();
+            let sample = path.sample(0.5);
+            nan += usize::from(!sample.pose.to_homogeneous().iter().all(|v| v.is_finite()));
+            assert!(sample.twist.amax() < 1e-8, "{}", sample.twist);
+        }
+        assert_eq!(nan, 0);
     }
 }
