@@ -88,11 +88,6 @@ impl ResolvedAcceleration {
     pub fn tip_pose(&self) -> &IsometryMatrix3<f64> {
         &self.tip.pose
     }
-
-    /// `J^T (J J^T + l^2 I)^-1 b`, or `None` where even the damped matrix is singular.
-    fn pseudo_inverse_times(&self, b: &Vector6<f64>, l: f64) -> Option<Vector6<f64>> {
-        self.tip.damped_gram(l).cholesky().map(|c| c.solve(b))
-    }
 }
 
 impl Controller for ResolvedAcceleration {
@@ -123,23 +118,13 @@ impl Controller for ResolvedAcceleration {
             desired.acceleration[i] + kd[i] * (desired.twist[i] - velocity[i]) + kp[i] * error[i]
         }) - bias;
         let (l, k_n) = (p[self.pinv_damping], p[self.nullspace_damping]);
-        let y =
-            self.pseudo_inverse_times(&task, l)
-                .ok_or_else(|| ControlError::InvalidReference {
-                    reason: "the tip Jacobian is singular".into(),
-                })?;
-        // Self-motion damping projected into the nullspace: z - J# (J z), z = -k_n qd.
-        for (z, qd) in self.self_motion.iter_mut().zip(state.qd) {
-            *z = -k_n * qd;
-        }
-        let jz = self.tip.times(&self.self_motion);
-        let back = self
-            .pseudo_inverse_times(&jz, l)
-            .unwrap_or_else(Vector6::zeros);
-        for (i, a) in self.acceleration.iter_mut().enumerate() {
-            let column = self.tip.jac.column(i);
-            *a = column.dot(&y) + self.self_motion[i] - column.dot(&back);
-        }
+        self.tip.resolve(
+            &task,
+            state.qd,
+            (l, k_n),
+            &mut self.self_motion,
+            &mut self.acceleration,
+        )?;
         self.model
             .inverse_dynamics(state, &self.acceleration, effort)
     }

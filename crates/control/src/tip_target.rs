@@ -111,11 +111,16 @@ impl TipTarget {
             Some(reference) => self.through_kinematics(robot, reference)?,
             None => self.target.sample(self.elapsed),
         };
+        self.measure(robot, q)?;
+        Ok(desired)
+    }
+
+    /// Measures the tip pose and Jacobian at `q`.
+    pub(crate) fn measure(&mut self, robot: &Robot, q: &[f64]) -> Result<(), ControlError> {
         self.pose = forward_kinematics(robot, &mut self.kin, q)
             .map_err(kinematics)?
             .tip();
-        jacobian(robot, &mut self.kin, q, FrameId::Tip, &mut self.jac).map_err(kinematics)?;
-        Ok(desired)
+        jacobian(robot, &mut self.kin, q, FrameId::Tip, &mut self.jac).map_err(kinematics)
     }
 
     /// The tip's pose, twist `J qd_r` and acceleration `J qdd_r + Jdot qd_r` at the joint
@@ -178,6 +183,37 @@ impl TipTarget {
                 .map(|(a, b)| a * b)
                 .sum::<f64>()
         })
+    }
+
+    /// Joint accelerations for the task acceleration `b` (`xdd* - Jdot qd`):
+    /// `qdd = J# b + z - J# J z` with `z = -k_n qd` (self-motion damped in the nullspace) and
+    /// the damped pseudo-inverse `J# = J^T (J J^T + l^2 I)^-1`, `(l, k_n)` = `damping`;
+    /// `self_motion` is scratch. An error where even the damped `J J^T` is singular.
+    pub(crate) fn resolve(
+        &self,
+        b: &Vector6<f64>,
+        qd: &[f64],
+        damping: (f64, f64),
+        self_motion: &mut [f64],
+        qdd: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let (l, k_n) = damping;
+        let gram =
+            self.damped_gram(l)
+                .cholesky()
+                .ok_or_else(|| ControlError::InvalidReference {
+                    reason: "the tip Jacobian is singular".into(),
+                })?;
+        let y = gram.solve(b);
+        for (z, qd) in self_motion.iter_mut().zip(qd) {
+            *z = -k_n * qd;
+        }
+        let back = gram.solve(&self.times(self_motion));
+        for (i, a) in qdd.iter_mut().enumerate() {
+            let column = self.jac.column(i);
+            *a = column.dot(&y) + self_motion[i] - column.dot(&back);
+        }
+        Ok(())
     }
 
     /// `J J^T + l^2 I`.
