@@ -163,6 +163,12 @@ impl Guarded {
     pub fn safety_mut(&mut self) -> &mut EffortSafety {
         &mut self.safety
     }
+
+    /// Efforts another law computed (a cooperative law over two arms) through the safety
+    /// layer, as the wrapped law's would go; [`Guarded::last_report`] then tells what it did.
+    pub fn guard(&mut self, effort: &mut [f64], dt: f64) {
+        self.last_report = self.safety.apply(effort, dt);
+    }
 }
 
 impl Controller for Guarded {

@@ -815,6 +815,11 @@ impl ControllerCore {
             })
     }
 
+    /// Why a step at `now` would hold (none: it would control).
+    pub fn holds_at(&self, now: f64) -> Option<Fault> {
+        self.current_fault(now)
+    }
+
     fn current_fault(&self, now: f64) -> Option<Fault> {
         let Some(time) = self.state_time else {
             return Some(Fault::NoState);
@@ -828,6 +833,30 @@ impl ControllerCore {
 
     /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
     pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
+        self.step_from(now, dt, effort, None)
+    }
+
+    /// A step whose efforts a law over two arms computed ([`crate::pair_runtime`]): `given`
+    /// is this arm's share, or why there is none (then the arm holds, as after a controller
+    /// failure). The state checks, the safety layer, hold and resume are those of
+    /// [`ControllerCore::step`]; the core's own controller does not run.
+    pub fn step_given(
+        &mut self,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+        given: Result<&[f64], &str>,
+    ) -> StepReport {
+        self.step_from(now, dt, effort, Some(given))
+    }
+
+    fn step_from(
+        &mut self,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+        given: Option<Result<&[f64], &str>>,
+    ) -> StepReport {
         let mut fault = self.current_fault(now);
         let mut cancelled = false;
         let mut controlled = false;
@@ -836,7 +865,10 @@ impl ControllerCore {
                 let first_start = self.fault == Some(Fault::NoState);
                 cancelled = self.resume(first_start);
             }
-            fault = self.control(now, dt, effort);
+            fault = match given {
+                None => self.control(now, dt, effort),
+                Some(given) => self.pass_on(given, dt, effort),
+            };
             controlled = true;
         }
         let safety = match fault {
@@ -894,6 +926,32 @@ impl ControllerCore {
         if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
             return Some(Fault::Controller(e.to_string()));
         }
+        let non_finite = self.controller.last_report().non_finite;
+        (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
+    }
+
+    /// Another law's efforts through the safety layer; none, or non-finite ones, are a fault.
+    fn pass_on(
+        &mut self,
+        given: Result<&[f64], &str>,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Option<Fault> {
+        match given {
+            Ok(given) if given.len() == effort.len() => effort.copy_from_slice(given),
+            Ok(given) => {
+                let reason = format!("{} efforts for {} joints", given.len(), effort.len());
+                effort.fill(f64::NAN);
+                self.controller.guard(effort, dt);
+                return Some(Fault::Controller(reason));
+            }
+            Err(reason) => {
+                effort.fill(f64::NAN);
+                self.controller.guard(effort, dt);
+                return Some(Fault::Controller(reason.to_string()));
+            }
+        }
+        self.controller.guard(effort, dt);
         let non_finite = self.controller.last_report().non_finite;
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }

@@ -4,7 +4,9 @@
 //! and the [`ControllerCore`]. Parameter changes go through [`ControllerRuntime::set_parameter`],
 //! so every runner validates and applies them the same way.
 
-use armctl_control::{controller_by_name, Controller, ParameterValue};
+use armctl_control::{
+    controller_by_name, ControlError, Controller, Cooperative, ParameterSet, ParameterValue,
+};
 use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, Plausibility, SafeMode};
@@ -14,7 +16,10 @@ use crate::node_parameters::ParameterStore;
 use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
 
-fn invalid(name: &str, reason: String) -> RuntimeError {
+/// The law over two arms (`controller: cooperative`), run by [`crate::pair_runtime`].
+pub const COOPERATIVE: &str = "cooperative";
+
+pub(crate) fn invalid(name: &str, reason: String) -> RuntimeError {
     RuntimeError::Parameter {
         name: name.into(),
         reason,
@@ -65,18 +70,70 @@ pub fn controller_node_parameters(
     Ok((configured.store, configured.controller, configured.robot))
 }
 
+/// A law the node parameters configure: its parameters, set by name.
+pub(crate) trait Tunable {
+    fn parameters(&self) -> &ParameterSet;
+    fn parameters_mut(&mut self) -> &mut ParameterSet;
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError>;
+}
+
+impl Tunable for Box<dyn Controller> {
+    fn parameters(&self) -> &ParameterSet {
+        self.as_ref().parameters()
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        self.as_mut().parameters_mut()
+    }
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.as_mut().set_parameter(name, value)
+    }
+}
+
+impl Tunable for Cooperative {
+    fn parameters(&self) -> &ParameterSet {
+        Cooperative::parameters(self)
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        Cooperative::parameters_mut(self)
+    }
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        Cooperative::set_parameter(self, name, value)
+    }
+}
+
 /// What configuring produced.
-struct Configured {
-    store: ParameterStore,
-    controller: Box<dyn Controller>,
-    robot: Robot,
+pub(crate) struct Configured<L> {
+    pub(crate) store: ParameterStore,
+    pub(crate) controller: L,
+    pub(crate) robot: Robot,
     /// What the URDF conversion noticed.
-    warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
 /// describe).
-fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, RuntimeError> {
+fn configure(
+    start: &NodeStart,
+    robot: Option<Robot>,
+) -> Result<Configured<Box<dyn Controller>>, RuntimeError> {
+    configure_law(start, robot, |name, robot| {
+        if name == COOPERATIVE {
+            return Err(invalid(
+                "controller",
+                format!("'{COOPERATIVE}' moves two arms holding one object: it needs scene_file with a pair (see config/scenes/two_pandas_box.yaml)"),
+            ));
+        }
+        controller_by_name(name, robot).map_err(|e| invalid("controller", e.to_string()))
+    })
+}
+
+/// The node parameters gathered and checked, the robot, and the law `build` makes for the
+/// `controller` parameter, with the law's parameters declared and the start values applied.
+pub(crate) fn configure_law<L: Tunable>(
+    start: &NodeStart,
+    robot: Option<Robot>,
+    build: impl FnOnce(&str, &Robot) -> Result<L, RuntimeError>,
+) -> Result<Configured<L>, RuntimeError> {
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
     let (mut robot, warnings) = match robot {
@@ -111,8 +168,7 @@ fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, Runt
         }
     }
     let controller_name = store.string("controller");
-    let mut controller = controller_by_name(&controller_name, &robot)
-        .map_err(|e| invalid("controller", e.to_string()))?;
+    let mut controller = build(&controller_name, &robot)?;
     store.declare_controller(controller.parameters());
     for name in unknown {
         if store.declaration(&name).is_none() {
@@ -150,11 +206,38 @@ fn configure(start: &NodeStart, robot: Option<Robot>) -> Result<Configured, Runt
 }
 
 /// The plausibility rules the parameters set.
-fn plausibility(parameters: &ParameterStore) -> Plausibility {
+pub(crate) fn plausibility(parameters: &ParameterStore) -> Plausibility {
     Plausibility {
         position_margin: parameters.double("position_limit_margin"),
         velocity_factor: parameters.double("velocity_plausibility"),
     }
+}
+
+/// A core for `robot` under `controller`, with the safety and reference parameters applied.
+pub(crate) fn core_from(
+    parameters: &ParameterStore,
+    robot: Robot,
+    controller: Box<dyn Controller>,
+) -> Result<ControllerCore, RuntimeError> {
+    let safe_mode = SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
+    let rate_limit = Some(parameters.double("rate_limit")).filter(|r| *r > 0.0);
+    let mut core = ControllerCore::new(
+        robot,
+        controller,
+        safe_mode,
+        parameters.double("state_timeout"),
+        rate_limit,
+    )?;
+    core.set_plausibility(plausibility(parameters));
+    core.set_max_points(parameters.double("max_reference_points") as usize);
+    if let Some(ParameterValue::DoubleArray(limits)) = parameters.get("acceleration_limits") {
+        core.set_acceleration_limits(limits)
+            .map_err(|reason| RuntimeError::Parameter {
+                name: "acceleration_limits".into(),
+                reason,
+            })?;
+    }
+    Ok(core)
 }
 
 /// A controller configured from node parameters, ready to step.
@@ -187,7 +270,7 @@ impl ControllerRuntime {
         Self::configured(configure(start, Some(robot))?)
     }
 
-    fn configured(configured: Configured) -> Result<Self, RuntimeError> {
+    fn configured(configured: Configured<Box<dyn Controller>>) -> Result<Self, RuntimeError> {
         let Configured {
             store: parameters,
             controller,
@@ -200,25 +283,7 @@ impl ControllerRuntime {
             _ => vec![],
         };
         let order = command_order(&joints, &chain)?;
-        let safe_mode =
-            SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
-        let rate_limit = Some(parameters.double("rate_limit")).filter(|r| *r > 0.0);
-        let mut core = ControllerCore::new(
-            robot,
-            controller,
-            safe_mode,
-            parameters.double("state_timeout"),
-            rate_limit,
-        )?;
-        core.set_plausibility(plausibility(&parameters));
-        core.set_max_points(parameters.double("max_reference_points") as usize);
-        if let Some(ParameterValue::DoubleArray(limits)) = parameters.get("acceleration_limits") {
-            core.set_acceleration_limits(limits)
-                .map_err(|reason| RuntimeError::Parameter {
-                    name: "acceleration_limits".into(),
-                    reason,
-                })?;
-        }
+        let core = core_from(&parameters, robot, controller)?;
         let mut runtime = Self {
             core,
             parameters,
@@ -283,53 +348,63 @@ impl ControllerRuntime {
     }
 
     fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
-        match (name, typed) {
-            ("acceleration_limits", ParameterValue::DoubleArray(limits)) => {
-                self.core.set_acceleration_limits(limits)?;
-            }
-            ("max_reference_points", ParameterValue::Integer(n)) => {
-                self.core.set_max_points(usize::try_from(*n).unwrap_or(0));
-            }
-            ("position_limit_margin", ParameterValue::Double(margin)) => {
-                let plausibility = Plausibility {
-                    position_margin: *margin,
-                    ..plausibility(&self.parameters)
-                };
-                self.core.set_plausibility(plausibility);
-            }
-            ("velocity_plausibility", ParameterValue::Double(factor)) => {
-                let plausibility = Plausibility {
-                    velocity_factor: *factor,
-                    ..plausibility(&self.parameters)
-                };
-                self.core.set_plausibility(plausibility);
-            }
-            ("state_timeout", ParameterValue::Double(t)) => {
-                let mode = SafeMode::parse(&self.parameters.string("safe_mode"))
-                    .unwrap_or(SafeMode::Gravity);
-                self.core.set_safety(mode, *t);
-            }
-            ("safe_mode", ParameterValue::String(s)) => {
-                let mode = SafeMode::parse(s).ok_or_else(|| format!("unknown mode '{s}'"))?;
-                self.core
-                    .set_safety(mode, self.parameters.double("state_timeout"));
-            }
-            ("rate_limit", ParameterValue::Double(r)) => self
-                .core
-                .controller_mut()
-                .safety_mut()
-                .set_rate_limit(Some(*r).filter(|r| *r > 0.0))
-                .map_err(|e| e.to_string())?,
-            _ if self.core.controller().parameters().get(name).is_some() => {
-                self.core
-                    .set_parameter(name, typed.clone())
-                    .map_err(|e| e.to_string())?;
-                self.show_law_values(Some(name));
-            }
-            _ => {}
+        if apply_to_core(&mut self.core, &self.parameters, name, typed)? {
+            return Ok(());
+        }
+        if self.core.controller().parameters().get(name).is_some() {
+            self.core
+                .set_parameter(name, typed.clone())
+                .map_err(|e| e.to_string())?;
+            self.show_law_values(Some(name));
         }
         Ok(())
     }
+}
+
+/// Applies a node-level safety or reference parameter to `core` (`parameters`: the values
+/// before the change); `false` when `name` is not one of them.
+pub(crate) fn apply_to_core(
+    core: &mut ControllerCore,
+    parameters: &ParameterStore,
+    name: &str,
+    typed: &ParameterValue,
+) -> Result<bool, String> {
+    match (name, typed) {
+        ("acceleration_limits", ParameterValue::DoubleArray(limits)) => {
+            core.set_acceleration_limits(limits)?;
+        }
+        ("max_reference_points", ParameterValue::Integer(n)) => {
+            core.set_max_points(usize::try_from(*n).unwrap_or(0));
+        }
+        ("position_limit_margin", ParameterValue::Double(margin)) => {
+            core.set_plausibility(Plausibility {
+                position_margin: *margin,
+                ..plausibility(parameters)
+            });
+        }
+        ("velocity_plausibility", ParameterValue::Double(factor)) => {
+            core.set_plausibility(Plausibility {
+                velocity_factor: *factor,
+                ..plausibility(parameters)
+            });
+        }
+        ("state_timeout", ParameterValue::Double(t)) => {
+            let mode =
+                SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
+            core.set_safety(mode, *t);
+        }
+        ("safe_mode", ParameterValue::String(s)) => {
+            let mode = SafeMode::parse(s).ok_or_else(|| format!("unknown mode '{s}'"))?;
+            core.set_safety(mode, parameters.double("state_timeout"));
+        }
+        ("rate_limit", ParameterValue::Double(r)) => core
+            .controller_mut()
+            .safety_mut()
+            .set_rate_limit(Some(*r).filter(|r| *r > 0.0))
+            .map_err(|e| e.to_string())?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 impl ControllerRuntime {

@@ -39,12 +39,20 @@ fn robot_parameters() -> Vec<Declaration> {
     ]
 }
 
+/// Every law controller_node runs: the registered ones and the law over two arms.
+fn laws() -> Vec<&'static str> {
+    let mut laws = CONTROLLERS.to_vec();
+    laws.push(crate::controller_runtime::COOPERATIVE);
+    laws
+}
+
 /// controller_node's own parameters.
 pub fn controller_node_declarations() -> Vec<Declaration> {
     let mut out = robot_parameters();
     out.extend([
         Declaration::string_array("joints", vec![], "Controlled joints in command order (default: the chain's joints, base to tip); must be the chain's joints.").read_only(),
-        Declaration::string("controller", "computed_torque", "Control law.").choices(&CONTROLLERS).read_only(),
+        Declaration::string("controller", "computed_torque", "Control law ('cooperative': two arms holding one object, with scene_file).").choices(&laws()).read_only(),
+        Declaration::string("scene_file", "", "For controller 'cooperative': a scene file with a pair (the arms' names and bases in the world, the held object's mass and size); its q0 are the simulator's only.").read_only(),
         Declaration::double("update_rate", 0.0, "Control rate, Hz; 0 computes one command per /joint_states message.").range(0.0, 10_000.0).read_only(),
         Declaration::double("state_timeout", 0.1, "A joint state older than this (s) makes the node hold in safe_mode.").range(1e-4, 60.0),
         Declaration::bool("friction_compensation", false, "Compensate the friction of the URDF's <dynamics damping friction> (often a simulator's tuning, not a measurement); an identified model's friction is always compensated.").read_only(),

@@ -17,6 +17,7 @@ pub mod model_parameters;
 pub mod names;
 pub mod node_clock;
 pub mod node_parameters;
+pub mod pair_runtime;
 pub mod params_file;
 pub mod ros_args;
 pub mod scene_file;
