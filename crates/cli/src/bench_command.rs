@@ -17,7 +17,7 @@ use clap::Args;
 use nalgebra::{DMatrix, Matrix6xX};
 use serde::Serialize;
 
-use armctl_control::{controller_by_name, JointReference, JointState, CONTROLLERS};
+use armctl_control::{controller_by_name, Cooperative, JointReference, JointState, CONTROLLERS};
 use armctl_sim::{SimConfig, Simulator};
 
 use crate::model_command::UrdfArgs;
@@ -208,6 +208,25 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
                         1e-3,
                         &mut out,
                     );
+                }),
+            );
+        }
+    }
+    // Two copies of the arm side by side (0.2 m apart) under the cooperative law, both arms
+    // per call.
+    let beside = nalgebra::IsometryMatrix3::translation(0.0, 0.2, 0.0);
+    if let Ok(mut law) = Cooperative::new(robot, [nalgebra::IsometryMatrix3::identity(), beside]) {
+        let start = JointState {
+            q: &states[0].q,
+            qd: &states[0].qd,
+        };
+        if law.restart([&start, &start]).is_ok() {
+            let mut other = vec![0.0; n];
+            record(
+                "controller_cooperative_both_arms",
+                time(states, batches, |s| {
+                    let state = JointState { q: &s.q, qd: &s.qd };
+                    let _ = law.update([&state, &state], 1e-3, [&mut out, &mut other]);
                 }),
             );
         }

@@ -9,14 +9,97 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use armctl_control::Controller;
+use armctl_control::{Controller, ParameterValue};
 use armctl_model::Robot;
+use armctl_runtime::controller_core::{ControllerCore, StepReport};
 use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::scene_file::PairSetup;
 use armctl_sim::SimConfig;
+use nalgebra::{IsometryMatrix3, Vector3};
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
+
+/// Who controls the pair.
+pub(crate) enum PairControl<'a> {
+    /// Each arm under its own runtime (the same law and parameters).
+    Separate(&'a mut [ControllerRuntime; 2]),
+    /// Both arms under the cooperative law, the object moved by `movement` (world, m) in
+    /// [`MOVE_SECONDS`] from the start.
+    Cooperative {
+        runtime: &'a mut PairRuntime,
+        movement: Option<Vector3<f64>>,
+    },
+}
+
+/// The time an `--object-move` takes, s.
+const MOVE_SECONDS: f64 = 1.0;
+
+/// The squeeze builds up from a relaxed grasp: its error counts from this time on, s.
+const SQUEEZE_SETTLE_SECONDS: f64 = 0.5;
+
+impl<'a> PairControl<'a> {
+    /// The cooperative law moving the object by `movement`.
+    pub(crate) fn cooperative(
+        runtime: &'a mut PairRuntime,
+        movement: Option<Vector3<f64>>,
+    ) -> Self {
+        Self::Cooperative { runtime, movement }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Self::Separate(runtimes) => runtimes[0].core().controller().name().to_string(),
+            Self::Cooperative { runtime, .. } => runtime.law().name().to_string(),
+        }
+    }
+
+    fn core_mut(&mut self, a: usize) -> &mut ControllerCore {
+        match self {
+            Self::Separate(runtimes) => runtimes[a].core_mut(),
+            Self::Cooperative { runtime, .. } => runtime.core_mut(a),
+        }
+    }
+
+    /// One step; each arm's report.
+    fn step(&mut self, t: f64, dt: f64, efforts: &mut [Vec<f64>; 2]) -> Result<[StepReport; 2]> {
+        let [first, second] = efforts;
+        let reports = match self {
+            Self::Separate(runtimes) => [
+                runtimes[0].core_mut().step(t, dt, first),
+                runtimes[1].core_mut().step(t, dt, second),
+            ],
+            Self::Cooperative { runtime, movement } => {
+                let reports = runtime.step(t, dt, [first, second]);
+                // The law grasps at its first step; the move starts from there.
+                if let (Some(by), None) = (movement.take(), &reports[0].fault) {
+                    let mut goal = runtime.law().desired().pose;
+                    goal.translation.vector += by;
+                    runtime
+                        .law_mut()
+                        .set_object_target(goal, MOVE_SECONDS)
+                        .context("--object-move")?;
+                }
+                reports
+            }
+        };
+        Ok(reports)
+    }
+
+    /// The object's reference and the squeeze's set point, for the cooperative law.
+    fn object_reference(&self) -> Option<(IsometryMatrix3<f64>, f64)> {
+        let Self::Cooperative { runtime, .. } = self else {
+            return None;
+        };
+        let law = runtime.law();
+        let squeeze = match law.parameters().get("internal_force") {
+            Some(ParameterValue::Double(f)) => *f,
+            _ => 0.0,
+        };
+        Some((law.desired().pose, squeeze))
+    }
+}
 
 /// What a pair run recorded.
 #[derive(Debug, Default)]
@@ -29,6 +112,30 @@ struct PairLog {
     object: [Vec<f64>; 3],
     internal_force: Vec<f64>,
     held: [usize; 2],
+    /// What the arms' cores reported (holding, resumed), with the time.
+    events: Vec<String>,
+    /// With the cooperative law: the object's position and orientation error against its
+    /// reference (m, rad) and the squeeze's error against its set point (N).
+    position_error: Vec<f64>,
+    rotation_error: Vec<f64>,
+    squeeze_error: Vec<f64>,
+}
+
+/// How the object followed the cooperative law's reference, and the squeeze its set point.
+#[derive(Debug, Serialize)]
+pub(crate) struct ObjectTracking {
+    /// Position error (the simulated object against the reference): rms, largest, at the
+    /// end, m.
+    position_error_rms: f64,
+    position_error_max: f64,
+    position_error_final: f64,
+    /// Largest orientation error, rad.
+    rotation_error_max: f64,
+    /// The squeeze's set point, N.
+    internal_force_set_point: f64,
+    /// Largest |internal force - set point| from 0.5 s on (the squeeze builds up from a
+    /// relaxed grasp), N.
+    internal_force_error_max: f64,
 }
 
 /// The run's results.
@@ -44,6 +151,11 @@ pub(crate) struct PairSummary {
     final_internal_force: f64,
     /// Steps each arm's controller held instead of controlling.
     held_steps: [usize; 2],
+    /// When an arm started holding and why, and when it resumed.
+    events: Vec<String>,
+    /// With the cooperative law: how the object followed its reference.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object_tracking: Option<ObjectTracking>,
     real_time_factor: f64,
     files: Vec<PathBuf>,
 }
@@ -53,7 +165,7 @@ pub(crate) fn run(
     robot: &Robot,
     setup: &PairSetup,
     config: SimConfig,
-    mut runtimes: [ControllerRuntime; 2],
+    mut control: PairControl<'_>,
     steps: usize,
     out: &Path,
 ) -> Result<PairSummary> {
@@ -68,15 +180,39 @@ pub(crate) fn run(
         ..PairLog::default()
     };
     let mut efforts = [vec![0.0; n], vec![0.0; n]];
+    let arm_names = [setup.arms[0].0.clone(), setup.arms[1].0.clone()];
     let wall = Instant::now();
     for k in 0..steps {
         let t = k as f64 * dt;
-        for (a, runtime) in runtimes.iter_mut().enumerate() {
+        for a in 0..2 {
             let sim = &pair.arm(a).sim;
-            let core = runtime.core_mut();
-            core.on_joint_state(&names, sim.q(), sim.qd(), t);
-            let report = core.step(t, dt, &mut efforts[a]);
+            control
+                .core_mut(a)
+                .on_joint_state(&names, sim.q(), sim.qd(), t);
+        }
+        let reports = control.step(t, dt, &mut efforts)?;
+        for (a, report) in reports.iter().enumerate() {
             log.held[a] += usize::from(report.fault.is_some());
+            if let Some(event) = &report.event {
+                log.events
+                    .push(format!("t = {t:.3} s, {}: {event}", arm_names[a]));
+            }
+        }
+        if let Some((reference, squeeze)) = control.object_reference() {
+            let object = pair.object_pose();
+            log.position_error
+                .push((reference.translation.vector - object.translation.vector).norm());
+            log.rotation_error.push(
+                nalgebra::UnitQuaternion::from_rotation_matrix(
+                    &(reference.rotation.inverse() * object.rotation),
+                )
+                .angle(),
+            );
+            log.squeeze_error.push(if t >= SQUEEZE_SETTLE_SECONDS {
+                (pair.internal_force() - squeeze).abs()
+            } else {
+                0.0
+            });
         }
         pair.step([&efforts[0], &efforts[1]])?;
         log.time.push(t);
@@ -97,7 +233,6 @@ pub(crate) fn run(
     }
     let seconds = wall.elapsed().as_secs_f64();
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let arm_names = [setup.arms[0].0.clone(), setup.arms[1].0.clone()];
     let mut files = vec![write_csv(&out.join("run.csv"), &arm_names, &names, &log)?];
     files.extend(write_plots(out, &log)?);
     let drift = (0..log.time.len())
@@ -105,15 +240,32 @@ pub(crate) fn run(
         .fold(0.0, f64::max);
     Ok(PairSummary {
         arms: arm_names.to_vec(),
-        controller: runtimes[0].core().controller().name().to_string(),
+        controller: control.name(),
+        object_tracking: control
+            .object_reference()
+            .map(|(_, squeeze)| tracking(&log, squeeze)),
         duration: steps as f64 * dt,
         steps,
         max_object_drift: drift,
         final_internal_force: log.internal_force.last().copied().unwrap_or(0.0),
         held_steps: log.held,
+        events: std::mem::take(&mut log.events),
         real_time_factor: steps as f64 * dt / seconds.max(1e-9),
         files,
     })
+}
+
+fn tracking(log: &PairLog, squeeze: f64) -> ObjectTracking {
+    let largest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let e = &log.position_error;
+    ObjectTracking {
+        position_error_rms: (e.iter().map(|v| v * v).sum::<f64>() / e.len().max(1) as f64).sqrt(),
+        position_error_max: largest(e),
+        position_error_final: e.last().copied().unwrap_or(0.0),
+        rotation_error_max: largest(&log.rotation_error),
+        internal_force_set_point: squeeze,
+        internal_force_error_max: largest(&log.squeeze_error),
+    }
 }
 
 fn write_csv(path: &Path, arms: &[String; 2], joints: &[String], log: &PairLog) -> Result<PathBuf> {
@@ -189,6 +341,16 @@ pub(crate) fn render(s: &PairSummary) -> String {
         "box drift (largest): {:.3e} m\ninternal force at the end: {:.3} N\nheld steps: {} / {}\nreal-time factor: {:.0}x",
         s.max_object_drift, s.final_internal_force, s.held_steps[0], s.held_steps[1], s.real_time_factor
     );
+    for event in &s.events {
+        let _ = writeln!(out, "{event}");
+    }
+    if let Some(o) = &s.object_tracking {
+        let _ = writeln!(
+            out,
+            "object position error: rms {:.3e} m, max {:.3e} m, final {:.3e} m\nobject orientation error (largest): {:.3e} rad\ninternal force: set point {:.3} N, largest error from {SQUEEZE_SETTLE_SECONDS} s on {:.3} N",
+            o.position_error_rms, o.position_error_max, o.position_error_final, o.rotation_error_max, o.internal_force_set_point, o.internal_force_error_max
+        );
+    }
     let files: Vec<String> = s.files.iter().map(|f| f.display().to_string()).collect();
     let _ = writeln!(out, "wrote: {}", files.join(", "));
     out

@@ -9,7 +9,8 @@ use anyhow::{bail, Context, Result};
 use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
-use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::controller_runtime::{ControllerRuntime, COOPERATIVE};
+use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, Integrator, RunLog, SimConfig, Simulator};
@@ -81,6 +82,10 @@ pub(crate) struct SimArgs {
     /// (base link frame, m; the start orientation kept) or X,Y,Z,QX,QY,QZ,QW.
     #[arg(long)]
     target_pose: Option<String>,
+    /// With a pair scene and `--controller cooperative`: move the held object by DX,DY,DZ
+    /// (world axes, m) in 1 s from the start.
+    #[arg(long)]
+    object_move: Option<String>,
     /// Folder for run.csv and the plots.
     #[arg(long, default_value = "out/sim")]
     out: PathBuf,
@@ -190,9 +195,6 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let steps = check_duration(args.duration, args.dt)?;
     let (robot, report) = load_robot(args)?;
     let model_warnings = report.warnings.clone();
-    let mut runtime = controller_runtime(args, &robot)?;
-    let q0 = start_configuration(args.q0.as_deref(), &robot)?;
-    let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut config = SimConfig {
         dt: args.dt,
         ..SimConfig::default()
@@ -216,6 +218,12 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         }
         config.scene = scene.resolve(&robot, &report).context("the scene")?;
     }
+    if args.object_move.is_some() {
+        bail!("--object-move moves the object of a pair scene (see config/scenes/two_pandas_box.yaml)");
+    }
+    let mut runtime = controller_runtime(args, &robot)?;
+    let q0 = start_configuration(args.q0.as_deref(), &robot)?;
+    let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)?;
     runtime
         .core_mut()
@@ -275,6 +283,36 @@ fn run_pair(
             "--target-pose and --q0 are not used with a pair scene (its arms carry their own q0)"
         );
     }
+    let start = node_start(args, None)?;
+    let law = start
+        .values
+        .iter()
+        .rev()
+        .find_map(|(name, value)| match value {
+            RosValue::String(law) if name == "controller" => Some(law.clone()),
+            _ => None,
+        });
+    if law.as_deref() == Some(COOPERATIVE) {
+        if args.trajectory != "hold" {
+            bail!("'{COOPERATIVE}' moves the object: give --object-move, not --trajectory");
+        }
+        let mut pair = PairRuntime::with_pair(&start, robot.clone(), setup)
+            .with_context(|| configuring(args))?;
+        let movement = object_move(args.object_move.as_deref())?;
+        return finish_pair(args, || {
+            pair_run::run(
+                robot,
+                setup,
+                config,
+                pair_run::PairControl::cooperative(&mut pair, movement),
+                steps,
+                &args.out,
+            )
+        });
+    }
+    if args.object_move.is_some() {
+        bail!("--object-move is for '{COOPERATIVE}' with a pair scene (each arm under its own law follows --trajectory)");
+    }
     let runtime = |a: usize| -> Result<ControllerRuntime> {
         let mut runtime = controller_runtime(args, robot)?;
         let trajectory = trajectory_spec::parse(&args.trajectory, robot, &setup.arms[a].2)?;
@@ -284,20 +322,46 @@ fn run_pair(
             .with_context(|| format!("trajectory '{}'", args.trajectory))?;
         Ok(runtime)
     };
-    let summary = pair_run::run(
-        robot,
-        setup,
-        config,
-        [runtime(0)?, runtime(1)?],
-        steps,
-        &args.out,
-    )?;
+    let mut runtimes = [runtime(0)?, runtime(1)?];
+    finish_pair(args, || {
+        pair_run::run(
+            robot,
+            setup,
+            config,
+            pair_run::PairControl::Separate(&mut runtimes),
+            steps,
+            &args.out,
+        )
+    })
+}
+
+/// Runs a pair and prints its summary.
+fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummary>) -> Result<()> {
+    let summary = run()?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print!("{}", pair_run::render(&summary));
     }
     Ok(())
+}
+
+/// `--object-move DX,DY,DZ`: the object's displacement (world axes, m); none: hold it.
+fn object_move(text: Option<&str>) -> Result<Option<nalgebra::Vector3<f64>>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|v| v.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("--object-move '{text}': numbers separated by commas"))?;
+    if values.len() != 3 || values.iter().any(|v| !v.is_finite()) {
+        bail!("--object-move '{text}': give DX,DY,DZ (finite numbers, m)");
+    }
+    Ok(Some(nalgebra::Vector3::new(
+        values[0], values[1], values[2],
+    )))
 }
 
 /// The time a `--target-pose` is reached in, s (as controller_node's `~/target_pose`).
@@ -362,6 +426,27 @@ fn configured_runtime(
     robot: &Robot,
     extra: Option<(&str, &str)>,
 ) -> Result<ControllerRuntime> {
+    let start = node_start(args, extra)?;
+    ControllerRuntime::with_robot(&start, robot.clone()).with_context(|| configuring(args))
+}
+
+/// The context of a configuration error: which parameter files it came from.
+fn configuring(args: &SimArgs) -> String {
+    let files: Vec<String> = args
+        .params
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    if files.is_empty() {
+        "configuring the controller".to_string()
+    } else {
+        format!("configuring the controller from {}", files.join(", "))
+    }
+}
+
+/// The controller's start values as controller_node would get them: the parameter files,
+/// `--controller` and `extra`.
+fn node_start(args: &SimArgs, extra: Option<(&str, &str)>) -> Result<NodeStart> {
     let mut values = vec![(
         "controller".to_string(),
         RosValue::String("pd_gravity".into()),
@@ -373,23 +458,11 @@ fn configured_runtime(
     if let Some((name, value)) = extra {
         values.push((name.into(), RosValue::String(value.into())));
     }
-    let start = NodeStart {
+    Ok(NodeStart {
         name: "controller_node".into(),
         namespace: "/".into(),
         remaps: vec![],
         values,
-    };
-    ControllerRuntime::with_robot(&start, robot.clone()).with_context(|| {
-        let files: Vec<String> = args
-            .params
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        if files.is_empty() {
-            "configuring the controller".to_string()
-        } else {
-            format!("configuring the controller from {}", files.join(", "))
-        }
     })
 }
 
