@@ -19,6 +19,9 @@ const LAUNCH_FILES: [&str; 5] = [
 /// Two Pandas holding a box: checked with each Panda controller that has a parameter file.
 const PANDA_PAIR_LAUNCH_FILE: &str = "launch/two_arms.launch.xml";
 
+/// Two Pandas carrying a box under one cooperative controller_node.
+const COOPERATIVE_LAUNCH_FILE: &str = "launch/two_arms_cooperative.launch.xml";
+
 fn share() -> Share {
     workspace_share(&workspace_dir())
 }
@@ -32,7 +35,7 @@ fn every_launch_file_is_checked() {
     found.sort();
     let mut listed: Vec<String> = LAUNCH_FILES
         .iter()
-        .chain(&[PANDA_PAIR_LAUNCH_FILE])
+        .chain(&[PANDA_PAIR_LAUNCH_FILE, COOPERATIVE_LAUNCH_FILE])
         .map(|s| s.to_string())
         .collect();
     listed.sort();
@@ -56,6 +59,12 @@ fn launch_files_check_out_with_defaults_and_every_configured_robot_and_controlle
             assert!(problems.is_empty(), "{robot} {controller}: {problems:#?}");
         }
     }
+}
+
+#[test]
+fn the_cooperative_launch_file_checks_out() {
+    let problems = check_launch_file(&share(), COOPERATIVE_LAUNCH_FILE, &[]);
+    assert!(problems.is_empty(), "{problems:#?}");
 }
 
 #[test]

@@ -337,6 +337,139 @@ async fn two_controller_nodes_hold_the_box_of_a_pair_scene_in_sim_node() {
     assert!(sag < 0.02, "the box sagged {sag} m");
 }
 
+/// The newest box pose on sim_node's `~/object_pose` within `patience`, and the log lines that
+/// came meanwhile.
+async fn box_position(
+    watcher: &mut DdsTransport,
+    patience: Duration,
+) -> (Option<[f64; 3]>, Vec<String>) {
+    let (mut newest, mut lines) = (None, vec![]);
+    let _ = tokio::time::timeout(patience, async {
+        loop {
+            match watcher.next().await {
+                Some(Incoming::TargetPose(pose)) => {
+                    let p = pose.pose.position;
+                    newest = Some([p.x, p.y, p.z]);
+                }
+                Some(Incoming::Rosout(log)) => lines.push(log.msg),
+                _ => {}
+            }
+        }
+    })
+    .await;
+    (newest, lines)
+}
+
+/// One controller_node with `controller: cooperative` controls both arms of sim_node's
+/// two-Panda scene over DDS, as config/two_pandas_cooperative.yaml configures it: it holds
+/// the 2 kg box, then carries it 0.3 m to a target sent on `~/object_target` and stops there
+/// (within 2 mm); a target in another frame is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_controller_node_carries_the_box_of_two_arms() {
+    let domain = 95;
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let scene = format!(
+        "scene_file:={}",
+        workspace("config/scenes/two_pandas_carry.yaml")
+    );
+    let quiet = |mut c: Command| {
+        Running(
+            c.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut nodes = vec![quiet(node(
+        env!("CARGO_BIN_EXE_sim_node"),
+        domain,
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            &scene,
+            "-p",
+            "command_topic:=effort_controller/commands",
+        ],
+    ))];
+    nodes.push(quiet(node(
+        env!("CARGO_BIN_EXE_controller_node"),
+        domain,
+        &[
+            "--ros-args",
+            "--params-file",
+            &workspace("config/two_pandas_cooperative.yaml"),
+            "-p",
+            &urdf,
+            "-p",
+            &scene,
+        ],
+    )));
+    let mut l = listener(domain, "/controller_node/state");
+    assert!(
+        controlling(&mut l, Duration::from_secs(30)).await,
+        "controller_node is not controlling"
+    );
+    let spec = NodeSpec {
+        name: "box_mover".into(),
+        namespace: "/".into(),
+        subscriptions: vec![
+            (Topic::TargetPose, "/sim_node/object_pose".into()),
+            (Topic::Rosout, "/rosout".into()),
+        ],
+        publications: vec![(Topic::TargetPose, "/controller_node/object_target".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut mover = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    let start = box_position(&mut mover, Duration::from_millis(500))
+        .await
+        .0
+        .expect("box poses");
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        while mover.subscriber_count(Topic::TargetPose) == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    assert!(
+        waited.await.is_ok(),
+        "controller_node does not subscribe ~/object_target"
+    );
+    let mut target = armctl_ros::msgs::PoseStamped::default();
+    target.header.frame_id = "world".into();
+    target.pose.orientation.w = 1.0;
+    (
+        target.pose.position.x,
+        target.pose.position.y,
+        target.pose.position.z,
+    ) = (start[0], start[1] + 0.3, start[2]);
+    mover.publish(Outgoing::TargetPose(&target));
+    let mut elsewhere = target.clone();
+    elsewhere.header.frame_id = "left/panda_link0".into();
+    elsewhere.pose.position.z += 0.5;
+    mover.publish(Outgoing::TargetPose(&elsewhere));
+    // Simulated time runs at about real time: 1 s to move, then time to settle.
+    let (end, lines) = box_position(&mut mover, Duration::from_secs(4)).await;
+    let end = end.expect("box poses");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("object target rejected: frame 'left/panda_link0'")),
+        "{lines:?}"
+    );
+    for Running(child) in &mut nodes {
+        assert!(child.try_wait().unwrap().is_none(), "a node exited");
+    }
+    let goal = [start[0], start[1] + 0.3, start[2]];
+    let error = (0..3)
+        .map(|k| (end[k] - goal[k]).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    println!("box from {start:?} to {end:?}: {error:e} m from the goal");
+    assert!(error < 2e-3, "the box is {error} m from its goal");
+}
+
 /// Sends `signal` (`TERM`, `INT`, `HUP`) to `child`.
 fn signal(child: &Child, signal: &str) {
     let sent = Command::new("kill")

@@ -74,8 +74,12 @@ fn period(rate: f64) -> f64 {
 impl ControllerNode {
     /// Configures the node from the command line (parameter files, overrides, remaps).
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
-        let start = NodeStart::new(args, "controller_node")?;
-        let runtime = ControllerRuntime::new(&start)?;
+        Self::from_start(&NodeStart::new(args, "controller_node")?)
+    }
+
+    /// Configures the node from its start values.
+    pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
+        let runtime = ControllerRuntime::new(start)?;
         let store = runtime.parameters().clone();
         let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);

@@ -1,4 +1,63 @@
-//! The two nodes, written once against [`crate::transport::Transport`].
+//! The nodes, written once against [`crate::transport::Transport`].
 
 pub mod controller_node;
+pub mod cooperative_node;
 pub mod sim_node;
+
+use armctl_control::ParameterValue;
+use armctl_runtime::controller_runtime::COOPERATIVE;
+use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::NodeStart;
+
+use crate::transport::{NodeLogic, NodeSpec, Transport};
+use crate::RosError;
+
+/// What the controller_node program runs: one arm under a registered law, or two arms under
+/// `cooperative`.
+#[derive(Debug)]
+pub enum AnyControllerNode {
+    /// One arm.
+    One(Box<controller_node::ControllerNode>),
+    /// Two arms holding one object.
+    Pair(Box<cooperative_node::CooperativeNode>),
+}
+
+impl AnyControllerNode {
+    /// Configures from the command line: the `controller` parameter picks the node.
+    pub fn new(args: &RosArgs) -> Result<Self, RosError> {
+        let start = NodeStart::new(args, "controller_node")?;
+        let law = start
+            .values
+            .iter()
+            .rev()
+            .find_map(|(name, value)| match value {
+                ParameterValue::String(law) if name == "controller" => Some(law.as_str()),
+                _ => None,
+            });
+        Ok(if law == Some(COOPERATIVE) {
+            Self::Pair(Box::new(cooperative_node::CooperativeNode::from_start(
+                &start,
+            )?))
+        } else {
+            Self::One(Box::new(controller_node::ControllerNode::from_start(
+                &start,
+            )?))
+        })
+    }
+}
+
+impl NodeLogic for AnyControllerNode {
+    fn spec(&self) -> &NodeSpec {
+        match self {
+            Self::One(node) => node.spec(),
+            Self::Pair(node) => node.spec(),
+        }
+    }
+
+    async fn run<T: Transport + Send>(self, transport: &mut T) -> Result<(), RosError> {
+        match self {
+            Self::One(node) => node.run(transport).await,
+            Self::Pair(node) => node.run(transport).await,
+        }
+    }
+}

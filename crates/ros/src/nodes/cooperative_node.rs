@@ -1,0 +1,368 @@
+//! controller_node with `controller: cooperative`: one node controls two arms holding one
+//! object ([`armctl_runtime::pair_runtime`]). `scene_file` names the arms and places their
+//! bases; each arm's states come on `<arm>/joint_states` and its efforts go to
+//! `<arm>/<command_topic>` (names relative to the node's namespace); the object moves to the
+//! poses on `~/object_target` (geometry_msgs/PoseStamped, frame `world` or empty, reached in
+//! 1 s from the target in effect), and `~/state` has the labelled blocks `time`, `holding`
+//! (1 while either arm holds), `object_reference`, `object_position` (x y z, world) and
+//! `effort` (both arms', in command order).
+//!
+//! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
+//! a timer runs it on the newest states.
+
+use armctl_control::ParameterValue;
+use armctl_runtime::controller_core::{Fault, StepReport};
+use armctl_runtime::names::resolve;
+use armctl_runtime::node_clock::{ClockChange, NodeClock};
+use armctl_runtime::node_parameters::shown;
+use armctl_runtime::pair_runtime::PairRuntime;
+use armctl_runtime::startup::NodeStart;
+use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
+
+use crate::msgs::{labelled_array, Float64MultiArray, JointState, PoseStamped};
+use crate::parameter_services::{handle_request, ParameterRequest};
+use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
+use crate::RosError;
+
+/// Subscription slots: each arm's joint states, then the object target.
+const TARGET_SLOT: usize = 2;
+/// Publication slot of `~/state` (0 and 1: the arms' commands).
+const STATE_SLOT: usize = 2;
+/// Seconds a target pose is reached in (as controller_node's `~/target_pose`).
+const TARGET_SECONDS: f64 = 1.0;
+
+/// A configured two-arm node, ready to run on a transport.
+pub struct CooperativeNode {
+    spec: NodeSpec,
+    pair: PairRuntime,
+    update_rate: f64,
+    clock: NodeClock,
+    last_step: Option<f64>,
+    /// Which arms sent a state since the last step.
+    fresh: [bool; 2],
+    efforts: [Vec<f64>; 2],
+    commands: [Float64MultiArray; 2],
+    state: Float64MultiArray,
+    both_efforts: Vec<f64>,
+}
+
+impl std::fmt::Debug for CooperativeNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CooperativeNode")
+            .field("name", &self.spec.name)
+            .field("pair", &self.pair)
+            .finish()
+    }
+}
+
+fn parameter_error(name: &str, reason: String) -> RosError {
+    armctl_runtime::RuntimeError::Parameter {
+        name: name.into(),
+        reason,
+    }
+    .into()
+}
+
+impl CooperativeNode {
+    /// Configures the node from its start values (`controller: cooperative`).
+    pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
+        let pair = PairRuntime::new(start)?;
+        let store = pair.parameters().clone();
+        let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
+        let command_topic = match store.string("command_topic") {
+            t if t.is_empty() => "cooperative/commands".to_string(),
+            t => t,
+        };
+        if command_topic.starts_with('/') || command_topic.starts_with('~') {
+            return Err(parameter_error(
+                "command_topic",
+                format!("'{command_topic}' must be relative: each arm's efforts go to <arm>/<command_topic>"),
+            ));
+        }
+        let [left, right] = pair.arms().clone();
+        let use_sim_time = store.get("use_sim_time") == Some(&ParameterValue::Bool(true));
+        let mut subscriptions = vec![
+            (
+                Topic::JointStates,
+                resolve_name(&format!("{left}/joint_states")),
+            ),
+            (
+                Topic::JointStates,
+                resolve_name(&format!("{right}/joint_states")),
+            ),
+            (Topic::TargetPose, resolve_name("~/object_target")),
+        ];
+        if use_sim_time {
+            subscriptions.push((Topic::Clock, resolve_name("/clock")));
+        }
+        let update_rate = store.double("update_rate");
+        let timeout = store.double("state_timeout");
+        let n = pair.core(0).joints().len();
+        let spec = NodeSpec {
+            name: start.name.clone(),
+            namespace: start.namespace.clone(),
+            subscriptions,
+            publications: vec![
+                (
+                    Topic::Commands,
+                    resolve_name(&format!("{left}/{command_topic}")),
+                ),
+                (
+                    Topic::Commands,
+                    resolve_name(&format!("{right}/{command_topic}")),
+                ),
+                (Topic::State, resolve_name("~/state")),
+            ],
+            tick_rate: Some(if update_rate > 0.0 {
+                update_rate
+            } else {
+                (10.0 / timeout).clamp(100.0, 1000.0)
+            }),
+            parameters: store,
+        };
+        let command = Float64MultiArray {
+            data: vec![0.0; n],
+            ..Float64MultiArray::default()
+        };
+        Ok(Self {
+            spec,
+            pair,
+            update_rate,
+            clock: NodeClock::new(use_sim_time),
+            last_step: None,
+            fresh: [false; 2],
+            efforts: [vec![0.0; n], vec![0.0; n]],
+            commands: [command.clone(), command],
+            state: Float64MultiArray::default(),
+            both_efforts: vec![0.0; 2 * n],
+        })
+    }
+
+    fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
+        let arm = transport.received_on().min(1);
+        let stamp = msg.header.stamp.seconds();
+        let now = if self.clock.is_simulated() && stamp > 0.0 {
+            stamp
+        } else {
+            self.clock.now()
+        };
+        self.pair
+            .core_mut(arm)
+            .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
+        self.fresh[arm] = true;
+        if self.update_rate <= 0.0 && self.fresh == [true, true] {
+            self.step_at(transport, now);
+        }
+    }
+
+    /// The timer: a step at `update_rate`, or in per-message mode the watchdog that holds
+    /// when either arm's states stop coming.
+    fn on_tick<T: Transport>(&mut self, transport: &mut T) {
+        let now = self.clock.now();
+        let stopped = (0..2).any(|a| self.pair.core(a).states_stopped(now));
+        if self.update_rate > 0.0 || stopped {
+            self.step_at(transport, now);
+        }
+    }
+
+    fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let first = if self.update_rate > 0.0 {
+            1.0 / self.update_rate
+        } else {
+            1e-3
+        };
+        let dt = self.last_step.map_or(first, |t| (now - t).clamp(1e-6, 0.1));
+        self.last_step = Some(now);
+        self.fresh = [false; 2];
+        let [first_arm, second_arm] = &mut self.efforts;
+        let reports = self.pair.step(now, dt, [first_arm, second_arm]);
+        if reports.iter().all(|r| r.fault == Some(Fault::NoState)) {
+            return;
+        }
+        self.tell(transport, &reports);
+        for a in 0..2 {
+            self.pair
+                .to_command_order(&self.efforts[a], &mut self.commands[a].data);
+            transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
+        }
+        self.publish_state(transport, now, &reports);
+    }
+
+    /// Logs each arm's events (holding and why, resumed).
+    fn tell<T: Transport>(&self, transport: &mut T, reports: &[StepReport; 2]) {
+        for (arm, report) in self.pair.arms().iter().zip(reports) {
+            if let Some(event) = &report.event {
+                let level = if event.is_warning() {
+                    LogLevel::Warn
+                } else {
+                    LogLevel::Info
+                };
+                transport.log(level, &format!("arm '{arm}': {event}"));
+            }
+        }
+    }
+
+    fn publish_state<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        now: f64,
+        reports: &[StepReport; 2],
+    ) {
+        let holding = [f64::from(u8::from(
+            reports.iter().any(|r| r.fault.is_some()),
+        ))];
+        let law = self.pair.law();
+        let reference = law.desired().pose.translation.vector;
+        let object = law.object().pose.translation.vector;
+        let n = self.efforts[0].len();
+        for a in 0..2 {
+            self.both_efforts[a * n..(a + 1) * n].copy_from_slice(&self.commands[a].data);
+        }
+        labelled_array(
+            &[
+                ("time", &[now]),
+                ("holding", &holding),
+                ("object_reference", reference.as_slice()),
+                ("object_position", object.as_slice()),
+                ("effort", &self.both_efforts),
+            ],
+            &mut self.state,
+        );
+        transport.publish_on(STATE_SLOT, Outgoing::State(&self.state));
+    }
+
+    fn on_object_target<T: Transport>(&mut self, transport: &mut T, msg: &PoseStamped) {
+        let result = object_goal(msg).and_then(|goal| {
+            self.pair
+                .law_mut()
+                .set_object_target(goal, TARGET_SECONDS)
+                .map_err(|e| e.to_string())
+        });
+        match result {
+            Ok(()) => transport.log(LogLevel::Info, "new object target"),
+            Err(e) => transport.log(LogLevel::Warn, &format!("object target rejected: {e}")),
+        }
+    }
+
+    fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
+        if self.clock.on_clock(t) == ClockChange::JumpedBack {
+            for a in 0..2 {
+                self.pair.core_mut(a).restart();
+            }
+            self.last_step = None;
+            self.fresh = [false; 2];
+            let text = "simulated time went back (a reset): waiting for both arms' joint states";
+            transport.log(LogLevel::Warn, text);
+        }
+    }
+
+    /// The last command of both arms: their `safe_mode` efforts.
+    async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
+        if self.last_step.is_none() {
+            transport.log(
+                LogLevel::Info,
+                &format!("stopping on {signal}: no command was ever sent"),
+            );
+            return;
+        }
+        let mut modes = vec![];
+        for a in 0..2 {
+            modes.push(self.pair.core_mut(a).safe_command(&mut self.efforts[a]));
+            self.pair
+                .to_command_order(&self.efforts[a], &mut self.commands[a].data);
+            transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
+        }
+        transport.log(
+            LogLevel::Info,
+            &format!(
+                "stopping on {signal}: last commands sent are the safe_mode commands ({})",
+                modes.join("; ")
+            ),
+        );
+        transport.flush().await;
+    }
+
+    fn on_parameter_request<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        id: u64,
+        request: &ParameterRequest,
+    ) {
+        let snapshot = self.pair.parameters().clone();
+        let response = handle_request(&snapshot, request, |name, value| {
+            let result = self.pair.set_parameter(name, value).map(|_| ());
+            match &result {
+                Ok(()) => transport.log(
+                    LogLevel::Info,
+                    &format!("parameter {name} set to {}", value.to_yaml()),
+                ),
+                Err(reason) => transport.log(
+                    LogLevel::Warn,
+                    &format!("parameter {} not set: {reason}", shown(name)),
+                ),
+            }
+            result
+        });
+        transport.respond(id, response);
+        transport.show_parameters(self.pair.parameters());
+    }
+}
+
+/// A world pose from an object target message; another frame is refused, naming it.
+fn object_goal(msg: &PoseStamped) -> Result<IsometryMatrix3<f64>, String> {
+    let frame = msg.header.frame_id.as_str();
+    if !(frame.is_empty() || frame == "world") {
+        return Err(format!(
+            "frame '{}' is not the world (object targets are in frame 'world')",
+            shown(frame)
+        ));
+    }
+    let (p, o) = (msg.pose.position, msg.pose.orientation);
+    let q = Quaternion::new(o.w, o.x, o.y, o.z);
+    let finite = [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
+        .iter()
+        .all(|v| v.is_finite());
+    if !(finite && q.norm() > 1e-9) {
+        return Err("not finite or zero quaternion".into());
+    }
+    Ok(IsometryMatrix3::from_parts(
+        Translation3::new(p.x, p.y, p.z),
+        UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
+    ))
+}
+
+impl NodeLogic for CooperativeNode {
+    fn spec(&self) -> &NodeSpec {
+        &self.spec
+    }
+
+    async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
+        let [left, right] = self.pair.arms();
+        transport.log(
+            LogLevel::Info,
+            &format!("controlling arms '{left}' and '{right}' holding one object with cooperative"),
+        );
+        for warning in self.pair.model_warnings() {
+            transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
+        }
+        while let Some(incoming) = transport.next().await {
+            match incoming {
+                Incoming::JointStates(msg) => self.on_joint_state(transport, &msg),
+                Incoming::Tick => self.on_tick(transport),
+                Incoming::Shutdown(signal) => {
+                    self.stop(transport, signal).await;
+                    return Ok(());
+                }
+                Incoming::Clock(msg) => self.on_clock(transport, msg.clock.seconds()),
+                Incoming::TargetPose(msg) if transport.received_on() == TARGET_SLOT => {
+                    self.on_object_target(transport, &msg)
+                }
+                Incoming::ParameterRequest(id, request) => {
+                    self.on_parameter_request(transport, id, &request)
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
