@@ -266,3 +266,51 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         );
     }
 }
+
+/// Both arms of a pair under the cooperative law (the runtime controller_node and `armctl sim`
+/// step), while both are controlled.
+#[test]
+fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
+    use armctl_control::ParameterValue;
+    use armctl_runtime::pair_runtime::PairRuntime;
+    use armctl_runtime::startup::NodeStart;
+    let workspace = urdf_dir().join("..");
+    let path = |p: &str| ParameterValue::String(workspace.join(p).display().to_string());
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            (
+                "controller".into(),
+                ParameterValue::String("cooperative".into()),
+            ),
+            ("urdf_path".into(), path("urdf/panda.urdf")),
+            (
+                "scene_file".into(),
+                path("config/scenes/two_pandas_carry.yaml"),
+            ),
+            ("internal_force".into(), ParameterValue::Double(10.0)),
+        ],
+    };
+    let mut pair = PairRuntime::new(&start).unwrap();
+    let names: Vec<String> = pair.core(0).joints().to_vec();
+    let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
+    let qd = [0.05; 7];
+    let (mut first, mut second) = (vec![0.0; 7], vec![0.0; 7]);
+    let mut now = 0.0;
+    let mut step = |pair: &mut PairRuntime| {
+        for a in 0..2 {
+            pair.core_mut(a).on_joint_state(&names, &q, &qd, now);
+        }
+        let reports = pair.step(now, 1e-3, [&mut first, &mut second]);
+        assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
+        now += 1e-3;
+    };
+    step(&mut pair);
+    let count = allocations(|| step(&mut pair));
+    assert_eq!(
+        count, 0,
+        "the pair's step allocated {count} times in 3 steps"
+    );
+}
