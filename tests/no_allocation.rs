@@ -314,3 +314,29 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
         "the pair's step allocated {count} times in 3 steps"
     );
 }
+
+/// The Lagrange-Euler route (both trace evaluations) after its workspace is made.
+#[test]
+fn the_lagrange_euler_route_allocates_nothing() {
+    use armctl_dynamics::{
+        lagrange_coriolis_matrix, lagrange_coupling, lagrange_gravity, lagrange_inverse_dynamics,
+        lagrange_mass_matrix, LagrangeWorkspace, TraceMethod,
+    };
+    let robot =
+        Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
+    let n = robot.dof();
+    let mut ws = LagrangeWorkspace::new(&robot);
+    let (q, qd, qdd) = (vec![0.3; n], vec![0.2; n], vec![0.1; n]);
+    let (mut m, mut c) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
+    let (mut g, mut tau, mut d) = (vec![0.0; n], vec![0.0; n], vec![0.0; n * n * n]);
+    for method in [TraceMethod::Direct, TraceMethod::InnerProduct] {
+        let count = allocations(|| {
+            lagrange_mass_matrix(&robot, &mut ws, &q, method, &mut m).unwrap();
+            lagrange_coriolis_matrix(&robot, &mut ws, &q, &qd, method, &mut c).unwrap();
+            lagrange_coupling(&robot, &mut ws, &q, method, &mut d).unwrap();
+            lagrange_gravity(&robot, &mut ws, &q, method, &mut g).unwrap();
+            lagrange_inverse_dynamics(&robot, &mut ws, (&q, &qd, &qdd), method, &mut tau).unwrap();
+        });
+        assert_eq!(count, 0, "{method:?}: {count} allocations");
+    }
+}

@@ -44,6 +44,7 @@ mod error;
 mod forward_dynamics;
 mod friction;
 mod gravity;
+mod lagrange_euler;
 mod regressor;
 mod regrouping;
 mod rnea;
@@ -61,6 +62,10 @@ pub use error::DynamicsError;
 pub use forward_dynamics::forward_dynamics;
 pub use friction::{friction_torques, CoulombSign};
 pub use gravity::gravity_torques;
+pub use lagrange_euler::{
+    lagrange_coriolis_matrix, lagrange_coupling, lagrange_gravity, lagrange_inverse_dynamics,
+    lagrange_mass_matrix, LagrangeWorkspace, TraceMethod,
+};
 pub use regressor::regressor;
 pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};
