@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use armctl_dynamics::{
-    coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, rnea, DynamicsWorkspace,
+    coriolis_matrix, forward_dynamics, gravity_torques, lagrange_coriolis_matrix,
+    lagrange_coupling, lagrange_gravity, lagrange_inverse_dynamics, lagrange_mass_matrix,
+    mass_matrix, rnea, DynamicsWorkspace, LagrangeWorkspace, TraceMethod,
 };
 use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
-use clap::Args;
-use nalgebra::DMatrix;
+use clap::{Args, ValueEnum};
+use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
 use crate::model_command::UrdfArgs;
@@ -23,6 +25,31 @@ pub(crate) struct DynamicsArgs {
     /// or `-` for standard input.
     #[arg(long)]
     states: PathBuf,
+    /// The route to the dynamics: Newton-Euler (RNEA, CRBA, the Christoffel C; the fast one)
+    /// or Lagrange-Euler (pseudo-inertias and traces; the reference one).
+    #[arg(long, value_enum, default_value = "newton-euler")]
+    method: Method,
+    /// With `--method lagrange`: how each trace is evaluated.
+    #[arg(long, value_enum, default_value = "inner-product")]
+    trace: Trace,
+    /// With `--method lagrange`: also print the coupling coefficients `D_ijk` (nested
+    /// `[i][j][k]`).
+    #[arg(long)]
+    coupling: bool,
+}
+
+/// `--method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Method {
+    NewtonEuler,
+    Lagrange,
+}
+
+/// `--trace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Trace {
+    Direct,
+    InnerProduct,
 }
 
 #[derive(Debug, Deserialize)]
@@ -54,6 +81,17 @@ struct OutputSample {
     #[serde(skip_serializing_if = "Option::is_none")]
     qdd: Option<Vec<f64>>,
     T_tip: Vec<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    D_ijk: Option<Vec<Vec<Vec<f64>>>>,
+}
+
+/// tau, M, C, G and (with a tau) the forward dynamics by one route.
+struct Terms {
+    tau: Vec<f64>,
+    m: DMatrix<f64>,
+    c: DMatrix<f64>,
+    g: Vec<f64>,
+    qdd: Option<Vec<f64>>,
 }
 
 fn rows(m: &DMatrix<f64>) -> Vec<Vec<f64>> {
@@ -75,13 +113,16 @@ fn read_states(path: &Path) -> Result<Input> {
 }
 
 pub(crate) fn run(args: &DynamicsArgs) -> Result<()> {
+    if args.method == Method::NewtonEuler && (args.coupling || args.trace != Trace::InnerProduct) {
+        bail!("--coupling and --trace are for --method lagrange");
+    }
     let robot = args.urdf.load()?.robot;
     let input = read_states(&args.states)?;
     let samples = input
         .samples
         .iter()
         .enumerate()
-        .map(|(k, s)| evaluate(&robot, s).with_context(|| format!("sample {k}")))
+        .map(|(k, s)| evaluate(&robot, s, args).with_context(|| format!("sample {k}")))
         .collect::<Result<Vec<_>>>()?;
     let output = Output {
         joint_names: robot.joint_names().map(str::to_string).collect(),
@@ -91,7 +132,7 @@ pub(crate) fn run(args: &DynamicsArgs) -> Result<()> {
     Ok(())
 }
 
-fn evaluate(robot: &Robot, s: &InputSample) -> Result<OutputSample> {
+fn evaluate(robot: &Robot, s: &InputSample, args: &DynamicsArgs) -> Result<OutputSample> {
     let n = robot.dof();
     for (name, v) in [("q", &s.q), ("qd", &s.qd), ("qdd", &s.qdd)]
         .into_iter()
@@ -104,20 +145,14 @@ fn evaluate(robot: &Robot, s: &InputSample) -> Result<OutputSample> {
             bail!("'{name}' holds a non-finite value");
         }
     }
-    let mut ws = DynamicsWorkspace::new(robot);
-    let (mut tau, mut g) = (vec![0.0; n], vec![0.0; n]);
-    let (mut m, mut c) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
-    rnea(robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut tau)?;
-    mass_matrix(robot, &mut ws, &s.q, &mut m)?;
-    coriolis_matrix(robot, &mut ws, &s.q, &s.qd, &mut c)?;
-    gravity_torques(robot, &mut ws, &s.q, &mut g)?;
-    let qdd = match &s.tau {
-        Some(t) => {
-            let mut qdd = vec![0.0; n];
-            forward_dynamics(robot, &mut ws, &s.q, &s.qd, t, &mut qdd)?;
-            Some(qdd)
-        }
-        None => None,
+    let Terms { tau, m, c, g, qdd } = match args.method {
+        Method::NewtonEuler => newton_euler(robot, s)?,
+        Method::Lagrange => lagrange(robot, s, trace_method(args.trace))?,
+    };
+    let coupling = if args.coupling {
+        Some(coupling(robot, s, trace_method(args.trace))?)
+    } else {
+        None
     };
     let tip = forward_kinematics(robot, &mut KinematicsWorkspace::new(robot), &s.q)?.tip();
     // Finite inputs can still overflow (q = 1e308): JSON would print null and exit 0.
@@ -140,10 +175,85 @@ fn evaluate(robot: &Robot, s: &InputSample) -> Result<OutputSample> {
         C: rows(&c),
         G: g,
         qdd,
+        D_ijk: coupling,
         T_tip: rows(&DMatrix::from_iterator(
             4,
             4,
             tip.to_homogeneous().iter().copied(),
         )),
     })
+}
+
+fn trace_method(trace: Trace) -> TraceMethod {
+    match trace {
+        Trace::Direct => TraceMethod::Direct,
+        Trace::InnerProduct => TraceMethod::InnerProduct,
+    }
+}
+
+fn newton_euler(robot: &Robot, s: &InputSample) -> Result<Terms> {
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(robot);
+    let (mut tau, mut g) = (vec![0.0; n], vec![0.0; n]);
+    let (mut m, mut c) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
+    rnea(robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut tau)?;
+    mass_matrix(robot, &mut ws, &s.q, &mut m)?;
+    coriolis_matrix(robot, &mut ws, &s.q, &s.qd, &mut c)?;
+    gravity_torques(robot, &mut ws, &s.q, &mut g)?;
+    let qdd = match &s.tau {
+        Some(t) => {
+            let mut qdd = vec![0.0; n];
+            forward_dynamics(robot, &mut ws, &s.q, &s.qd, t, &mut qdd)?;
+            Some(qdd)
+        }
+        None => None,
+    };
+    Ok(Terms { tau, m, c, g, qdd })
+}
+
+/// The same terms by Lagrange-Euler; the forward dynamics solves `M qdd = tau - C qd - G`.
+fn lagrange(robot: &Robot, s: &InputSample, method: TraceMethod) -> Result<Terms> {
+    let n = robot.dof();
+    let mut ws = LagrangeWorkspace::new(robot);
+    let (mut tau, mut g) = (vec![0.0; n], vec![0.0; n]);
+    let (mut m, mut c) = (DMatrix::zeros(n, n), DMatrix::zeros(n, n));
+    let state = (s.q.as_slice(), s.qd.as_slice(), s.qdd.as_slice());
+    lagrange_inverse_dynamics(robot, &mut ws, state, method, &mut tau)?;
+    lagrange_mass_matrix(robot, &mut ws, &s.q, method, &mut m)?;
+    lagrange_coriolis_matrix(robot, &mut ws, &s.q, &s.qd, method, &mut c)?;
+    lagrange_gravity(robot, &mut ws, &s.q, method, &mut g)?;
+    let qdd = match &s.tau {
+        Some(t) => {
+            let rhs = DVector::from_column_slice(t)
+                - &c * DVector::from_column_slice(&s.qd)
+                - DVector::from_column_slice(&g);
+            let solved = m
+                .clone()
+                .cholesky()
+                .context("the mass matrix is not positive definite")?
+                .solve(&rhs);
+            Some(solved.iter().copied().collect())
+        }
+        None => None,
+    };
+    Ok(Terms { tau, m, c, g, qdd })
+}
+
+/// `D_ijk` as `[i][j][k]`.
+fn coupling(robot: &Robot, s: &InputSample, method: TraceMethod) -> Result<Vec<Vec<Vec<f64>>>> {
+    let n = robot.dof();
+    let mut d = vec![0.0; n * n * n];
+    lagrange_coupling(
+        robot,
+        &mut LagrangeWorkspace::new(robot),
+        &s.q,
+        method,
+        &mut d,
+    )?;
+    if d.iter().any(|x| !x.is_finite()) {
+        bail!("'D_ijk' is not finite for these inputs");
+    }
+    Ok(d.chunks(n * n)
+        .map(|plane| plane.chunks(n).map(<[f64]>::to_vec).collect())
+        .collect())
 }

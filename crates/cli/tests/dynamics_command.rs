@@ -154,3 +154,37 @@ fn bench_reports_every_algorithm_and_writes_states() {
     assert!(text.lines().all(|l| l.split_whitespace().count() == 6));
     let _ = std::fs::remove_file(states);
 }
+
+/// `--method lagrange` gives the same JSON as the default route (to rounding), with the
+/// coupling coefficients on request; the Lagrange-only options are refused without it.
+#[test]
+fn the_lagrange_route_gives_the_same_numbers_and_the_coupling_coefficients() {
+    let states = r#"{"samples":[{"q":[0.1,-0.4,0.2,-2.1,0.1,1.7,0.6],"qd":[0.3,-0.2,0.1,0.4,-0.3,0.2,0.5],"qdd":[1,2,-1,0.5,0,1,-2],"tau":[1,2,3,4,5,6,7]}]}"#;
+    let output = |extra: &[&str]| {
+        let mut args = vec!["dynamics", "urdf/panda.urdf", "--states", "-"];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = run(&args, states);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let newton = output(&[]);
+    for trace in ["direct", "inner-product"] {
+        let lagrange = output(&["--method", "lagrange", "--trace", trace, "--coupling"]);
+        for term in ["tau", "M", "C", "G", "qdd", "T_tip"] {
+            let (a, b) = (&lagrange["samples"][0][term], &newton["samples"][0][term]);
+            assert!(close(a, b), "{trace} {term}: {a} vs {b}");
+        }
+        let d = lagrange["samples"][0]["D_ijk"].as_array().unwrap();
+        assert_eq!(d.len(), 7);
+        assert!(d.iter().all(|plane| plane.as_array().unwrap().len() == 7));
+    }
+    assert!(newton["samples"][0].get("D_ijk").is_none());
+    let (ok, _, err) = run(
+        &["dynamics", "urdf/panda.urdf", "--states", "-", "--coupling"],
+        states,
+    );
+    assert!(
+        !ok && err.contains("--coupling and --trace are for --method lagrange"),
+        "{err}"
+    );
+}
