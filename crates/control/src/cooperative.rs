@@ -123,7 +123,17 @@ pub struct Cooperative {
     internal_force: Scalar,
     pinv_damping: Scalar,
     nullspace_damping: Scalar,
+    max_speed: Scalar,
+    max_turn_rate: Scalar,
+    singularity_margin: Scalar,
+    /// Each arm's smallest singular value of J at the last update.
+    sigma_min: [f64; 2],
+    /// The arm whose reach stopped the last move, and its smallest singular value (once).
+    stopped: Option<(usize, f64)>,
 }
+
+/// Peak speed of the quintic time law over its mean speed.
+const QUINTIC_PEAK: f64 = 1.875;
 
 impl Cooperative {
     /// Two copies of `robot`, their base links at `bases` in the world. Object-level
@@ -177,6 +187,28 @@ impl Cooperative {
             "Damping of each redundant arm's self-motion k_n, 1/s.",
             10.0,
         )?;
+        let mut limit = |name, description, value: f64| {
+            parameters
+                .declare_scalar(Declaration::double(name, value, description).range(1e-3, 10.0))
+        };
+        let max_speed = limit(
+            "max_object_speed",
+            "Fastest the object's reference moves, m/s: a target is reached no sooner than this allows.",
+            0.25,
+        )?;
+        let max_turn_rate = limit(
+            "max_object_turn_rate",
+            "Fastest the object's reference turns, rad/s: a target is reached no sooner than this allows.",
+            0.5,
+        )?;
+        let singularity_margin = parameters.declare_scalar(
+            Declaration::double(
+                "singularity_margin",
+                0.08,
+                "A move stops where either arm's tip Jacobian's smallest singular value falls below this while falling (the arm nears the edge of its reach or a singularity); 0: never.",
+            )
+            .range(0.0, 1.0),
+        )?;
         let arm = |base| ArmTerms {
             model: ModelTerms::new(robot),
             tip: TipTarget::new(robot),
@@ -205,6 +237,11 @@ impl Cooperative {
             internal_force,
             pinv_damping,
             nullspace_damping,
+            max_speed,
+            max_turn_rate,
+            singularity_margin,
+            sigma_min: [f64::INFINITY; 2],
+            stopped: None,
         })
     }
 
@@ -264,27 +301,75 @@ impl Cooperative {
             self.grasps = Some(tools.map(|t| object.inverse() * t.pose));
         }
         self.object = self.estimate(&tools)?;
+        self.sigma_min = [f64::INFINITY; 2];
         self.target = PoseInterpolation::hold(self.object.pose);
         self.elapsed = 0.0;
         self.desired = self.target.sample(0.0);
         Ok(())
     }
 
-    /// Moves the object to `goal` (world) in `duration` seconds from the target in effect now.
+    /// Moves the object to `goal` (world) from the target in effect now, in `duration`
+    /// seconds or, when that is faster than `max_object_speed` and `max_object_turn_rate`
+    /// allow, in the time they allow; returns the time taken.
     pub fn set_object_target(
         &mut self,
         goal: IsometryMatrix3<f64>,
         duration: f64,
-    ) -> Result<(), ControlError> {
+    ) -> Result<f64, ControlError> {
         if self.grasps.is_none() {
             return Err(ControlError::InvalidReference {
                 reason: "the object is not grasped yet (no joint states of both arms)".into(),
             });
         }
         let now = self.target.sample(self.elapsed).pose;
+        let distance = (goal.translation.vector - now.translation.vector).norm();
+        let turn =
+            UnitQuaternion::from_rotation_matrix(&(goal.rotation * now.rotation.inverse())).angle();
+        let p = &self.parameters;
+        let slowest = (QUINTIC_PEAK * distance / p[self.max_speed])
+            .max(QUINTIC_PEAK * turn / p[self.max_turn_rate]);
+        let duration = if duration.is_finite() {
+            duration.max(slowest)
+        } else {
+            duration
+        };
         self.target = PoseInterpolation::new(now, goal, duration)?;
         self.elapsed = 0.0;
-        Ok(())
+        Ok(duration)
+    }
+
+    /// The arm (0 or 1) whose reach stopped the last move and its smallest singular value,
+    /// once.
+    pub fn take_reach_stop(&mut self) -> Option<(usize, f64)> {
+        self.stopped.take()
+    }
+
+    /// Stops a move where an arm's smallest singular value falls below `singularity_margin`
+    /// (after the tools were measured): the reference holds where it is.
+    fn guard_reach(&mut self) {
+        let margin = self.parameters[self.singularity_margin];
+        for a in 0..2 {
+            let sigma = self.arms[a]
+                .tip
+                .damped_gram(0.0)
+                .symmetric_eigenvalues()
+                .min()
+                .max(0.0)
+                .sqrt();
+            let falling = sigma < self.sigma_min[a];
+            self.sigma_min[a] = sigma;
+            if self.moving() && falling && sigma < margin {
+                self.target = PoseInterpolation::hold(self.desired.pose);
+                self.elapsed = 0.0;
+                self.desired = self.target.sample(0.0);
+                self.stopped = Some((a, sigma));
+            }
+        }
+    }
+
+    /// Whether the object's reference is still moving towards a target.
+    pub fn moving(&self) -> bool {
+        self.elapsed < self.target.duration()
     }
 
     /// The object's pose and velocity from the tools through the grasps.
@@ -364,6 +449,7 @@ impl Cooperative {
         self.elapsed += dt;
         self.desired = self.target.sample(self.elapsed);
         let tools = [self.tool(0, states[0])?, self.tool(1, states[1])?];
+        self.guard_reach();
         self.object = self.estimate(&tools)?;
         let acceleration = self.object_acceleration();
         let centre = self.object.pose.translation.vector;

@@ -73,6 +73,11 @@ impl PoseInterpolation {
         &self.goal
     }
 
+    /// Seconds from the start to the goal.
+    pub fn duration(&self) -> f64 {
+        self.duration
+    }
+
     /// The desired pose, twist and acceleration `t` seconds after the start.
     pub fn sample(&self, t: f64) -> PoseSample {
         if self.duration <= 0.0 || t >= self.duration {
