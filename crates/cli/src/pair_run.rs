@@ -30,6 +30,8 @@ pub(crate) enum PairControl<'a> {
     Cooperative {
         runtime: &'a mut PairRuntime,
         movement: Option<Vector3<f64>>,
+        /// The commanded goal's position, once the move is under way.
+        goal: Option<Vector3<f64>>,
     },
 }
 
@@ -45,7 +47,11 @@ impl<'a> PairControl<'a> {
         runtime: &'a mut PairRuntime,
         movement: Option<Vector3<f64>>,
     ) -> Self {
-        Self::Cooperative { runtime, movement }
+        Self::Cooperative {
+            runtime,
+            movement,
+            goal: None,
+        }
     }
 
     fn name(&self) -> String {
@@ -70,21 +76,57 @@ impl<'a> PairControl<'a> {
                 runtimes[0].core_mut().step(t, dt, first),
                 runtimes[1].core_mut().step(t, dt, second),
             ],
-            Self::Cooperative { runtime, movement } => {
+            Self::Cooperative {
+                runtime,
+                movement,
+                goal,
+            } => {
                 let reports = runtime.step(t, dt, [first, second]);
-                // The law grasps at its first step; the move starts from there.
-                if let (Some(by), None) = (movement.take(), &reports[0].fault) {
-                    let mut goal = runtime.law().desired().pose;
-                    goal.translation.vector += by;
+                // The law grasps at its first controlled step; the move starts from there.
+                let controlled = reports.iter().all(|r| r.fault.is_none());
+                if let (Some(by), true) = (*movement, controlled) {
+                    let mut target = runtime.law().desired().pose;
+                    target.translation.vector += by;
                     runtime
                         .law_mut()
-                        .set_object_target(goal, MOVE_SECONDS)
+                        .set_object_target(target, MOVE_SECONDS)
                         .context("--object-move")?;
+                    *movement = None;
+                    *goal = Some(target.translation.vector);
                 }
                 reports
             }
         };
         Ok(reports)
+    }
+
+    /// What the runtime noticed at configuration (the law carries another object than the
+    /// scene's), for the summary.
+    fn warnings(&self) -> Vec<String> {
+        match self {
+            Self::Separate(_) => vec![],
+            Self::Cooperative { runtime, .. } => runtime
+                .model_warnings()
+                .iter()
+                .map(|w| format!("warning: {w}"))
+                .collect(),
+        }
+    }
+
+    /// What the step changed in the object's move (cancelled by a hold), once.
+    fn notice(&mut self) -> Option<String> {
+        match self {
+            Self::Separate(_) => None,
+            Self::Cooperative { runtime, .. } => runtime.take_notice(),
+        }
+    }
+
+    /// The commanded goal's position, when a move was commanded.
+    fn goal(&self) -> Option<Vector3<f64>> {
+        match self {
+            Self::Separate(_) => None,
+            Self::Cooperative { goal, .. } => *goal,
+        }
     }
 
     /// The object's reference and the squeeze's set point, for the cooperative law.
@@ -112,6 +154,8 @@ struct PairLog {
     object: [Vec<f64>; 3],
     internal_force: Vec<f64>,
     held: [usize; 2],
+    /// Efforts the safety layer clipped at their limits, per arm.
+    saturated: [usize; 2],
     /// What the arms' cores reported (holding, resumed), with the time.
     events: Vec<String>,
     /// With the cooperative law: the object's position and orientation error against its
@@ -131,6 +175,10 @@ pub(crate) struct ObjectTracking {
     position_error_final: f64,
     /// Largest orientation error, rad.
     rotation_error_max: f64,
+    /// With `--object-move`: how far the object ends from the commanded goal, m (the
+    /// reference errors above are against a reference a hold may have cancelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    goal_error_final: Option<f64>,
     /// The squeeze's set point, N.
     internal_force_set_point: f64,
     /// Largest |internal force - set point| from 0.5 s on (the squeeze builds up from a
@@ -151,6 +199,8 @@ pub(crate) struct PairSummary {
     final_internal_force: f64,
     /// Steps each arm's controller held instead of controlling.
     held_steps: [usize; 2],
+    /// Efforts clipped at their limits, per arm (joint-steps).
+    saturated: [usize; 2],
     /// When an arm started holding and why, and when it resumed.
     events: Vec<String>,
     /// With the cooperative law: how the object followed its reference.
@@ -181,6 +231,7 @@ pub(crate) fn run(
     };
     let mut efforts = [vec![0.0; n], vec![0.0; n]];
     let arm_names = [setup.arms[0].0.clone(), setup.arms[1].0.clone()];
+    log.events = control.warnings();
     let wall = Instant::now();
     for k in 0..steps {
         let t = k as f64 * dt;
@@ -191,8 +242,12 @@ pub(crate) fn run(
                 .on_joint_state(&names, sim.q(), sim.qd(), t);
         }
         let reports = control.step(t, dt, &mut efforts)?;
+        if let Some(notice) = control.notice() {
+            log.events.push(format!("t = {t:.3} s: {notice}"));
+        }
         for (a, report) in reports.iter().enumerate() {
             log.held[a] += usize::from(report.fault.is_some());
+            log.saturated[a] += report.safety.saturated;
             if let Some(event) = &report.event {
                 log.events
                     .push(format!("t = {t:.3} s, {}: {event}", arm_names[a]));
@@ -232,6 +287,9 @@ pub(crate) fn run(
         log.internal_force.push(pair.internal_force());
     }
     let seconds = wall.elapsed().as_secs_f64();
+    let goal_error = control
+        .goal()
+        .map(|goal| (goal - pair.object_pose().translation.vector).norm());
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut files = vec![write_csv(&out.join("run.csv"), &arm_names, &names, &log)?];
     files.extend(write_plots(out, &log)?);
@@ -243,19 +301,20 @@ pub(crate) fn run(
         controller: control.name(),
         object_tracking: control
             .object_reference()
-            .map(|(_, squeeze)| tracking(&log, squeeze)),
+            .map(|(_, squeeze)| tracking(&log, squeeze, goal_error)),
         duration: steps as f64 * dt,
         steps,
         max_object_drift: drift,
         final_internal_force: log.internal_force.last().copied().unwrap_or(0.0),
         held_steps: log.held,
+        saturated: log.saturated,
         events: std::mem::take(&mut log.events),
         real_time_factor: steps as f64 * dt / seconds.max(1e-9),
         files,
     })
 }
 
-fn tracking(log: &PairLog, squeeze: f64) -> ObjectTracking {
+fn tracking(log: &PairLog, squeeze: f64, goal_error: Option<f64>) -> ObjectTracking {
     let largest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let e = &log.position_error;
     ObjectTracking {
@@ -263,6 +322,7 @@ fn tracking(log: &PairLog, squeeze: f64) -> ObjectTracking {
         position_error_max: largest(e),
         position_error_final: e.last().copied().unwrap_or(0.0),
         rotation_error_max: largest(&log.rotation_error),
+        goal_error_final: goal_error,
         internal_force_set_point: squeeze,
         internal_force_error_max: largest(&log.squeeze_error),
     }
@@ -338,8 +398,8 @@ pub(crate) fn render(s: &PairSummary) -> String {
     );
     let _ = writeln!(
         out,
-        "box drift (largest): {:.3e} m\ninternal force at the end: {:.3} N\nheld steps: {} / {}\nreal-time factor: {:.0}x",
-        s.max_object_drift, s.final_internal_force, s.held_steps[0], s.held_steps[1], s.real_time_factor
+        "box drift (largest): {:.3e} m\ninternal force at the end: {:.3} N\nheld steps: {} / {}\nclipped efforts: {} / {}\nreal-time factor: {:.0}x",
+        s.max_object_drift, s.final_internal_force, s.held_steps[0], s.held_steps[1], s.saturated[0], s.saturated[1], s.real_time_factor
     );
     for event in &s.events {
         let _ = writeln!(out, "{event}");
@@ -350,6 +410,9 @@ pub(crate) fn render(s: &PairSummary) -> String {
             "object position error: rms {:.3e} m, max {:.3e} m, final {:.3e} m\nobject orientation error (largest): {:.3e} rad\ninternal force: set point {:.3} N, largest error from {SQUEEZE_SETTLE_SECONDS} s on {:.3} N",
             o.position_error_rms, o.position_error_max, o.position_error_final, o.rotation_error_max, o.internal_force_set_point, o.internal_force_error_max
         );
+        if let Some(e) = o.goal_error_final {
+            let _ = writeln!(out, "object from its commanded goal at the end: {e:.3e} m");
+        }
     }
     let files: Vec<String> = s.files.iter().map(|f| f.display().to_string()).collect();
     let _ = writeln!(out, "wrote: {}", files.join(", "));

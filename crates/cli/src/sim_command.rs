@@ -203,7 +203,14 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     if let Some(path) = &args.sim_config {
         (config, scene) = sim_config_file::load(path, config)?;
     }
-    if let Some(path) = &args.scene {
+    // The scene: --scene, else a scene_file of the parameter files (as controller_node reads
+    // it for a pair).
+    let scene_path = match (&args.scene, node_start(args, None)?.value("scene_file")) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(RosValue::String(path))) if !path.is_empty() => Some(PathBuf::from(path)),
+        _ => None,
+    };
+    if let Some(path) = &scene_path {
         scene = Some(scene_file::load(path)?);
     }
     if let Some(integrator) = args.integrator {
@@ -219,7 +226,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         config.scene = scene.resolve(&robot, &report).context("the scene")?;
     }
     if args.object_move.is_some() {
-        bail!("--object-move moves the object of a pair scene (see config/scenes/two_pandas_box.yaml)");
+        bail!("--object-move moves the object of a pair scene (--scene, e.g. config/scenes/two_pandas_carry.yaml)");
     }
     let mut runtime = controller_runtime(args, &robot)?;
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
@@ -284,15 +291,7 @@ fn run_pair(
         );
     }
     let start = node_start(args, None)?;
-    let law = start
-        .values
-        .iter()
-        .rev()
-        .find_map(|(name, value)| match value {
-            RosValue::String(law) if name == "controller" => Some(law.clone()),
-            _ => None,
-        });
-    if law.as_deref() == Some(COOPERATIVE) {
+    if start.controller() == Some(COOPERATIVE) {
         if args.trajectory != "hold" {
             bail!("'{COOPERATIVE}' moves the object: give --object-move, not --trajectory");
         }

@@ -471,7 +471,48 @@ fn two_pandas_carry_a_box_with_the_squeeze_held() {
         number(&tracking["internal_force_error_max"]) < 1.0,
         "{tracking}"
     );
+    assert!(number(&tracking["goal_error_final"]) < 2e-3, "{tracking}");
     assert!((number(&summary["final_internal_force"]) - 10.0).abs() < 1.0);
+}
+
+/// A move beyond the left Panda's reach stops where the arm nears its singularity, says so,
+/// and leaves the box held (no hold, the squeeze within 1 N); the summary reports how far the
+/// box ended from the commanded goal. The parameter file's scene_file is the scene when
+/// --scene is not given.
+#[test]
+fn a_move_beyond_reach_stops_short_and_says_so() {
+    let dir = out_dir("beyond-reach");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--params",
+        "config/two_pandas_cooperative.yaml",
+        "--object-move",
+        "0.3,0,0",
+        "--duration",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tracking = &summary["object_tracking"];
+    let number = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert_eq!(summary["held_steps"], serde_json::json!([0, 0]));
+    let events = summary["events"].to_string();
+    assert!(
+        events.contains(
+            "the object's move stopped where it was: arm 'left' nears the edge of its reach"
+        ),
+        "{events}"
+    );
+    assert!(number(&tracking["goal_error_final"]) > 0.05, "{tracking}");
+    assert!(
+        number(&tracking["internal_force_error_max"]) < 1.0,
+        "{tracking}"
+    );
 }
 
 /// What cannot work is refused with the reason: the cooperative law without a pair, an
@@ -484,7 +525,7 @@ fn cooperative_runs_only_on_a_pair_and_moves_only_the_object() {
         armctl(&args)
     };
     let (ok, _, err) = run(&["--controller", "cooperative"]);
-    assert!(!ok && err.contains("needs scene_file with a pair"), "{err}");
+    assert!(!ok && err.contains("it needs a pair scene"), "{err}");
     let carry = ["--scene", "config/scenes/two_pandas_carry.yaml"];
     let (ok, _, err) = run(&[&carry[..], &["--object-move", "0,0.1,0"]].concat());
     assert!(
@@ -493,7 +534,7 @@ fn cooperative_runs_only_on_a_pair_and_moves_only_the_object() {
     );
     let (ok, _, err) = run(&["--object-move", "0,0.1,0"]);
     assert!(
-        !ok && err.contains("--object-move moves the object of a pair"),
+        !ok && err.contains("--object-move moves the object of a pair scene"),
         "{err}"
     );
     let cooperative = [&carry[..], &["--controller", "cooperative"]].concat();

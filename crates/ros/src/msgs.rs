@@ -142,6 +142,23 @@ pub struct Pose {
     pub orientation: Quaternion,
 }
 
+impl Pose {
+    /// The pose as an isometry; `None` when a value is not finite or the quaternion is zero.
+    pub fn to_isometry(&self) -> Option<nalgebra::IsometryMatrix3<f64>> {
+        let (p, o) = (self.position, self.orientation);
+        let q = nalgebra::Quaternion::new(o.w, o.x, o.y, o.z);
+        let finite = [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
+            .iter()
+            .all(|v| v.is_finite());
+        (finite && q.norm() > 1e-9).then(|| {
+            nalgebra::IsometryMatrix3::from_parts(
+                nalgebra::Translation3::new(p.x, p.y, p.z),
+                nalgebra::UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
+            )
+        })
+    }
+}
+
 /// geometry_msgs/PoseStamped.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PoseStamped {

@@ -120,7 +120,7 @@ fn configure(
         if name == COOPERATIVE {
             return Err(invalid(
                 "controller",
-                format!("'{COOPERATIVE}' moves two arms holding one object: it needs scene_file with a pair (see config/scenes/two_pandas_box.yaml)"),
+                format!("'{COOPERATIVE}' moves two arms holding one object: it needs a pair scene (scene_file, or --scene in armctl sim; see config/scenes/two_pandas_carry.yaml)"),
             ));
         }
         controller_by_name(name, robot).map_err(|e| invalid("controller", e.to_string()))

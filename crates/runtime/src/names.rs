@@ -26,6 +26,30 @@ pub fn resolve(name: &str, ns: &str, node: &str, remaps: &[(String, String)]) ->
         .map_or(expanded, |(_, to)| expand(to, ns, node))
 }
 
+/// Why `name` is not a valid relative ROS name (segments of letters, digits and underscores,
+/// not starting with a digit, joined by single slashes), or `None` when it is.
+pub fn relative_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    if name.starts_with('/') || name.starts_with('~') {
+        return Some("it must be relative (no leading '/' or '~')");
+    }
+    let valid_segment = |segment: &str| {
+        segment
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !name.split('/').all(valid_segment) {
+        return Some("its parts must be letters, digits and underscores, not starting with a digit, joined by single '/'");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +87,15 @@ mod tests {
             resolve("/clock", "/", "ctl", &rule("/clock", "/sim/clock")),
             "/sim/clock"
         );
+    }
+
+    #[test]
+    fn relative_names_are_checked() {
+        for good in ["left", "arm_1/left", "_x"] {
+            assert_eq!(relative_name_problem(good), None, "{good}");
+        }
+        for bad in ["", "/left", "~/x", "left/", "a b/c", "1arm", "a//b"] {
+            assert!(relative_name_problem(bad).is_some(), "{bad}");
+        }
     }
 }

@@ -52,8 +52,11 @@ pub struct PairRuntime {
     order: Vec<usize>,
     /// The law's efforts of the step, per arm.
     efforts: [Vec<f64>; 2],
-    /// Whether the law ran in the last step.
+    /// Whether the law ran in the last step, and whether it ever did.
     controlling: bool,
+    started: bool,
+    /// What the last step changed in the object's reference, to tell the operator.
+    notice: Option<String>,
     warnings: Vec<String>,
 }
 
@@ -128,6 +131,7 @@ impl PairRuntime {
         setup: Option<&PairSetup>,
     ) -> Result<Self, RuntimeError> {
         let mut arms = None;
+        let mut scene_object = None;
         let configured = configure_law(start, robot, |name, robot| {
             if name != COOPERATIVE {
                 return Err(invalid(
@@ -144,8 +148,13 @@ impl PairRuntime {
                 }
             };
             arms = Some([setup.arms[0].0.clone(), setup.arms[1].0.clone()]);
+            scene_object = Some((setup.mass, setup.inertia.diagonal()));
             law_for(setup, robot)
         })?;
+        let mut warnings = configured.warnings;
+        if let Some((mass, inertia)) = scene_object {
+            warnings.extend(object_differs(&configured.controller, mass, &inertia));
+        }
         let arms = arms.ok_or_else(|| invalid("scene_file", "no pair".into()))?;
         let (store, robot) = (configured.store, configured.robot);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
@@ -169,7 +178,9 @@ impl PairRuntime {
             order,
             efforts: [vec![0.0; n], vec![0.0; n]],
             controlling: false,
-            warnings: configured.warnings,
+            started: false,
+            notice: None,
+            warnings,
         })
     }
 
@@ -233,6 +244,12 @@ impl PairRuntime {
         ]
     }
 
+    /// What the last step changed in the object's reference (a move cancelled by a hold), to
+    /// tell the operator once.
+    pub fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
+    }
+
     /// The law on both arms' newest states, or why it cannot run.
     fn run_law(&mut self, now: f64, dt: f64) -> Result<(), String> {
         for a in 0..2 {
@@ -243,14 +260,29 @@ impl PairRuntime {
         let measured = [self.cores[0].measured(), self.cores[1].measured()];
         let states = measured.map(|(q, qd)| JointState { q, qd });
         if !self.controlling {
+            if self.started && self.law.moving() {
+                self.notice = Some(
+                    "control resumed after a hold: the object's move is cancelled, holding it where it is".into(),
+                );
+            }
             self.law
                 .restart([&states[0], &states[1]])
                 .map_err(|e| e.to_string())?;
+            self.started = true;
         }
         let [first, second] = &mut self.efforts;
-        self.law
+        let result = self
+            .law
             .update([&states[0], &states[1]], dt, [first, second])
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string());
+        if let Some((arm, sigma)) = self.law.take_reach_stop() {
+            let margin = self.law.parameters().values("singularity_margin")[0];
+            self.notice = Some(format!(
+                "the object's move stopped where it was: arm '{}' nears the edge of its reach or a singularity (smallest singular value of its Jacobian {sigma:.3} < singularity_margin {margin})",
+                self.arms[arm]
+            ));
+        }
+        result
     }
 
     /// Checks `value` against its declaration and applies it (node parameters to both arms'
@@ -278,19 +310,37 @@ impl PairRuntime {
     }
 }
 
-/// The `scene_file` start value (the last given).
-fn start_scene(start: &NodeStart) -> String {
-    start
-        .values
-        .iter()
-        .rev()
-        .find_map(|(name, value)| match (name.as_str(), value) {
-            ("scene_file", ParameterValue::String(path)) => Some(path.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
+/// A warning when the law carries another object than the scene describes (parameters given
+/// at start override the scene's mass and inertia).
+fn object_differs(
+    law: &Cooperative,
+    mass: f64,
+    inertia: &nalgebra::Vector3<f64>,
+) -> Option<String> {
+    let given_mass = law.parameters().get("object_mass");
+    let given_inertia = law.parameters().get("object_inertia");
+    let same = given_mass == Some(&ParameterValue::Double(mass))
+        && given_inertia
+            == Some(&ParameterValue::DoubleArray(
+                inertia.iter().copied().collect(),
+            ));
+    (!same).then(|| {
+        format!(
+            "the law carries object_mass {} and object_inertia {} as given, not the scene's {mass} kg and {:?}",
+            given_mass.map_or("?".into(), ParameterValue::to_yaml),
+            given_inertia.map_or("?".into(), ParameterValue::to_yaml),
+            inertia.as_slice()
+        )
+    })
 }
 
+/// The `scene_file` start value (the last given).
+fn start_scene(start: &NodeStart) -> String {
+    match start.value("scene_file") {
+        Some(ParameterValue::String(path)) => path.clone(),
+        _ => String::new(),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +387,13 @@ mod tests {
         assert_eq!(
             pair.law().parameters().get("object_mass"),
             Some(&ParameterValue::Double(1.5))
+        );
+        assert!(
+            pair.model_warnings()
+                .iter()
+                .any(|w| w.contains("object_mass 1.5") && w.contains("not the scene's 2 kg")),
+            "{:?}",
+            pair.model_warnings()
         );
         let mut pair = pair;
         assert!(pair

@@ -168,6 +168,14 @@ impl PairSetup {
                 .map_err(|e| invalid(format!("pair: {e}")))?;
             *tip = (base * poses.tip()).translation.vector;
         }
+        if (tips[0] - tips[1]).norm() < 1e-3 {
+            return Err(invalid(format!(
+                "pair: the tools of '{}' and '{}' start at one point ({:.1} mm apart): the box between them has no size (change a base or q0)",
+                self.arms[0].0,
+                self.arms[1].0,
+                (tips[0] - tips[1]).norm() * 1e3
+            )));
+        }
         let object = HeldObject {
             mass: self.mass,
             inertia: self.inertia,
@@ -305,6 +313,13 @@ impl SceneFile {
         let arms = [arm(&pair.arms[0])?, arm(&pair.arms[1])?];
         for (name, base, _) in &arms {
             upright(name, base, robot)?;
+        }
+        for (name, _, _) in &arms {
+            if let Some(problem) = crate::names::relative_name_problem(name) {
+                return Err(invalid(format!(
+                    "pair arm '{name}': the name prefixes its topics, and {problem}"
+                )));
+            }
         }
         if arms[0].0 == arms[1].0 {
             return Err(invalid("pair: the two arms need different names".into()));
@@ -493,6 +508,22 @@ mod tests {
                 format!("pair: {{arms: [{}], {object}}}", arm("a", seven)),
                 "an array of length 2",
             ),
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], {object}}}",
+                    arm("/left", seven),
+                    arm("b", seven)
+                ),
+                "pair arm '/left': the name prefixes its topics, and it must be relative",
+            ),
+            (
+                format!(
+                    "pair: {{arms: [{}, {}], {object}}}",
+                    arm("'a b'", seven),
+                    arm("b", seven)
+                ),
+                "pair arm 'a b'",
+            ),
         ] {
             let e = pair(&text).unwrap_err().to_string();
             assert!(e.contains(named), "{text}: {e}");
@@ -503,6 +534,25 @@ mod tests {
             arm("b", seven)
         ));
         assert!(ok.unwrap().is_some());
+    }
+
+    #[test]
+    fn a_pair_whose_tools_start_at_one_point_is_refused() {
+        let arm = |name: &str| {
+            format!("{{name: {name}, base: {{xyz: [0, 0, 0]}}, q0: [0, 0, 0, -2, 0, 2, 0]}}")
+        };
+        let setup = pair(&format!(
+            "pair: {{arms: [{}, {}], object: {{mass: 1.0, size: [0.1, 0.1, 0.1]}}}}",
+            arm("a"),
+            arm("b")
+        ))
+        .unwrap()
+        .unwrap();
+        let e = setup
+            .simulator(&panda().robot, &SimConfig::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("start at one point"), "{e}");
     }
 
     #[test]

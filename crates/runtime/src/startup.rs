@@ -74,6 +74,22 @@ impl NodeStart {
         })
     }
 
+    /// The value given last for `name`, if any.
+    pub fn value(&self, name: &str) -> Option<&ParameterValue> {
+        self.values
+            .iter()
+            .rev()
+            .find_map(|(given, value)| (given == name).then_some(value))
+    }
+
+    /// The `controller` given last, if it is a string.
+    pub fn controller(&self) -> Option<&str> {
+        match self.value("controller") {
+            Some(ParameterValue::String(law)) => Some(law),
+            _ => None,
+        }
+    }
+
     /// Applies the values `store` declares; returns the names it does not declare.
     pub fn apply(&self, store: &mut ParameterStore) -> Result<Vec<String>, RuntimeError> {
         let mut unknown = Vec::new();

@@ -20,7 +20,6 @@ use armctl_runtime::node_clock::{ClockChange, NodeClock};
 use armctl_runtime::node_parameters::shown;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
-use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray};
@@ -58,12 +57,25 @@ impl std::fmt::Debug for ControllerNode {
 
 /// In per-message mode a timer checks for stale states: ten checks per `state_timeout`, at
 /// least 100 Hz, at most 1 kHz.
-fn watchdog_rate(state_timeout: f64) -> f64 {
+pub(crate) fn watchdog_rate(state_timeout: f64) -> f64 {
     (10.0 / state_timeout).clamp(100.0, 1000.0)
 }
 
+/// The time a step at `now` advances ramps and adaptation by: since the step at `last` (a
+/// timer that merged missed ticks after a stall still advances by the real time; at most
+/// 0.1 s, beyond the default `state_timeout`, after which the core holds anyway), or one
+/// period of `update_rate` (1 ms per message) at the first step.
+pub(crate) fn step_dt(last: Option<f64>, now: f64, update_rate: f64) -> f64 {
+    let first = if update_rate > 0.0 {
+        1.0 / update_rate
+    } else {
+        1e-3
+    };
+    last.map_or(first, |t| (now - t).clamp(1e-6, 0.1))
+}
+
 /// Seconds between messages at `rate` Hz (0 Hz: every time).
-fn period(rate: f64) -> f64 {
+pub(crate) fn period(rate: f64) -> f64 {
     if rate > 0.0 {
         1.0 / rate
     } else {
@@ -198,16 +210,9 @@ impl ControllerNode {
         }
     }
 
-    /// A step at `now`, with the time measured since the previous one (a timer that merged
-    /// missed ticks after a stall still advances ramps and adaptation by the real time; at
-    /// most 0.1 s, beyond the default `state_timeout`, after which the core holds anyway).
+    /// A step at `now`, by the time since the previous one ([`step_dt`]).
     fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let first = if self.update_rate > 0.0 {
-            1.0 / self.update_rate
-        } else {
-            1e-3
-        };
-        let dt = self.last_step.map_or(first, |t| (now - t).clamp(1e-6, 0.1));
+        let dt = step_dt(self.last_step, now, self.update_rate);
         self.last_step = Some(now);
         self.step(transport, now, dt);
     }
@@ -314,23 +319,13 @@ impl ControllerNode {
     }
 
     fn on_target_pose<T: Transport>(&mut self, transport: &mut T, pose: &crate::msgs::Pose) {
-        let (p, o) = (pose.position, pose.orientation);
-        let q = Quaternion::new(o.w, o.x, o.y, o.z);
-        if !(q.norm() > 1e-9
-            && [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
-                .iter()
-                .all(|v| v.is_finite()))
-        {
+        let Some(goal) = pose.to_isometry() else {
             transport.log(
                 LogLevel::Warn,
                 "target pose rejected: not finite or zero quaternion",
             );
             return;
-        }
-        let goal = IsometryMatrix3::from_parts(
-            Translation3::new(p.x, p.y, p.z),
-            UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
-        );
+        };
         let controller = self.runtime.core_mut().controller_mut();
         let law = controller.name();
         let result = match controller.task_space() {

@@ -3,9 +3,11 @@
 //! bases; each arm's states come on `<arm>/joint_states` and its efforts go to
 //! `<arm>/<command_topic>` (names relative to the node's namespace); the object moves to the
 //! poses on `~/object_target` (geometry_msgs/PoseStamped, frame `world` or empty, reached in
-//! 1 s from the target in effect), and `~/state` has the labelled blocks `time`, `holding`
-//! (1 while either arm holds), `object_reference`, `object_position` (x y z, world) and
-//! `effort` (both arms', in command order).
+//! 1 s from the target in effect, or as `max_object_speed` and `max_object_turn_rate` allow),
+//! and `~/state` (at `state_publish_rate`) has the labelled blocks `time`, `holding` (1 while
+//! either arm holds), `object_reference`, `object_position` (x y z, world), `effort` (both
+//! arms', in command order) and `saturated` (efforts clipped at their limits since the start).
+//! An arm that never sent a state is never commanded.
 //!
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
@@ -17,9 +19,10 @@ use armctl_runtime::node_clock::{ClockChange, NodeClock};
 use armctl_runtime::node_parameters::shown;
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::startup::NodeStart;
-use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
+use nalgebra::IsometryMatrix3;
 
 use crate::msgs::{labelled_array, Float64MultiArray, JointState, PoseStamped};
+use crate::nodes::controller_node::{period, step_dt, watchdog_rate};
 use crate::parameter_services::{handle_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -40,6 +43,13 @@ pub struct CooperativeNode {
     last_step: Option<f64>,
     /// Which arms sent a state since the last step.
     fresh: [bool; 2],
+    /// Which arms were ever sent a command (a stop sends them their safe command).
+    commanded: [bool; 2],
+    /// Seconds between ~/state messages (0: every step) and when the last one went out.
+    state_period: f64,
+    last_state: Option<f64>,
+    /// Efforts the safety layer clipped at a limit since the start (both arms).
+    saturated: u64,
     efforts: [Vec<f64>; 2],
     commands: [Float64MultiArray; 2],
     state: Float64MultiArray,
@@ -95,8 +105,17 @@ impl CooperativeNode {
         if use_sim_time {
             subscriptions.push((Topic::Clock, resolve_name("/clock")));
         }
+        if subscriptions[0].1 == subscriptions[1].1 {
+            return Err(parameter_error(
+                "scene_file",
+                format!(
+                    "arms '{left}' and '{right}' would both take {}: give them topics of their own",
+                    subscriptions[0].1
+                ),
+            ));
+        }
         let update_rate = store.double("update_rate");
-        let timeout = store.double("state_timeout");
+        let state_period = period(store.double("state_publish_rate"));
         let n = pair.core(0).joints().len();
         let spec = NodeSpec {
             name: start.name.clone(),
@@ -116,10 +135,19 @@ impl CooperativeNode {
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
             } else {
-                (10.0 / timeout).clamp(100.0, 1000.0)
+                watchdog_rate(store.double("state_timeout"))
             }),
             parameters: store,
         };
+        if spec.publications[0].1 == spec.publications[1].1 {
+            return Err(parameter_error(
+                "command_topic",
+                format!(
+                    "arms '{left}' and '{right}' would both be commanded on {}",
+                    spec.publications[0].1
+                ),
+            ));
+        }
         let command = Float64MultiArray {
             data: vec![0.0; n],
             ..Float64MultiArray::default()
@@ -131,6 +159,10 @@ impl CooperativeNode {
             clock: NodeClock::new(use_sim_time),
             last_step: None,
             fresh: [false; 2],
+            commanded: [false; 2],
+            state_period,
+            last_state: None,
+            saturated: 0,
             efforts: [vec![0.0; n], vec![0.0; n]],
             commands: [command.clone(), command],
             state: Float64MultiArray::default(),
@@ -155,41 +187,49 @@ impl CooperativeNode {
         }
     }
 
-    /// The timer: a step at `update_rate`, or in per-message mode the watchdog that holds
-    /// when either arm's states stop coming.
+    /// The timer: a step at `update_rate` (on simulated time only when time moved on), or in
+    /// per-message mode the watchdog that holds when either arm's states stop coming.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
         let now = self.clock.now();
-        let stopped = (0..2).any(|a| self.pair.core(a).states_stopped(now));
-        if self.update_rate > 0.0 || stopped {
+        if self.update_rate <= 0.0 {
+            if (0..2).any(|a| self.pair.core(a).states_stopped(now)) {
+                self.step_at(transport, now);
+            }
+        } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
             self.step_at(transport, now);
         }
     }
 
+    /// A step of both arms; an arm that never sent a state is sent nothing (as controller_node
+    /// publishes nothing before its first state).
     fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let first = if self.update_rate > 0.0 {
-            1.0 / self.update_rate
-        } else {
-            1e-3
-        };
-        let dt = self.last_step.map_or(first, |t| (now - t).clamp(1e-6, 0.1));
+        let dt = step_dt(self.last_step, now, self.update_rate);
         self.last_step = Some(now);
         self.fresh = [false; 2];
-        let [first_arm, second_arm] = &mut self.efforts;
-        let reports = self.pair.step(now, dt, [first_arm, second_arm]);
-        if reports.iter().all(|r| r.fault == Some(Fault::NoState)) {
-            return;
-        }
+        let [left, right] = &mut self.efforts;
+        let reports = self.pair.step(now, dt, [left, right]);
         self.tell(transport, &reports);
-        for a in 0..2 {
+        for (a, report) in reports.iter().enumerate() {
+            self.saturated += report.safety.saturated as u64;
+            if report.fault == Some(Fault::NoState) {
+                continue;
+            }
             self.pair
                 .to_command_order(&self.efforts[a], &mut self.commands[a].data);
             transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
+            self.commanded[a] = true;
         }
-        self.publish_state(transport, now, &reports);
+        if self.commanded.iter().any(|c| *c) {
+            self.publish_state(transport, now, &reports);
+        }
     }
 
-    /// Logs each arm's events (holding and why, resumed).
-    fn tell<T: Transport>(&self, transport: &mut T, reports: &[StepReport; 2]) {
+    /// Logs each arm's events (holding and why, resumed) and what the step did to the
+    /// object's move.
+    fn tell<T: Transport>(&mut self, transport: &mut T, reports: &[StepReport; 2]) {
+        if let Some(notice) = self.pair.take_notice() {
+            transport.log(LogLevel::Warn, &notice);
+        }
         for (arm, report) in self.pair.arms().iter().zip(reports) {
             if let Some(event) = &report.event {
                 let level = if event.is_warning() {
@@ -208,6 +248,13 @@ impl CooperativeNode {
         now: f64,
         reports: &[StepReport; 2],
     ) {
+        let due = self
+            .last_state
+            .is_none_or(|t| now - t >= self.state_period - 1e-9 || now < t);
+        if !due {
+            return;
+        }
+        self.last_state = Some(now);
         let holding = [f64::from(u8::from(
             reports.iter().any(|r| r.fault.is_some()),
         ))];
@@ -225,6 +272,7 @@ impl CooperativeNode {
                 ("object_reference", reference.as_slice()),
                 ("object_position", object.as_slice()),
                 ("effort", &self.both_efforts),
+                ("saturated", &[self.saturated as f64]),
             ],
             &mut self.state,
         );
@@ -239,7 +287,10 @@ impl CooperativeNode {
                 .map_err(|e| e.to_string())
         });
         match result {
-            Ok(()) => transport.log(LogLevel::Info, "new object target"),
+            Ok(seconds) => transport.log(
+                LogLevel::Info,
+                &format!("new object target, reached in {seconds:.3} s"),
+            ),
             Err(e) => transport.log(LogLevel::Warn, &format!("object target rejected: {e}")),
         }
     }
@@ -258,7 +309,7 @@ impl CooperativeNode {
 
     /// The last command of both arms: their `safe_mode` efforts.
     async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
-        if self.last_step.is_none() {
+        if !self.commanded.iter().any(|c| *c) {
             transport.log(
                 LogLevel::Info,
                 &format!("stopping on {signal}: no command was ever sent"),
@@ -266,7 +317,7 @@ impl CooperativeNode {
             return;
         }
         let mut modes = vec![];
-        for a in 0..2 {
+        for a in (0..2).filter(|&a| self.commanded[a]) {
             modes.push(self.pair.core_mut(a).safe_command(&mut self.efforts[a]));
             self.pair
                 .to_command_order(&self.efforts[a], &mut self.commands[a].data);
@@ -317,18 +368,9 @@ fn object_goal(msg: &PoseStamped) -> Result<IsometryMatrix3<f64>, String> {
             shown(frame)
         ));
     }
-    let (p, o) = (msg.pose.position, msg.pose.orientation);
-    let q = Quaternion::new(o.w, o.x, o.y, o.z);
-    let finite = [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
-        .iter()
-        .all(|v| v.is_finite());
-    if !(finite && q.norm() > 1e-9) {
-        return Err("not finite or zero quaternion".into());
-    }
-    Ok(IsometryMatrix3::from_parts(
-        Translation3::new(p.x, p.y, p.z),
-        UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
-    ))
+    msg.pose
+        .to_isometry()
+        .ok_or_else(|| "not finite or zero quaternion".into())
 }
 
 impl NodeLogic for CooperativeNode {

@@ -4,7 +4,6 @@ pub mod controller_node;
 pub mod cooperative_node;
 pub mod sim_node;
 
-use armctl_control::ParameterValue;
 use armctl_runtime::controller_runtime::COOPERATIVE;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
@@ -26,14 +25,7 @@ impl AnyControllerNode {
     /// Configures from the command line: the `controller` parameter picks the node.
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
         let start = NodeStart::new(args, "controller_node")?;
-        let law = start
-            .values
-            .iter()
-            .rev()
-            .find_map(|(name, value)| match value {
-                ParameterValue::String(law) if name == "controller" => Some(law.as_str()),
-                _ => None,
-            });
+        let law = start.controller();
         Ok(if law == Some(COOPERATIVE) {
             Self::Pair(Box::new(cooperative_node::CooperativeNode::from_start(
                 &start,

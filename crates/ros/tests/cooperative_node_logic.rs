@@ -1,0 +1,139 @@
+//! controller_node with `controller: cooperative` on a scripted in-memory transport: what
+//! arrives is a fixed list of messages (each on its subscription slot) and ticks; what the node
+//! publishes (on which slot) and logs is recorded.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use armctl_ros::msgs::{Float64MultiArray, JointState};
+use armctl_ros::nodes::AnyControllerNode;
+use armctl_ros::parameter_services::ParameterResponse;
+use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
+use armctl_runtime::ros_args::RosArgs;
+
+#[derive(Default)]
+struct Scripted {
+    /// What arrives, and on which subscription slot.
+    script: VecDeque<(usize, Incoming)>,
+    slot: usize,
+    /// Commands sent, with their publication slot.
+    commands: Vec<(usize, Vec<f64>)>,
+    logs: Mutex<Vec<String>>,
+}
+
+impl Transport for Scripted {
+    async fn next(&mut self) -> Option<Incoming> {
+        let (slot, incoming) = self.script.pop_front()?;
+        self.slot = slot;
+        Some(incoming)
+    }
+
+    fn publish(&mut self, msg: Outgoing<'_>) {
+        self.publish_on(usize::MAX, msg);
+    }
+
+    fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>) {
+        if let Outgoing::Commands(Float64MultiArray { data, .. }) = msg {
+            self.commands.push((slot, data.clone()));
+        }
+    }
+
+    fn received_on(&self) -> usize {
+        self.slot
+    }
+
+    fn subscriber_count(&self, _topic: Topic) -> usize {
+        1
+    }
+
+    fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
+
+    fn log(&self, _level: LogLevel, text: &str) {
+        self.logs.lock().unwrap().push(text.to_string());
+    }
+}
+
+fn workspace(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn args(overrides: &[(&str, &str)], remaps: &[(&str, &str)]) -> RosArgs {
+    let mut all = vec![
+        ("controller".to_string(), "cooperative".to_string()),
+        ("urdf_path".into(), workspace("urdf/panda.urdf")),
+        (
+            "scene_file".into(),
+            workspace("config/scenes/two_pandas_carry.yaml"),
+        ),
+        ("update_rate".into(), "100.0".into()),
+    ];
+    all.extend(
+        overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    RosArgs {
+        overrides: all,
+        remaps: remaps
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        ..RosArgs::default()
+    }
+}
+
+fn panda_state() -> JointState {
+    JointState {
+        name: (1..=7).map(|k| format!("panda_joint{k}")).collect(),
+        position: vec![0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8],
+        velocity: vec![0.0; 7],
+        ..JointState::default()
+    }
+}
+
+/// Only the left arm reports: it holds (naming the right arm's missing state) and is
+/// commanded; the right arm, which never reported, is never sent anything, not even at the
+/// stop.
+#[tokio::test]
+async fn an_arm_that_never_reported_is_never_commanded() {
+    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+    let mut transport = Scripted::default();
+    for _ in 0..5 {
+        transport
+            .script
+            .push_back((0, Incoming::JointStates(panda_state())));
+        transport.script.push_back((0, Incoming::Tick));
+    }
+    transport
+        .script
+        .push_back((0, Incoming::Shutdown("SIGINT")));
+    node.run(&mut transport).await.unwrap();
+    assert!(!transport.commands.is_empty());
+    assert!(
+        transport.commands.iter().all(|(slot, _)| *slot == 0),
+        "{:?}",
+        transport.commands.iter().map(|c| c.0).collect::<Vec<_>>()
+    );
+    let logs = transport.logs.lock().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("arm 'right' holds: no joint state")),
+        "{logs:?}"
+    );
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("stopping on SIGINT") && !l.contains("; ")),
+        "{logs:?}"
+    );
+}
+
+/// Both arms on one topic is refused at start, naming it.
+#[test]
+fn two_arms_on_one_topic_are_refused() {
+    let aliased = args(&[], &[("right/joint_states", "left/joint_states")]);
+    let e = AnyControllerNode::new(&aliased).unwrap_err().to_string();
+    assert!(e.contains("would both take /left/joint_states"), "{e}");
+    let absolute = args(&[("command_topic", "/commands")], &[]);
+    let e = AnyControllerNode::new(&absolute).unwrap_err().to_string();
+    assert!(e.contains("must be relative"), "{e}");
+}
