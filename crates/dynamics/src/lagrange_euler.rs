@@ -47,6 +47,28 @@ pub enum TraceMethod {
 /// The columns of a `U` (their first three entries; the fourth row is zero).
 type Columns = [Vector3<f64>; 4];
 
+/// What the inner-product method keeps of `U_pi`: its columns, and for the mass matrix's
+/// traces `a = R_p^T z_i`, `Sigma_p a` and `w = z_i x R_p h_p` (revolute joints; zero for
+/// prismatic ones).
+#[derive(Debug, Clone, Copy)]
+struct InnerTerms {
+    columns: Columns,
+    a: Vector3<f64>,
+    sigma_a: Vector3<f64>,
+    w: Vector3<f64>,
+}
+
+impl Default for InnerTerms {
+    fn default() -> Self {
+        Self {
+            columns: [Vector3::zeros(); 4],
+            a: Vector3::zeros(),
+            sigma_a: Vector3::zeros(),
+            w: Vector3::zeros(),
+        }
+    }
+}
+
 /// Scratch of the Lagrange-Euler route for one robot.
 #[derive(Debug, Clone)]
 pub struct LagrangeWorkspace {
@@ -58,12 +80,15 @@ pub struct LagrangeWorkspace {
     /// `Delta_i`.
     delta: Vec<Matrix4<f64>>,
     revolute: Vec<bool>,
-    /// Joint axes `z_i` in frame {0}.
+    /// Joint axes `z_i` and origins `o_i` in frame {0}.
     axis: Vec<Vector3<f64>>,
-    /// `U_pi` at `p * n + i` (i <= p).
+    origin: Vec<Vector3<f64>>,
+    /// Direct method: `U_pi` at `p * n + i` (i <= p).
     first: Vec<Matrix4<f64>>,
-    /// The columns of `U_pi`, same layout.
-    columns: Vec<Columns>,
+    /// Inner-product method: what it keeps of `U_pi`, same layout.
+    inner: Vec<InnerTerms>,
+    /// Each link's `Sigma_p` and its trace.
+    sigma: Vec<(Matrix3<f64>, f64)>,
 }
 
 /// `[[Sigma, h], [h^T, m]]` from the parameters about the frame origin.
@@ -75,11 +100,6 @@ fn pseudo_inertia(inertia_origin: &Matrix3<f64>, h: &Vector3<f64>, m: f64) -> Ma
     j.fixed_view_mut::<1, 3>(3, 0).copy_from(&h.transpose());
     j[(3, 3)] = m;
     j
-}
-
-/// The first three entries of each column of `u`.
-fn columns_of(u: &Matrix4<f64>) -> Columns {
-    std::array::from_fn(|c| Vector3::new(u[(0, c)], u[(1, c)], u[(2, c)]))
 }
 
 impl LagrangeWorkspace {
@@ -101,13 +121,29 @@ impl LagrangeWorkspace {
                 .map(|j| j.kind == JointKind::Revolute)
                 .collect(),
             axis: vec![Vector3::zeros(); n],
+            origin: vec![Vector3::zeros(); n],
             first: vec![Matrix4::zeros(); n * n],
-            columns: vec![[Vector3::zeros(); 4]; n * n],
+            inner: vec![InnerTerms::default(); n * n],
+            sigma: robot
+                .link_parameters()
+                .iter()
+                .map(|l| {
+                    let sigma =
+                        Matrix3::identity() * (l.inertia_origin.trace() / 2.0) - l.inertia_origin;
+                    (sigma, sigma.trace())
+                })
+                .collect(),
         }
     }
 
-    /// The frames, the `Delta_i`, and every `U_pi` (matrix and columns) at `q`.
-    fn update(&mut self, robot: &Robot, q: &[f64]) -> Result<(), DynamicsError> {
+    /// The frames, the `Delta_i`, and every `U_pi` (the matrix for the direct method, the
+    /// inner-product terms for the other) at `q`.
+    fn update(
+        &mut self,
+        robot: &Robot,
+        q: &[f64],
+        method: TraceMethod,
+    ) -> Result<(), DynamicsError> {
         check_length("workspace (robot joints)", robot.dof(), self.n)?;
         check_length("q", self.n, q.len())?;
         let mut t = Matrix4::identity();
@@ -125,15 +161,47 @@ impl LagrangeWorkspace {
             }
             self.delta[i] = d;
             self.axis[i] = z;
+            self.origin[i] = o;
         }
         for p in 0..self.n {
             for i in 0..=p {
-                let u = self.delta[i] * self.frames[p];
-                self.first[p * self.n + i] = u;
-                self.columns[p * self.n + i] = columns_of(&u);
+                match method {
+                    TraceMethod::Direct => {
+                        self.first[p * self.n + i] = self.delta[i] * self.frames[p];
+                    }
+                    TraceMethod::InnerProduct => {
+                        self.inner[p * self.n + i] = self.inner_terms(robot, p, i);
+                    }
+                }
             }
         }
         Ok(())
+    }
+
+    /// The columns of `U_pi` by cross products (`z_i x` the columns of `T_p`, the last about
+    /// `o_i`; `[0, 0, 0, z_i]` for a prismatic joint), and the mass-matrix terms.
+    fn inner_terms(&self, robot: &Robot, p: usize, i: usize) -> InnerTerms {
+        let (t, z) = (&self.frames[p], &self.axis[i]);
+        if !self.revolute[i] {
+            let mut terms = InnerTerms::default();
+            terms.columns[3] = *z;
+            return terms;
+        }
+        let column = |c: usize| Vector3::new(t[(0, c)], t[(1, c)], t[(2, c)]);
+        let rotation = t.fixed_view::<3, 3>(0, 0);
+        let a = rotation.transpose() * z;
+        let h = rotation * robot.link_parameters()[p].first_moment;
+        InnerTerms {
+            columns: [
+                z.cross(&column(0)),
+                z.cross(&column(1)),
+                z.cross(&column(2)),
+                z.cross(&(column(3) - self.origin[i])),
+            ],
+            a,
+            sigma_a: self.sigma[p].0 * a,
+            w: z.cross(&h),
+        }
     }
 
     /// `Tr(B J_p C^T)` by the inner products of the columns.
@@ -149,14 +217,25 @@ impl LagrangeWorkspace {
         sum
     }
 
-    /// `Tr(U_pj J_p U_pi^T)`.
+    /// `Tr(U_pj J_p U_pi^T)`. By inner products, with `b_r = z_i x x_r` and the rotation's
+    /// columns orthonormal, `sum_{r,s<3} J_rs <b_r, c_s> = (z_i . z_j) tr(Sigma) - a_j . Sigma
+    /// a_i`; the rest is `w_i . c_3 + w_j . b_3 + m <b_3, c_3>`.
     fn mass_term(&self, method: TraceMethod, p: usize, i: usize, j: usize) -> f64 {
         let at = |k: usize| p * self.n + k;
         match method {
             TraceMethod::Direct => {
                 (self.first[at(j)] * self.pseudo[p] * self.first[at(i)].transpose()).trace()
             }
-            TraceMethod::InnerProduct => self.inner(p, &self.columns[at(j)], &self.columns[at(i)]),
+            TraceMethod::InnerProduct => {
+                let (u, v) = (&self.inner[at(i)], &self.inner[at(j)]);
+                let rotational = if self.revolute[i] && self.revolute[j] {
+                    self.axis[i].dot(&self.axis[j]) * self.sigma[p].1 - v.a.dot(&u.sigma_a)
+                } else {
+                    0.0
+                };
+                let (b3, c3) = (&u.columns[3], &v.columns[3]);
+                rotational + u.w.dot(c3) + v.w.dot(b3) + self.pseudo[p][(3, 3)] * b3.dot(c3)
+            }
         }
     }
 
@@ -174,8 +253,9 @@ impl LagrangeWorkspace {
                     return 0.0;
                 }
                 let z = &self.axis[a];
-                let second: Columns = std::array::from_fn(|c| z.cross(&self.columns[at(b)][c]));
-                self.inner(p, &second, &self.columns[at(i)])
+                let of_b = &self.inner[at(b)].columns;
+                let second: Columns = std::array::from_fn(|c| z.cross(&of_b[c]));
+                self.inner(p, &second, &self.inner[at(i)].columns)
             }
         }
     }
@@ -212,9 +292,10 @@ impl LagrangeWorkspace {
                     TraceMethod::Direct => {
                         (self.first[p * self.n + i] * Vector4::new(h.x, h.y, h.z, m)).xyz()
                     }
+                    // sum_r b_r h_r = z_i x R_p h_p = w.
                     TraceMethod::InnerProduct => {
-                        let c = &self.columns[p * self.n + i];
-                        c[0] * h.x + c[1] * h.y + c[2] * h.z + c[3] * m
+                        let u = &self.inner[p * self.n + i];
+                        u.w + u.columns[3] * m
                     }
                 };
                 -g.dot(&moved)
@@ -237,7 +318,7 @@ pub fn lagrange_mass_matrix(
     method: TraceMethod,
     out: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
-    ws.update(robot, q)?;
+    ws.update(robot, q, method)?;
     check_square("M", ws.n, out)?;
     for i in 0..ws.n {
         for j in 0..=i {
@@ -257,7 +338,7 @@ pub fn lagrange_coupling(
     method: TraceMethod,
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
-    ws.update(robot, q)?;
+    ws.update(robot, q, method)?;
     let n = ws.n;
     check_length("D_ijk", n * n * n, out.len())?;
     for i in 0..n {
@@ -281,7 +362,7 @@ pub fn lagrange_coriolis_matrix(
     method: TraceMethod,
     out: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
-    ws.update(robot, q)?;
+    ws.update(robot, q, method)?;
     check_length("qd", ws.n, qd.len())?;
     check_square("C", ws.n, out)?;
     for i in 0..ws.n {
@@ -300,7 +381,7 @@ pub fn lagrange_gravity(
     method: TraceMethod,
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
-    ws.update(robot, q)?;
+    ws.update(robot, q, method)?;
     check_length("G", ws.n, out.len())?;
     for (i, g) in out.iter_mut().enumerate() {
         *g = ws.d_i(robot, method, i);
@@ -316,7 +397,7 @@ pub fn lagrange_inverse_dynamics(
     method: TraceMethod,
     tau: &mut [f64],
 ) -> Result<(), DynamicsError> {
-    ws.update(robot, q)?;
+    ws.update(robot, q, method)?;
     let n = ws.n;
     check_length("qd", n, qd.len())?;
     check_length("qdd", n, qdd.len())?;
