@@ -345,16 +345,20 @@ fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummar
     Ok(())
 }
 
+/// The comma-separated numbers of option `flag`.
+fn numbers(flag: &str, text: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|v| v.trim().parse::<f64>())
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{flag} '{text}': numbers separated by commas"))
+}
+
 /// `--object-move DX,DY,DZ`: the object's displacement (world axes, m); none: hold it.
 fn object_move(text: Option<&str>) -> Result<Option<nalgebra::Vector3<f64>>> {
     let Some(text) = text else {
         return Ok(None);
     };
-    let values: Vec<f64> = text
-        .split(',')
-        .map(|v| v.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("--object-move '{text}': numbers separated by commas"))?;
+    let values = numbers("--object-move", text)?;
     if values.len() != 3 || values.iter().any(|v| !v.is_finite()) {
         bail!("--object-move '{text}': give DX,DY,DZ (finite numbers, m)");
     }
@@ -375,11 +379,7 @@ fn target_pose(
     let Some(text) = text else {
         return Ok(None);
     };
-    let values: Vec<f64> = text
-        .split(',')
-        .map(|v| v.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("--target-pose '{text}': numbers separated by commas"))?;
+    let values = numbers("--target-pose", text)?;
     if values.iter().any(|v| !v.is_finite()) || !(values.len() == 3 || values.len() == 7) {
         bail!("--target-pose '{text}': give X,Y,Z or X,Y,Z,QX,QY,QZ,QW (finite numbers)");
     }

@@ -261,14 +261,6 @@ async fn two_controller_nodes_hold_the_box_of_a_pair_scene_in_sim_node() {
         "scene_file:={}",
         workspace("config/scenes/two_pandas_box.yaml")
     );
-    let quiet = |mut c: Command| {
-        Running(
-            c.stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    };
     let mut nodes = vec![quiet(node(
         env!("CARGO_BIN_EXE_sim_node"),
         domain,
@@ -372,14 +364,6 @@ async fn one_controller_node_carries_the_box_of_two_arms() {
         "scene_file:={}",
         workspace("config/scenes/two_pandas_carry.yaml")
     );
-    let quiet = |mut c: Command| {
-        Running(
-            c.stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    };
     let mut nodes = vec![quiet(node(
         env!("CARGO_BIN_EXE_sim_node"),
         domain,
@@ -468,6 +452,17 @@ async fn one_controller_node_carries_the_box_of_two_arms() {
         .sqrt();
     println!("box from {start:?} to {end:?}: {error:e} m from the goal");
     assert!(error < 2e-3, "the box is {error} m from its goal");
+}
+
+/// Starts `command` with its output discarded.
+fn quiet(mut command: Command) -> Running {
+    Running(
+        command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// Sends `signal` (`TERM`, `INT`, `HUP`) to `child`.

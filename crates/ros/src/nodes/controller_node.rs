@@ -17,13 +17,12 @@ use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::{ClockChange, NodeClock};
-use armctl_runtime::node_parameters::shown;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray};
-use crate::parameter_services::{handle_request, ParameterRequest};
+use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
@@ -348,21 +347,9 @@ impl ControllerNode {
         request: &ParameterRequest,
     ) {
         let snapshot = self.runtime.parameters().clone();
-        let response = handle_request(&snapshot, request, |name, value| {
-            let result = self.apply_parameter(name, value);
-            match &result {
-                Ok(()) => transport.log(
-                    LogLevel::Info,
-                    &format!("parameter {name} set to {}", value.to_yaml()),
-                ),
-                Err(reason) => transport.log(
-                    LogLevel::Warn,
-                    &format!("parameter {} not set: {reason}", shown(name)),
-                ),
-            }
-            result
+        answer_request(transport, id, &snapshot, request, |name, value| {
+            self.apply_parameter(name, value)
         });
-        transport.respond(id, response);
         // A change may have changed others (gain_design writes kp and kd).
         transport.show_parameters(self.runtime.parameters());
     }

@@ -23,7 +23,7 @@ use nalgebra::IsometryMatrix3;
 
 use crate::msgs::{labelled_array, Float64MultiArray, JointState, PoseStamped};
 use crate::nodes::controller_node::{period, step_dt, watchdog_rate};
-use crate::parameter_services::{handle_request, ParameterRequest};
+use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
@@ -340,21 +340,9 @@ impl CooperativeNode {
         request: &ParameterRequest,
     ) {
         let snapshot = self.pair.parameters().clone();
-        let response = handle_request(&snapshot, request, |name, value| {
-            let result = self.pair.set_parameter(name, value).map(|_| ());
-            match &result {
-                Ok(()) => transport.log(
-                    LogLevel::Info,
-                    &format!("parameter {name} set to {}", value.to_yaml()),
-                ),
-                Err(reason) => transport.log(
-                    LogLevel::Warn,
-                    &format!("parameter {} not set: {reason}", shown(name)),
-                ),
-            }
-            result
+        answer_request(transport, id, &snapshot, request, |name, value| {
+            self.pair.set_parameter(name, value).map(|_| ())
         });
-        transport.respond(id, response);
         transport.show_parameters(self.pair.parameters());
     }
 }
