@@ -152,8 +152,14 @@ fn kinematics_and_dynamics_allocate_nothing() {
             (
                 "friction_torques",
                 allocations(|| {
-                    friction_torques(&robot, &qd, CoulombSign::Smooth { width: 0.01 }, &mut out)
-                        .unwrap()
+                    friction_torques(
+                        &robot,
+                        &q,
+                        &qd,
+                        CoulombSign::Smooth { width: 0.01 },
+                        &mut out,
+                    )
+                    .unwrap()
                 }),
             ),
             (

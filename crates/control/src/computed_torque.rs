@@ -129,8 +129,11 @@ impl Controller for ComputedTorque {
         let sign = CoulombSign::Smooth {
             width: FRICTION_SIGN_WIDTH,
         };
+        // At the reference velocity (no chatter from a noisy measured one), at the measured
+        // position (where the gear's friction ripple is).
         friction_torques(
             &self.model.robot,
+            step.state.q,
             &step.reference.qd,
             sign,
             &mut self.friction,

@@ -1,5 +1,5 @@
-//! Joint friction from the model: `F(qd) = viscous qd + coulomb sgn(qd)` (docs/theory.md
-//! section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
+//! Joint friction from the model: `F(q, qd) = viscous qd + coulomb(q) sgn(qd)`, the Coulomb
+//! level rippling over the position on a geared joint (docs/theory.md section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
 //! identification prefer to a jump at zero velocity.
 
 use armctl_model::{check_length, Robot};
@@ -19,22 +19,31 @@ pub enum CoulombSign {
     },
 }
 
-/// Friction torques `F(qd)` into `out`.
+/// Friction torques `F(q, qd) = viscous qd + coulomb(q) sgn(qd)` into `out` (`coulomb(q)`:
+/// the Coulomb level with its ripple over the position, [`armctl_model::Friction::coulomb_at`]).
 pub fn friction_torques(
     robot: &Robot,
+    q: &[f64],
     qd: &[f64],
     sign: CoulombSign,
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
+    check_length("q", robot.dof(), q.len())?;
     check_length("qd", robot.dof(), qd.len())?;
     check_length("friction", robot.dof(), out.len())?;
-    for ((o, joint), &v) in out.iter_mut().zip(robot.joints()).zip(qd) {
-        let s = match sign {
+    for (((o, joint), &v), &position) in out.iter_mut().zip(robot.joints()).zip(qd).zip(q) {
+        *o = joint.friction.viscous * v + joint.friction.coulomb_at(position) * sign.of(v);
+    }
+    Ok(())
+}
+
+impl CoulombSign {
+    /// The sign of velocity `v` as this rule has it.
+    pub fn of(self, v: f64) -> f64 {
+        match self {
             CoulombSign::Exact if v == 0.0 => 0.0,
             CoulombSign::Exact => v.signum(),
             CoulombSign::Smooth { width } => (v / width).tanh(),
-        };
-        *o = joint.friction.viscous * v + joint.friction.coulomb * s;
+        }
     }
-    Ok(())
 }

@@ -161,8 +161,39 @@ impl JointLimits {
 pub struct Friction {
     /// Viscous coefficient (N m s/rad or N s/m).
     pub viscous: f64,
-    /// Coulomb friction (N m or N).
+    /// Coulomb friction (N m or N), its mean over the joint's position.
     pub coulomb: f64,
+    /// The Coulomb level's harmonics over the position (a geared joint's eccentricity):
+    /// `coulomb(q) = coulomb + sum_k (ripple_cos[k] cos((k + 1) q) + ripple_sin[k] sin((k + 1) q))`.
+    pub ripple_cos: [f64; MAX_FRICTION_HARMONICS],
+    /// See `ripple_cos`.
+    pub ripple_sin: [f64; MAX_FRICTION_HARMONICS],
+}
+
+/// The most harmonics of friction over a joint's position.
+pub const MAX_FRICTION_HARMONICS: usize = 4;
+
+impl Friction {
+    /// The Coulomb level at position `q`.
+    pub fn coulomb_at(&self, q: f64) -> f64 {
+        let mut level = self.coulomb;
+        for (k, (c, s)) in self.ripple_cos.iter().zip(&self.ripple_sin).enumerate() {
+            if *c != 0.0 || *s != 0.0 {
+                let (sin, cos) = ((k + 1) as f64 * q).sin_cos();
+                level += c * cos + s * sin;
+            }
+        }
+        level
+    }
+
+    /// The largest the harmonics can add or take, `sum_k sqrt(c_k^2 + s_k^2)`.
+    pub fn ripple_bound(&self) -> f64 {
+        self.ripple_cos
+            .iter()
+            .zip(&self.ripple_sin)
+            .map(|(c, s)| c.hypot(*s))
+            .sum()
+    }
 }
 
 /// One joint of the model.
@@ -184,6 +215,36 @@ pub struct Joint {
 
 #[cfg(test)]
 mod tests {
+    use crate::{ChainOptions, Robot};
+
+    #[test]
+    fn the_coulomb_level_ripples_with_its_harmonics_and_may_not_go_negative() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let robot = Robot::from_urdf_file(path, &ChainOptions::default())
+            .unwrap()
+            .with_friction(&[0.1, 0.1], &[1.0, 0.5])
+            .unwrap();
+        let rippled = robot
+            .with_friction_ripple(&[vec![0.2, 0.1, 0.0, 0.3], vec![]])
+            .unwrap();
+        let f = &rippled.joints()[0].friction;
+        let q: f64 = 0.7;
+        let expected = 1.0 + 0.2 * q.cos() + 0.1 * q.sin() + 0.3 * (2.0 * q).sin();
+        assert!((f.coulomb_at(q) - expected).abs() < 1e-15);
+        assert_eq!(rippled.joints()[1].friction.coulomb_at(q), 0.5);
+        // Replacing the friction drops the ripple.
+        let flat = rippled.with_friction(&[0.1, 0.1], &[1.0, 0.5]).unwrap();
+        assert_eq!(flat.joints()[0].friction.coulomb_at(q), 1.0);
+        let error =
+            |ripple: &[Vec<f64>]| robot.with_friction_ripple(ripple).unwrap_err().to_string();
+        assert!(error(&[vec![0.4, 0.3], vec![0.4, 0.4]]).contains("joint 'joint2'"));
+        assert!(error(&[vec![0.4, 0.3], vec![0.4, 0.4]]).contains("exceeds its Coulomb friction"));
+        assert!(error(&[vec![0.1], vec![]]).contains("cosine, sine pairs"));
+        assert!(error(&[vec![0.01; 10], vec![]]).contains("at most 4 harmonics"));
+        assert!(error(&[vec![f64::NAN, 0.0], vec![]]).contains("finite"));
+        assert!(error(&[vec![]]).contains("2 lists"));
+    }
+
     use super::*;
 
     /// Craig's closed form of `T_{i-1,i}`, written out element by element.

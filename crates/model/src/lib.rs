@@ -61,7 +61,7 @@ pub use forward_kinematics::{forward_kinematics, FrameId, FramePoses};
 pub use inertia::{LinkParameters, RigidInertia, PARAMS_PER_LINK};
 pub use jacobian::{jacobian, point_jacobian};
 pub use jacobian_dot_qd::jacobian_dot_qd;
-pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams};
+pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams, MAX_FRICTION_HARMONICS};
 pub use kinematics_workspace::KinematicsWorkspace;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
 pub use urdf_tree::{MAX_LINKS, MAX_NAME_BYTES};

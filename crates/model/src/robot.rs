@@ -189,7 +189,56 @@ impl Robot {
         })
     }
 
-    /// The model with other joint friction: viscous and Coulomb coefficients, one per joint.
+    /// The model with the Coulomb friction rippling over each joint's position: per joint,
+    /// `[c_1, s_1, c_2, s_2, ..]`, the cosine and sine coefficients of harmonics 1, 2, ..
+    /// (at most [`crate::MAX_FRICTION_HARMONICS`]; empty: none). The Coulomb level may not
+    /// go below zero anywhere: each joint's `sum_k sqrt(c_k^2 + s_k^2)` is at most its Coulomb
+    /// friction, else the joint is named.
+    pub fn with_friction_ripple(&self, ripple: &[Vec<f64>]) -> Result<Self, ModelError> {
+        let n = self.dof();
+        let invalid = |reason: String| Err(ModelError::InvalidModel { reason });
+        if ripple.len() != n {
+            return invalid(format!(
+                "friction ripple needs {n} lists (one per joint), got {}",
+                ripple.len()
+            ));
+        }
+        let mut joints = self.joints.clone();
+        for (joint, harmonics) in joints.iter_mut().zip(ripple) {
+            let fits = harmonics.len() % 2 == 0
+                && harmonics.len() <= 2 * crate::MAX_FRICTION_HARMONICS
+                && harmonics.iter().all(|v| v.is_finite());
+            if !fits {
+                return invalid(format!(
+                    "joint '{}': friction ripple needs cosine, sine pairs of at most {} harmonics, finite",
+                    joint.name,
+                    crate::MAX_FRICTION_HARMONICS
+                ));
+            }
+            let friction = &mut joint.friction;
+            friction.ripple_cos = [0.0; crate::MAX_FRICTION_HARMONICS];
+            friction.ripple_sin = [0.0; crate::MAX_FRICTION_HARMONICS];
+            for (k, pair) in harmonics.chunks(2).enumerate() {
+                friction.ripple_cos[k] = pair[0];
+                friction.ripple_sin[k] = pair[1];
+            }
+            if friction.ripple_bound() > friction.coulomb * (1.0 + 1e-12) {
+                return invalid(format!(
+                    "joint '{}': the friction ripple (up to {:.4}) exceeds its Coulomb friction {:.4}: the friction would push somewhere",
+                    joint.name,
+                    friction.ripple_bound(),
+                    friction.coulomb
+                ));
+            }
+        }
+        Ok(Self {
+            joints,
+            ..self.clone()
+        })
+    }
+
+    /// The model with other joint friction: viscous and Coulomb coefficients, one per joint
+    /// (any ripple over the position is dropped; see [`Robot::with_friction_ripple`]).
     pub fn with_friction(&self, viscous: &[f64], coulomb: &[f64]) -> Result<Self, ModelError> {
         let n = self.dof();
         let valid = |v: &[f64]| v.len() == n && v.iter().all(|x| x.is_finite() && *x >= 0.0);
@@ -202,8 +251,11 @@ impl Robot {
         }
         let mut joints = self.joints.clone();
         for ((joint, &v), &c) in joints.iter_mut().zip(viscous).zip(coulomb) {
-            joint.friction.viscous = v;
-            joint.friction.coulomb = c;
+            joint.friction = crate::Friction {
+                viscous: v,
+                coulomb: c,
+                ..crate::Friction::default()
+            };
         }
         Ok(Self {
             joints,

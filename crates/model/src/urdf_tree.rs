@@ -370,6 +370,7 @@ fn checked_joint(
             Friction {
                 viscous: d.damping,
                 coulomb: d.friction,
+                ..Friction::default()
             }
         }
         None => Friction::default(),

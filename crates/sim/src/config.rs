@@ -97,6 +97,10 @@ pub struct JointEffects {
     pub backlash: Vec<f64>,
     /// The meshing teeth's stiffness where there is play, N m/rad (N/m).
     pub gear_stiffness: f64,
+    /// The Coulomb friction's ripple over each joint's position (gear eccentricity), per
+    /// joint `[c_1, s_1, c_2, s_2, ..]` (see `armctl_model::Robot::with_friction_ripple`): the
+    /// plant's, replacing the model's. Empty: the model's. Needs `friction`.
+    pub friction_ripple: Vec<Vec<f64>>,
 }
 
 impl Default for JointEffects {
@@ -107,6 +111,7 @@ impl Default for JointEffects {
             armature: Vec::new(),
             backlash: Vec::new(),
             gear_stiffness: 1e4,
+            friction_ripple: Vec::new(),
         }
     }
 }

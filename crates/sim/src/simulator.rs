@@ -176,12 +176,21 @@ impl Simulator {
             });
         }
         let backlash = Backlash::new(&config, model, q0)?;
-        let plant = plant(
+        let mut plant = plant(
             model,
             &config.mismatch,
             &config.joints.armature,
             backlash.as_ref(),
         )?;
+        if !config.joints.friction_ripple.is_empty() {
+            if !config.friction {
+                return Err(SimError::InvalidConfig {
+                    name: "friction_ripple",
+                    reason: "needs friction on".into(),
+                });
+            }
+            plant = plant.with_friction_ripple(&config.joints.friction_ripple)?;
+        }
         check_masses(&plant, q0)?;
         let noise = match config.noise {
             Some(n) => Some((
@@ -464,7 +473,7 @@ impl Simulator {
         self.solve_implicit(stage)
     }
 
-    /// Friction `F(qd)` out of `torque`, its velocity slope (times dt) into `implicit`.
+    /// Friction `F(q, qd)` out of `torque`, its velocity slope (times dt) into `implicit`.
     ///
     /// The Coulomb slope is the tangent of the smoothed sign (`c / width` at rest, zero at
     /// speed), raised where needed to a stick clamp: when a step of full Coulomb friction
@@ -476,9 +485,10 @@ impl Simulator {
         let (dt, width) = (self.config.dt, self.config.coulomb_width);
         let qd = &self.stage_qd[stage];
         let sign = CoulombSign::Smooth { width };
-        friction_torques(&self.plant, qd, sign, &mut self.friction)?;
+        friction_torques(&self.plant, &self.stage_q, qd, sign, &mut self.friction)?;
         for (i, (joint, &v)) in self.plant.joints().iter().zip(qd).enumerate() {
-            let (viscous, coulomb) = (joint.friction.viscous, joint.friction.coulomb);
+            let viscous = joint.friction.viscous;
+            let coulomb = joint.friction.coulomb_at(self.stage_q[i]);
             if let Some(anchor) = self.anchors[i] {
                 // Stuck: the anchor spring replaces the Coulomb friction (limited to the
                 // breakaway torque by `update_sticking`), implicit like the limit springs.

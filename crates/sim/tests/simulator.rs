@@ -842,3 +842,38 @@ fn backlash_is_off_by_default_and_needs_a_rotor() {
         "{e}"
     );
 }
+
+/// The plant's friction ripple: refused without friction, and with it a joint sliding at
+/// constant speed feels the Coulomb level of where it is.
+#[test]
+fn the_friction_ripple_acts_where_the_joint_is() {
+    let plant = robot("planar_2link.urdf")
+        .with_friction(&[0.0, 0.0], &[1.0, 1.0])
+        .unwrap();
+    let ripple = vec![vec![0.5, 0.0], vec![]];
+    let mut config = SimConfig {
+        joints: armctl_sim::JointEffects {
+            friction_ripple: ripple,
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::ideal()
+    };
+    let e = Simulator::new(&plant, &[0.0, 0.0], config.clone()).unwrap_err();
+    assert!(e.to_string().contains("friction_ripple"), "{e}");
+    config.friction = true;
+    // At q1 = 0 the level is 1.5 N m, at q1 = pi/2 it is 1.0: a constant push of 1.2 N m
+    // only creeps at 0 (the smoothed sign's creep, under 1 mrad in 0.5 s) and slides at pi/2.
+    for (q1, moves) in [(0.0, false), (std::f64::consts::FRAC_PI_2, true)] {
+        let mut sim = Simulator::new(
+            &plant.with_gravity(Vector3::zeros()).unwrap(),
+            &[q1, 0.0],
+            config.clone(),
+        )
+        .unwrap();
+        for _ in 0..500 {
+            sim.step(&[1.2, 0.0]).unwrap();
+        }
+        let moved = (sim.q()[0] - q1).abs();
+        assert_eq!(moved > 1e-3, moves, "q1 = {q1}: moved {moved}");
+    }
+}
