@@ -405,3 +405,126 @@ fn mcap_tools_read_the_joint_states_armctl_writes() {
         assert_eq!(floats(&m["effort"]), s.effort);
     }
 }
+
+/// The Panda with viscous and Coulomb friction whose Coulomb level ripples over the position
+/// (gear eccentricity) on joints 2, 3 and 4, two harmonics per joint. (The excitation sweeps
+/// these joints over 1.6 to 2.8 rad; joint 1 only over 0.84 rad, over which two harmonics
+/// and the mean trade off against each other: the friction over the visited range is still
+/// identified, its coefficients are not.)
+fn rippling_plant() -> (Robot, Vec<Vec<f64>>) {
+    let viscous = vec![0.5, 0.5, 0.4, 0.4, 0.2, 0.2, 0.1];
+    let coulomb = vec![0.8, 0.8, 0.6, 0.6, 0.3, 0.3, 0.2];
+    let ripple = vec![
+        vec![0.0; 4],
+        vec![0.0, 0.0, 0.2, -0.15],
+        vec![0.3, 0.2, 0.0, 0.0],
+        vec![0.1, -0.25, 0.1, 0.05],
+        vec![0.0; 4],
+        vec![0.0; 4],
+        vec![0.0; 4],
+    ];
+    let plant = panda()
+        .with_friction(&viscous, &coulomb)
+        .unwrap()
+        .with_friction_ripple(&ripple)
+        .unwrap();
+    (plant, ripple)
+}
+
+/// RMS tracking error of computed torque with `model` (its friction compensated) on the plant
+/// with friction, through waypoints.
+fn tracking_error_with_friction(plant: &Robot, model: &Robot) -> f64 {
+    let q0 = plant.middle_configuration();
+    let point = |time: f64, offset: f64| TrajectoryPoint {
+        time,
+        positions: q0.iter().map(|q| q + offset).collect(),
+        velocities: None,
+        accelerations: None,
+    };
+    let points: Vec<TrajectoryPoint> = (0..=8)
+        .map(|k| point(k as f64 * 0.5, if k % 2 == 0 { 0.0 } else { 0.3 }))
+        .collect();
+    let path = MultiPoint::new(7, &points).unwrap();
+    let mut controller = controller_by_name("computed_torque", model).unwrap();
+    let config = SimConfig {
+        friction: true,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(plant, &q0, config).unwrap();
+    let log = run_closed_loop(&mut sim, controller.as_mut(), &path, 4000, |_, _, _| {}).unwrap();
+    log.rms_error_all(0.0, 4.0)
+}
+
+/// Friction whose Coulomb level ripples over the position: `armctl identify` with two
+/// harmonics recovers every harmonic within 5% of the ripple on noise-free data, predicts the
+/// held-out efforts better than a model without harmonics, and computed torque compensating
+/// the ripple tracks better than with the mean Coulomb level only.
+#[test]
+fn position_dependent_friction_is_identified_and_compensated() {
+    let (plant, ripple) = rippling_plant();
+    let trajectory = exciting(&plant);
+    let config = SimConfig {
+        friction: true,
+        ..SimConfig::ideal()
+    };
+    let mut controller = controller_by_name("computed_torque", &plant).unwrap();
+    let log = record(
+        &plant,
+        config,
+        controller.as_mut(),
+        &trajectory,
+        60.0,
+        false,
+        0.0,
+    );
+    let with = |harmonics: usize| IdentifyOptions {
+        friction: true,
+        friction_harmonics: harmonics,
+        ..IdentifyOptions::default()
+    };
+    let found = identify(&plant, &log, &with(2)).unwrap();
+    let without = identify(&plant, &log, &with(0)).unwrap();
+    for (j, (truth, got)) in ripple.iter().zip(&found.friction_ripple).enumerate() {
+        let size = truth.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let error = truth
+            .iter()
+            .zip(got)
+            .map(|(t, g)| (t - g).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        eprintln!("joint {}: ripple {truth:?}, identified {got:.4?}", j + 1);
+        assert!(
+            error <= 0.05 * size.max(0.2),
+            "joint {}: {got:?} vs {truth:?}",
+            j + 1
+        );
+    }
+    // Joints 1 and 7 sweep too little of their range for two harmonics: left out, and said.
+    assert_eq!(found.ripple_left_out, ["panda_joint1", "panda_joint7"]);
+    eprintln!(
+        "held-out effort error: {:.2}% with two harmonics, {:.2}% without",
+        100.0 * found.holdout_overall,
+        100.0 * without.holdout_overall
+    );
+    assert!(found.holdout_overall < 0.7 * without.holdout_overall);
+    let mean_only = plant
+        .with_friction(
+            &plant
+                .joints()
+                .iter()
+                .map(|j| j.friction.viscous)
+                .collect::<Vec<_>>(),
+            &plant
+                .joints()
+                .iter()
+                .map(|j| j.friction.coulomb)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+    let (rippled, flat) = (
+        tracking_error_with_friction(&plant, &plant),
+        tracking_error_with_friction(&plant, &mean_only),
+    );
+    eprintln!("computed torque RMS error: {rippled:.3e} rad compensating the ripple, {flat:.3e} rad with the mean Coulomb level");
+    assert!(rippled < flat, "{rippled:e} vs {flat:e}");
+}

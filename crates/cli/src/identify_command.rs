@@ -1,5 +1,5 @@
 //! `armctl identify`: the base inertial parameters (and with `--friction` viscous and Coulomb
-//! friction) of an arm from a log of its motion: CSV (`armctl sim` and `armctl demo` write
+//! friction, with `--friction-position-harmonics K` its ripple over each joint's position) of an arm from a log of its motion: CSV (`armctl sim` and `armctl demo` write
 //! `run.csv`) or a rosbag2 MCAP file with sensor_msgs/JointState. Writes the identified model
 //! as a parameter file controller_node and `armctl sim --params` load.
 
@@ -28,6 +28,10 @@ pub(crate) struct IdentifyArgs {
     /// Identify viscous and Coulomb friction per joint too.
     #[arg(long)]
     friction: bool,
+    /// With --friction: also this many harmonics of the Coulomb friction over each joint's
+    /// position (a geared joint's eccentricity), at most 4.
+    #[arg(long, default_value_t = 0)]
+    friction_position_harmonics: usize,
     /// Fraction of the log, at its end, kept out of the fit to check the model.
     #[arg(long, default_value_t = 0.2)]
     holdout: f64,
@@ -57,6 +61,10 @@ struct Report {
     base_parameters: Vec<Estimate>,
     viscous: Vec<f64>,
     coulomb: Vec<f64>,
+    /// Per joint `[c_1, s_1, c_2, s_2, ..]` (empty without harmonics).
+    friction_ripple: Vec<Vec<f64>>,
+    /// Joints whose harmonics the log could not tell (left at zero).
+    ripple_left_out: Vec<String>,
     joint_noise: Vec<f64>,
     holdout_rms: Vec<f64>,
     holdout_relative: Vec<f64>,
@@ -77,6 +85,9 @@ fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
 }
 
 pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
+    if args.friction_position_harmonics > 0 && !args.friction {
+        anyhow::bail!("--friction-position-harmonics needs --friction");
+    }
     let options = ChainOptions {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
@@ -86,6 +97,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     let log = read_log(args)?;
     let options = IdentifyOptions {
         friction: args.friction,
+        friction_harmonics: args.friction_position_harmonics,
         holdout: args.holdout,
         cutoff: args.cutoff,
         ..IdentifyOptions::default()
@@ -97,6 +109,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             base_values: found.base_values.clone(),
             viscous: found.viscous.clone(),
             coulomb: found.coulomb.clone(),
+            friction_ripple: found.friction_ripple.clone(),
         };
         let comment = format!(
             "Identified by armctl identify from {} for {}",
@@ -123,6 +136,8 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             .collect(),
         viscous: found.viscous,
         coulomb: found.coulomb,
+        friction_ripple: found.friction_ripple,
+        ripple_left_out: found.ripple_left_out,
         joint_noise: found.joint_noise,
         holdout_rms: found.holdout_rms,
         holdout_relative: found.holdout_relative,
@@ -168,6 +183,19 @@ fn render(r: &Report) -> String {
             "\nviscous friction: {:?}\nCoulomb friction: {:?}\n",
             rounded(&r.viscous),
             rounded(&r.coulomb)
+        );
+    }
+    if !r.ripple_left_out.is_empty() {
+        out += &format!(
+            "Coulomb harmonics left out (zero) for {}: the log does not sweep enough of their range to tell them from the mean\n",
+            r.ripple_left_out.join(", ")
+        );
+    }
+    for (j, ripple) in r.friction_ripple.iter().enumerate() {
+        out += &format!(
+            "Coulomb harmonics of joint {} (cos, sin of 1q, 2q, ..): {:?}\n",
+            j + 1,
+            rounded(ripple)
         );
     }
     out += &format!("\nnoise per joint: {:?}\n", rounded(&r.joint_noise));

@@ -83,7 +83,7 @@ pub(crate) struct SimArgs {
     #[arg(long)]
     target_pose: Option<String>,
     /// With a pair scene and `--controller cooperative`: move the held object by DX,DY,DZ
-    /// (world axes, m) in 1 s from the start.
+    /// (world axes, m) from the start, in 1 s or as `max_object_speed` allows.
     #[arg(long)]
     object_move: Option<String>,
     /// Folder for run.csv and the plots.

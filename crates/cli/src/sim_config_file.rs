@@ -18,6 +18,8 @@
 //! backlash: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.002]       # gear play per joint, rad (needs
 //!                            # the joint's armature and integrator: euler)
 //! gear_stiffness: 10000.0    # N m/rad, the meshing teeth where there is play
+//! friction_ripple: [[0.2, 0.1], [], [], [], [], [], []]  # per joint: cos, sin of harmonics
+//!                            # 1, 2, .. of the Coulomb friction over the position (plant only)
 //! scene: {obstacles: [...], points: [...], sensor: {...}}    # see scene_file.rs
 //! ```
 
@@ -83,6 +85,7 @@ struct SimConfigFile {
     armature: Option<Vec<f64>>,
     backlash: Option<Vec<f64>>,
     gear_stiffness: Option<f64>,
+    friction_ripple: Option<Vec<Vec<f64>>>,
     scene: Option<armctl_runtime::scene_file::SceneFile>,
 }
 
@@ -169,6 +172,9 @@ pub(crate) fn load(
             armature: file.armature.unwrap_or(base.joints.armature.clone()),
             backlash: file.backlash.unwrap_or(base.joints.backlash.clone()),
             gear_stiffness: file.gear_stiffness.unwrap_or(base.joints.gear_stiffness),
+            friction_ripple: file
+                .friction_ripple
+                .unwrap_or(base.joints.friction_ripple.clone()),
         },
         ..base
     };

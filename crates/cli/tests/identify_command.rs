@@ -150,6 +150,18 @@ fn excite_simulate_identify_and_track_better() {
 #[test]
 fn bad_logs_are_named() {
     let dir = scratch("bad");
+    let (ok, _, err) = armctl(&[
+        "identify",
+        "urdf/panda.urdf",
+        "--log",
+        "nowhere.csv",
+        "--friction-position-harmonics",
+        "2",
+    ]);
+    assert!(
+        !ok && err.contains("--friction-position-harmonics needs --friction"),
+        "{err}"
+    );
     let short = dir.join("short.csv");
     std::fs::write(
         &short,

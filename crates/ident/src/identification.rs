@@ -1,5 +1,6 @@
 //! Weighted least squares of the base parameters (and optionally viscous and Coulomb friction
-//! per joint) from a log: `tau = Y_b(q, qd, qdd) p_b + diag(qd) f_v + diag(sgn qd) f_c`.
+//! per joint, and the Coulomb level's harmonics over the position) from a log:
+//! `tau_j = Y_b(q, qd, qdd)_j p_b + f_v,j qd_j + sgn(qd_j) (f_c,j + sum_k c_jk cos(k q_j) + s_jk sin(k q_j))`.
 //!
 //! Missing velocities and accelerations are differentiated from the low-passed (zero-phase)
 //! signals; the efforts are averaged over neighbouring samples, as a central difference sees a
@@ -28,6 +29,9 @@ pub struct IdentifyOptions {
     pub max_samples: usize,
     /// With friction, a joint's equations at speeds below this (rad/s, m/s) are left out.
     pub min_speed: f64,
+    /// With friction, this many harmonics of the Coulomb level over each joint's position
+    /// (at most `armctl_model::MAX_FRICTION_HARMONICS`).
+    pub friction_harmonics: usize,
 }
 
 impl Default for IdentifyOptions {
@@ -38,6 +42,7 @@ impl Default for IdentifyOptions {
             cutoff: 10.0,
             max_samples: 10000,
             min_speed: 0.1,
+            friction_harmonics: 0,
         }
     }
 }
@@ -55,7 +60,12 @@ pub struct Identification {
     pub viscous: Vec<f64>,
     /// Coulomb friction per joint (empty without friction).
     pub coulomb: Vec<f64>,
-    /// Standard deviations of viscous then Coulomb friction.
+    /// Per joint, the Coulomb level's harmonics `[c_1, s_1, c_2, s_2, ..]` (empty without).
+    pub friction_ripple: Vec<Vec<f64>>,
+    /// The joints whose harmonics were left out (zero): the log does not sweep enough of
+    /// their range to tell the harmonics from the mean Coulomb level.
+    pub ripple_left_out: Vec<String>,
+    /// Standard deviations of viscous then Coulomb friction, then the harmonics.
     pub friction_std: Vec<f64>,
     /// Noise of each joint's effort equation (residual standard deviation), N m or N.
     pub joint_noise: Vec<f64>,
@@ -142,18 +152,97 @@ fn held_effort(effort: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Stacked regressor rows (n per sample: base columns, then friction) and efforts.
+/// The friction model identified: none, or viscous and Coulomb with `harmonics` harmonics of
+/// the Coulomb level over the position; and the speed below which a joint's equation is left
+/// out.
+#[derive(Debug, Clone)]
+struct FrictionColumns {
+    on: bool,
+    /// Harmonics asked for.
+    harmonics: usize,
+    /// Harmonics identified per joint (`harmonics`, or 0 where the log cannot tell them).
+    per_joint: Vec<usize>,
+    min_speed: f64,
+}
+
+/// Above this condition number (unit columns) of `[1, cos q, sin q, .., cos Kq, sin Kq]` over
+/// a joint's moving samples, the harmonics and the mean Coulomb level trade off against each
+/// other: the joint does not sweep enough of its range.
+const MAX_HARMONIC_CONDITION: f64 = 1000.0;
+
+impl FrictionColumns {
+    fn of(options: &IdentifyOptions, n: usize) -> Self {
+        let harmonics = if options.friction {
+            options.friction_harmonics
+        } else {
+            0
+        };
+        Self {
+            on: options.friction,
+            harmonics,
+            per_joint: vec![harmonics; n],
+            min_speed: options.min_speed,
+        }
+    }
+
+    /// Leaves out the harmonics of the joints whose moving samples in `samples` cannot
+    /// determine them.
+    fn keep_identifiable(&mut self, s: &Signals, samples: &[usize]) {
+        for (j, count) in self.per_joint.iter_mut().enumerate() {
+            let k = *count;
+            if k == 0 {
+                continue;
+            }
+            let moving: Vec<f64> = samples
+                .iter()
+                .filter(|&&r| s.qd[r][j].abs() >= self.min_speed)
+                .map(|&r| s.q[r][j])
+                .collect();
+            let basis = DMatrix::from_fn(moving.len(), 1 + 2 * k, |r, c| match c {
+                0 => 1.0,
+                c => {
+                    let h = c.div_ceil(2) as f64;
+                    if c % 2 == 1 {
+                        (h * moving[r]).cos()
+                    } else {
+                        (h * moving[r]).sin()
+                    }
+                }
+            });
+            if moving.len() < 2 * (1 + 2 * k) || condition_number(&basis) > MAX_HARMONIC_CONDITION {
+                *count = 0;
+            }
+        }
+    }
+
+    /// Friction unknowns of all joints.
+    fn unknowns(&self) -> usize {
+        if self.on {
+            2 * self.per_joint.len() + 2 * self.per_joint.iter().sum::<usize>()
+        } else {
+            0
+        }
+    }
+
+    /// The column of joint j's first harmonic, after the base and the viscous and Coulomb
+    /// columns.
+    fn first_harmonic(&self, b: usize, j: usize) -> usize {
+        b + 2 * self.per_joint.len() + 2 * self.per_joint[..j].iter().sum::<usize>()
+    }
+}
+
+/// Stacked regressor rows (n per sample: base columns, then friction: viscous per joint,
+/// Coulomb per joint, the harmonics joint by joint) and efforts.
 fn stack(
     robot: &Robot,
     base: &BaseParameters,
     s: &Signals,
     samples: &[usize],
-    friction: bool,
-    min_speed: f64,
+    friction: &FrictionColumns,
 ) -> Result<(DMatrix<f64>, DVector<f64>), IdentError> {
     let n = robot.dof();
     let b = base.count();
-    let width = b + if friction { 2 * n } else { 0 };
+    let width = b + friction.unknowns();
     let mut ws = DynamicsWorkspace::new(robot);
     let (mut y, mut y_b) = (DMatrix::zeros(n, PARAMS_PER_LINK * n), DMatrix::zeros(n, b));
     let mut w = DMatrix::zeros(samples.len() * n, width);
@@ -167,14 +256,22 @@ fn stack(
         for j in 0..n {
             tau[row * n + j] = s.tau[k][j];
             // Near standstill Coulomb friction is neither +f_c nor -f_c: the row is left out.
-            if friction && s.qd[k][j].abs() < min_speed {
+            if friction.on && s.qd[k][j].abs() < friction.min_speed {
                 w.row_mut(row * n + j).fill(0.0);
                 tau[row * n + j] = 0.0;
                 continue;
             }
-            if friction {
-                w[(row * n + j, b + j)] = s.qd[k][j];
-                w[(row * n + j, b + n + j)] = s.qd[k][j].signum() * f64::from(s.qd[k][j] != 0.0);
+            if friction.on {
+                let sign = s.qd[k][j].signum() * f64::from(s.qd[k][j] != 0.0);
+                let r = row * n + j;
+                w[(r, b + j)] = s.qd[k][j];
+                w[(r, b + n + j)] = sign;
+                for h in 0..friction.per_joint[j] {
+                    let (sin, cos) = ((h + 1) as f64 * s.q[k][j]).sin_cos();
+                    let column = friction.first_harmonic(b, j) + 2 * h;
+                    w[(r, column)] = sign * cos;
+                    w[(r, column + 1)] = sign * sin;
+                }
             }
         }
     }
@@ -221,12 +318,23 @@ fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64
 /// parameters: some estimates would be set by the noise alone.
 const MAX_CONDITION: f64 = 1e6;
 
-/// The base parameters' names, then (with friction) `viscous J` and `Coulomb J` per joint.
-fn unknown_names(base: &BaseParameters, joints: &[String], friction: bool) -> Vec<String> {
+/// The base parameters' names, then (with friction) `viscous J` and `Coulomb J` per joint,
+/// then `Coulomb cos K J`, `Coulomb sin K J` for each harmonic K.
+fn unknown_names(
+    base: &BaseParameters,
+    joints: &[String],
+    friction: &FrictionColumns,
+) -> Vec<String> {
     let mut names = base.names();
-    if friction {
+    if friction.on {
         names.extend(joints.iter().map(|j| format!("viscous {j}")));
         names.extend(joints.iter().map(|j| format!("Coulomb {j}")));
+        for (j, &count) in joints.iter().zip(&friction.per_joint) {
+            for k in 1..=count {
+                names.push(format!("Coulomb cos {k} {j}"));
+                names.push(format!("Coulomb sin {k} {j}"));
+            }
+        }
     }
     names
 }
@@ -281,8 +389,24 @@ pub fn identify(
     } else {
         log.len() / 100
     };
+    let mut friction = FrictionColumns::of(options, names.len());
+    if friction.harmonics > armctl_model::MAX_FRICTION_HARMONICS {
+        return Err(IdentError::Identification {
+            reason: format!(
+                "at most {} friction harmonics, not {}",
+                armctl_model::MAX_FRICTION_HARMONICS,
+                friction.harmonics
+            ),
+        });
+    }
+    if options.friction_harmonics > 0 && !options.friction {
+        return Err(IdentError::Identification {
+            reason: "friction harmonics need friction identified too".into(),
+        });
+    }
     let fit: Vec<usize> = spread(margin, split.saturating_sub(margin), options.max_samples);
-    let unknowns = base.count() + if options.friction { 2 * names.len() } else { 0 };
+    friction.keep_identifiable(&s, &fit);
+    let unknowns = base.count() + friction.unknowns();
     if !(0.0..0.95).contains(&options.holdout) {
         return Err(IdentError::Identification {
             reason: format!(
@@ -299,7 +423,7 @@ pub fn identify(
             ),
         });
     }
-    let (w, tau) = stack(robot, &base, &s, &fit, options.friction, options.min_speed)?;
+    let (w, tau) = stack(robot, &base, &s, &fit, &friction)?;
     let first = solve(&w, &tau)?;
     let scale = tau.amax().max(1e-9);
     let noise: Vec<f64> = joint_noise(&w, &(&tau - &w * &first), names.len(), unknowns)
@@ -312,7 +436,7 @@ pub fn identify(
     if condition.is_nan() || condition >= MAX_CONDITION {
         return Err(poorly_excited(
             &ww,
-            &unknown_names(&base, &names, options.friction),
+            &unknown_names(&base, &names, &friction),
             condition,
         ));
     }
@@ -324,7 +448,7 @@ pub fn identify(
         &s,
         split,
         log.len() - margin,
-        (options.friction, options.min_speed),
+        &friction,
         &estimate,
     )?;
     let b = base.count();
@@ -343,6 +467,19 @@ pub fn identify(
         } else {
             vec![]
         },
+        friction_ripple: (0..n)
+            .filter(|_| friction.harmonics > 0)
+            .map(|j| {
+                let mut ripple = vec![0.0; 2 * friction.harmonics];
+                let found = estimate.rows(friction.first_harmonic(b, j), 2 * friction.per_joint[j]);
+                ripple[..found.len()].copy_from_slice(found.as_slice());
+                ripple
+            })
+            .collect(),
+        ripple_left_out: (0..n)
+            .filter(|&j| friction.harmonics > 0 && friction.per_joint[j] == 0)
+            .map(|j| names[j].clone())
+            .collect(),
         friction_std: std[b..].to_vec(),
         joint_noise: noise,
         condition_number: condition,
@@ -411,7 +548,7 @@ fn holdout(
     s: &Signals,
     from: usize,
     to: usize,
-    (friction, min_speed): (bool, f64),
+    friction: &FrictionColumns,
     estimate: &DVector<f64>,
 ) -> Result<(Vec<f64>, Vec<f64>, f64), IdentError> {
     let n = robot.dof();
@@ -420,7 +557,7 @@ fn holdout(
         return Ok((vec![], vec![], 0.0));
     }
     // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
-    let (w, tau) = stack(robot, base, s, &samples, friction, min_speed)?;
+    let (w, tau) = stack(robot, base, s, &samples, friction)?;
     let error = &tau - &w * estimate;
     let rms = |v: &DVector<f64>, j: usize| {
         let used: Vec<usize> = (0..samples.len())

@@ -21,6 +21,9 @@ pub struct IdentifiedModel {
     pub viscous: Vec<f64>,
     /// Coulomb friction per joint (empty: keep the URDF's).
     pub coulomb: Vec<f64>,
+    /// The Coulomb level's harmonics over each joint's position, per joint `[c_1, s_1, ..]`
+    /// (empty: none; see `armctl_model::Robot::with_friction_ripple`).
+    pub friction_ripple: Vec<Vec<f64>>,
 }
 
 fn refuse(reason: String) -> IdentError {
@@ -52,6 +55,11 @@ impl IdentifiedModel {
             let clamp = |v: &[f64]| v.iter().map(|x| x.max(0.0)).collect::<Vec<_>>();
             model = model
                 .with_friction(&clamp(&self.viscous), &clamp(&self.coulomb))
+                .map_err(|e| refuse(e.to_string()))?;
+        }
+        if !self.friction_ripple.is_empty() {
+            model = model
+                .with_friction_ripple(&self.friction_ripple)
                 .map_err(|e| refuse(e.to_string()))?;
         }
         Ok(model)
@@ -86,6 +94,14 @@ impl IdentifiedModel {
                 "    model_viscous: {}\n    model_coulomb: {}\n",
                 list(&self.viscous),
                 list(&self.coulomb)
+            );
+        }
+        if !self.friction_ripple.is_empty() {
+            let flat: Vec<f64> = self.friction_ripple.concat();
+            text += &format!(
+                "    # per joint, cos and sin of harmonics 1..{} of the Coulomb level over q\n    model_friction_ripple: {}\n",
+                self.friction_ripple[0].len() / 2,
+                list(&flat)
             );
         }
         text

@@ -1,5 +1,6 @@
 //! An identified model (`armctl identify --out`) given to controller_node as parameters:
-//! `model_base_names`, `model_base_parameters` and optionally `model_viscous`, `model_coulomb`.
+//! `model_base_names`, `model_base_parameters` and optionally `model_viscous`, `model_coulomb`
+//! and `model_friction_ripple`.
 //! The controller, and the node's gravity hold, then compute with it instead of the URDF's
 //! inertials; the friction replaces the URDF's (computed torque compensates it).
 
@@ -9,7 +10,7 @@ use crate::RuntimeError;
 
 use armctl_control::{Declaration, ParameterValue};
 
-/// The four declarations (read-only).
+/// The five declarations (read-only).
 pub fn model_declarations() -> Vec<Declaration> {
     let doubles =
         |name: &str, what: &str| Declaration::double_array(name, vec![], what).read_only();
@@ -18,6 +19,7 @@ pub fn model_declarations() -> Vec<Declaration> {
         doubles("model_base_parameters", "Identified model: base parameter values replacing the URDF's inertials (empty: use the URDF)."),
         doubles("model_viscous", "Identified model: viscous friction per joint (empty: the URDF's)."),
         doubles("model_coulomb", "Identified model: Coulomb friction per joint (empty: the URDF's)."),
+        doubles("model_friction_ripple", "Identified model: the Coulomb friction's harmonics over each joint's position, joint after joint, [cos_1, sin_1, cos_2, sin_2, ..] each (empty: none)."),
     ]
 }
 
@@ -33,7 +35,7 @@ pub fn identified_model<'a>(
     };
     let base_values = doubles(value("model_base_parameters"));
     if base_values.is_empty() {
-        for name in ["model_viscous", "model_coulomb"] {
+        for name in ["model_viscous", "model_coulomb", "model_friction_ripple"] {
             if !doubles(value(name)).is_empty() {
                 return Err(RuntimeError::Parameter {
                     name: name.into(),
@@ -49,10 +51,60 @@ pub fn identified_model<'a>(
         Some(ParameterValue::StringArray(n)) => n.clone(),
         _ => vec![],
     };
+    let viscous = doubles(value("model_viscous"));
+    let ripple = doubles(value("model_friction_ripple"));
+    let joints = viscous.len();
+    let friction_ripple = if ripple.is_empty() {
+        vec![]
+    } else if joints > 0 && ripple.len() % (2 * joints) == 0 {
+        ripple
+            .chunks(ripple.len() / joints)
+            .map(<[f64]>::to_vec)
+            .collect()
+    } else {
+        return Err(RuntimeError::Parameter {
+            name: "model_friction_ripple".into(),
+            reason: format!(
+                "{} values are not cosine, sine pairs for each of the {joints} joints of model_viscous",
+                ripple.len()
+            ),
+        });
+    };
     Ok(Some(IdentifiedModel {
         base_names,
         base_values,
-        viscous: doubles(value("model_viscous")),
+        viscous,
         coulomb: doubles(value("model_coulomb")),
+        friction_ripple,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(values: &[(&str, ParameterValue)]) -> Result<Option<IdentifiedModel>, RuntimeError> {
+        identified_model(|name| values.iter().find(|(n, _)| *n == name).map(|(_, v)| v))
+    }
+
+    #[test]
+    fn the_friction_ripple_is_split_per_joint_or_refused_naming_it() {
+        let doubles = |v: &[f64]| ParameterValue::DoubleArray(v.to_vec());
+        let base = [
+            ("model_base_parameters", doubles(&[1.0])),
+            ("model_viscous", doubles(&[0.1, 0.2])),
+            ("model_coulomb", doubles(&[1.0, 1.0])),
+        ];
+        let mut given = base.to_vec();
+        given.push(("model_friction_ripple", doubles(&[0.1, 0.2, 0.3, 0.4])));
+        let found = model(&given).unwrap().unwrap();
+        assert_eq!(found.friction_ripple, vec![vec![0.1, 0.2], vec![0.3, 0.4]]);
+        let mut odd = base.to_vec();
+        odd.push(("model_friction_ripple", doubles(&[0.1, 0.2, 0.3])));
+        let e = model(&odd).unwrap_err().to_string();
+        assert!(e.contains("model_friction_ripple"), "{e}");
+        let alone = [("model_friction_ripple", doubles(&[0.1, 0.2]))];
+        let e = model(&alone).unwrap_err().to_string();
+        assert!(e.contains("without model_base_parameters"), "{e}");
+    }
 }

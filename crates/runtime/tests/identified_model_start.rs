@@ -33,6 +33,7 @@ fn model_file(truth: &Robot, name: &str, friction: (f64, f64)) -> String {
             .collect(),
         viscous: vec![friction.0; n],
         coulomb: vec![friction.1; n],
+        friction_ripple: vec![],
     };
     let dir = std::env::temp_dir().join(format!("armctl-identified-start-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
