@@ -31,6 +31,7 @@ pub struct SlidingMode {
     design: GainDesign,
     acceleration: Vec<f64>,
     s: Vec<f64>,
+    warnings: Vec<String>,
 }
 
 /// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
@@ -106,6 +107,7 @@ impl SlidingMode {
             acceleration: vec![0.0; n],
             s: vec![0.0; n],
             parameters,
+            warnings: Vec::new(),
         })
     }
 }
@@ -126,7 +128,26 @@ impl Controller for SlidingMode {
     /// `lambda`, `k` as set, or designed from `poles` or the LQR weights inside the layer
     /// (`gain_design`).
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
-        self.design.set(&mut self.parameters, name, value)
+        self.design.set(&mut self.parameters, name, value)?;
+        self.parameters_changed();
+        Ok(())
+    }
+    /// A design places the poles of the loop inside the layer without the `kd s` torque,
+    /// which adds `M^-1 Kd` to it: warn when both are on.
+    fn parameters_changed(&mut self) {
+        self.warnings.clear();
+        let design = match self.parameters.get("gain_design") {
+            Some(ParameterValue::String(design)) if design != "manual" => design.clone(),
+            _ => return,
+        };
+        if self.parameters.target(self.linear).iter().any(|d| *d > 0.0) {
+            self.warnings.push(format!(
+                "gain_design '{design}' places the poles inside the boundary layer as if kd were 0; with kd > 0 the loop there is faster than designed (set kd to 0 for the designed response)"
+            ));
+        }
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let p = &self.parameters;
@@ -144,5 +165,31 @@ impl Controller for SlidingMode {
             *effort += d * s;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::ChainOptions;
+
+    #[test]
+    fn a_gain_design_with_kd_on_is_warned_about() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let robot = Robot::from_urdf_file(path, &ChainOptions::default()).unwrap();
+        let mut law = SlidingMode::new(&robot).unwrap();
+        assert!(law.warnings().is_empty());
+        let poles = ParameterValue::DoubleArray(vec![-8.0, -14.0, -8.0, -14.0]);
+        law.set_parameter("poles", poles).unwrap();
+        law.set_parameter("gain_design", ParameterValue::String("poles".into()))
+            .unwrap();
+        assert!(
+            law.warnings().iter().any(|w| w.contains("as if kd were 0")),
+            "{:?}",
+            law.warnings()
+        );
+        law.set_parameter("kd", ParameterValue::DoubleArray(vec![0.0, 0.0]))
+            .unwrap();
+        assert!(law.warnings().is_empty(), "{:?}", law.warnings());
     }
 }
