@@ -72,10 +72,19 @@ pub(crate) struct ModelArgs {
     /// Print JSON (schema in the README) instead of tables.
     #[arg(long)]
     json: bool,
+    /// Print the closed forms of M, C and G (arms of up to three joints), in the MDH
+    /// parameters and link parameters, by the Lagrange-Euler route.
+    #[arg(long, conflicts_with = "json")]
+    closed_form: bool,
 }
 
 pub(crate) fn run(args: &ModelArgs) -> Result<()> {
     let conversion = args.urdf.load()?;
+    if args.closed_form {
+        let form = armctl_dynamics::ClosedForm::new(&conversion.robot)?;
+        print!("{}", form.render(&conversion.robot));
+        return Ok(());
+    }
     if args.json {
         let json = ModelJson::new(&conversion, args.urdf.options().branches);
         println!("{}", serde_json::to_string_pretty(&json)?);

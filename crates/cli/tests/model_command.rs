@@ -75,3 +75,23 @@ fn a_malformed_urdf_is_refused_naming_the_joint_and_line() {
         format!("line {line}: malformed URDF in joint 'panda_joint4': unknown variant `REVOLUTE`");
     assert!(!ok && err.contains(&want), "{err}");
 }
+
+/// `--closed-form` prints the two-link arm's M, C and G as the course derives them, and
+/// refuses an arm of more than three joints with the reason.
+#[test]
+fn closed_forms_of_a_small_arm_and_a_refusal_for_a_large_one() {
+    let (ok, out, err) = armctl(&["model", "urdf/planar_2link.urdf", "--closed-form"]);
+    assert!(ok, "{err}");
+    for line in [
+        "M11 = a2^2 M2 + 2 c2 a2 MX2 + ZZ2 + ZZ1",
+        "M22 = ZZ2",
+        "C22 = 0",
+    ] {
+        assert!(out.contains(line), "{line} missing from\n{out}");
+    }
+    let (ok, _, err) = armctl(&["model", "urdf/panda.urdf", "--closed-form"]);
+    assert!(
+        !ok && err.contains("at most 3 joints, the arm has 7"),
+        "{err}"
+    );
+}

@@ -20,6 +20,12 @@ pub enum DynamicsError {
     /// The mass matrix is not positive definite (a link without mass or inertia on an axis).
     #[error("the mass matrix is not positive definite: a joint drives no mass or inertia")]
     SingularMassMatrix,
+    /// What is asked is not done for this arm (named in the reason).
+    #[error("{reason}")]
+    Unsupported {
+        /// What and why.
+        reason: String,
+    },
     /// A least-squares problem could not be solved.
     #[error("numerical failure: {reason}")]
     Numerical {
