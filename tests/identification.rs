@@ -93,6 +93,31 @@ fn record(
     log
 }
 
+/// One minute of the plant with friction (and `noise`) following `trajectory` under computed
+/// torque, accelerations left to differentiation, efforts with `effort_noise`.
+fn record_with_friction(
+    plant: &Robot,
+    noise: Option<SensorNoise>,
+    trajectory: &dyn Trajectory,
+    effort_noise: f64,
+) -> JointLog {
+    let config = SimConfig {
+        noise,
+        friction: true,
+        ..SimConfig::ideal()
+    };
+    let mut controller = controller_by_name("computed_torque", plant).unwrap();
+    record(
+        plant,
+        config,
+        controller.as_mut(),
+        trajectory,
+        60.0,
+        false,
+        effort_noise,
+    )
+}
+
 fn exciting(robot: &Robot) -> impl Trajectory {
     excitation(robot, 0.1, 5, ExcitationLimits::default(), 3)
         .unwrap()
@@ -151,21 +176,7 @@ fn noisy_data_give_the_well_excited_parameters_and_predict_held_out_efforts() {
         velocity: 1e-3,
         seed: 5,
     };
-    let config = SimConfig {
-        noise: Some(noise),
-        friction: true,
-        ..SimConfig::ideal()
-    };
-    let mut controller = controller_by_name("computed_torque", &plant).unwrap();
-    let log = record(
-        &plant,
-        config,
-        controller.as_mut(),
-        &trajectory,
-        60.0,
-        false,
-        0.02,
-    );
+    let log = record_with_friction(&plant, Some(noise), &trajectory, 0.02);
     let options = IdentifyOptions {
         friction: true,
         ..IdentifyOptions::default()
@@ -463,20 +474,7 @@ fn tracking_error_with_friction(plant: &Robot, model: &Robot) -> f64 {
 fn position_dependent_friction_is_identified_and_compensated() {
     let (plant, ripple) = rippling_plant();
     let trajectory = exciting(&plant);
-    let config = SimConfig {
-        friction: true,
-        ..SimConfig::ideal()
-    };
-    let mut controller = controller_by_name("computed_torque", &plant).unwrap();
-    let log = record(
-        &plant,
-        config,
-        controller.as_mut(),
-        &trajectory,
-        60.0,
-        false,
-        0.0,
-    );
+    let log = record_with_friction(&plant, None, &trajectory, 0.0);
     let with = |harmonics: usize| IdentifyOptions {
         friction: true,
         friction_harmonics: harmonics,

@@ -270,35 +270,23 @@ impl ClosedForm {
             .collect();
         let _ = writeln!(out, "with {}\n", constants.join(", "));
         let n = self.g.len();
-        for i in 0..n {
-            for j in 0..n {
-                let _ = writeln!(
-                    out,
-                    "M{}{} = {}",
-                    i + 1,
-                    j + 1,
-                    self.m[i][j].render(&self.names)
-                );
-            }
-        }
-        out.push('\n');
-        for i in 0..n {
-            for j in 0..n {
-                let _ = writeln!(
-                    out,
-                    "C{}{} = {}",
-                    i + 1,
-                    j + 1,
-                    self.c[i][j].render(&self.names)
-                );
-            }
-        }
-        out.push('\n');
+        write_matrix(&mut out, "M", &self.m, &self.names);
+        write_matrix(&mut out, "C", &self.c, &self.names);
         for i in 0..n {
             let _ = writeln!(out, "G{} = {}", i + 1, self.g[i].render(&self.names));
         }
         out
     }
+}
+
+/// `NAMEij = ..` for every entry of `matrix`, then a blank line.
+fn write_matrix(out: &mut String, name: &str, matrix: &[Vec<Poly>], names: &[String]) {
+    for (i, row) in matrix.iter().enumerate() {
+        for (j, entry) in row.iter().enumerate() {
+            let _ = writeln!(out, "{name}{}{} = {}", i + 1, j + 1, entry.render(names));
+        }
+    }
+    out.push('\n');
 }
 
 /// The symbolic pieces of the arm.
