@@ -347,6 +347,12 @@ impl Cooperative {
     /// Stops a move where an arm's smallest singular value falls below `singularity_margin`
     /// (after the tools were measured): the reference holds where it is.
     fn guard_reach(&mut self) {
+        // Only during a move (the eigenvalues cost about as much as the rest of the law); the
+        // first step of a move only records where it starts.
+        if !self.moving() {
+            self.sigma_min = [f64::INFINITY; 2];
+            return;
+        }
         let margin = self.parameters[self.singularity_margin];
         for a in 0..2 {
             let sigma = self.arms[a]
@@ -356,7 +362,7 @@ impl Cooperative {
                 .min()
                 .max(0.0)
                 .sqrt();
-            let falling = sigma < self.sigma_min[a];
+            let falling = self.sigma_min[a].is_finite() && sigma < self.sigma_min[a];
             self.sigma_min[a] = sigma;
             if self.moving() && falling && sigma < margin {
                 self.target = PoseInterpolation::hold(self.desired.pose);
