@@ -65,6 +65,8 @@ struct Report {
     friction_ripple: Vec<Vec<f64>>,
     /// Joints whose harmonics the log could not tell (left at zero).
     ripple_left_out: Vec<String>,
+    /// Joints whose harmonics were scaled down to their Coulomb level.
+    ripple_limited: Vec<String>,
     joint_noise: Vec<f64>,
     holdout_rms: Vec<f64>,
     holdout_relative: Vec<f64>,
@@ -116,6 +118,10 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             args.log.display(),
             args.urdf.display()
         );
+        // What controller_node would load: checked before it is written.
+        model
+            .apply(&robot)
+            .context("the identified model does not apply to the URDF")?;
         std::fs::write(out, model.to_ros_parameters(&comment))
             .with_context(|| format!("writing {}", out.display()))?;
     }
@@ -138,6 +144,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         coulomb: found.coulomb,
         friction_ripple: found.friction_ripple,
         ripple_left_out: found.ripple_left_out,
+        ripple_limited: found.ripple_limited,
         joint_noise: found.joint_noise,
         holdout_rms: found.holdout_rms,
         holdout_relative: found.holdout_relative,
@@ -183,6 +190,12 @@ fn render(r: &Report) -> String {
             "\nviscous friction: {:?}\nCoulomb friction: {:?}\n",
             rounded(&r.viscous),
             rounded(&r.coulomb)
+        );
+    }
+    if !r.ripple_limited.is_empty() {
+        out += &format!(
+            "Coulomb harmonics scaled down to the Coulomb level for {} (the friction may push nowhere)\n",
+            r.ripple_limited.join(", ")
         );
     }
     if !r.ripple_left_out.is_empty() {

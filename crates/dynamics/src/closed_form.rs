@@ -4,7 +4,8 @@
 //! `qd_i`, the arm's non-zero MDH lengths (`a_i`, `d_i`), twists other than multiples of 90
 //! degrees (`ca_i`, `sa_i`), the non-zero link parameters about each MDH frame (`XX_i .. ZZ_i`,
 //! `MX_i .. MZ_i`, `M_i`, as `armctl params`), the armatures (`Ia_i`) and gravity (`g`, or
-//! `gx gy gz`). `s_i^2` is rewritten `1 - c_i^2`, so equal expressions print alike.
+//! `gx gy gz`). `s_i^2` is rewritten `1 - c_i^2` (and `sa_i^2` as `1 - ca_i^2`), so equal
+//! expressions print alike.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -386,7 +387,13 @@ fn gravity_symbols(robot: &Robot, symbols: &mut Symbols) -> [Option<(usize, f64)
     if norm == 0.0 {
         return [None; 3];
     }
-    match (0..3).find(|&k| (g0[k].abs() - norm).abs() < 1e-12 * norm) {
+    // Along an axis only when the rest is nothing (not merely small: it would be dropped).
+    let along = |k: usize| {
+        (0..3)
+            .filter(|&r| r != k)
+            .all(|r| g0[r].abs() <= 1e-12 * norm)
+    };
+    match (0..3).find(|&k| along(k)) {
         Some(axis) => {
             let g = symbols.add("g".into(), norm);
             std::array::from_fn(|k| (k == axis).then_some((g, g0[k].signum())))
@@ -462,12 +469,18 @@ impl Builder {
         let gravity = gravity_symbols(robot, symbols);
         let count = symbols.names.len();
         let sym = |i: usize| Poly::symbol(i, count);
+        // sin^2 = 1 - cos^2 for the joint angles and the general twists alike.
         let pairs = joints
             .iter()
             .filter_map(|(v, _, _)| match v {
                 JointSymbols::Revolute { c, s } => Some((*s, *c)),
                 JointSymbols::Prismatic { .. } => None,
             })
+            .chain(
+                geometry
+                    .iter()
+                    .filter_map(|(_, _, twist)| twist.map(|(c, s)| (s, c))),
+            )
             .collect();
         let links = robot
             .joints()

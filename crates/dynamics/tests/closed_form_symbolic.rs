@@ -99,3 +99,21 @@ fn more_than_three_joints_are_refused() {
     let e = ClosedForm::new(&robot).unwrap_err().to_string();
     assert!(e.contains("at most 3 joints"), "{e}");
 }
+
+/// Gravity a hair off an axis keeps all its components (it used to be taken for the axis and
+/// the rest dropped).
+#[test]
+fn gravity_a_hair_off_an_axis_stays_exact() {
+    let robot = Robot::from_urdf_file(
+        urdf_dir().join("planar_2link.urdf"),
+        &ChainOptions::default(),
+    )
+    .unwrap()
+    .with_gravity(nalgebra::Vector3::new(1e-5, 0.0, -9.81))
+    .unwrap();
+    let form = ClosedForm::new(&robot).unwrap();
+    for seed in 0..3 {
+        check("tilted gravity", &robot, &form, seed);
+    }
+    assert!(form.names.iter().any(|n| n == "gx"), "{:?}", form.names);
+}

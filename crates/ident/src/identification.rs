@@ -65,6 +65,9 @@ pub struct Identification {
     /// The joints whose harmonics were left out (zero): the log does not sweep enough of
     /// their range to tell the harmonics from the mean Coulomb level.
     pub ripple_left_out: Vec<String>,
+    /// The joints whose harmonics were scaled down to their Coulomb level (clamped at zero),
+    /// so that the friction pushes nowhere (a model would refuse them otherwise).
+    pub ripple_limited: Vec<String>,
     /// Standard deviations of viscous then Coulomb friction, then the harmonics.
     pub friction_std: Vec<f64>,
     /// Noise of each joint's effort equation (residual standard deviation), N m or N.
@@ -453,7 +456,7 @@ pub fn identify(
     )?;
     let b = base.count();
     let n = names.len();
-    Ok(Identification {
+    let mut found = Identification {
         base_names: base.names(),
         base_values: estimate.rows(0, b).iter().copied().collect(),
         base_std: std[..b].to_vec(),
@@ -476,6 +479,7 @@ pub fn identify(
                 ripple
             })
             .collect(),
+        ripple_limited: vec![],
         ripple_left_out: (0..n)
             .filter(|&j| friction.harmonics > 0 && friction.per_joint[j] == 0)
             .map(|j| names[j].clone())
@@ -487,7 +491,28 @@ pub fn identify(
         holdout_rms,
         holdout_relative,
         holdout_overall,
-    })
+    };
+    limit_ripple(&mut found, &names);
+    Ok(found)
+}
+
+/// Scales each joint's harmonics down to its Coulomb level (a model clamps a slightly
+/// negative level to zero) where they would exceed it, naming the joint.
+fn limit_ripple(found: &mut Identification, names: &[String]) {
+    for ((ripple, coulomb), name) in found
+        .friction_ripple
+        .iter_mut()
+        .zip(&found.coulomb)
+        .zip(names)
+    {
+        let bound: f64 = ripple.chunks(2).map(|p| p[0].hypot(p[1])).sum();
+        let level = coulomb.max(0.0);
+        if bound > level {
+            let scale = if bound > 0.0 { level / bound } else { 0.0 };
+            ripple.iter_mut().for_each(|v| *v *= scale);
+            found.ripple_limited.push(name.clone());
+        }
+    }
 }
 
 /// A sampling time that looks like seconds, and (when anything is differentiated) a cutoff the

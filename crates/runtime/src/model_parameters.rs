@@ -56,7 +56,12 @@ pub fn identified_model<'a>(
     let joints = viscous.len();
     let friction_ripple = if ripple.is_empty() {
         vec![]
-    } else if joints > 0 && ripple.len() % (2 * joints) == 0 {
+    } else if joints == 0 {
+        return Err(RuntimeError::Parameter {
+            name: "model_friction_ripple".into(),
+            reason: "needs model_viscous and model_coulomb: the harmonics ride on the identified Coulomb friction".into(),
+        });
+    } else if ripple.len() % (2 * joints) == 0 {
         ripple
             .chunks(ripple.len() / joints)
             .map(<[f64]>::to_vec)

@@ -872,12 +872,13 @@ fn stick_springs(plant: &Robot, config: &SimConfig) -> Result<Vec<(f64, f64)>, S
         .zip(statics)
         .enumerate()
         .map(|(i, (joint, &f_s))| {
-            if f_s > 0.0 && f_s < joint.friction.coulomb {
+            let peak = joint.friction.coulomb + joint.friction.ripple_bound();
+            if f_s > 0.0 && f_s < peak {
                 return Err(SimError::InvalidConfig {
                     name: "static_friction",
                     reason: format!(
-                        "joint '{}': {f_s} is below its Coulomb friction {} (breakaway takes at least the sliding friction)",
-                        joint.name, joint.friction.coulomb
+                        "joint '{}': {f_s} is below its Coulomb friction {peak} (at its highest over the position; breakaway takes at least the sliding friction)",
+                        joint.name
                     ),
                 });
             }
