@@ -434,30 +434,40 @@ fn two_pandas_hold_a_box_and_the_run_records_both_arms_and_the_box() {
     assert_eq!(csv.lines().count(), 3001);
 }
 
-/// Two Pandas under the cooperative law carry a 2 kg box 0.3 m sideways in 1 s: the box
-/// follows its reference within 2 mm all along (what is left is the grasps' sag under the
-/// load) and the squeeze stays within 1 N of its 10 N set point once built up.
-#[test]
-fn two_pandas_carry_a_box_with_the_squeeze_held() {
-    let dir = out_dir("carry");
-    let (ok, out, err) = armctl(&[
+/// The JSON summary of 3 s of the two Pandas under `config/two_pandas_cooperative.yaml`
+/// (plus `extra`) moving the box by `movement`.
+fn cooperative_run(name: &str, extra: &[&str], movement: &str) -> serde_json::Value {
+    let dir = out_dir(name);
+    let mut args = vec![
         "sim",
         "--urdf",
         "urdf/panda.urdf",
-        "--scene",
-        "config/scenes/two_pandas_carry.yaml",
         "--params",
         "config/two_pandas_cooperative.yaml",
         "--object-move",
-        "0,0.3,0",
+        movement,
         "--duration",
         "3",
         "--out",
         dir.to_str().unwrap(),
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (ok, out, err) = armctl(&args);
     assert!(ok, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    serde_json::from_str(&out).unwrap()
+}
+
+/// Two Pandas under the cooperative law carry a 2 kg box 0.3 m sideways in 1 s: the box
+/// follows its reference within 2 mm all along (what is left is the grasps' sag under the
+/// load) and the squeeze stays within 1 N of its 10 N set point once built up.
+#[test]
+fn two_pandas_carry_a_box_with_the_squeeze_held() {
+    let summary = cooperative_run(
+        "carry",
+        &["--scene", "config/scenes/two_pandas_carry.yaml"],
+        "0,0.3,0",
+    );
     let tracking = &summary["object_tracking"];
     let number = |v: &serde_json::Value| v.as_f64().unwrap();
     println!("{tracking}");
@@ -481,23 +491,7 @@ fn two_pandas_carry_a_box_with_the_squeeze_held() {
 /// --scene is not given.
 #[test]
 fn a_move_beyond_reach_stops_short_and_says_so() {
-    let dir = out_dir("beyond-reach");
-    let (ok, out, err) = armctl(&[
-        "sim",
-        "--urdf",
-        "urdf/panda.urdf",
-        "--params",
-        "config/two_pandas_cooperative.yaml",
-        "--object-move",
-        "0.3,0,0",
-        "--duration",
-        "3",
-        "--out",
-        dir.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let summary = cooperative_run("beyond-reach", &[], "0.3,0,0");
     let tracking = &summary["object_tracking"];
     let number = |v: &serde_json::Value| v.as_f64().unwrap();
     assert_eq!(summary["held_steps"], serde_json::json!([0, 0]));

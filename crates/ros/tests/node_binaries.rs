@@ -250,30 +250,32 @@ async fn two_arms_in_namespaces_with_parameter_files_and_a_renamed_node() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The `urdf_path` (the Panda) and `scene_file` overrides of a pair scene.
+fn pair_parameters(scene: &str) -> (String, String) {
+    (
+        format!("urdf_path:={}", workspace("urdf/panda.urdf")),
+        format!("scene_file:={}", workspace(scene)),
+    )
+}
+
+/// sim_node with the pair scene, taking each arm's efforts on `<arm>/<command_topic>`.
+fn pair_sim_node(domain: u16, urdf: &str, scene: &str, command_topic: &str) -> Running {
+    let topic = format!("command_topic:={command_topic}");
+    quiet(node(
+        env!("CARGO_BIN_EXE_sim_node"),
+        domain,
+        &["--ros-args", "-p", urdf, "-p", scene, "-p", &topic],
+    ))
+}
+
 /// two_arms.launch.xml as processes: sim_node with the two-Panda scene and a controller_node in
 /// each arm's namespace, over DDS. Both arms are controlled and the box, published on
 /// `/sim_node/object_pose`, stays held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_controller_nodes_hold_the_box_of_a_pair_scene_in_sim_node() {
     let domain = 94;
-    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
-    let scene = format!(
-        "scene_file:={}",
-        workspace("config/scenes/two_pandas_box.yaml")
-    );
-    let mut nodes = vec![quiet(node(
-        env!("CARGO_BIN_EXE_sim_node"),
-        domain,
-        &[
-            "--ros-args",
-            "-p",
-            &urdf,
-            "-p",
-            &scene,
-            "-p",
-            "command_topic:=pd_gravity/commands",
-        ],
-    ))];
+    let (urdf, scene) = pair_parameters("config/scenes/two_pandas_box.yaml");
+    let mut nodes = vec![pair_sim_node(domain, &urdf, &scene, "pd_gravity/commands")];
     for ns in ["/left", "/right"] {
         nodes.push(quiet(node(
             env!("CARGO_BIN_EXE_controller_node"),
@@ -359,24 +361,13 @@ async fn box_position(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_controller_node_carries_the_box_of_two_arms() {
     let domain = 95;
-    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
-    let scene = format!(
-        "scene_file:={}",
-        workspace("config/scenes/two_pandas_carry.yaml")
-    );
-    let mut nodes = vec![quiet(node(
-        env!("CARGO_BIN_EXE_sim_node"),
+    let (urdf, scene) = pair_parameters("config/scenes/two_pandas_carry.yaml");
+    let mut nodes = vec![pair_sim_node(
         domain,
-        &[
-            "--ros-args",
-            "-p",
-            &urdf,
-            "-p",
-            &scene,
-            "-p",
-            "command_topic:=effort_controller/commands",
-        ],
-    ))];
+        &urdf,
+        &scene,
+        "effort_controller/commands",
+    )];
     nodes.push(quiet(node(
         env!("CARGO_BIN_EXE_controller_node"),
         domain,
