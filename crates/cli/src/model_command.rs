@@ -30,6 +30,9 @@ pub(crate) struct UrdfArgs {
     /// Tolerance (rad, m) for parallel, intersecting and collinear axes.
     #[arg(long, default_value_t = 1e-9)]
     pub(crate) tolerance: f64,
+    /// For a .xacro file: arguments for the xacro program, `name:=value` (repeatable).
+    #[arg(long = "xacro-arg", value_name = "NAME:=VALUE")]
+    pub(crate) xacro_args: Vec<String>,
 }
 
 fn parse_lock(text: &str) -> Result<(String, f64), String> {
@@ -55,6 +58,7 @@ impl UrdfArgs {
             },
             locked_positions: self.locks.iter().cloned().collect(),
             tolerance: self.tolerance,
+            xacro_args: self.xacro_args.clone(),
         }
     }
 

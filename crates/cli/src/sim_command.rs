@@ -35,9 +35,12 @@ pub(crate) enum IntegratorArg {
 /// `armctl sim` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct SimArgs {
-    /// The robot's URDF.
+    /// The robot's URDF (a .xacro file is expanded with the xacro program).
     #[arg(long)]
     urdf: PathBuf,
+    /// For a .xacro --urdf: arguments for the xacro program, `name:=value` (repeatable).
+    #[arg(long = "xacro-arg", value_name = "NAME:=VALUE")]
+    xacro_args: Vec<String>,
     /// Base link (default: the root).
     #[arg(long)]
     base: Option<String>,
@@ -156,6 +159,7 @@ fn load_robot(args: &SimArgs) -> Result<(Robot, ConversionReport)> {
         } else {
             BranchPolicy::Lock
         },
+        xacro_args: args.xacro_args.clone(),
         ..ChainOptions::default()
     };
     let conversion = urdf_file_to_robot(&args.urdf, &options)
@@ -229,6 +233,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         bail!("--object-move moves the object of a pair scene (--scene, e.g. config/scenes/two_pandas_carry.yaml)");
     }
     let mut runtime = controller_runtime(args, &robot)?;
+    let gravity_warning = match_gravity_handling(&mut config, runtime.parameters());
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)?;
@@ -259,6 +264,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .map(|w| format!("robot model: {w}"))
         .collect();
     warnings.extend(controller.warnings().iter().cloned());
+    warnings.extend(gravity_warning);
     warnings.extend(events);
     let info = RunInfo {
         controller: controller.name().to_string(),
@@ -274,6 +280,24 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         print!("{}", render(&summary));
     }
     Ok(())
+}
+
+/// A law without G (`gravity_compensation: false`) runs on an arm that adds its own, as the
+/// Franka arm it is meant for does; an arm that adds G under a law that adds it too gets G
+/// twice, which the run's warnings say.
+fn match_gravity_handling(
+    config: &mut SimConfig,
+    parameters: &armctl_runtime::node_parameters::ParameterStore,
+) -> Option<String> {
+    let law_adds_gravity = parameters.get("gravity_compensation") != Some(&RosValue::Bool(false));
+    if !law_adds_gravity {
+        config.robot_compensates_gravity = true;
+        None
+    } else if config.robot_compensates_gravity {
+        Some("the simulated arm compensates its own gravity (robot_compensates_gravity) and the controller adds G too (gravity_compensation: true): G is applied twice".into())
+    } else {
+        None
+    }
 }
 
 /// A `pair:` scene: each arm under its own runtime (same law and parameters), following

@@ -20,6 +20,8 @@
 //! gear_stiffness: 10000.0    # N m/rad, the meshing teeth where there is play
 //! friction_ripple: [[0.2, 0.1], [], [], [], [], [], []]  # per joint: cos, sin of harmonics
 //!                            # 1, 2, .. of the Coulomb friction over the position (plant only)
+//! robot_compensates_gravity: false   # the arm adds G(q) itself, as a Franka arm does
+//!                            # (default: what the controller's gravity_compensation implies)
 //! scene: {obstacles: [...], points: [...], sensor: {...}}    # see scene_file.rs
 //! ```
 
@@ -86,6 +88,7 @@ struct SimConfigFile {
     backlash: Option<Vec<f64>>,
     gear_stiffness: Option<f64>,
     friction_ripple: Option<Vec<Vec<f64>>>,
+    robot_compensates_gravity: Option<bool>,
     scene: Option<armctl_runtime::scene_file::SceneFile>,
 }
 
@@ -176,6 +179,9 @@ pub(crate) fn load(
                 .friction_ripple
                 .unwrap_or(base.joints.friction_ripple.clone()),
         },
+        robot_compensates_gravity: file
+            .robot_compensates_gravity
+            .unwrap_or(base.robot_compensates_gravity),
         ..base
     };
     config

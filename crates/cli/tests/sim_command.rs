@@ -575,3 +575,51 @@ fn resolved_acceleration_follows_the_joint_trajectory_through_forward_kinematics
     assert!(!ok && err.contains("not both"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// config/fr3_computed_torque.yaml (franka_ros2's joint names, `gravity_compensation: false`)
+/// on an arm that adds its own gravity, as libfranka does: `armctl sim` makes the simulated arm
+/// add G and the law tracks; the same law with G on that arm is told to apply it twice. The
+/// arm is the Panda's URDF under the FR3's names (no FR3 URDF is bundled).
+#[test]
+fn the_fr3_file_runs_without_g_on_an_arm_that_adds_its_own() {
+    let dir = out_dir("fr3");
+    std::fs::create_dir_all(&dir).unwrap();
+    let urdf = dir.join("fr3_like.urdf");
+    let panda = std::fs::read_to_string(common::workspace().join("urdf/panda.urdf")).unwrap();
+    std::fs::write(&urdf, panda.replace("panda_", "fr3_")).unwrap();
+    let settings = dir.join("adds_gravity.yaml");
+    std::fs::write(&settings, "robot_compensates_gravity: true\n").unwrap();
+    let run = |params: &str, extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "--urdf",
+            urdf.to_str().unwrap(),
+            "--params",
+            params,
+            "--trajectory",
+            "setpoint:0.3,-0.5,0.2,-2.0,0.4,1.5,0.6",
+            "--duration",
+            "3",
+            "--out",
+            dir.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend(extra);
+        let (ok, out, err) = armctl(&args);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let summary = run("config/fr3_computed_torque.yaml", &[]);
+    for joint in summary["joints"].as_array().unwrap() {
+        let final_error = joint["final_error"].as_f64().unwrap();
+        assert!(final_error < 1e-4, "{}: {final_error}", joint["joint"]);
+    }
+    assert!(summary["joints"][0]["joint"].as_str() == Some("fr3_joint1"));
+    let twice = run(
+        "config/panda_computed_torque.yaml",
+        &["--sim-config", settings.to_str().unwrap()],
+    );
+    let warnings = twice["warnings"].to_string();
+    assert!(warnings.contains("G is applied twice"), "{warnings}");
+    let _ = std::fs::remove_dir_all(dir);
+}

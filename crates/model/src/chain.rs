@@ -54,6 +54,8 @@ pub struct ChainOptions {
     /// Geometric tolerance (rad for angles, m for distances) below which axes count as
     /// parallel, intersecting or collinear and URDF frames count as valid MDH frames.
     pub tolerance: f64,
+    /// Arguments (`name:=value`) for the `xacro` program when the file is a `.xacro`.
+    pub xacro_args: Vec<String>,
 }
 
 impl Default for ChainOptions {
@@ -64,6 +66,7 @@ impl Default for ChainOptions {
             branches: BranchPolicy::Lock,
             locked_positions: BTreeMap::new(),
             tolerance: 1e-9,
+            xacro_args: Vec::new(),
         }
     }
 }

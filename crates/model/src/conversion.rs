@@ -114,6 +114,10 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
 
 /// Reads and converts a URDF file.
 pub fn urdf_file_to_robot(path: &Path, options: &ChainOptions) -> Result<Conversion, ModelError> {
+    if crate::xacro::is_xacro(path) {
+        let text = crate::xacro::expand(path, &options.xacro_args)?;
+        return urdf_to_robot(&text, options);
+    }
     let text =
         crate::files::read_text_bounded(path, crate::files::MAX_URDF_BYTES).map_err(|reason| {
             ModelError::Io {

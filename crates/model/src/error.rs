@@ -35,14 +35,22 @@ pub enum ModelError {
         /// The parser's message, shortened.
         reason: String,
     },
-    /// The file is a xacro file: it still holds a `${...}` or `$(...)` expression. Usually
-    /// wrapped in [`ModelError::Located`].
-    #[error("{element} holds the unexpanded xacro expression `{expression}`: expand the file first (`xacro robot.urdf.xacro > robot.urdf`)")]
+    /// The file is a xacro file: it still holds a `${...}` or `$(...)` expression or a
+    /// `<xacro:...>` element. Usually wrapped in [`ModelError::Located`].
+    #[error("{element} holds the unexpanded xacro `{expression}`: give the .xacro file itself (expanded with the xacro program: pip install xacro) or expand it first (`xacro robot.urdf.xacro > robot.urdf`)")]
     Xacro {
         /// The element holding it, such as "link 'upper_arm'".
         element: String,
         /// The expression, shortened.
         expression: String,
+    },
+    /// A `.xacro` file could not be expanded: no `xacro` program, or it failed.
+    #[error("cannot expand xacro file '{path}': {reason}")]
+    XacroExpansion {
+        /// The path given.
+        path: String,
+        /// Why.
+        reason: String,
     },
     /// An error found at a line of the URDF text (1-based): where the element at fault starts,
     /// or where the XML goes wrong.

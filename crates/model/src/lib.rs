@@ -53,6 +53,7 @@ pub mod test_support;
 mod urdf_errors;
 mod urdf_scan;
 mod urdf_tree;
+pub mod xacro;
 
 pub use chain::{BranchPolicy, ChainOptions, ChainReport, MAX_DOF};
 pub use conversion::{urdf_file_to_robot, urdf_to_robot, Conversion, ConversionReport, LinkFrame};

@@ -200,16 +200,21 @@ impl<'a> Scanner<'a> {
         Ok(self.scan)
     }
 
-    /// A xacro expression in this piece of text (a tag with its attributes, or text) is an error.
+    /// A xacro expression or element in this piece of text (a tag with its attributes, or
+    /// text) is an error: a `<xacro:include>` or macro call left in would silently leave out
+    /// the links it stands for.
     fn refuse_xacro(&mut self, range: Range<usize>) -> Result<(), ModelError> {
         let piece = self.text.get(range.clone()).unwrap_or_default();
-        let Some(at) = ["${", "$("].iter().filter_map(|m| piece.find(m)).min() else {
+        let markers = ["${", "$(", "<xacro:"];
+        let Some(at) = markers.iter().filter_map(|m| piece.find(m)).min() else {
             return Ok(());
         };
         let expression = &piece[at..];
         let end = expression
-            .find(['}', ')'])
-            .map_or(expression.len(), |e| e + 1);
+            .find(['}', ')', ' ', '>'])
+            .map_or(expression.len(), |e| {
+                e + usize::from(!expression.starts_with('<'))
+            });
         let line = self.lines.line_at(range.start + at);
         Err(ModelError::Xacro {
             element: self.describe(self.open.len()),

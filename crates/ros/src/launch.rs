@@ -11,8 +11,10 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use crate::parameter_services::ParameterResponse;
 use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
+use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
-use armctl_runtime::ros_args::{parse_ros_args, RosArgs};
+use armctl_runtime::ros_args::parse_ros_args;
+use armctl_runtime::startup::NodeStart;
 
 #[cfg(feature = "dds")]
 /// A node running as a task of the current tokio runtime; dropping it stops the node.
@@ -142,33 +144,85 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
     }
 }
 
+/// The URDF from the `robot_description` topic (resolved in the node's namespace, remappable):
+/// robot_state_publisher publishes it there, reliable and transient local, and ros2_control's
+/// controller manager reads it the same way since Jazzy. Waits, saying so every 10 s.
+async fn robot_description_from_topic(start: &NodeStart) -> Result<String, RosError> {
+    let topic = resolve(
+        "robot_description",
+        &start.namespace,
+        &start.name,
+        &start.remaps,
+    );
+    let node = match start.namespace.as_str() {
+        "/" => format!("/{}", start.name),
+        ns => format!("{ns}/{}", start.name),
+    };
+    eprintln!("[INFO] {node}: neither robot_description nor urdf_path is set: waiting for the URDF on {topic} (std_msgs/String, transient local, as robot_state_publisher publishes it)");
+    let reader = format!("{}_robot_description_reader", start.name);
+    #[cfg(feature = "r2r")]
+    let receive = crate::transport::rcl::receive_latched_string(&reader, &start.namespace, &topic);
+    #[cfg(not(feature = "r2r"))]
+    let dds = DdsOptions::from_env();
+    #[cfg(not(feature = "r2r"))]
+    let receive =
+        crate::transport::dds::receive_latched_string(&reader, &start.namespace, &topic, &dds);
+    let mut receive = std::pin::pin!(receive);
+    let urdf = loop {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), &mut receive).await {
+            Ok(received) => break received?,
+            Err(_) => eprintln!("[WARN] {node}: still waiting for the URDF on {topic} (start robot_state_publisher, or set urdf_path or robot_description)"),
+        }
+    };
+    if urdf.trim().is_empty() {
+        return Err(RosError::Transport {
+            reason: format!("the URDF received on {topic} is empty"),
+        });
+    }
+    eprintln!(
+        "[INFO] {node}: URDF received on {topic} ({} bytes)",
+        urdf.len()
+    );
+    Ok(urdf)
+}
+
 /// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
 /// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
 /// service form from ROS's environment). SIGINT, SIGTERM and SIGHUP stop the node cleanly
 /// (controller_node sends its `safe_mode` command last) and the process exits 0.
+///
+/// With neither `robot_description` nor `urdf_path` given, the node first waits for the URDF on
+/// the `robot_description` topic ([`robot_description_from_topic`]).
 pub fn node_main<N: NodeLogic>(
     program: &str,
-    build: fn(&RosArgs) -> Result<N, RosError>,
+    build: fn(&NodeStart) -> Result<N, RosError>,
 ) -> ExitCode {
     let result = (|| -> Result<(), RosError> {
         let args = parse_ros_args(std::env::args().skip(1))?;
-        let node = build(&args)?;
-        if args.other.iter().any(|a| a == "--print-params") {
-            print!("{}", node.describe_parameters());
-            return Ok(());
-        }
-        if let Some(unknown) = args.other.first() {
+        let print_params = args.other.iter().any(|a| a == "--print-params");
+        if let Some(unknown) = args.other.iter().find(|a| *a != "--print-params") {
             return Err(armctl_runtime::RuntimeError::Arguments {
                 reason: format!("unknown argument '{unknown}' (node options go after --ros-args; --print-params lists the parameters)"),
             }
             .into());
         }
+        let mut start = NodeStart::new(&args, program)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| RosError::Transport {
                 reason: e.to_string(),
             })?;
+        if !print_params && !start.names_a_robot() {
+            let urdf = runtime.block_on(robot_description_from_topic(&start))?;
+            let value = armctl_control::ParameterValue::String(urdf);
+            start.values.push(("robot_description".into(), value));
+        }
+        let node = build(&start)?;
+        if print_params {
+            print!("{}", node.describe_parameters());
+            return Ok(());
+        }
         runtime.block_on(async {
             #[cfg(feature = "r2r")]
             let transport = crate::transport::rcl::RclTransport::start(node.spec())?;

@@ -212,6 +212,13 @@ pub struct Log {
     pub line: u32,
 }
 
+/// std_msgs/String: how robot_state_publisher publishes the URDF on `/robot_description`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StringMsg {
+    /// The text.
+    pub data: String,
+}
+
 /// A ROS message type: its package and name (the DDS type is
 /// `<package>::msg::dds_::<name>_`, the CDR payload its fields in order), and whatever the
 /// enabled backends need to carry it ([`crate::transport::BackendMessage`]).
@@ -248,6 +255,7 @@ message_types! {
     WrenchStamped = "geometry_msgs" / "WrenchStamped",
     Clock = "rosgraph_msgs" / "Clock",
     Log = "rcl_interfaces" / "Log",
+    StringMsg = "std_msgs" / "String",
 }
 
 /// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each

@@ -963,8 +963,13 @@ impl ControllerCore {
     pub fn safe_command(&mut self, effort: &mut [f64]) -> &'static str {
         effort.fill(0.0);
         let mut what = "zero effort";
+        let robot_compensates = self.robot.gravity().iter().all(|g| *g == 0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
-            what = "gravity compensation at the last valid configuration";
+            what = if robot_compensates {
+                "zero effort (gravity_compensation is false: the robot holds its own weight)"
+            } else {
+                "gravity compensation at the last valid configuration"
+            };
             if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
                 what = "zero effort (gravity could not be computed)";

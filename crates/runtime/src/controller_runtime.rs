@@ -160,6 +160,11 @@ pub(crate) fn configure_law<L: Tunable>(
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;
     }
+    // A robot that compensates its own gravity (libfranka does) must not get G twice: the
+    // law, its model and the gravity hold all compute with no gravity.
+    if store.get("gravity_compensation") == Some(&ParameterValue::Bool(false)) {
+        robot = robot.with_gravity(nalgebra::Vector3::zeros())?;
+    }
     if let Some(ParameterValue::DoubleArray(efforts)) = store.get("effort_limits") {
         if !efforts.is_empty() {
             robot = robot
@@ -550,6 +555,74 @@ mod tests {
             kp(&runtime),
             Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
         );
+    }
+
+    use armctl_model::{urdf_to_robot, ChainOptions};
+
+    /// With `gravity_compensation: false` every law commands what it commands with gravity,
+    /// less exactly G(q) (a law at its reference, first step: no integral or adaptation yet),
+    /// and the safe command is zero.
+    #[test]
+    fn without_gravity_compensation_every_law_commands_without_g() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        let urdf = std::fs::read_to_string(path).unwrap();
+        let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+        let q = [0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.5];
+        let command = |law: &str, compensate: bool| {
+            let start = NodeStart {
+                name: "controller_node".into(),
+                namespace: "/".into(),
+                remaps: vec![],
+                values: vec![
+                    (
+                        "robot_description".into(),
+                        ParameterValue::String(urdf.clone()),
+                    ),
+                    ("controller".into(), ParameterValue::String(law.into())),
+                    (
+                        "gravity_compensation".into(),
+                        ParameterValue::Bool(compensate),
+                    ),
+                ],
+            };
+            let mut runtime = ControllerRuntime::new(&start).unwrap();
+            let core = runtime.core_mut();
+            core.on_joint_state(&joints, &q, &[0.0; 7], 0.0);
+            let mut effort = vec![0.0; 7];
+            core.step(0.0, 1e-3, &mut effort);
+            let mut safe = vec![0.0; 7];
+            let what = core.safe_command(&mut safe);
+            (effort, safe, what)
+        };
+        let robot = urdf_to_robot(&urdf, &ChainOptions::default())
+            .unwrap()
+            .robot;
+        let mut g = vec![0.0; 7];
+        let mut ws = armctl_dynamics::DynamicsWorkspace::new(&robot);
+        armctl_dynamics::gravity_torques(&robot, &mut ws, &q, &mut g).unwrap();
+        let mut model_free = vec![];
+        for law in armctl_control::CONTROLLERS {
+            let (with, safe_with, _) = command(law, true);
+            let (without, safe, what) = command(law, false);
+            let removed: Vec<f64> = with.iter().zip(&without).map(|(a, b)| a - b).collect();
+            if removed.iter().all(|r| *r == 0.0) {
+                model_free.push(law);
+            } else {
+                for (j, (r, g)) in removed.iter().zip(&g).enumerate() {
+                    let close = (r - g).abs() < 1e-9 * (1.0 + g.abs());
+                    assert!(close, "{law} joint {j}: {r} removed, G = {g}");
+                }
+            }
+            for (j, (s, g)) in safe_with.iter().zip(&g).enumerate() {
+                assert!(
+                    (s - g).abs() < 1e-9 && safe[j] == 0.0,
+                    "{law}: safe command"
+                );
+            }
+            assert!(what.contains("gravity_compensation is false"), "{what}");
+        }
+        // The laws without a model have no G to remove.
+        assert_eq!(model_free, ["independent_pd"]);
     }
 
     /// URDF friction is compensated only when asked; identified friction without the base

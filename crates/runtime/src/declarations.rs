@@ -18,6 +18,12 @@ fn robot_parameters() -> Vec<Declaration> {
             "Path of a URDF file, when robot_description is empty.",
         )
         .read_only(),
+        Declaration::string_array(
+            "xacro_args",
+            vec![],
+            "When urdf_path is a .xacro file: arguments for the xacro program that expands it, name:=value each.",
+        )
+        .read_only(),
         Declaration::string(
             "base_link",
             "",
@@ -55,6 +61,7 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         Declaration::string("scene_file", "", "For controller 'cooperative': a scene file with a pair (the arms' names and bases in the world, the held object's mass and size); its q0 are the simulator's only.").read_only(),
         Declaration::double("update_rate", 0.0, "Control rate, Hz; 0 computes one command per /joint_states message.").range(0.0, 10_000.0).read_only(),
         Declaration::double("state_timeout", 0.1, "A joint state older than this (s) makes the node hold in safe_mode.").range(1e-4, 60.0),
+        Declaration::bool("gravity_compensation", true, "Include gravity G(q) in the commands (every law and the gravity hold). False for a robot that compensates its own gravity, such as a Franka arm through libfranka: the commands are then the law without G.").read_only(),
         Declaration::bool("friction_compensation", false, "Compensate the friction of the URDF's <dynamics damping friction> (often a simulator's tuning, not a measurement); an identified model's friction is always compensated.").read_only(),
         Declaration::integer("max_reference_points", crate::controller_core::DEFAULT_MAX_POINTS as i64, "A trajectory with more points than this is refused (bounds the memory a reference takes).").range(2.0, 1e6),
         Declaration::double_array("effort_limits", vec![], "Effort limit per controlled joint, N m (N), replacing the URDF's; every command is saturated to it. Needed for a continuous joint without <limit>. Empty (default): the URDF's.").per_joint_or_none().range(1e-6, 1e6).read_only(),
@@ -114,6 +121,12 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
         )
         .read_only(),
         Declaration::bool("friction", true, "Apply the model's friction.").read_only(),
+        Declaration::bool(
+            "robot_compensates_gravity",
+            false,
+            "The simulated arm adds its own gravity torque G(q) to every command, as a Franka arm does through libfranka (for a controller with gravity_compensation: false).",
+        )
+        .read_only(),
         Declaration::string(
             "scene_file",
             "",

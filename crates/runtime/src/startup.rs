@@ -82,6 +82,13 @@ impl NodeStart {
             .find_map(|(given, value)| (given == name).then_some(value))
     }
 
+    /// Whether `robot_description` or `urdf_path` is given (not empty).
+    pub fn names_a_robot(&self) -> bool {
+        ["robot_description", "urdf_path"].iter().any(|name| {
+            matches!(self.value(name), Some(ParameterValue::String(text)) if !text.trim().is_empty())
+        })
+    }
+
     /// The `controller` given last, if it is a string.
     pub fn controller(&self) -> Option<&str> {
         match self.value("controller") {
@@ -116,6 +123,10 @@ pub fn load_conversion(store: &ParameterStore) -> Result<Conversion, RuntimeErro
         base_link: Some(store.string("base_link")).filter(|s| !s.is_empty()),
         tip_link: Some(store.string("tip_link")).filter(|s| !s.is_empty()),
         branches: BranchPolicy::Lock,
+        xacro_args: match store.get("xacro_args") {
+            Some(ParameterValue::StringArray(args)) => args.clone(),
+            _ => vec![],
+        },
         ..ChainOptions::default()
     };
     let description = store.string("robot_description");

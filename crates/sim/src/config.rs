@@ -143,6 +143,10 @@ pub struct SimConfig {
     pub scene: Scene,
     /// Stiction and armature.
     pub joints: JointEffects,
+    /// The arm adds its own gravity torque G(q) to every command, as a Franka arm does
+    /// through libfranka: a controller then sends the law without G
+    /// (`gravity_compensation: false`).
+    pub robot_compensates_gravity: bool,
 }
 
 impl Default for SimConfig {
@@ -160,6 +164,7 @@ impl Default for SimConfig {
             external_wrench: None,
             scene: Scene::default(),
             joints: JointEffects::default(),
+            robot_compensates_gravity: false,
         }
     }
 }

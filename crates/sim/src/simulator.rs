@@ -7,8 +7,8 @@
 //! `M + dt D + dt^2 K` (see `acceleration`): stable for any damping at any step.
 
 use armctl_dynamics::{
-    cholesky_in_place, cholesky_solve_in_place, friction_torques, mass_matrix, nonlinear_effects,
-    CoulombSign, DynamicsWorkspace, Wrench,
+    cholesky_in_place, cholesky_solve_in_place, friction_torques, gravity_torques, mass_matrix,
+    nonlinear_effects, CoulombSign, DynamicsWorkspace, Wrench,
 };
 use armctl_model::{
     check_length, forward_kinematics, jacobian, point_jacobian, FrameId, FramePoses,
@@ -61,6 +61,8 @@ pub struct Simulator {
     stage_q: Vec<f64>,
     torque: Vec<f64>,
     friction: Vec<f64>,
+    /// G(q) at the stage position, when the robot compensates it.
+    gravity: Vec<f64>,
     /// Per joint `dt D + dt^2 K`: what the implicit passive torques add to M's diagonal.
     implicit: Vec<f64>,
     /// Right-hand side of the implicit solve, then the accelerations.
@@ -250,6 +252,7 @@ impl Simulator {
             stage_q: zeros.clone(),
             torque: zeros.clone(),
             friction: zeros.clone(),
+            gravity: zeros.clone(),
             implicit: zeros,
             rhs: DVector::zeros(n),
             noise,
@@ -720,6 +723,12 @@ impl Simulator {
     fn solve_implicit(&mut self, stage: usize) -> Result<(), SimError> {
         let (q, qd) = (&self.stage_q, &self.stage_qd[stage]);
         nonlinear_effects(&self.plant, &mut self.ws, q, qd, self.rhs.as_mut_slice())?;
+        if self.config.robot_compensates_gravity {
+            gravity_torques(&self.plant, &mut self.ws, q, &mut self.gravity)?;
+            for (r, g) in self.rhs.iter_mut().zip(&self.gravity) {
+                *r -= g;
+            }
+        }
         for (i, (r, (t, d))) in self
             .rhs
             .iter_mut()

@@ -877,3 +877,36 @@ fn the_friction_ripple_acts_where_the_joint_is() {
         assert_eq!(moved > 1e-3, moves, "q1 = {q1}: moved {moved}");
     }
 }
+
+/// An arm that compensates its own gravity (as libfranka does for a Franka arm) stays where it
+/// is under zero command; the same arm without falls, and a command of G(q) is then G twice.
+#[test]
+fn a_robot_that_compensates_gravity_holds_itself_under_zero_command() {
+    let panda = robot("panda.urdf");
+    let q0 = [0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.5];
+    let drift = |compensates: bool, command: &[f64]| {
+        let config = SimConfig {
+            robot_compensates_gravity: compensates,
+            ..SimConfig::ideal()
+        };
+        let mut sim = Simulator::new(&panda, &q0, config).unwrap();
+        for _ in 0..500 {
+            sim.step(command).unwrap();
+        }
+        let q = sim.q();
+        q.iter()
+            .zip(&q0)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+    };
+    let zero = [0.0; 7];
+    let mut g = [0.0; 7];
+    gravity_torques(&panda, &mut DynamicsWorkspace::new(&panda), &q0, &mut g).unwrap();
+    assert!(drift(true, &zero) < 1e-12, "{}", drift(true, &zero));
+    assert!(drift(false, &zero) > 0.05, "{}", drift(false, &zero));
+    assert!(drift(false, &g) < 1e-9);
+    assert!(
+        drift(true, &g) > 0.05,
+        "G sent to an arm that adds its own is G twice"
+    );
+}

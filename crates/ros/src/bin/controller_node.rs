@@ -4,5 +4,5 @@
 use armctl_ros::nodes::AnyControllerNode;
 
 fn main() -> std::process::ExitCode {
-    armctl_ros::launch::node_main("controller_node", AnyControllerNode::new)
+    armctl_ros::launch::node_main("controller_node", AnyControllerNode::from_start)
 }

@@ -4,5 +4,5 @@
 use armctl_ros::nodes::sim_node::SimNode;
 
 fn main() -> std::process::ExitCode {
-    armctl_ros::launch::node_main("sim_node", SimNode::new)
+    armctl_ros::launch::node_main("sim_node", SimNode::from_start)
 }

@@ -24,15 +24,18 @@ pub enum AnyControllerNode {
 impl AnyControllerNode {
     /// Configures from the command line: the `controller` parameter picks the node.
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
-        let start = NodeStart::new(args, "controller_node")?;
-        let law = start.controller();
-        Ok(if law == Some(COOPERATIVE) {
+        Self::from_start(&NodeStart::new(args, "controller_node")?)
+    }
+
+    /// Configures from the start values: the `controller` parameter picks the node.
+    pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
+        Ok(if start.controller() == Some(COOPERATIVE) {
             Self::Pair(Box::new(cooperative_node::CooperativeNode::from_start(
-                &start,
+                start,
             )?))
         } else {
             Self::One(Box::new(controller_node::ControllerNode::from_start(
-                &start,
+                start,
             )?))
         })
     }

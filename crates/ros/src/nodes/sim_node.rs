@@ -159,6 +159,8 @@ fn config(store: &ParameterStore, dt: f64) -> SimConfig {
             Integrator::Rk4
         },
         friction: store.get("friction") != Some(&ParameterValue::Bool(false)),
+        robot_compensates_gravity: store.get("robot_compensates_gravity")
+            == Some(&ParameterValue::Bool(true)),
         noise,
         command_delay_steps: integer("command_delay_steps").max(0) as usize,
         mismatch: ModelMismatch {
@@ -258,7 +260,11 @@ fn arm_prefixes(pair: Option<&PairSetup>, command_topic: &str) -> Result<Vec<Str
 impl SimNode {
     /// Configures the node from the command line.
     pub fn new(args: &RosArgs) -> Result<Self, RosError> {
-        let start = NodeStart::new(args, "sim_node")?;
+        Self::from_start(&NodeStart::new(args, "sim_node")?)
+    }
+
+    /// Configures the node from its start values.
+    pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
         let mut store = ParameterStore::new(sim_node_declarations());
         if let Some(name) = start.apply(&mut store)?.first() {
             return Err(parameter_error(name, "not declared by sim_node".into()));

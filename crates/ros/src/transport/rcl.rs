@@ -309,6 +309,9 @@ rcl_messages! {
     JointTrajectory = trajectory_msgs::msg::JointTrajectory, trajectory_in, trajectory_out;
     PoseStamped = geometry_msgs::msg::PoseStamped, pose_in, pose_out;
     WrenchStamped = geometry_msgs::msg::WrenchStamped, wrench_in, wrench_out;
+    StringMsg = std_msgs::msg::String,
+        |m: std_msgs::msg::String| msgs::StringMsg { data: m.data },
+        |m: &msgs::StringMsg| std_msgs::msg::String { data: m.data.clone() };
     Clock = rosgraph_msgs::msg::Clock,
         |c: rosgraph_msgs::msg::Clock| msgs::Clock { clock: time_in(&c.clock) },
         |c: &msgs::Clock| rosgraph_msgs::msg::Clock { clock: time_out(&c.clock) };
@@ -611,6 +614,33 @@ impl RclTransport {
             &format!("parameter {name} refused and restored: {reason}"),
         );
     }
+}
+
+/// The first std_msgs/String on `topic` (reliable, transient local: one published before the
+/// subscription arrives too, as robot_state_publisher latches the URDF), read by a node of its
+/// own named `name` in `namespace`.
+pub async fn receive_latched_string(
+    name: &str,
+    namespace: &str,
+    topic: &str,
+) -> Result<String, RosError> {
+    let context = r2r::Context::create().map_err(rcl)?;
+    let mut node = r2r::Node::create(context, name, namespace).map_err(rcl)?;
+    let qos = QosProfile::default()
+        .reliable()
+        .transient_local()
+        .keep_last(1);
+    let mut strings = node
+        .subscribe::<std_msgs::msg::String>(topic, qos)
+        .map_err(rcl)?;
+    let node = Arc::new(Mutex::new(node));
+    let spinning = Arc::new(AtomicBool::new(true));
+    spawn_spinner(node, spinning.clone())?;
+    let received = strings.next().await;
+    spinning.store(false, Ordering::Relaxed);
+    received.map(|m| m.data).ok_or_else(|| RosError::Transport {
+        reason: format!("the subscription of {topic} ended"),
+    })
 }
 
 fn spawn_spinner(node: Arc<Mutex<r2r::Node>>, spinning: Arc<AtomicBool>) -> Result<(), RosError> {

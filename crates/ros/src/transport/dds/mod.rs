@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::qos::History;
+use ros2_client::qos::{Durability, History};
 use ros2_client::ros2::LogLevel as RosLogLevel;
 use ros2_client::{
     rosout, Context as DdsContext, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher,
@@ -22,7 +22,7 @@ use ros2_client::{
 
 mod parameters;
 
-use crate::msgs::Message;
+use crate::msgs::{self, Message};
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
 use crate::transport::{
@@ -317,6 +317,41 @@ impl DdsTransport {
     pub fn parameter_client(&mut self, target: &str) -> Result<ParameterClient, RosError> {
         ParameterClient::new(&mut self.node, self.service_mapping, target)
     }
+}
+
+/// The first std_msgs/String on `topic` (reliable, transient local: one published before the
+/// subscription arrives too, as robot_state_publisher latches the URDF), read by a node of its
+/// own named `name` in `namespace`.
+pub async fn receive_latched_string(
+    name: &str,
+    namespace: &str,
+    topic: &str,
+    dds: &DdsOptions,
+) -> Result<String, RosError> {
+    let context = context(dds)?;
+    let node_name = NodeName::new(namespace, name).map_err(transport)?;
+    let options = NodeOptions::new()
+        .enable_rosout(false)
+        .start_parameter_services(false);
+    let mut node = context.new_node(node_name, options).map_err(transport)?;
+    let spinner = node.spinner().map_err(transport)?;
+    let spinning = tokio::spawn(spinner.spin().map(|_| ()));
+    let qos = QosProfile::publisher_default()
+        .durability(Durability::TransientLocal)
+        .history(History::KeepLast { depth: 1 });
+    let dds_topic = dds_topic::<msgs::StringMsg>(&mut node, topic, &qos)?;
+    let strings = node
+        .create_subscription::<msgs::StringMsg>(&dds_topic, None)
+        .map_err(transport)?;
+    let received = loop {
+        match strings.async_take().await {
+            Ok((m, _)) => break m.data,
+            // An unreadable sample: wait for the next.
+            Err(e) => eprintln!("{topic}: unreadable sample skipped ({e:?})"),
+        }
+    };
+    spinning.abort();
+    Ok(received)
 }
 
 /// The first topic in table order with a message waiting, and its subscription's slot.

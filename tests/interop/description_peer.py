@@ -1,0 +1,105 @@
+"""Plays robot_state_publisher and the arm for controller_node, with Eclipse Cyclone DDS (the
+`cyclonedds` package): publishes a URDF file on rt/robot_description as std_msgs/String,
+reliable and transient local (a node that subscribes later still gets it), then joint states,
+until the node's first effort command arrives on the given topic. Prints `published` once the
+URDF is written and `command [...]` for the command; exit status 0 when a command with one
+finite value per joint arrives within the timeout.
+
+Run by crates/ros/tests/robot_description_topic.rs."""
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+from cyclonedds.core import Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.types import float64, int32, sequence, uint32
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+
+@dataclass
+class String(IdlStruct, typename="std_msgs::msg::dds_::String_"):
+    data: str = ""
+
+
+@dataclass
+class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
+    sec: int32 = 0
+    nanosec: uint32 = 0
+
+
+@dataclass
+class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
+    stamp: Time = field(default_factory=Time)
+    frame_id: str = ""
+
+
+@dataclass
+class JointState(IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"):
+    header: Header = field(default_factory=Header)
+    name: sequence[str] = field(default_factory=list)
+    position: sequence[float64] = field(default_factory=list)
+    velocity: sequence[float64] = field(default_factory=list)
+    effort: sequence[float64] = field(default_factory=list)
+
+
+@dataclass
+class MultiArrayDimension(IdlStruct, typename="std_msgs::msg::dds_::MultiArrayDimension_"):
+    label: str = ""
+    size: uint32 = 0
+    stride: uint32 = 0
+
+
+@dataclass
+class MultiArrayLayout(IdlStruct, typename="std_msgs::msg::dds_::MultiArrayLayout_"):
+    dim: sequence[MultiArrayDimension] = field(default_factory=list)
+    data_offset: uint32 = 0
+
+
+@dataclass
+class Float64MultiArray(IdlStruct, typename="std_msgs::msg::dds_::Float64MultiArray_"):
+    layout: MultiArrayLayout = field(default_factory=MultiArrayLayout)
+    data: sequence[float64] = field(default_factory=list)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domain", type=int, required=True)
+    parser.add_argument("--urdf", required=True, help="the URDF file to publish")
+    parser.add_argument("--joints", required=True, help="comma-separated joint names")
+    parser.add_argument("--positions", required=True, help="comma-separated positions")
+    parser.add_argument("--command-topic", required=True)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    args = parser.parse_args()
+    joints = args.joints.split(",")
+    q = [float(v) for v in args.positions.split(",")]
+    dp = DomainParticipant(args.domain)
+    latched = Qos(Policy.Reliability.Reliable(duration(seconds=1)),
+                  Policy.Durability.TransientLocal, Policy.History.KeepLast(1))
+    qos = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.History.KeepLast(10))
+    description = DataWriter(dp, Topic(dp, "rt/robot_description", String), qos=latched)
+    states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState), qos=qos)
+    commands = DataReader(dp, Topic(dp, "rt" + args.command_topic, Float64MultiArray), qos=qos)
+    with open(args.urdf) as f:
+        description.write(String(data=f.read()))
+    print("published", flush=True)
+    end = time.monotonic() + args.timeout
+    while time.monotonic() < end:
+        states.write(JointState(name=joints, position=q, velocity=[0.0] * len(q)))
+        for c in commands.take(N=10):
+            values = list(c.data)
+            print("command", values, flush=True)
+            return 0 if len(values) == len(q) and all(math.isfinite(v) for v in values) else 1
+        time.sleep(0.01)
+    print("no command within the timeout", flush=True)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
