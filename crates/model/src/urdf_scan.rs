@@ -210,11 +210,16 @@ impl<'a> Scanner<'a> {
             return Ok(());
         };
         let expression = &piece[at..];
-        let end = expression
-            .find(['}', ')', ' ', '>'])
-            .map_or(expression.len(), |e| {
-                e + usize::from(!expression.starts_with('<'))
-            });
+        // An expression up to its closing bracket, an element up to its name's end.
+        let end = if expression.starts_with('<') {
+            expression
+                .find([' ', '>', '/', '\n'])
+                .unwrap_or(expression.len())
+        } else {
+            expression
+                .find(['}', ')'])
+                .map_or(expression.len(), |e| e + 1)
+        };
         let line = self.lines.line_at(range.start + at);
         Err(ModelError::Xacro {
             element: self.describe(self.open.len()),
@@ -311,7 +316,15 @@ mod tests {
     fn xacro_is_refused_but_not_in_comments() {
         let m = message("<robot>\n<link name=\"a\">\n<mass value=\"${mass1}\"/></link></robot>");
         assert!(
-            m.starts_with("line 3: link 'a' holds the unexpanded xacro expression `${mass1}`"),
+            m.starts_with("line 3: link 'a' holds the unexpanded xacro `${mass1}`"),
+            "{m}"
+        );
+        // An include with no expression would silently leave out what it includes.
+        let m = message(
+            "<robot>\n<link name=\"a\"/>\n<xacro:include filename=\"arm.urdf\"/>\n</robot>",
+        );
+        assert!(
+            m.starts_with("line 3: ") && m.contains("`<xacro:include`"),
             "{m}"
         );
         let m = message("<robot>\n<!-- $(find x) -->\n<gazebo>$(arg y)</gazebo></robot>");
