@@ -321,8 +321,8 @@ fn scratch_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
+/// An exciting run of the Panda under computed torque, written as CSV to `dir`.
+fn exciting_csv_log(dir: &std::path::Path) -> (Robot, JointLog, std::path::PathBuf) {
     let robot = panda();
     let trajectory = exciting(&robot);
     let mut controller = controller_by_name("computed_torque", &robot).unwrap();
@@ -335,12 +335,14 @@ fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
         false,
         0.02,
     );
-    let dir = scratch_dir("identification-bag");
-    let (csv, bag) = (dir.join("run.csv"), dir.join("run.mcap"));
+    let csv = dir.join("run.csv");
     log.write_csv(&csv).unwrap();
-    bag_tool(&[std::path::Path::new("write"), &csv, &bag]);
+    (robot, log, csv)
+}
 
-    let from_bag = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+/// `from_bag`, read from a bag written of `csv` by another tool, is the log itself, and
+/// identifies as the CSV does.
+fn same_as_csv(robot: &Robot, log: &JointLog, from_bag: &JointLog, csv: &std::path::Path) {
     assert_eq!(from_bag.joint_names, log.joint_names);
     assert_eq!(from_bag.len(), log.len());
     for k in 0..log.len() {
@@ -355,8 +357,8 @@ fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
         );
     }
     let options = IdentifyOptions::default();
-    let from_csv = identify(&robot, &JointLog::read_csv(&csv).unwrap(), &options).unwrap();
-    let from_mcap = identify(&robot, &from_bag, &options).unwrap();
+    let from_csv = identify(robot, &JointLog::read_csv(csv).unwrap(), &options).unwrap();
+    let from_bag = identify(robot, from_bag, &options).unwrap();
     let scale = from_csv
         .base_values
         .iter()
@@ -365,15 +367,95 @@ fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
         .base_names
         .iter()
         .zip(&from_csv.base_values)
-        .zip(&from_mcap.base_values)
+        .zip(&from_bag.base_values)
     {
-        assert!((a - b).abs() <= 1e-7 * scale, "{name}: csv {a}, mcap {b}");
+        assert!((a - b).abs() <= 1e-7 * scale, "{name}: csv {a}, bag {b}");
     }
     assert!(
-        from_mcap.holdout_overall < 0.05,
+        from_bag.holdout_overall < 0.05,
         "held-out error {}",
-        from_mcap.holdout_overall
+        from_bag.holdout_overall
     );
+}
+
+#[test]
+fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
+    let dir = scratch_dir("identification-bag");
+    let (robot, log, csv) = exciting_csv_log(&dir);
+    let bag = dir.join("run.mcap");
+    bag_tool(&[std::path::Path::new("write"), &csv, &bag]);
+    let from_bag = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+    same_as_csv(&robot, &log, &from_bag, &csv);
+}
+
+/// Humble's default storage: a bag directory with a `.db3` (SQLite) file and `metadata.yaml`,
+/// written by the `rosbags` package; read as the directory and as the file. A wrong topic, a
+/// bad directory and a damaged file are refused naming what is wrong.
+#[test]
+fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
+    let dir = scratch_dir("identification-db3");
+    let (robot, log, csv) = exciting_csv_log(&dir);
+    let bag = dir.join("run_bag");
+    let _ = std::fs::remove_dir_all(&bag);
+    let python = armctl_e2e::interop_python::interop_python(std::path::Path::new(env!(
+        "CARGO_TARGET_TMPDIR"
+    )));
+    let out = std::process::Command::new(python)
+        .arg(armctl_e2e::workspace_dir().join("tests/interop/db3_bag.py"))
+        .args([&csv, &bag])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_dir = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+    same_as_csv(&robot, &log, &from_dir, &csv);
+    let db3 = std::fs::read_dir(&bag)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "db3"))
+        .expect("a .db3 file in the bag");
+    let from_file = armctl_ros::bag::read_joint_states(&db3, "/joint_states").unwrap();
+    assert_eq!(from_file.position, from_dir.position);
+
+    let e = armctl_ros::bag::read_joint_states(&bag, "/joint_state")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no topic /joint_state") && e.contains("/joint_states"),
+        "{e}"
+    );
+    let e = armctl_ros::bag::read_joint_states(&db3, "/chatter")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("std_msgs/msg/String"), "{e}");
+    let metadata = std::fs::read_to_string(bag.join("metadata.yaml")).unwrap();
+    let escaping = dir.join("escaping_bag");
+    std::fs::create_dir_all(&escaping).unwrap();
+    let name = db3.file_name().unwrap().to_str().unwrap();
+    std::fs::write(
+        escaping.join("metadata.yaml"),
+        metadata.replace(name, "../run.csv"),
+    )
+    .unwrap();
+    let e = armctl_ros::bag::read_joint_states(&escaping, "/joint_states")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not inside the bag directory"), "{e}");
+    let mut damaged = std::fs::read(&db3).unwrap();
+    damaged.truncate(damaged.len() / 3);
+    damaged[100..200].fill(0xA5);
+    let damaged_path = dir.join("damaged.db3");
+    std::fs::write(&damaged_path, damaged).unwrap();
+    let e = armctl_ros::bag::read_joint_states(&damaged_path, "/joint_states").unwrap_err();
+    assert!(e.to_string().contains("damaged.db3"), "{e}");
+    let e = armctl_ros::bag::read_joint_states(&dir, "/joint_states")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("metadata.yaml"), "{e}");
 }
 
 #[test]

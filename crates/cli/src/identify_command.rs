@@ -1,6 +1,6 @@
 //! `armctl identify`: the base inertial parameters (and with `--friction` viscous and Coulomb
 //! friction, with `--friction-position-harmonics K` its ripple over each joint's position) of an arm from a log of its motion: CSV (`armctl sim` and `armctl demo` write
-//! `run.csv`) or a rosbag2 MCAP file with sensor_msgs/JointState. Writes the identified model
+//! `run.csv`) or a rosbag2 recording of sensor_msgs/JointState (bag directory, .db3 or .mcap). Writes the identified model
 //! as a parameter file controller_node and `armctl sim --params` load.
 
 use std::path::PathBuf;
@@ -19,7 +19,9 @@ pub(crate) struct IdentifyArgs {
     /// Tip link of the chain (default: the only leaf reached through moving joints).
     #[arg(long)]
     tip: Option<String>,
-    /// The log: .csv (t, q_*, qd_*, qdd_*, effort_*) or .mcap (rosbag2, sensor_msgs/JointState).
+    /// The log: .csv (t, q_*, qd_*, qdd_*, effort_*), or a rosbag2 recording of
+    /// sensor_msgs/JointState: a bag directory (with its metadata.yaml), a .db3 (SQLite) or an
+    /// .mcap file.
     #[arg(long)]
     log: PathBuf,
     /// Topic of the joint states in an MCAP log.
@@ -79,7 +81,11 @@ fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or_default();
-    if extension.eq_ignore_ascii_case("mcap") {
+    let bag = args.log.is_dir()
+        || ["mcap", "db3"]
+            .iter()
+            .any(|e| extension.eq_ignore_ascii_case(e));
+    if bag {
         Ok(armctl_ros::bag::read_joint_states(&args.log, &args.topic)?)
     } else {
         Ok(JointLog::read_csv(&args.log)?)

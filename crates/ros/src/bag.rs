@@ -1,6 +1,6 @@
-//! rosbag2 logs in MCAP (`ros2 bag record -s mcap /joint_states`): sensor_msgs/JointState
-//! messages of a topic as a [`JointLog`] for identification, and the reverse for tools and
-//! tests. Messages are CDR with the 4-byte encapsulation header, as rosbag2 stores them; the
+//! rosbag2 logs (`ros2 bag record /joint_states`: SQLite `.db3` files, Humble's default, or
+//! MCAP, Jazzy's; a bag directory or one file): sensor_msgs/JointState messages of a topic as a
+//! [`JointLog`] for identification, and the reverse (MCAP) for tools and tests. Messages are CDR with the 4-byte encapsulation header, as rosbag2 stores them; the
 //! sample time is the message stamp, or the time it was logged when no message is stamped.
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +16,7 @@ use crate::RosError;
 /// sensor_msgs/msg/JointState in ROS 2's `ros2msg` schema encoding (with its dependencies).
 const JOINT_STATE_DEFINITION: &str = "std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
 
-fn fail(path: &Path, reason: impl std::fmt::Display) -> RosError {
+pub(crate) fn fail(path: &Path, reason: impl std::fmt::Display) -> RosError {
     RosError::Bag {
         path: path.display().to_string(),
         reason: reason.to_string(),
@@ -45,20 +45,92 @@ const MAX_RECORD_BYTES: usize = 128 << 20;
 const OP_CHANNEL: u8 = 0x04;
 const OP_MESSAGE: u8 = 0x05;
 
-/// The joint states on `topic` of an MCAP file, in time order, timed in seconds from the first;
-/// joints are those of the first message (later ones are matched by name). Positions and
-/// efforts are required, velocities used when every message has them; every value is finite.
+/// The joint states on `topic` of a rosbag2 recording, in time order, timed in seconds from the
+/// first; joints are those of the first message (later ones are matched by name). Positions
+/// and efforts are required, velocities used when every message has them; every value is
+/// finite. `path` is a bag directory (its `metadata.yaml` lists the files and their storage), a
+/// `.db3` file (SQLite, Humble's default storage) or an MCAP file.
 pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError> {
+    let samples = if path.is_dir() {
+        crate::bag_directory::samples(path, topic)?
+    } else if path.extension().is_some_and(|e| e == "db3") {
+        sqlite_samples(path, topic)?
+    } else {
+        mcap_samples(path, topic)?
+    };
+    to_joint_log(samples).map_err(|reason| fail(path, format!("topic {topic}: {reason}")))
+}
+
+/// Joint states with their log times (ns).
+pub(crate) type Samples = Vec<(i64, JointState)>;
+
+/// The joint states on `topic` of an MCAP file, in file order, with their log times (ns).
+pub(crate) fn mcap_samples(path: &Path, topic: &str) -> Result<Samples, RosError> {
     let bytes = armctl_model::files::read_bounded(path, armctl_model::files::MAX_LOG_BYTES)
         .map_err(|e| fail(path, e))?;
     // The mcap crate panics on some corrupt files: a guard turns that into an error.
-    std::panic::catch_unwind(|| joint_states_of(path, &bytes, topic))
+    std::panic::catch_unwind(|| topic_samples(&bytes, topic).map_err(|e| fail(path, e)))
         .unwrap_or_else(|_| Err(fail(path, "corrupt MCAP file (its reader gave up)")))
 }
 
-fn joint_states_of(path: &Path, bytes: &[u8], topic: &str) -> Result<JointLog, RosError> {
+/// The joint states on `topic` of a rosbag2 SQLite file (`.db3`), in time order, with their
+/// log times (ns): the `topics` table names the topic's id, type and serialization, the
+/// `messages` table holds the CDR messages.
+pub(crate) fn sqlite_samples(path: &Path, topic: &str) -> Result<Vec<(i64, JointState)>, RosError> {
+    use rusqlite::{Connection, OpenFlags};
+    armctl_model::files::check_regular_file(path, armctl_model::files::MAX_LOG_BYTES)
+        .map_err(|e| fail(path, e))?;
+    let sql = |e: rusqlite::Error| fail(path, format!("not a readable rosbag2 SQLite file: {e}"));
+    let db = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sql)?;
+    let mut topics = db
+        .prepare("SELECT id, name, type, serialization_format FROM topics")
+        .map_err(sql)?;
+    let topics: Vec<(i64, String, String, String)> = topics
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    let Some((id, _, kind, format)) = topics.iter().find(|t| t.1 == topic) else {
+        let names: Vec<String> = topics.iter().map(|t| armctl_control::shown(&t.1)).collect();
+        return Err(fail(
+            path,
+            format!("no topic {topic} (the bag has: {})", names.join(", ")),
+        ));
+    };
+    if kind != "sensor_msgs/msg/JointState" || format != "cdr" {
+        let (kind, format) = (armctl_control::shown(kind), armctl_control::shown(format));
+        return Err(fail(
+            path,
+            format!("{topic} carries {kind} as '{format}', not sensor_msgs/msg/JointState as cdr"),
+        ));
+    }
+    let mut messages = db
+        .prepare("SELECT timestamp, data FROM messages WHERE topic_id = ?1 ORDER BY timestamp")
+        .map_err(sql)?;
+    let rows = messages
+        .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+        .map_err(sql)?;
+    let mut samples = Vec::new();
+    for row in rows {
+        let (time, data) = row.map_err(sql)?;
+        let state = decode(&data).map_err(|e| {
+            fail(
+                path,
+                format!("{topic}: the message logged at {time} ns: {e}"),
+            )
+        })?;
+        samples.push((time, state));
+    }
+    Ok(samples)
+}
+
+/// Samples with their log times as a joint log: timed by their stamps when stamped.
+fn to_joint_log(mut samples: Vec<(i64, JointState)>) -> Result<JointLog, String> {
     // Nanoseconds: epoch times as f64 seconds would lose ~0.2 us, noise for differentiation.
-    let mut samples = topic_samples(bytes, topic).map_err(|e| fail(path, e))?;
     let nanoseconds = |t: &Time| i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec);
     if samples
         .iter()
@@ -70,7 +142,7 @@ fn joint_states_of(path: &Path, bytes: &[u8], topic: &str) -> Result<JointLog, R
             .for_each(|(t, s)| *t = nanoseconds(&s.header.stamp));
     }
     samples.sort_by_key(|(t, _)| *t);
-    to_log(samples).map_err(|reason| fail(path, format!("topic {topic}: {reason}")))
+    to_log(samples)
 }
 
 /// The joint states on `topic`, in file order, with their log times (ns). mcap frames the

@@ -8,6 +8,7 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bag;
+mod bag_directory;
 #[cfg(feature = "dds")]
 pub mod demo;
 mod error;
