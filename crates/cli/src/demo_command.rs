@@ -25,6 +25,9 @@ use crate::trajectory_spec;
 const PANDA_WAVE: &str = "config/trajectories/panda_wave.yaml";
 
 /// `armctl demo` arguments.
+/// The demo's ROS domain when neither --domain-id nor ROS_DOMAIN_ID gives one.
+const DEMO_DOMAIN: u16 = 142;
+
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
     /// The robot's URDF.
@@ -59,7 +62,8 @@ pub(crate) struct DemoArgs {
     /// Simulator and /joint_states rate, Hz.
     #[arg(long, default_value_t = 1000.0)]
     rate: f64,
-    /// ROS domain (default: ROS_DOMAIN_ID, else 0). Traffic stays on loopback.
+    /// ROS domain (default: ROS_DOMAIN_ID, else 142, a domain of the demo's own, away from
+    /// domain 0 where real arms usually run). Traffic stays on loopback.
     #[arg(long)]
     domain_id: Option<u16>,
     /// Folder for run.csv and the plots.
@@ -165,11 +169,14 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
     }
     sim_overrides.extend(assignments(&args.sim_set, "--sim-set")?);
     refuse_pair_scene(&sim_overrides, robot)?;
-    let mut dds = DdsOptions::from_env();
+    let mut dds = DdsOptions::from_env()?;
     dds.localhost_only = true;
-    if let Some(domain) = args.domain_id {
-        dds.domain_id = domain;
-    }
+    // A domain of its own unless told: on domain 0 a hardware launch on the same machine would
+    // mix its joint_states with the simulator's.
+    dds.domain_id = match args.domain_id {
+        Some(domain) => domain,
+        None => DdsOptions::domain_from_env()?.unwrap_or(DEMO_DOMAIN),
+    };
     Ok(DemoSetup {
         urdf_path: args.urdf.display().to_string(),
         controller: args.controller.clone(),

@@ -20,14 +20,7 @@ fn path_with_xacro() -> String {
 }
 
 fn armctl_with_path(path: &str, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
-        .args(args)
-        .current_dir(common::workspace())
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    (out.status.success(), text(&out.stdout), text(&out.stderr))
+    common::armctl_with_env(args, &[("PATH", Some(path))])
 }
 
 const XACRO: &str = "tests/data/xacro/planar_2link.urdf.xacro";

@@ -163,7 +163,7 @@ async fn robot_description_from_topic(start: &NodeStart) -> Result<String, RosEr
     #[cfg(feature = "r2r")]
     let receive = crate::transport::rcl::receive_latched_string(&reader, &start.namespace, &topic);
     #[cfg(not(feature = "r2r"))]
-    let dds = DdsOptions::from_env();
+    let dds = DdsOptions::from_env()?;
     #[cfg(not(feature = "r2r"))]
     let receive =
         crate::transport::dds::receive_latched_string(&reader, &start.namespace, &topic, &dds);
@@ -227,7 +227,7 @@ pub fn node_main<N: NodeLogic>(
             #[cfg(feature = "r2r")]
             let transport = crate::transport::rcl::RclTransport::start(node.spec())?;
             #[cfg(not(feature = "r2r"))]
-            let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env())?;
+            let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env()?)?;
             let mut transport = StopOnSignal::new(transport)?;
             node.run(&mut transport).await
         })

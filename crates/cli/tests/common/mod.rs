@@ -10,11 +10,23 @@ pub(crate) fn workspace() -> PathBuf {
 
 /// `armctl ARGS` in the workspace root: success, stdout, stderr.
 pub(crate) fn armctl(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
-        .args(args)
-        .current_dir(workspace())
-        .output()
-        .expect("armctl runs");
+    armctl_with_env(args, &[])
+}
+
+/// As [`armctl`], with environment variables set (`Some`) or removed (`None`).
+pub(crate) fn armctl_with_env(
+    args: &[&str],
+    env: &[(&str, Option<&str>)],
+) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_armctl"));
+    command.args(args).current_dir(workspace());
+    for (name, value) in env {
+        match value {
+            Some(v) => command.env(name, v),
+            None => command.env_remove(name),
+        };
+    }
+    let out = command.output().expect("armctl runs");
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -54,16 +54,31 @@ impl DdsOptions {
     /// From ROS's environment: `ROS_DOMAIN_ID`; `ROS_LOCALHOST_ONLY=1` or
     /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` for loopback only; `RMW_IMPLEMENTATION`
     /// naming Cyclone DDS for its service form (the peers' tools use the same variable).
-    pub fn from_env() -> Self {
+    /// An unset or empty `ROS_DOMAIN_ID` is domain 0, as in ROS; one that is not a number is
+    /// refused, naming it (it used to mean domain 0 in silence).
+    pub fn from_env() -> Result<Self, RosError> {
         let var = |name: &str| std::env::var(name).ok();
-        Self {
-            domain_id: var("ROS_DOMAIN_ID")
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
+        Ok(Self {
+            domain_id: Self::domain_from_env()?.unwrap_or(0),
             localhost_only: var("ROS_LOCALHOST_ONLY").is_some_and(|v| v == "1")
                 || var("ROS_AUTOMATIC_DISCOVERY_RANGE")
                     .is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST")),
             cyclone_services: var("RMW_IMPLEMENTATION").is_some_and(|v| v.contains("cyclonedds")),
+        })
+    }
+
+    /// `ROS_DOMAIN_ID`, when set and not empty.
+    pub fn domain_from_env() -> Result<Option<u16>, RosError> {
+        match std::env::var("ROS_DOMAIN_ID") {
+            Ok(v) if !v.trim().is_empty() => {
+                v.trim().parse().map(Some).map_err(|_| RosError::Transport {
+                    reason: format!(
+                        "ROS_DOMAIN_ID '{}' is not a ROS domain id (0 to 232)",
+                        armctl_control::shown(&v)
+                    ),
+                })
+            }
+            _ => Ok(None),
         }
     }
 
