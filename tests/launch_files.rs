@@ -280,3 +280,46 @@ fn the_in_loop_controller_s_joints_and_parameters_are_checked_as_the_plugin_appl
         "{problems}"
     );
 }
+
+/// Mock hardware and Gazebo start each joint at its `initial_value` (0 when absent, which is
+/// outside the Panda's fourth joint's range): every bundled URDF gives one per joint, at the
+/// middle of the joint's limits, where sim_node starts the arm too.
+#[test]
+fn the_ros2_control_blocks_start_every_joint_in_the_middle_of_its_range() {
+    for robot in ["panda", "planar_2link", "puma560", "ur5e"] {
+        let path = armctl_e2e::workspace_dir().join(format!("urdf/{robot}.urdf"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let document = roxmltree::Document::parse(&text).unwrap();
+        let model = armctl_model::Robot::from_urdf_str(&text, &Default::default()).unwrap();
+        let middle = model.middle_configuration();
+        let block = document
+            .root_element()
+            .children()
+            .find(|n| n.has_tag_name("ros2_control"))
+            .expect("a <ros2_control> block");
+        for (joint, mid) in model.joint_names().zip(&middle) {
+            let element = block
+                .children()
+                .find(|n| n.has_tag_name("joint") && n.attribute("name") == Some(joint))
+                .unwrap_or_else(|| panic!("{robot}: no <joint name=\"{joint}\">"));
+            let initial: f64 = element
+                .descendants()
+                .find(|n| {
+                    n.has_tag_name("state_interface") && n.attribute("name") == Some("position")
+                })
+                .and_then(|s| {
+                    s.children()
+                        .find(|p| p.attribute("name") == Some("initial_value"))
+                })
+                .and_then(|p| p.text())
+                .unwrap_or_else(|| panic!("{robot} {joint}: no position initial_value"))
+                .trim()
+                .parse()
+                .unwrap();
+            assert!(
+                (initial - mid).abs() < 1e-4,
+                "{robot} {joint}: starts at {initial}, middle {mid}"
+            );
+        }
+    }
+}
