@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use armctl_ros::msgs::{Float64MultiArray, JointState};
+use armctl_ros::msgs::{Float64MultiArray, Header, JointState, PoseStamped, WrenchStamped};
 use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::parameter_services::ParameterResponse;
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
@@ -22,6 +22,7 @@ struct Scripted {
     script: VecDeque<Step>,
     commands: Vec<Vec<f64>>,
     states: Vec<Float64MultiArray>,
+    logs: std::sync::Mutex<Vec<String>>,
 }
 
 impl Transport for Scripted {
@@ -56,7 +57,9 @@ impl Transport for Scripted {
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
 
-    fn log(&self, _level: LogLevel, _text: &str) {}
+    fn log(&self, _level: LogLevel, text: &str) {
+        self.logs.lock().unwrap().push(text.to_string());
+    }
 }
 
 fn node(overrides: &[(&str, &str)]) -> ControllerNode {
@@ -146,4 +149,73 @@ async fn the_state_counts_clipped_efforts() {
         vec![0.0, 2.0, 4.0],
         "both joints clipped in the last two steps"
     );
+}
+
+fn pose_in(frame: &str, x: f64) -> Incoming {
+    let mut msg = PoseStamped {
+        header: Header {
+            frame_id: frame.into(),
+            ..Header::default()
+        },
+        ..PoseStamped::default()
+    };
+    msg.pose.position.x = x;
+    msg.pose.orientation.w = 1.0;
+    Incoming::TargetPose(msg)
+}
+
+fn wrench_in(frame: &str) -> Incoming {
+    let mut msg = WrenchStamped {
+        header: Header {
+            frame_id: frame.into(),
+            ..Header::default()
+        },
+        ..WrenchStamped::default()
+    };
+    msg.wrench.force.x = 1.0;
+    Incoming::ExternalWrench(msg)
+}
+
+/// Pose targets and wrenches name their frame: a link of the chain is placed with the model's
+/// kinematics, anything else is refused naming it (a wrench once per frame, not per message).
+#[tokio::test]
+async fn stamped_inputs_in_an_unknown_frame_are_refused_naming_it() {
+    let node = node(&[("controller", "cartesian_impedance")]);
+    let q = [0.3, 0.5];
+    let mut script = vec![
+        Step::Deliver(state(q)),
+        Step::Deliver(pose_in("camera", 0.0)),
+        Step::Deliver(wrench_in("nowhere")),
+        Step::Deliver(wrench_in("nowhere")),
+        Step::Deliver(wrench_in("tool0")),
+        // 5 cm ahead along the tool's own x axis.
+        Step::Deliver(pose_in("tool0", 0.05)),
+    ];
+    // 0.2 s of the 1 s move to the new target.
+    for _ in 0..20 {
+        script.push(Step::Pause(Duration::from_millis(10)));
+        script.push(Step::Deliver(state(q)));
+    }
+    let mut transport = Scripted {
+        script: script.into(),
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let logs = transport.logs.lock().unwrap().clone();
+    let refused = |what: &str| logs.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        refused("target pose rejected: frame 'camera'"),
+        1,
+        "{logs:?}"
+    );
+    assert_eq!(
+        refused("external wrench refused: frame 'nowhere'"),
+        1,
+        "{logs:?}"
+    );
+    assert_eq!(refused("rejected") + refused("refused"), 2, "{logs:?}");
+    // The accepted target moves the tip: the efforts change from the holding ones.
+    let (first, last) = (&transport.commands[0], transport.commands.last().unwrap());
+    let change = (first[0] - last[0]).abs() + (first[1] - last[1]).abs();
+    assert!(change > 1e-3, "{first:?} -> {last:?}");
 }

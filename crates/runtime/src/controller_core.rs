@@ -427,6 +427,11 @@ impl ControllerCore {
         self.fault.as_ref()
     }
 
+    /// The newest valid measured configuration (chain order), if any state was valid.
+    pub fn last_valid_q(&self) -> Option<&[f64]> {
+        self.last_valid_q.as_deref()
+    }
+
     /// The reference in effect (for `~/state`).
     pub fn reference(&self) -> &JointReference {
         &self.reference

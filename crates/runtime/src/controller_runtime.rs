@@ -11,6 +11,7 @@ use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, Plausibility, SafeMode};
 use crate::declarations::controller_node_declarations;
+use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
 use crate::node_parameters::ParameterStore;
 use crate::startup::{load_conversion, NodeStart};
@@ -108,6 +109,8 @@ pub(crate) struct Configured<L> {
     pub(crate) robot: Robot,
     /// What the URDF conversion noticed.
     pub(crate) warnings: Vec<String>,
+    /// The URDF links fixed to the chain's bodies (none for a model given directly).
+    pub(crate) link_frames: Vec<armctl_model::LinkFrame>,
 }
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
@@ -136,11 +139,12 @@ pub(crate) fn configure_law<L: Tunable>(
 ) -> Result<Configured<L>, RuntimeError> {
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
-    let (mut robot, warnings) = match robot {
-        Some(robot) => (robot, vec![]),
+    let (mut robot, warnings, link_frames) = match robot {
+        Some(robot) => (robot, vec![], vec![]),
         None => {
             let conversion = load_conversion(&store)?;
-            (conversion.robot, conversion.report.warnings)
+            let report = conversion.report;
+            (conversion.robot, report.warnings, report.link_frames)
         }
     };
     let identified = identified_model(|name| store.get(name))?;
@@ -207,6 +211,7 @@ pub(crate) fn configure_law<L: Tunable>(
         controller,
         robot,
         warnings,
+        link_frames,
     })
 }
 
@@ -252,6 +257,7 @@ pub struct ControllerRuntime {
     /// Command index -> chain index.
     order: Vec<usize>,
     warnings: Vec<String>,
+    frames: ChainFrames,
 }
 
 impl std::fmt::Debug for ControllerRuntime {
@@ -281,7 +287,9 @@ impl ControllerRuntime {
             controller,
             robot,
             warnings,
+            link_frames,
         } = configured;
+        let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let joints = match parameters.get("joints") {
             Some(ParameterValue::StringArray(j)) => j.clone(),
@@ -294,12 +302,33 @@ impl ControllerRuntime {
             parameters,
             order,
             warnings,
+            frames,
         };
         runtime.show_law_values(None);
         Ok(runtime)
     }
 
     /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
+    /// A tip pose target given in `frame` (a link of the chain, placed at the newest valid
+    /// state; empty or the base link: as it is) in the base link frame; refused naming the
+    /// frame otherwise.
+    pub fn target_in_base(
+        &mut self,
+        frame: &str,
+        pose: nalgebra::IsometryMatrix3<f64>,
+    ) -> Result<nalgebra::IsometryMatrix3<f64>, String> {
+        let q = self.core.last_valid_q();
+        self.frames.pose_in_base(self.core.robot(), frame, pose, q)
+    }
+
+    /// A measured wrench given in `frame` (its axes, the moment about its origin) as the
+    /// wrench on the tip, base link axes, the moment about the tip (empty frame: as it is).
+    pub fn wrench_at_tip(&mut self, frame: &str, wrench: [f64; 6]) -> Result<[f64; 6], String> {
+        let q = self.core.last_valid_q();
+        self.frames
+            .wrench_at_tip(self.core.robot(), frame, wrench, q)
+    }
+
     /// real body has): for the operator, once at start.
     pub fn model_warnings(&self) -> &[String] {
         &self.warnings

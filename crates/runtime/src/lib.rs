@@ -12,6 +12,7 @@ pub mod controller_core;
 pub mod controller_runtime;
 pub mod declarations;
 mod error;
+pub mod frames;
 pub mod joint_map;
 pub mod model_parameters;
 pub mod names;

@@ -21,7 +21,7 @@ use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::JointState;
-use crate::msgs::{labelled_array, Float64MultiArray};
+use crate::msgs::{labelled_array, Float64MultiArray, PoseStamped, WrenchStamped};
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -43,6 +43,8 @@ pub struct ControllerNode {
     command: Float64MultiArray,
     state: Float64MultiArray,
     error: Vec<f64>,
+    /// The frame of the last wrench refused (said once per frame, not per message).
+    refused_wrench_frame: Option<String>,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -142,6 +144,7 @@ impl ControllerNode {
             },
             state: Float64MultiArray::default(),
             error: vec![0.0; n],
+            refused_wrench_frame: None,
         })
     }
 
@@ -317,13 +320,20 @@ impl ControllerNode {
         }
     }
 
-    fn on_target_pose<T: Transport>(&mut self, transport: &mut T, pose: &crate::msgs::Pose) {
-        let Some(goal) = pose.to_isometry() else {
+    fn on_target_pose<T: Transport>(&mut self, transport: &mut T, msg: &PoseStamped) {
+        let Some(pose) = msg.pose.to_isometry() else {
             transport.log(
                 LogLevel::Warn,
                 "target pose rejected: not finite or zero quaternion",
             );
             return;
+        };
+        let goal = match self.runtime.target_in_base(&msg.header.frame_id, pose) {
+            Ok(goal) => goal,
+            Err(e) => {
+                transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
+                return;
+            }
         };
         let controller = self.runtime.core_mut().controller_mut();
         let law = controller.name();
@@ -337,6 +347,38 @@ impl ControllerNode {
         };
         if let Err(e) = result {
             transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
+        }
+    }
+
+    /// A measured wrench, moved to the tip in base link axes from its frame; only task-space
+    /// laws take it. One in a frame that cannot be placed is refused, said once per frame.
+    fn on_wrench<T: Transport>(&mut self, transport: &mut T, msg: &WrenchStamped) {
+        if self
+            .runtime
+            .core_mut()
+            .controller_mut()
+            .task_space()
+            .is_none()
+        {
+            return;
+        }
+        let (f, t) = (msg.wrench.force, msg.wrench.torque);
+        let frame = msg.header.frame_id.as_str();
+        match self
+            .runtime
+            .wrench_at_tip(frame, [f.x, f.y, f.z, t.x, t.y, t.z])
+        {
+            Ok(wrench) => {
+                if let Some(task_space) = self.runtime.core_mut().controller_mut().task_space() {
+                    task_space.set_external_wrench(&wrench);
+                }
+                self.refused_wrench_frame = None;
+            }
+            Err(e) if self.refused_wrench_frame.as_deref() != Some(frame) => {
+                transport.log(LogLevel::Warn, &format!("external wrench refused: {e}"));
+                self.refused_wrench_frame = Some(frame.to_string());
+            }
+            Err(_) => {}
         }
     }
 
@@ -387,15 +429,8 @@ impl NodeLogic for ControllerNode {
                 }
                 Incoming::Clock(msg) => self.on_clock(transport, msg.clock.seconds()),
                 Incoming::Reference(msg) => self.on_reference(transport, &msg),
-                Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg.pose),
-                Incoming::ExternalWrench(msg) => {
-                    let (f, t) = (msg.wrench.force, msg.wrench.torque);
-                    // Only task-space laws take a wrench; the others ignore it, as before.
-                    if let Some(task_space) = self.runtime.core_mut().controller_mut().task_space()
-                    {
-                        task_space.set_external_wrench(&[f.x, f.y, f.z, t.x, t.y, t.z]);
-                    }
-                }
+                Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg),
+                Incoming::ExternalWrench(msg) => self.on_wrench(transport, &msg),
                 Incoming::ParameterRequest(id, request) => {
                     self.on_parameter_request(transport, id, &request)
                 }
