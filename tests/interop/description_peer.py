@@ -1,9 +1,10 @@
 """Plays robot_state_publisher and the arm for controller_node, with Eclipse Cyclone DDS (the
 `cyclonedds` package): publishes a URDF file on rt/robot_description as std_msgs/String,
 reliable and transient local (a node that subscribes later still gets it), then joint states,
-until the node's first effort command arrives on the given topic. Prints `published` once the
-URDF is written and `command [...]` for the command; exit status 0 when a command with one
-finite value per joint arrives within the timeout.
+until the node's first effort command arrives on the given topic, then until its first OK
+report on /diagnostics (diagnostic_msgs/DiagnosticArray). Prints `published` once the URDF is
+written, `command [...]` for the command and `diagnostics NAME | HARDWARE | MESSAGE | LAW`;
+exit status 0 when both arrive (the command with one finite value per joint) in time.
 
 Run by crates/ros/tests/robot_description_topic.rs."""
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import float64, int32, sequence, uint32
+from cyclonedds.idl.types import float64, int32, sequence, uint8, uint32
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -63,6 +64,27 @@ class MultiArrayLayout(IdlStruct, typename="std_msgs::msg::dds_::MultiArrayLayou
 
 
 @dataclass
+class KeyValue(IdlStruct, typename="diagnostic_msgs::msg::dds_::KeyValue_"):
+    key: str = ""
+    value: str = ""
+
+
+@dataclass
+class DiagnosticStatus(IdlStruct, typename="diagnostic_msgs::msg::dds_::DiagnosticStatus_"):
+    level: uint8 = 0
+    name: str = ""
+    message: str = ""
+    hardware_id: str = ""
+    values: sequence[KeyValue] = field(default_factory=list)
+
+
+@dataclass
+class DiagnosticArray(IdlStruct, typename="diagnostic_msgs::msg::dds_::DiagnosticArray_"):
+    header: Header = field(default_factory=Header)
+    status: sequence[DiagnosticStatus] = field(default_factory=list)
+
+
+@dataclass
 class Float64MultiArray(IdlStruct, typename="std_msgs::msg::dds_::Float64MultiArray_"):
     layout: MultiArrayLayout = field(default_factory=MultiArrayLayout)
     data: sequence[float64] = field(default_factory=list)
@@ -86,18 +108,33 @@ def main():
     description = DataWriter(dp, Topic(dp, "rt/robot_description", String), qos=latched)
     states = DataWriter(dp, Topic(dp, "rt/joint_states", JointState), qos=qos)
     commands = DataReader(dp, Topic(dp, "rt" + args.command_topic, Float64MultiArray), qos=qos)
+    diagnostics = DataReader(dp, Topic(dp, "rt/diagnostics", DiagnosticArray), qos=qos)
     with open(args.urdf) as f:
         description.write(String(data=f.read()))
     print("published", flush=True)
     end = time.monotonic() + args.timeout
-    while time.monotonic() < end:
+    command = None
+    while time.monotonic() < end and command is None:
         states.write(JointState(name=joints, position=q, velocity=[0.0] * len(q)))
         for c in commands.take(N=10):
-            values = list(c.data)
-            print("command", values, flush=True)
-            return 0 if len(values) == len(q) and all(math.isfinite(v) for v in values) else 1
+            command = list(c.data)
+            print("command", command, flush=True)
         time.sleep(0.01)
-    print("no command within the timeout", flush=True)
+    if command is None or len(command) != len(q) or not all(math.isfinite(v) for v in command):
+        print("no valid command within the timeout", flush=True)
+        return 1
+    # The node's /diagnostics, once a second: the first one while it controls.
+    end = time.monotonic() + 5.0
+    while time.monotonic() < end:
+        states.write(JointState(name=joints, position=q, velocity=[0.0] * len(q)))
+        for d in diagnostics.take(N=10):
+            for s in d.status:
+                if s.level == 0:
+                    values = {kv.key: kv.value for kv in s.values}
+                    print("diagnostics", s.name, "|", s.hardware_id, "|", s.message, "|", values.get("controller"), flush=True)
+                    return 0
+        time.sleep(0.01)
+    print("no OK diagnostics within 5 s", flush=True)
     return 1
 
 

@@ -219,6 +219,50 @@ pub struct StringMsg {
     pub data: String,
 }
 
+/// diagnostic_msgs/KeyValue.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct KeyValue {
+    /// Key.
+    pub key: String,
+    /// Value.
+    pub value: String,
+}
+
+/// diagnostic_msgs/DiagnosticStatus.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiagnosticStatus {
+    /// [`DiagnosticStatus::OK`], `WARN`, `ERROR` or `STALE`.
+    pub level: u8,
+    /// What is reported on ("controller_node: control loop").
+    pub name: String,
+    /// A one-line summary.
+    pub message: String,
+    /// The hardware (the robot's name).
+    pub hardware_id: String,
+    /// The values.
+    pub values: Vec<KeyValue>,
+}
+
+impl DiagnosticStatus {
+    /// Level: all is well.
+    pub const OK: u8 = 0;
+    /// Level: a warning.
+    pub const WARN: u8 = 1;
+    /// Level: an error.
+    pub const ERROR: u8 = 2;
+    /// Level: no recent data.
+    pub const STALE: u8 = 3;
+}
+
+/// diagnostic_msgs/DiagnosticArray, what `/diagnostics` carries.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiagnosticArray {
+    /// Header.
+    pub header: Header,
+    /// One status per reported item.
+    pub status: Vec<DiagnosticStatus>,
+}
+
 /// A ROS message type: its package and name (the DDS type is
 /// `<package>::msg::dds_::<name>_`, the CDR payload its fields in order), and whatever the
 /// enabled backends need to carry it ([`crate::transport::BackendMessage`]).
@@ -256,6 +300,7 @@ message_types! {
     Clock = "rosgraph_msgs" / "Clock",
     Log = "rcl_interfaces" / "Log",
     StringMsg = "std_msgs" / "String",
+    DiagnosticArray = "diagnostic_msgs" / "DiagnosticArray",
 }
 
 /// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each

@@ -4,8 +4,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use armctl_ros::msgs::{Float64MultiArray, Header, JointState, PoseStamped, WrenchStamped};
+use armctl_ros::msgs::{
+    DiagnosticArray, DiagnosticStatus, Float64MultiArray, Header, JointState, PoseStamped,
+    WrenchStamped,
+};
 use armctl_ros::nodes::controller_node::ControllerNode;
+use armctl_ros::parameter_services::ParameterRequest;
 use armctl_ros::parameter_services::ParameterResponse;
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
@@ -23,6 +27,7 @@ struct Scripted {
     commands: Vec<Vec<f64>>,
     states: Vec<Float64MultiArray>,
     logs: std::sync::Mutex<Vec<String>>,
+    diagnostics: Vec<DiagnosticArray>,
 }
 
 impl Transport for Scripted {
@@ -39,6 +44,7 @@ impl Transport for Scripted {
         match msg {
             Outgoing::Commands(Float64MultiArray { data, .. }) => self.commands.push(data.clone()),
             Outgoing::State(state) => self.states.push(state.clone()),
+            Outgoing::Diagnostics(d) => self.diagnostics.push(d.clone()),
             _ => {}
         }
     }
@@ -218,4 +224,72 @@ async fn stamped_inputs_in_an_unknown_frame_are_refused_naming_it() {
     let (first, last) = (&transport.commands[0], transport.commands.last().unwrap());
     let change = (first[0] - last[0]).abs() + (first[1] - last[1]).abs();
     assert!(change > 1e-3, "{first:?} -> {last:?}");
+}
+
+/// `/diagnostics` once a second: STALE before any joint state; WARN for a second with a
+/// refused parameter change (counted); ERROR while holding on stale states, with the reason.
+#[tokio::test]
+async fn diagnostics_report_the_loop_once_a_second() {
+    let node = node(&[("controller", "pd_gravity")]);
+    let bad_kd = armctl_control::ParameterValue::DoubleArray(vec![-1.0, -1.0]);
+    let second = || Step::Pause(Duration::from_millis(1050));
+    let mut script = vec![second(), Step::Deliver(Incoming::Tick)];
+    for _ in 0..10 {
+        script.push(Step::Deliver(state([0.1, 0.2])));
+    }
+    script.push(Step::Deliver(Incoming::ParameterRequest(
+        1,
+        ParameterRequest::Set(vec![("kd".into(), bad_kd)]),
+    )));
+    script.extend([second(), Step::Deliver(state([0.1, 0.2]))]);
+    script.extend([Step::Deliver(Incoming::Tick), second()]);
+    script.extend([Step::Deliver(Incoming::Tick), Step::Deliver(Incoming::Tick)]);
+    let mut transport = Scripted {
+        script: script.into(),
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let reports: Vec<&DiagnosticStatus> =
+        transport.diagnostics.iter().map(|d| &d.status[0]).collect();
+    assert_eq!(reports.len(), 3, "{reports:#?}");
+    let value = |s: &DiagnosticStatus, key: &str| {
+        s.values
+            .iter()
+            .find(|kv| kv.key == key)
+            .map(|kv| kv.value.clone())
+            .unwrap()
+    };
+    assert_eq!(reports[0].name, "controller_node: control loop");
+    assert_eq!(reports[0].hardware_id, "planar_2link");
+    assert_eq!(
+        reports[0].level,
+        DiagnosticStatus::STALE,
+        "{:?}",
+        reports[0]
+    );
+    assert_eq!(reports[1].level, DiagnosticStatus::WARN, "{:?}", reports[1]);
+    assert!(
+        reports[1].message.contains("1 refused"),
+        "{}",
+        reports[1].message
+    );
+    assert_eq!(
+        value(reports[1], "parameter changes refused since start"),
+        "1"
+    );
+    assert_eq!(value(reports[1], "controller"), "pd_gravity");
+    assert_eq!(value(reports[1], "steps in the last second"), "10");
+    assert_eq!(
+        reports[2].level,
+        DiagnosticStatus::ERROR,
+        "{:?}",
+        reports[2]
+    );
+    assert!(
+        reports[2].message.starts_with("holding: "),
+        "{}",
+        reports[2].message
+    );
+    let age: f64 = value(reports[2], "joint state age (s)").parse().unwrap();
+    assert!(age > 1.0, "{age}");
 }

@@ -2,7 +2,8 @@
 //! `robot_description` topic, as robot_state_publisher publishes it (std_msgs/String, reliable,
 //! transient local): published before the node starts, and after. The publisher and the arm
 //! are an independent DDS implementation, `tests/interop/description_peer.py` (Cyclone DDS's
-//! Python binding, in the interop venv of `tests/interop/setup_venv.sh`).
+//! Python binding, in the interop venv of `tests/interop/setup_venv.sh`), which also reads the
+//! node's `/diagnostics`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStderr, Command, Stdio};
@@ -109,6 +110,9 @@ fn check_received(lines: &mpsc::Receiver<String>, mut peer: Killed, mut output: 
     let ok = peer.0.wait().unwrap().success();
     assert!(ok, "no effort command from the URDF of the topic:\n{out}");
     assert!(out.contains("command ["), "{out}");
+    // /diagnostics, decoded by the independent peer.
+    let report = "diagnostics controller_node: control loop | panda | controlling | pd_gravity";
+    assert!(out.contains(report), "{out}");
 }
 
 #[test]

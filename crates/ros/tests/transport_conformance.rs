@@ -9,15 +9,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use armctl_ros::msgs::{
-    Clock, Float64MultiArray, JointState, JointTrajectory, JointTrajectoryPoint, PoseStamped, Time,
-    WrenchStamped,
+    Clock, DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState, JointTrajectory,
+    JointTrajectoryPoint, KeyValue, PoseStamped, Time, WrenchStamped,
 };
 use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_ros::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Every topic a node can publish (all but /rosout, which is written through `log`).
-const PUBLISHED: [Topic; 7] = [
+const PUBLISHED: [Topic; 8] = [
     Topic::Clock,
     Topic::JointStates,
     Topic::Commands,
@@ -25,6 +25,7 @@ const PUBLISHED: [Topic; 7] = [
     Topic::Reference,
     Topic::TargetPose,
     Topic::ExternalWrench,
+    Topic::Diagnostics,
 ];
 
 fn topic_name(topic: Topic) -> String {
@@ -93,6 +94,19 @@ fn samples() -> Vec<Incoming> {
         Incoming::Reference(trajectory),
         Incoming::TargetPose(pose),
         Incoming::ExternalWrench(wrench),
+        Incoming::Diagnostics(DiagnosticArray {
+            status: vec![DiagnosticStatus {
+                level: DiagnosticStatus::WARN,
+                name: "controller_node: control loop".into(),
+                message: "3 late cycles".into(),
+                hardware_id: "panda".into(),
+                values: vec![KeyValue {
+                    key: "late cycles".into(),
+                    value: "3".into(),
+                }],
+            }],
+            ..DiagnosticArray::default()
+        }),
     ]
 }
 
@@ -105,6 +119,7 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::Reference(m) => Outgoing::Reference(m),
         Incoming::TargetPose(m) => Outgoing::TargetPose(m),
         Incoming::ExternalWrench(m) => Outgoing::ExternalWrench(m),
+        Incoming::Diagnostics(m) => Outgoing::Diagnostics(m),
         Incoming::Rosout(m) => unreachable!("not published: {m:?}"),
         Incoming::ParameterRequest(..) | Incoming::Tick | Incoming::Shutdown(_) => {
             unreachable!("not a message")

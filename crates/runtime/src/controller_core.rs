@@ -427,6 +427,11 @@ impl ControllerCore {
         self.fault.as_ref()
     }
 
+    /// When the newest joint state arrived (the node's clock), if one has.
+    pub fn state_time(&self) -> Option<f64> {
+        self.state_time
+    }
+
     /// The newest valid measured configuration (chain order), if any state was valid.
     pub fn last_valid_q(&self) -> Option<&[f64]> {
         self.last_valid_q.as_deref()

@@ -22,6 +22,7 @@ use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray, PoseStamped, WrenchStamped};
+use crate::nodes::loop_diagnostics::LoopDiagnostics;
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -45,6 +46,7 @@ pub struct ControllerNode {
     error: Vec<f64>,
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
+    diagnostics: LoopDiagnostics,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -119,6 +121,7 @@ impl ControllerNode {
             publications: vec![
                 (Topic::Commands, resolve_name(&command_topic)),
                 (Topic::State, resolve_name("~/state")),
+                (Topic::Diagnostics, resolve_name("/diagnostics")),
             ],
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
@@ -127,7 +130,13 @@ impl ControllerNode {
             }),
             parameters: store,
         };
+        let node = match start.namespace.as_str() {
+            "/" => format!("/{}", start.name),
+            ns => format!("{ns}/{}", start.name),
+        };
+        let robot = runtime.core().robot().name().to_string();
         Ok(Self {
+            diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
             runtime,
             update_rate,
@@ -175,6 +184,11 @@ impl ControllerNode {
             }
         } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
             self.step_at(transport, now);
+        }
+        if self.diagnostics.due() {
+            let core = self.runtime.core();
+            let report = self.diagnostics.report(core, now, self.saturated);
+            transport.publish(Outgoing::Diagnostics(report));
         }
     }
 
@@ -225,6 +239,7 @@ impl ControllerNode {
             // Nothing to compute from yet: publish nothing rather than a guess.
             return;
         }
+        self.diagnostics.on_step();
         let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
         self.saturated += report.safety.saturated as u64;
         if let Some(event) = &report.event {
@@ -399,7 +414,10 @@ impl ControllerNode {
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and
     /// changes nothing, or applies and stores it), then acts on the node's own ones.
     fn apply_parameter(&mut self, name: &str, value: &ParameterValue) -> Result<(), String> {
-        let typed = self.runtime.set_parameter(name, value)?;
+        let typed = self
+            .runtime
+            .set_parameter(name, value)
+            .inspect_err(|_| self.diagnostics.on_refusal())?;
         if let ("state_publish_rate", ParameterValue::Double(rate)) = (name, typed) {
             self.state_period = period(rate);
         }
@@ -434,7 +452,10 @@ impl NodeLogic for ControllerNode {
                 Incoming::ParameterRequest(id, request) => {
                     self.on_parameter_request(transport, id, &request)
                 }
-                Incoming::Commands(_) | Incoming::State(_) | Incoming::Rosout(_) => {}
+                Incoming::Commands(_)
+                | Incoming::State(_)
+                | Incoming::Rosout(_)
+                | Incoming::Diagnostics(_) => {}
             }
         }
         Ok(())

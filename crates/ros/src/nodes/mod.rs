@@ -2,6 +2,7 @@
 
 pub mod controller_node;
 pub mod cooperative_node;
+mod loop_diagnostics;
 pub mod sim_node;
 
 use armctl_runtime::controller_runtime::COOPERATIVE;

@@ -102,6 +102,8 @@ topics! {
     TargetPose: msgs::PoseStamped,
     /// A measured tip wrench (geometry_msgs/WrenchStamped).
     ExternalWrench: msgs::WrenchStamped,
+    /// The node's health on `/diagnostics` (diagnostic_msgs/DiagnosticArray), 1 Hz.
+    Diagnostics: msgs::DiagnosticArray,
     /// Log lines on `/rosout` (rcl_interfaces/Log), read by tests and tools; nodes log with
     /// [`Transport::log`].
     Rosout: msgs::Log,

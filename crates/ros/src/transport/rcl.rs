@@ -23,8 +23,8 @@ use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::stream::{BoxStream, StreamExt};
 use r2r::indexmap::IndexMap;
 use r2r::{
-    builtin_interfaces, geometry_msgs, rcl_interfaces, rosgraph_msgs, sensor_msgs, std_msgs,
-    trajectory_msgs, Parameter, ParameterValue, QosProfile, RosParams,
+    builtin_interfaces, diagnostic_msgs, geometry_msgs, rcl_interfaces, rosgraph_msgs, sensor_msgs,
+    std_msgs, trajectory_msgs, Parameter, ParameterValue, QosProfile, RosParams,
 };
 
 use crate::msgs;
@@ -75,6 +75,51 @@ fn header_out(h: &msgs::Header) -> std_msgs::msg::Header {
     std_msgs::msg::Header {
         stamp: time_out(&h.stamp),
         frame_id: h.frame_id.clone(),
+    }
+}
+
+fn diagnostics_in(m: diagnostic_msgs::msg::DiagnosticArray) -> msgs::DiagnosticArray {
+    let status = m.status.into_iter().map(|s| msgs::DiagnosticStatus {
+        level: s.level,
+        name: s.name,
+        message: s.message,
+        hardware_id: s.hardware_id,
+        values: s
+            .values
+            .into_iter()
+            .map(|kv| msgs::KeyValue {
+                key: kv.key,
+                value: kv.value,
+            })
+            .collect(),
+    });
+    msgs::DiagnosticArray {
+        header: header_in(&m.header),
+        status: status.collect(),
+    }
+}
+
+fn diagnostics_out(m: &msgs::DiagnosticArray) -> diagnostic_msgs::msg::DiagnosticArray {
+    let status = m
+        .status
+        .iter()
+        .map(|s| diagnostic_msgs::msg::DiagnosticStatus {
+            level: s.level,
+            name: s.name.clone(),
+            message: s.message.clone(),
+            hardware_id: s.hardware_id.clone(),
+            values: s
+                .values
+                .iter()
+                .map(|kv| diagnostic_msgs::msg::KeyValue {
+                    key: kv.key.clone(),
+                    value: kv.value.clone(),
+                })
+                .collect(),
+        });
+    diagnostic_msgs::msg::DiagnosticArray {
+        header: header_out(&m.header),
+        status: status.collect(),
     }
 }
 
@@ -309,6 +354,7 @@ rcl_messages! {
     JointTrajectory = trajectory_msgs::msg::JointTrajectory, trajectory_in, trajectory_out;
     PoseStamped = geometry_msgs::msg::PoseStamped, pose_in, pose_out;
     WrenchStamped = geometry_msgs::msg::WrenchStamped, wrench_in, wrench_out;
+    DiagnosticArray = diagnostic_msgs::msg::DiagnosticArray, diagnostics_in, diagnostics_out;
     StringMsg = std_msgs::msg::String,
         |m: std_msgs::msg::String| msgs::StringMsg { data: m.data },
         |m: &msgs::StringMsg| std_msgs::msg::String { data: m.data.clone() };
