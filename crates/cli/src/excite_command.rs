@@ -9,6 +9,7 @@ use armctl_control::reference::Trajectory;
 use armctl_control::JointReference;
 use armctl_ident::{excitation, ExcitationLimits};
 use armctl_model::{ChainOptions, Robot};
+use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
 use clap::Args;
 
 /// `armctl excite` arguments.
@@ -48,6 +49,17 @@ pub(crate) struct ExciteArgs {
     /// trajectory_msgs/msg/JointTrajectory "$(cat FILE)"`.
     #[arg(long)]
     message: Option<PathBuf>,
+    /// Send the message to a running controller_node's `~/reference` over DDS (ROS_DOMAIN_ID
+    /// and ROS_LOCALHOST_ONLY as the ROS tools read them), once its subscription is seen, and
+    /// report whether the node took it: no 128 kB command-line limit, no ros2 CLI needed.
+    #[arg(long)]
+    publish: bool,
+    /// The controller_node for --publish (fully qualified).
+    #[arg(long, default_value = "/controller_node")]
+    node: String,
+    /// Seconds --publish waits for the node's subscription.
+    #[arg(long, default_value_t = 10.0)]
+    wait: f64,
     /// Seconds the message gives the arm to reach the trajectory's start from where it is.
     #[arg(long, default_value_t = 5.0)]
     lead_in: f64,
@@ -58,31 +70,54 @@ pub(crate) struct ExciteArgs {
 }
 
 /// The series sampled every `step` seconds for `duration`, starting `lead_in` seconds in, as
-/// a JointTrajectory message in YAML.
+/// a trajectory_msgs/JointTrajectory (header stamp zero: "start now").
 pub(crate) fn trajectory_message(
     robot: &Robot,
     trajectory: &dyn Trajectory,
     duration: f64,
     lead_in: f64,
     step: f64,
-) -> String {
-    let names: Vec<&str> = robot.joint_names().collect();
+) -> JointTrajectory {
     let mut reference = JointReference::hold(&vec![0.0; robot.dof()]);
+    let points = (0..=(duration / step).round() as usize).map(|k| {
+        let t = k as f64 * step;
+        trajectory.sample(t, &mut reference);
+        let ns = ((lead_in + t) * 1e9).round() as u64;
+        JointTrajectoryPoint {
+            positions: reference.q.clone(),
+            velocities: reference.qd.clone(),
+            accelerations: reference.qdd.clone(),
+            effort: vec![],
+            time_from_start: Time {
+                sec: (ns / 1_000_000_000) as i32,
+                nanosec: (ns % 1_000_000_000) as u32,
+            },
+        }
+    });
+    JointTrajectory {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        points: points.collect(),
+        ..JointTrajectory::default()
+    }
+}
+
+/// `message` in the YAML `ros2 topic pub` takes.
+pub(crate) fn message_yaml(message: &JointTrajectory) -> String {
     let list = |v: &[f64]| {
         let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
         format!("[{}]", items.join(", "))
     };
-    let mut text = format!("joint_names: [{}]\npoints:\n", names.join(", "));
-    for k in 0..=(duration / step).round() as usize {
-        let t = k as f64 * step;
-        trajectory.sample(t, &mut reference);
-        let ns = ((lead_in + t) * 1e9).round() as u64;
-        let (sec, nanosec) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    let mut text = format!(
+        "joint_names: [{}]\npoints:\n",
+        message.joint_names.join(", ")
+    );
+    for p in &message.points {
+        let (sec, nanosec) = (p.time_from_start.sec, p.time_from_start.nanosec);
         text += &format!(
             "- positions: {}\n  velocities: {}\n  accelerations: {}\n  time_from_start: {{sec: {sec}, nanosec: {nanosec}}}\n",
-            list(&reference.q),
-            list(&reference.qd),
-            list(&reference.qdd)
+            list(&p.positions),
+            list(&p.velocities),
+            list(&p.accelerations)
         );
     }
     text
@@ -119,15 +154,12 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
     };
     let found = excitation(&robot, 1.0 / args.period, args.harmonics, limits, args.seed)?;
     write(&args.out, &found.to_yaml(&robot, args.duration)?)?;
-    if let Some(message) = &args.message {
-        let text = trajectory_message(
-            &robot,
-            &found.trajectory,
-            args.duration,
-            args.lead_in,
-            args.message_step,
-        );
-        write(message, &text)?;
+    let message = || {
+        let step = args.message_step;
+        trajectory_message(&robot, &found.trajectory, args.duration, args.lead_in, step)
+    };
+    if let Some(path) = &args.message {
+        write(path, &message_yaml(&message()))?;
     }
     println!(
         "{}: {} harmonics, period {} s, condition number of the base regressor {:.1} -> {}",
@@ -137,5 +169,9 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         found.condition_number,
         args.out.display()
     );
+    if args.publish {
+        let wait = std::time::Duration::from_secs_f64(args.wait);
+        crate::excite_publish::publish(&message(), &args.node, wait)?;
+    }
     Ok(())
 }

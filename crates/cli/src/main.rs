@@ -4,6 +4,7 @@ mod bench_command;
 mod demo_command;
 mod dynamics_command;
 mod excite_command;
+mod excite_publish;
 mod identify_command;
 mod input_file;
 mod latency_command;

@@ -1,4 +1,6 @@
 //! Running the `armctl` binary from the workspace root, as a user does.
+// Each test file is its own crate and uses only some of these.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;

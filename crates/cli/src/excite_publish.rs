@@ -1,0 +1,93 @@
+//! `armctl excite --publish`: the excitation sent as one trajectory_msgs/JointTrajectory to a
+//! running controller_node's `~/reference` over DDS, as `ros2 topic pub --once` would, but
+//! without the 128 kB limit of a command-line argument (60 s of excitation is over 600 kB of
+//! YAML) and without ROS installed. It waits for the node's subscription before sending, and
+//! reads the node's `/rosout` for whether it took the trajectory.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use armctl_ros::msgs::JointTrajectory;
+use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_runtime::node_parameters::ParameterStore;
+
+/// How long the node's answer on /rosout is waited for.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// Sends `message` to `node`'s `~/reference` (`node` fully qualified), waiting up to `wait`
+/// for the subscription.
+pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: Duration) -> Result<()> {
+    if !node.starts_with('/') || node.ends_with('/') || node.len() < 2 {
+        bail!("--node '{node}' is not a fully qualified node name such as /controller_node");
+    }
+    let dds = DdsOptions::from_env()?;
+    let topic = format!("{node}/reference");
+    let spec = NodeSpec {
+        name: "armctl_excite".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::Rosout, "/rosout".into())],
+        publications: vec![(Topic::Reference, topic.clone())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut transport = DdsTransport::start(&spec, &dds)?;
+        eprintln!("waiting for {topic} on ROS domain {}", dds.domain_id);
+        if !subscribed(&mut transport, wait).await {
+            bail!(
+                "no subscription to {topic} within {} s: is {node} running on ROS domain {} (ROS_DOMAIN_ID)?",
+                wait.as_secs_f64(),
+                dds.domain_id
+            );
+        }
+        transport.publish(Outgoing::Reference(message));
+        transport.flush().await;
+        let base = node.rsplit('/').next().unwrap_or(node);
+        match tokio::time::timeout(ANSWER_WAIT, answer(&mut transport, base)).await {
+            Ok((true, text)) => println!("{node} took the excitation: {text}"),
+            Ok((false, text)) => bail!("{node} refused the excitation: {text}"),
+            Err(_) => println!(
+                "sent {} points to {topic}; no word from {node} on /rosout within {} s",
+                message.points.len(),
+                ANSWER_WAIT.as_secs()
+            ),
+        }
+        Ok(())
+    })
+}
+
+/// Whether the reference topic has a subscriber within `wait`.
+async fn subscribed(transport: &mut DdsTransport, wait: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + wait;
+    while tokio::time::Instant::now() < deadline {
+        if transport.subscriber_count(Topic::Reference) > 0 {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// The node's first word about a reference on /rosout: taken ("new reference: ...") or
+/// refused ("reference refused: ...", a warning).
+async fn answer(transport: &mut DdsTransport, node: &str) -> (bool, String) {
+    loop {
+        let Some(Incoming::Rosout(log)) = transport.next().await else {
+            continue;
+        };
+        if !log.name.ends_with(node) {
+            continue;
+        }
+        if log.msg.starts_with("new reference") {
+            return (true, log.msg);
+        }
+        if log.level >= 30 && log.msg.starts_with("reference refused") {
+            return (false, log.msg);
+        }
+    }
+}
