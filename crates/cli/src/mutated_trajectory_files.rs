@@ -55,13 +55,14 @@ fn arm(urdf: &str) -> Arm {
 fn files(planar: &Robot) -> Vec<(String, usize)> {
     let found = excitation(planar, 0.1, 3, ExcitationLimits::default(), 1).unwrap();
     let message = |duration, lead_in, step| {
-        crate::excite_command::trajectory_message(
+        let message = crate::excite_command::trajectory_message(
             planar,
             &found.trajectory,
             duration,
             lead_in,
             step,
-        )
+        );
+        crate::excite_command::message_yaml(&message)
     };
     vec![
         (
