@@ -441,6 +441,13 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
         metadata.replace(name, "../run.csv"),
     )
     .unwrap();
+    let compressed = dir.join("compressed_bag");
+    std::fs::create_dir_all(&compressed).unwrap();
+    let zstd = metadata.replace("compression_format: ''", "compression_format: zstd");
+    assert_ne!(zstd, metadata, "rosbags writes compression_format: ''");
+    std::fs::write(compressed.join("metadata.yaml"), zstd).unwrap();
+    let e = armctl_ros::bag::read_joint_states(&compressed, "/joint_states").unwrap_err();
+    assert!(e.to_string().contains("compressed bag (zstd"), "{e}");
     let e = armctl_ros::bag::read_joint_states(&escaping, "/joint_states")
         .unwrap_err()
         .to_string();

@@ -24,10 +24,10 @@ use crate::trajectory_spec;
 
 const PANDA_WAVE: &str = "config/trajectories/panda_wave.yaml";
 
-/// `armctl demo` arguments.
 /// The demo's ROS domain when neither --domain-id nor ROS_DOMAIN_ID gives one.
 const DEMO_DOMAIN: u16 = 142;
 
+/// `armctl demo` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
     /// The robot's URDF.
@@ -174,6 +174,9 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
     // A domain of its own unless told: on domain 0 a hardware launch on the same machine would
     // mix its joint_states with the simulator's.
     dds.domain_id = match args.domain_id {
+        Some(domain) if domain > 232 => {
+            bail!("--domain-id {domain} is not a ROS domain id (0 to 232)")
+        }
         Some(domain) => domain,
         None => DdsOptions::domain_from_env()?.unwrap_or(DEMO_DOMAIN),
     };

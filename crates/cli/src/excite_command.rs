@@ -137,9 +137,10 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         && (0.0..=1.0).contains(&args.velocity)
         && args.acceleration > 0.0
         && args.lead_in >= 0.0
-        && args.message_step > 0.0)
+        && args.message_step > 0.0
+        && (0.0..=3600.0).contains(&args.wait))
     {
-        bail!("--duration, --period, --acceleration and --message-step must be positive, --lead-in not negative, --range and --velocity within [0, 1]");
+        bail!("--duration, --period, --acceleration and --message-step must be positive, --lead-in not negative, --range and --velocity within [0, 1], --wait within [0, 3600] s");
     }
     let options = ChainOptions {
         tip_link: args.tip.clone(),
@@ -170,8 +171,7 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         args.out.display()
     );
     if args.publish {
-        let wait = std::time::Duration::from_secs_f64(args.wait);
-        crate::excite_publish::publish(&message(), &args.node, wait)?;
+        crate::excite_publish::publish(&message(), &args.node, args.wait)?;
     }
     Ok(())
 }

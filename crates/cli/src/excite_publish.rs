@@ -17,10 +17,14 @@ const ANSWER_WAIT: Duration = Duration::from_secs(5);
 
 /// Sends `message` to `node`'s `~/reference` (`node` fully qualified), waiting up to `wait`
 /// for the subscription.
-pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: Duration) -> Result<()> {
+pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: f64) -> Result<()> {
     if !node.starts_with('/') || node.ends_with('/') || node.len() < 2 {
         bail!("--node '{node}' is not a fully qualified node name such as /controller_node");
     }
+    if !(wait.is_finite() && (0.0..=3600.0).contains(&wait)) {
+        bail!("--wait {wait} must be between 0 and 3600 s");
+    }
+    let wait = Duration::from_secs_f64(wait);
     let dds = DdsOptions::from_env()?;
     let topic = format!("{node}/reference");
     let spec = NodeSpec {
@@ -45,10 +49,17 @@ pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: Duration) -> 
                 dds.domain_id
             );
         }
+        // /rosout keeps its last messages for late joiners: only the node's word from now on,
+        // about this many points, is its answer (a clock skew of a second is allowed).
+        let sent = wall_clock() - 1.0;
         transport.publish(Outgoing::Reference(message));
         transport.flush().await;
-        let base = node.rsplit('/').next().unwrap_or(node);
-        match tokio::time::timeout(ANSWER_WAIT, answer(&mut transport, base)).await {
+        let asked = Answer {
+            logger: node.trim_start_matches('/').replace('/', "."),
+            since: sent,
+            points: message.points.len(),
+        };
+        match tokio::time::timeout(ANSWER_WAIT, answer(&mut transport, &asked)).await {
             Ok((true, text)) => println!("{node} took the excitation: {text}"),
             Ok((false, text)) => bail!("{node} refused the excitation: {text}"),
             Err(_) => println!(
@@ -73,17 +84,34 @@ async fn subscribed(transport: &mut DdsTransport, wait: Duration) -> bool {
     false
 }
 
-/// The node's first word about a reference on /rosout: taken ("new reference: ...") or
-/// refused ("reference refused: ...", a warning).
-async fn answer(transport: &mut DdsTransport, node: &str) -> (bool, String) {
+/// Which /rosout lines answer the trajectory sent.
+struct Answer {
+    /// The node's logger name (`ns.node`).
+    logger: String,
+    /// Wall-clock seconds: earlier lines are old.
+    since: f64,
+    /// The trajectory's points (a taken one is logged as "new reference: N points").
+    points: usize,
+}
+
+fn wall_clock() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The node's first word on /rosout about the reference just sent: taken ("new reference: N
+/// points ...") or refused ("reference refused: ...", a warning).
+async fn answer(transport: &mut DdsTransport, asked: &Answer) -> (bool, String) {
+    let taken = format!("new reference: {} points", asked.points);
     loop {
         let Some(Incoming::Rosout(log)) = transport.next().await else {
             continue;
         };
-        if !log.name.ends_with(node) {
+        if log.name != asked.logger || log.stamp.seconds() < asked.since {
             continue;
         }
-        if log.msg.starts_with("new reference") {
+        if log.msg.starts_with(&taken) {
             return (true, log.msg);
         }
         if log.level >= 30 && log.msg.starts_with("reference refused") {

@@ -199,8 +199,15 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let steps = check_duration(args.duration, args.dt)?;
     let (robot, report) = load_robot(args)?;
     let model_warnings = report.warnings.clone();
+    // A law without G runs on an arm that adds its own, as the Franka arm it is meant for
+    // does, unless the simulator settings say otherwise.
+    let law_omits_gravity = matches!(
+        node_start(args, None)?.value("gravity_compensation"),
+        Some(RosValue::Bool(false))
+    );
     let mut config = SimConfig {
         dt: args.dt,
+        robot_compensates_gravity: law_omits_gravity,
         ..SimConfig::default()
     };
     let mut scene = None;
@@ -233,7 +240,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         bail!("--object-move moves the object of a pair scene (--scene, e.g. config/scenes/two_pandas_carry.yaml)");
     }
     let mut runtime = controller_runtime(args, &robot)?;
-    let gravity_warning = match_gravity_handling(&mut config, runtime.parameters());
+    let gravity_warning = gravity_mismatch(&config, runtime.parameters());
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)?;
@@ -282,21 +289,17 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
-/// A law without G (`gravity_compensation: false`) runs on an arm that adds its own, as the
-/// Franka arm it is meant for does; an arm that adds G under a law that adds it too gets G
-/// twice, which the run's warnings say.
-fn match_gravity_handling(
-    config: &mut SimConfig,
+/// What is wrong when the law and the simulated arm disagree on who adds gravity: G applied
+/// twice, or not at all.
+fn gravity_mismatch(
+    config: &SimConfig,
     parameters: &armctl_runtime::node_parameters::ParameterStore,
 ) -> Option<String> {
     let law_adds_gravity = parameters.get("gravity_compensation") != Some(&RosValue::Bool(false));
-    if !law_adds_gravity {
-        config.robot_compensates_gravity = true;
-        None
-    } else if config.robot_compensates_gravity {
-        Some("the simulated arm compensates its own gravity (robot_compensates_gravity) and the controller adds G too (gravity_compensation: true): G is applied twice".into())
-    } else {
-        None
+    match (law_adds_gravity, config.robot_compensates_gravity) {
+        (true, true) => Some("the simulated arm compensates its own gravity (robot_compensates_gravity) and the controller adds G too (gravity_compensation: true): G is applied twice".into()),
+        (false, false) => Some("the controller leaves out G (gravity_compensation: false) and the simulated arm does not add it (robot_compensates_gravity: false): nothing holds the arm's weight".into()),
+        _ => None,
     }
 }
 
@@ -816,6 +819,9 @@ pub(crate) fn render(s: &Summary) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    for warning in &s.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
     out
 }
 

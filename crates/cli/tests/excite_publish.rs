@@ -79,6 +79,14 @@ async fn controlling(dds: &DdsOptions) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_excitation_reaches_a_running_controller_node() {
     let dds = DdsOptions::loopback(DOMAIN);
+    for bad in ["-1", "NaN", "1e30"] {
+        let flag = format!("--wait={bad}");
+        let (ok, _, err) = excite_publish(&[&flag]).await;
+        assert!(
+            !ok && err.contains("--wait within [0, 3600] s"),
+            "{bad}: {err}"
+        );
+    }
     let (ok, _, err) = excite_publish(&["--wait", "1"]).await;
     assert!(
         !ok && err.contains("no subscription to /controller_node/reference"),

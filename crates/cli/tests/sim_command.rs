@@ -621,5 +621,15 @@ fn the_fr3_file_runs_without_g_on_an_arm_that_adds_its_own() {
     );
     let warnings = twice["warnings"].to_string();
     assert!(warnings.contains("G is applied twice"), "{warnings}");
+    // Told that the arm does not add its own: the sim-config wins, and the run says nothing
+    // holds the weight.
+    let nobody = dir.join("adds_nothing.yaml");
+    std::fs::write(&nobody, "robot_compensates_gravity: false\n").unwrap();
+    let sags = run(
+        "config/fr3_computed_torque.yaml",
+        &["--sim-config", nobody.to_str().unwrap()],
+    );
+    let warnings = sags["warnings"].to_string();
+    assert!(warnings.contains("nothing holds the arm's weight"), "{warnings}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -39,28 +39,57 @@ pub fn expand(path: &Path, args: &[String]) -> Result<String, ModelError> {
             ),
             _ => refuse(format!("starting xacro: {e}")),
         })?;
+    // stderr is drained by a thread of its own: a xacro that writes much to it while we read
+    // stdout would otherwise wait on us forever.
+    let stderr = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = (&mut e).take(MAX_MESSAGE_BYTES).read_to_string(&mut text);
+            // The rest is read and dropped, so xacro is never blocked on a full pipe.
+            let _ = std::io::copy(&mut e, &mut std::io::sink());
+            text
+        })
+    });
     let mut text = String::new();
     let read = match child.stdout.take() {
         Some(stdout) => stdout.take(MAX_URDF_BYTES + 1).read_to_string(&mut text),
         None => Ok(0),
     };
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut stderr);
+    let too_long = text.len() as u64 > MAX_URDF_BYTES;
+    if too_long {
+        let _ = child.kill();
     }
     let status = child.wait().map_err(|e| refuse(e.to_string()))?;
-    if !status.success() {
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-        return Err(refuse(format!(
-            "xacro failed ({status}): {}",
-            crate::files::short_message(last.unwrap_or("no message"))
-        )));
-    }
-    read.map_err(|e| refuse(format!("reading xacro's output: {e}")))?;
-    if text.len() as u64 > MAX_URDF_BYTES {
+    let stderr = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
+    if too_long {
         return Err(refuse(format!(
             "the expanded URDF is larger than the {MAX_URDF_BYTES} bytes accepted"
         )));
     }
+    if !status.success() {
+        return Err(refuse(format!(
+            "xacro failed ({status}): {}",
+            cause(&stderr)
+        )));
+    }
+    read.map_err(|e| refuse(format!("reading xacro's output: {e}")))?;
     Ok(text)
+}
+
+/// Most bytes of xacro's messages kept.
+const MAX_MESSAGE_BYTES: u64 = 64 << 10;
+
+/// What xacro said first (its cause; the lines after it say where it was processing), up to
+/// three lines, shortened.
+fn cause(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(3)
+        .collect();
+    if lines.is_empty() {
+        return "no message".into();
+    }
+    crate::files::short_message(&lines.join("; "))
 }

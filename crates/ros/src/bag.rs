@@ -53,7 +53,10 @@ const OP_MESSAGE: u8 = 0x05;
 pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError> {
     let samples = if path.is_dir() {
         crate::bag_directory::samples(path, topic)?
-    } else if path.extension().is_some_and(|e| e == "db3") {
+    } else if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("db3"))
+    {
         sqlite_samples(path, topic)?
     } else {
         mcap_samples(path, topic)?

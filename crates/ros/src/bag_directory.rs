@@ -18,6 +18,10 @@ struct Metadata {
 struct BagInformation {
     storage_identifier: String,
     relative_file_paths: Vec<String>,
+    #[serde(default)]
+    compression_format: String,
+    #[serde(default)]
+    compression_mode: String,
 }
 
 /// The joint states on `topic` in every file of the bag directory `dir`, with their log times.
@@ -38,6 +42,16 @@ pub(crate) fn samples(dir: &Path, topic: &str) -> Result<Samples, RosError> {
         fail(&metadata_path, format!("not rosbag2 metadata: {e}"))
     })?;
     let info = metadata.rosbag2_bagfile_information;
+    if !info.compression_format.is_empty() || !info.compression_mode.is_empty() {
+        let (format, mode) = (
+            armctl_control::shown(&info.compression_format),
+            armctl_control::shown(&info.compression_mode),
+        );
+        return Err(fail(
+            &metadata_path,
+            format!("a compressed bag ({format}, mode {mode}) is not read: decompress it first (ros2 bag convert with no compression)"),
+        ));
+    }
     let read: fn(&Path, &str) -> Result<Samples, RosError> = match info.storage_identifier.as_str()
     {
         "sqlite3" => sqlite_samples,

@@ -48,8 +48,11 @@ impl ChainFrames {
             Some(l) => Ok(Placed::Moving(FrameId::Mdh(l.frame), l.pose)),
             None => {
                 let mut known = vec![robot.base_link(), robot.tip_link()];
-                known.extend(self.links.iter().map(|l| l.link.as_str()));
-                known.dedup();
+                for link in self.links.iter().map(|l| l.link.as_str()) {
+                    if !known.contains(&link) {
+                        known.push(link);
+                    }
+                }
                 Err(format!(
                     "frame '{}' is not a link of the chain (frames: {}, or empty for the base link)",
                     armctl_control::shown(frame),

@@ -145,7 +145,8 @@ pub struct SimConfig {
     pub joints: JointEffects,
     /// The arm adds its own gravity torque G(q) to every command, as a Franka arm does
     /// through libfranka: a controller then sends the law without G
-    /// (`gravity_compensation: false`).
+    /// (`gravity_compensation: false`). G of the nominal model: a payload or mass mismatch
+    /// is not compensated.
     pub robot_compensates_gravity: bool,
 }
 

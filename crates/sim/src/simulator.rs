@@ -63,6 +63,10 @@ pub struct Simulator {
     friction: Vec<f64>,
     /// G(q) at the stage position, when the robot compensates it.
     gravity: Vec<f64>,
+    /// The model the robot compensates gravity with (its own, as a Franka arm's controller
+    /// has it): the nominal model, without the mismatch (payload, mass scale), which then
+    /// sags as it would on the real arm.
+    compensation_model: Option<Robot>,
     /// Per joint `dt D + dt^2 K`: what the implicit passive torques add to M's diagonal.
     implicit: Vec<f64>,
     /// Right-hand side of the implicit solve, then the accelerations.
@@ -253,6 +257,7 @@ impl Simulator {
             torque: zeros.clone(),
             friction: zeros.clone(),
             gravity: zeros.clone(),
+            compensation_model: config.robot_compensates_gravity.then(|| model.clone()),
             implicit: zeros,
             rhs: DVector::zeros(n),
             noise,
@@ -723,8 +728,8 @@ impl Simulator {
     fn solve_implicit(&mut self, stage: usize) -> Result<(), SimError> {
         let (q, qd) = (&self.stage_q, &self.stage_qd[stage]);
         nonlinear_effects(&self.plant, &mut self.ws, q, qd, self.rhs.as_mut_slice())?;
-        if self.config.robot_compensates_gravity {
-            gravity_torques(&self.plant, &mut self.ws, q, &mut self.gravity)?;
+        if let Some(model) = &self.compensation_model {
+            gravity_torques(model, &mut self.ws, q, &mut self.gravity)?;
             for (r, g) in self.rhs.iter_mut().zip(&self.gravity) {
                 *r -= g;
             }

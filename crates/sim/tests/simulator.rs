@@ -909,4 +909,28 @@ fn a_robot_that_compensates_gravity_holds_itself_under_zero_command() {
         drift(true, &g) > 0.05,
         "G sent to an arm that adds its own is G twice"
     );
+    // The arm compensates with its own (nominal) model: a payload it was not told of sags.
+    let config = SimConfig {
+        robot_compensates_gravity: true,
+        mismatch: ModelMismatch {
+            payload: Some(Payload {
+                mass: 3.0,
+                com: Vector3::zeros(),
+                inertia: Matrix3::zeros(),
+            }),
+            ..ModelMismatch::default()
+        },
+        ..SimConfig::ideal()
+    };
+    let mut sim = Simulator::new(&panda, &q0, config).unwrap();
+    for _ in 0..500 {
+        sim.step(&zero).unwrap();
+    }
+    let sag = sim
+        .q()
+        .iter()
+        .zip(&q0)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(sag > 0.01, "the unannounced payload sags: {sag}");
 }

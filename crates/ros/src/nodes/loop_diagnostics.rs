@@ -1,7 +1,7 @@
 //! controller_node's health on `/diagnostics` (diagnostic_msgs/DiagnosticArray), once a
 //! second, as diagnostic_updater reports: one status, "<node>: control loop", whose level is
 //! STALE before the first joint state, ERROR while holding, WARN when the last second had
-//! late cycles, saturated commands or refused parameters, OK otherwise. The loop timing is
+//! late cycles, efforts clipped at their limits or refused parameters, OK otherwise. The loop timing is
 //! wall-clock time between control steps, whatever clock the node runs on: it is the
 //! process's real-time behaviour that is reported.
 
@@ -47,8 +47,8 @@ const KEYS: [&str; 12] = [
     "period jitter (ms)",
     "late cycles in the last second",
     "late cycles since start",
-    "saturated commands in the last second",
-    "saturated commands since start",
+    "clipped efforts in the last second",
+    "clipped efforts since start",
     "parameter changes refused since start",
 ];
 
@@ -117,7 +117,7 @@ impl LoopDiagnostics {
     }
 
     /// The report at `now` (the node's clock) and starts the next window; `saturated` counts
-    /// the saturated commands since the start.
+    /// the joint efforts clipped at their limits since the start.
     pub(crate) fn report(
         &mut self,
         core: &ControllerCore,
@@ -139,7 +139,7 @@ impl LoopDiagnostics {
             None if self.late + new_saturated + new_refusals > 0 => (
                 DiagnosticStatus::WARN,
                 format!(
-                    "{} late cycles, {new_saturated} saturated commands, {new_refusals} refused parameter changes in the last second",
+                    "{} late cycles, {new_saturated} clipped efforts, {new_refusals} refused parameter changes in the last second",
                     self.late
                 ),
             ),

@@ -71,7 +71,8 @@ impl DdsOptions {
     pub fn domain_from_env() -> Result<Option<u16>, RosError> {
         match std::env::var("ROS_DOMAIN_ID") {
             Ok(v) if !v.trim().is_empty() => {
-                v.trim().parse().map(Some).map_err(|_| RosError::Transport {
+                let domain = v.trim().parse().ok().filter(|d| *d <= 232);
+                domain.map(Some).ok_or_else(|| RosError::Transport {
                     reason: format!(
                         "ROS_DOMAIN_ID '{}' is not a ROS domain id (0 to 232)",
                         armctl_control::shown(&v)
