@@ -19,51 +19,13 @@ from dataclasses import dataclass, field
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import float64, int32, int64, sequence, uint8, uint32, uint64
+from cyclonedds.idl.types import float64, int64, sequence, uint8, uint64
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-
-@dataclass
-class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
-    sec: int32 = 0
-    nanosec: uint32 = 0
-
-
-@dataclass
-class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
-    stamp: Time = field(default_factory=Time)
-    frame_id: str = ""
-
-
-@dataclass
-class JointState(IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"):
-    header: Header = field(default_factory=Header)
-    name: sequence[str] = field(default_factory=list)
-    position: sequence[float64] = field(default_factory=list)
-    velocity: sequence[float64] = field(default_factory=list)
-    effort: sequence[float64] = field(default_factory=list)
-
-
-@dataclass
-class MultiArrayDimension(IdlStruct, typename="std_msgs::msg::dds_::MultiArrayDimension_"):
-    label: str = ""
-    size: uint32 = 0
-    stride: uint32 = 0
-
-
-@dataclass
-class MultiArrayLayout(IdlStruct, typename="std_msgs::msg::dds_::MultiArrayLayout_"):
-    dim: sequence[MultiArrayDimension] = field(default_factory=list)
-    data_offset: uint32 = 0
-
-
-@dataclass
-class Float64MultiArray(IdlStruct, typename="std_msgs::msg::dds_::Float64MultiArray_"):
-    layout: MultiArrayLayout = field(default_factory=MultiArrayLayout)
-    data: sequence[float64] = field(default_factory=list)
+from ros_msgs import Float64MultiArray, JointState
 
 
 @dataclass

@@ -9,25 +9,16 @@ message, stamped with the sample time and logged 1 ms after it, with a std_msgs/
 interleaved, as a recording of a real system would have them.
 """
 
-import csv
 import sys
 
 import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-
-def columns(header, prefix):
-    return [(i, name[len(prefix):]) for i, name in enumerate(header) if name.startswith(prefix)]
+from csv_log import joint_states
 
 
 def main(csv_path, out_dir):
-    with open(csv_path, newline="") as f:
-        rows = list(csv.reader(f))
-    header, rows = rows[0], rows[1:]
-    position, velocity, effort = (columns(header, p) for p in ("q_", "qd_", "effort_"))
-    position = [(i, n) for i, n in position if not n.startswith("ref_")]
-    names = [n for _, n in position]
     store = get_typestore(Stores.ROS2_HUMBLE)
     JointState = store.types["sensor_msgs/msg/JointState"]
     Header = store.types["std_msgs/msg/Header"]
@@ -36,16 +27,14 @@ def main(csv_path, out_dir):
     with Writer(out_dir, version=8, storage_plugin=StoragePlugin.SQLITE3) as writer:
         states = writer.add_connection("/joint_states", JointState.__msgtype__, typestore=store)
         chatter = writer.add_connection("/chatter", String.__msgtype__, typestore=store)
-        for k, row in enumerate(rows):
-            ns = round(float(row[0]) * 1e9)
-            order = list(range(len(names))) if k % 2 == 0 else list(reversed(range(len(names))))
-            pick = lambda cols: np.array([float(row[cols[j][0]]) for j in order], dtype=np.float64)
+        for k, ns, names, position, velocity, effort in joint_states(csv_path):
+            array = lambda values: np.array(values, dtype=np.float64)
             message = JointState(
                 header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
-                name=[names[j] for j in order],
-                position=pick(position),
-                velocity=pick(velocity),
-                effort=pick(effort),
+                name=names,
+                position=array(position),
+                velocity=array(velocity),
+                effort=array(effort),
             )
             writer.write(states, ns + 10**6, store.serialize_cdr(message, JointState.__msgtype__))
             if k % 100 == 0:

@@ -9,12 +9,13 @@ other message, stamps them with the sample time, logs them 1 ms after it, and in
 std_msgs/String topic, as a recording of a real system would.
 """
 
-import csv
 import json
 import sys
 
 from mcap_ros2.reader import read_ros2_messages
 from mcap_ros2.writer import Writer
+
+from csv_log import joint_states
 
 JOINT_STATE = """std_msgs/Header header
 string[] name
@@ -34,31 +35,18 @@ uint32 nanosec
 STRING = "string data\n"
 
 
-def columns(header, prefix):
-    return [(i, name[len(prefix):]) for i, name in enumerate(header) if name.startswith(prefix)]
-
-
 def write(csv_path, mcap_path):
-    with open(csv_path, newline="") as f:
-        rows = list(csv.reader(f))
-    header, rows = rows[0], rows[1:]
-    position, velocity, effort = (columns(header, p) for p in ("q_", "qd_", "effort_"))
-    position = [(i, n) for i, n in position if not n.startswith("ref_")]
-    names = [n for _, n in position]
     with open(mcap_path, "wb") as out:
         writer = Writer(out)
         joint_state = writer.register_msgdef("sensor_msgs/msg/JointState", JOINT_STATE)
         string = writer.register_msgdef("std_msgs/msg/String", STRING)
-        for k, row in enumerate(rows):
-            ns = round(float(row[0]) * 1e9)
-            order = list(range(len(names))) if k % 2 == 0 else list(reversed(range(len(names))))
-            pick = lambda cols: [float(row[cols[j][0]]) for j in order]
+        for k, ns, names, position, velocity, effort in joint_states(csv_path):
             message = {
                 "header": {"stamp": {"sec": ns // 10**9, "nanosec": ns % 10**9}, "frame_id": ""},
-                "name": [names[j] for j in order],
-                "position": pick(position),
-                "velocity": pick(velocity),
-                "effort": pick(effort),
+                "name": names,
+                "position": position,
+                "velocity": velocity,
+                "effort": effort,
             }
             writer.write_message("/joint_states", joint_state, message, log_time=ns + 10**6, sequence=k)
             if k % 100 == 0:
