@@ -630,6 +630,9 @@ fn the_fr3_file_runs_without_g_on_an_arm_that_adds_its_own() {
         &["--sim-config", nobody.to_str().unwrap()],
     );
     let warnings = sags["warnings"].to_string();
-    assert!(warnings.contains("nothing holds the arm's weight"), "{warnings}");
+    assert!(
+        warnings.contains("nothing holds the arm's weight"),
+        "{warnings}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
