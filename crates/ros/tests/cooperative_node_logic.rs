@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use armctl_ros::msgs::{Float64MultiArray, JointState};
+use armctl_ros::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
 use armctl_ros::nodes::AnyControllerNode;
 use armctl_ros::parameter_services::ParameterResponse;
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
@@ -19,6 +19,7 @@ struct Scripted {
     /// Commands sent, with their publication slot.
     commands: Vec<(usize, Vec<f64>)>,
     logs: Mutex<Vec<String>>,
+    diagnostics: Vec<DiagnosticArray>,
 }
 
 impl Transport for Scripted {
@@ -29,6 +30,9 @@ impl Transport for Scripted {
     }
 
     fn publish(&mut self, msg: Outgoing<'_>) {
+        if let Outgoing::Diagnostics(d) = msg {
+            self.diagnostics.push(d.clone());
+        }
         self.publish_on(usize::MAX, msg);
     }
 
@@ -136,4 +140,45 @@ fn two_arms_on_one_topic_are_refused() {
     let absolute = args(&[("command_topic", "/commands")], &[]);
     let e = AnyControllerNode::new(&absolute).unwrap_err().to_string();
     assert!(e.contains("must be relative"), "{e}");
+}
+
+/// The pair's `/diagnostics`: none before a second has passed; then one status for the node,
+/// the cooperative law, ERROR (holding) while the right arm has sent nothing.
+#[tokio::test]
+async fn the_pair_reports_its_loop_while_an_arm_is_silent() {
+    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+    let mut transport = Scripted::default();
+    transport
+        .script
+        .push_back((0, Incoming::JointStates(panda_state())));
+    transport.script.push_back((0, Incoming::Tick));
+    node.run(&mut transport).await.unwrap();
+    assert!(transport.diagnostics.is_empty(), "not yet a second");
+    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+    let mut transport = Scripted::default();
+    transport
+        .script
+        .push_back((0, Incoming::JointStates(panda_state())));
+    transport.script.push_back((0, Incoming::Tick));
+    std::thread::sleep(std::time::Duration::from_millis(1050));
+    transport.script.push_back((0, Incoming::Tick));
+    node.run(&mut transport).await.unwrap();
+    let status = &transport
+        .diagnostics
+        .last()
+        .expect("a report after a second")
+        .status[0];
+    assert_eq!(status.name, "controller_node: control loop");
+    assert_eq!(status.level, DiagnosticStatus::ERROR, "{status:?}");
+    assert!(
+        status.message.contains("no joint state"),
+        "{}",
+        status.message
+    );
+    let law = status
+        .values
+        .iter()
+        .find(|kv| kv.key == "controller")
+        .unwrap();
+    assert_eq!(law.value, "cooperative");
 }

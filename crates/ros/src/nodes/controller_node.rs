@@ -22,7 +22,7 @@ use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::JointState;
 use crate::msgs::{labelled_array, Float64MultiArray, PoseStamped, WrenchStamped};
-use crate::nodes::loop_diagnostics::LoopDiagnostics;
+use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -186,8 +186,8 @@ impl ControllerNode {
             self.step_at(transport, now);
         }
         if self.diagnostics.due() {
-            let core = self.runtime.core();
-            let report = self.diagnostics.report(core, now, self.saturated);
+            let state = LoopState::of(self.runtime.core());
+            let report = self.diagnostics.report(state, now, self.saturated);
             transport.publish(Outgoing::Diagnostics(report));
         }
     }

@@ -14,6 +14,7 @@
 
 use armctl_control::ParameterValue;
 use armctl_runtime::controller_core::{Fault, StepReport};
+use armctl_runtime::controller_runtime::COOPERATIVE;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::{ClockChange, NodeClock};
 use armctl_runtime::node_parameters::shown;
@@ -23,6 +24,7 @@ use nalgebra::IsometryMatrix3;
 
 use crate::msgs::{labelled_array, Float64MultiArray, JointState, PoseStamped};
 use crate::nodes::controller_node::{period, step_dt, watchdog_rate};
+use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -54,6 +56,7 @@ pub struct CooperativeNode {
     commands: [Float64MultiArray; 2],
     state: Float64MultiArray,
     both_efforts: Vec<f64>,
+    diagnostics: LoopDiagnostics,
 }
 
 impl std::fmt::Debug for CooperativeNode {
@@ -131,6 +134,7 @@ impl CooperativeNode {
                     resolve_name(&format!("{right}/{command_topic}")),
                 ),
                 (Topic::State, resolve_name("~/state")),
+                (Topic::Diagnostics, resolve_name("/diagnostics")),
             ],
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
@@ -152,7 +156,13 @@ impl CooperativeNode {
             data: vec![0.0; n],
             ..Float64MultiArray::default()
         };
+        let node = match start.namespace.as_str() {
+            "/" => format!("/{}", start.name),
+            ns => format!("{ns}/{}", start.name),
+        };
+        let robot = pair.core(0).robot().name().to_string();
         Ok(Self {
+            diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
             pair,
             update_rate,
@@ -198,6 +208,23 @@ impl CooperativeNode {
         } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
             self.step_at(transport, now);
         }
+        if self.diagnostics.due() {
+            let report = self
+                .diagnostics
+                .report(self.loop_state(), now, self.saturated);
+            transport.publish(Outgoing::Diagnostics(report));
+        }
+    }
+
+    /// The pair for the diagnostics: the first arm's reason to hold, the older arm's state.
+    fn loop_state(&self) -> LoopState<'static> {
+        let cores = [self.pair.core(0), self.pair.core(1)];
+        let times = cores.map(|c| c.state_time());
+        LoopState {
+            law: COOPERATIVE,
+            fault: cores.iter().find_map(|c| c.fault().cloned()),
+            state_time: times[0].zip(times[1]).map(|(a, b)| a.min(b)),
+        }
     }
 
     /// A step of both arms; an arm that never sent a state is sent nothing (as controller_node
@@ -206,6 +233,7 @@ impl CooperativeNode {
         let dt = step_dt(self.last_step, now, self.update_rate);
         self.last_step = Some(now);
         self.fresh = [false; 2];
+        self.diagnostics.on_step();
         let [left, right] = &mut self.efforts;
         let reports = self.pair.step(now, dt, [left, right]);
         self.tell(transport, &reports);
@@ -340,8 +368,10 @@ impl CooperativeNode {
         request: &ParameterRequest,
     ) {
         let snapshot = self.pair.parameters().clone();
+        let (pair, diagnostics) = (&mut self.pair, &mut self.diagnostics);
         answer_request(transport, id, &snapshot, request, |name, value| {
-            self.pair.set_parameter(name, value).map(|_| ())
+            let applied = pair.set_parameter(name, value).map(|_| ());
+            applied.inspect_err(|_| diagnostics.on_refusal())
         });
         transport.show_parameters(self.pair.parameters());
     }

@@ -17,6 +17,28 @@ const REPORT_PERIOD: f64 = 1.0;
 /// A cycle is late when its period exceeds the nominal one by this factor.
 const LATE_FACTOR: f64 = 1.5;
 
+/// What a report says of the controlled arm(s) besides the loop's timing.
+#[derive(Debug)]
+pub(crate) struct LoopState<'a> {
+    /// The control law.
+    pub(crate) law: &'a str,
+    /// Why the node holds, if it does.
+    pub(crate) fault: Option<Fault>,
+    /// When the (oldest arm's) newest joint state arrived, on the node's clock.
+    pub(crate) state_time: Option<f64>,
+}
+
+impl<'a> LoopState<'a> {
+    /// The state of the arm `core` controls.
+    pub(crate) fn of(core: &'a ControllerCore) -> Self {
+        Self {
+            law: core.controller().name(),
+            fault: core.fault().cloned(),
+            state_time: core.state_time(),
+        }
+    }
+}
+
 /// Counts over the current report's window and since the start.
 #[derive(Debug)]
 pub(crate) struct LoopDiagnostics {
@@ -120,11 +142,11 @@ impl LoopDiagnostics {
     /// the joint efforts clipped at their limits since the start.
     pub(crate) fn report(
         &mut self,
-        core: &ControllerCore,
+        state: LoopState<'_>,
         now: f64,
         saturated: u64,
     ) -> &DiagnosticArray {
-        let fault = core.fault();
+        let fault = state.fault.as_ref();
         let new_saturated = saturated - self.saturated_before.min(saturated);
         let new_refusals = self.refusals - self.refusals_before;
         let mean = if self.steps > 0 {
@@ -147,9 +169,9 @@ impl LoopDiagnostics {
         };
         status.level = level;
         status.message = summary;
-        let age = core.state_time().map(|t| now - t);
+        let age = state.state_time.map(|t| now - t);
         let values: [String; 12] = [
-            core.controller().name().to_string(),
+            state.law.to_string(),
             fault.map_or("no".into(), |f| format!("yes: {f}")),
             age.map_or("no state yet".into(), |a| format!("{a:.4}")),
             self.steps.to_string(),
