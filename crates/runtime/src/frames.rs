@@ -4,8 +4,13 @@
 //!
 //! A frame is the base link, the chain's tip link, or any URDF link fixed to a body of the
 //! chain (a flange, a force/torque sensor frame), placed with the model's kinematics at the
-//! newest measured configuration. An empty `frame_id` keeps what the topics always meant: the
-//! base link frame for a pose, and for a wrench base link axes with the moment about the tip.
+//! newest measured configuration. An empty `frame_id` is the base link.
+//!
+//! A wrench in a frame fixed to the base (the base link, a world link above it, or empty) is the
+//! tip's wrench expressed in that frame's axes, its moment about the tip: how drivers publish
+//! the end effector's wrench in the base frame (Franka's `O_F_ext_hat_K`, the plugin's
+//! convention). A wrench in a frame on the moving chain (a force/torque sensor, the flange) is
+//! the sensor's: its axes, its moment about its origin, moved to the tip.
 //! Any other frame is refused, naming it and the frames known.
 
 use armctl_model::{forward_kinematics, FrameId, KinematicsWorkspace, LinkFrame, Robot};
@@ -96,8 +101,9 @@ impl ChainFrames {
         Ok(frame_pose * pose)
     }
 
-    /// A wrench `[f; m]` given in `frame` (its axes, the moment about its origin) as the wrench
-    /// on the tip: base link axes, the moment about the tip. Empty `frame`: already that.
+    /// A wrench `[f; m]` given in `frame` as the wrench on the tip: base link axes, the moment
+    /// about the tip. In a frame fixed to the base it is rotated only (its moment is about the
+    /// tip already); in a frame on the chain its moment is about the frame's origin, and moved.
     pub fn wrench_at_tip(
         &mut self,
         robot: &Robot,
@@ -105,8 +111,11 @@ impl ChainFrames {
         wrench: [f64; 6],
         q: Option<&[f64]>,
     ) -> Result<[f64; 6], String> {
-        if frame.is_empty() {
-            return Ok(wrench);
+        if let Placed::Fixed(fixed) = self.place(robot, frame)? {
+            let r = fixed.rotation;
+            let force = r * Vector3::new(wrench[0], wrench[1], wrench[2]);
+            let moment = r * Vector3::new(wrench[3], wrench[4], wrench[5]);
+            return Ok([force.x, force.y, force.z, moment.x, moment.y, moment.z]);
         }
         let (frame_pose, tip) = self.poses(robot, frame, q)?;
         let rotation = frame_pose.rotation;
@@ -199,5 +208,9 @@ mod tests {
             frames.wrench_at_tip(&robot, "", measured, None).unwrap(),
             measured
         );
+        // The base link: the tip's wrench in base axes already (its moment about the tip).
+        let base = robot.base_link().to_string();
+        let as_given = frames.wrench_at_tip(&robot, &base, measured, None).unwrap();
+        assert_eq!(as_given, measured);
     }
 }
