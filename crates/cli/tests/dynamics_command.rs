@@ -17,12 +17,19 @@ fn run(args: &[&str], stdin: &str) -> (bool, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("armctl starts");
-    child
+    let written = child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
+        .write_all(stdin.as_bytes());
+    // A command refused on its arguments exits without reading stdin: a closed pipe then.
+    if let Err(e) = written {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing stdin: {e}"
+        );
+    }
     let out = child.wait_with_output().expect("armctl runs");
     (
         out.status.success(),
