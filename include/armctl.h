@@ -248,9 +248,27 @@ enum ArmctlStatus armctl_set_target_pose(struct ArmctlController *handle,
                                          const double *orientation,
                                          double duration);
 
-// The measured wrench on the tip (6: force, torque; base link axes) for the task-space laws
-// that use it; ignored by the others, and when not finite.
+// As [`armctl_set_target_pose`], the pose given in `frame` (a PoseStamped's `frame_id`): the
+// base link (or empty), the tip link, or a URDF link fixed to a body of the chain, placed at
+// the newest valid state. `Refused` for any other frame, naming it and the known ones.
+enum ArmctlStatus armctl_set_target_pose_in(struct ArmctlController *handle,
+                                            const char *frame,
+                                            const double *position,
+                                            const double *orientation,
+                                            double duration);
+
+// The measured wrench on the tip, `[f; m]` (6 values) in the base link's axes with the
+// moment about the tip, for the task-space laws that use it; ignored by the others.
 enum ArmctlStatus armctl_set_external_wrench(struct ArmctlController *handle, const double *wrench);
+
+// As [`armctl_set_external_wrench`], the wrench given in `frame` (a WrenchStamped's
+// `frame_id`): in a frame fixed to the base (the base link, a world link, or empty) the tip's
+// wrench in that frame's axes, its moment about the tip; in a frame on the chain (a sensor,
+// the flange) the sensor's, its moment about the frame's origin, moved to the tip. `Refused`
+// for any other frame, naming it and the known ones, and the wrench is not used.
+enum ArmctlStatus armctl_set_external_wrench_in(struct ArmctlController *handle,
+                                                const char *frame,
+                                                const double *wrench);
 
 // One control step at `time` (s; any monotonic clock), `period` (s) after the last, on the
 // measured `positions` and `velocities`: writes the efforts into `efforts` and what happened

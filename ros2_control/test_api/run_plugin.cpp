@@ -347,14 +347,17 @@ int main(int argc, char ** argv)
   Hardware hardware(n);
   hardware.assign(controller, run.joints);
   check(controller.on_activate(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "on_activate");
-  geometry_msgs::msg::WrenchStamped wrench;
-  wrench.header.frame_id = "panda_hand";
-  controller.get_node()->standin_deliver("~/external_wrench", wrench);
-  check(
-    logged("frame 'panda_hand' is not the base link 'world'"),
-    "a wrench in another frame is refused, naming the base link the URDF gives");
+  // A target in a frame the chain does not have: armctl refuses it in update(), naming the
+  // frame and the known ones (the Panda's links, the world it is fixed in).
+  geometry_msgs::msg::PoseStamped target;
+  target.header.frame_id = "panda_hand";
+  target.pose.orientation.w = 1.0;
+  controller.get_node()->standin_deliver("~/target_pose", target);
   if (failures == 0) {
     replay(controller, hardware, run, waypoints);
+    check(
+      logged("target pose refused: frame 'panda_hand' is not a link of the chain (frames: world"),
+      "a target pose in a frame off the chain is refused, naming the frames the URDF gives");
     parameters(controller, n);
     faults(controller, hardware, run.t.back() + 0.001);
     deactivate_and_clean_up(controller, hardware, urdf, run.joints);

@@ -9,7 +9,7 @@
 //! - A handle is used by one thread at a time; nothing in it locks. In a ros2_control
 //!   controller that thread is the real-time one: `armctl_update` runs there, and so do
 //!   `armctl_set_parameter`, `armctl_set_trajectory`, `armctl_set_target_pose` and
-//!   `armctl_set_external_wrench` when the plugin hands over what other threads prepared
+//!   `armctl_set_external_wrench` (and their `_in` forms with a frame) when the plugin hands over what other threads prepared
 //!   (through realtime_tools buffers), between two updates.
 //! - `armctl_update` (and `armctl_update_partial`) allocates nothing and takes no lock, from
 //!   the first call on, while it controls, holds (NaN, unreadable, implausible, stale states)
@@ -51,8 +51,8 @@ pub use parameters::{
     ArmctlParameterInfo, ArmctlParameterScope,
 };
 pub use reference::{
-    armctl_set_external_wrench, armctl_set_target_pose, armctl_set_trajectory,
-    ArmctlTrajectoryPoint,
+    armctl_set_external_wrench, armctl_set_external_wrench_in, armctl_set_target_pose,
+    armctl_set_target_pose_in, armctl_set_trajectory, ArmctlTrajectoryPoint,
 };
 pub use status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
 pub use update::{

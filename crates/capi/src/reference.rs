@@ -1,13 +1,15 @@
 //! References: joint trajectories, and for task-space laws a pose target and the measured
 //! wrench.
 
+use std::ffi::c_char;
+
 use armctl_control::reference::TrajectoryPoint;
 use armctl_control::Controller as _;
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
 use crate::handle::{guarded, invalid, refused, ArmctlController};
 use crate::status::ArmctlStatus;
-use crate::values::slice;
+use crate::values::{slice, text};
 
 /// One point of a joint trajectory: arrays of one value per joint (the creation order).
 #[repr(C)]
@@ -87,10 +89,25 @@ pub extern "C" fn armctl_set_target_pose(
     orientation: *const f64,
     duration: f64,
 ) -> ArmctlStatus {
+    armctl_set_target_pose_in(handle, c"".as_ptr(), position, orientation, duration)
+}
+
+/// As [`armctl_set_target_pose`], the pose given in `frame` (a PoseStamped's `frame_id`): the
+/// base link (or empty), the tip link, or a URDF link fixed to a body of the chain, placed at
+/// the newest valid state. `Refused` for any other frame, naming it and the known ones.
+#[no_mangle]
+pub extern "C" fn armctl_set_target_pose_in(
+    handle: *mut ArmctlController,
+    frame: *const c_char,
+    position: *const f64,
+    orientation: *const f64,
+    duration: f64,
+) -> ArmctlStatus {
     guarded(handle, |h| {
-        // SAFETY: 3 and 4 values by the caller's contract.
-        let (p, q) = unsafe {
+        // SAFETY: a C string, 3 and 4 values by the caller's contract.
+        let (frame, p, q) = unsafe {
             (
+                text(frame, "frame").map_err(invalid)?,
                 slice(position, 3, "position").map_err(invalid)?,
                 slice(orientation, 4, "orientation").map_err(invalid)?,
             )
@@ -99,10 +116,11 @@ pub extern "C" fn armctl_set_target_pose(
         if p.iter().chain(q).any(|v| !v.is_finite()) || quaternion.norm() < 1e-9 {
             return Err(refused("target pose: not finite or a zero quaternion"));
         }
-        let goal = IsometryMatrix3::from_parts(
+        let pose = IsometryMatrix3::from_parts(
             Translation3::new(p[0], p[1], p[2]),
             UnitQuaternion::from_quaternion(quaternion).to_rotation_matrix(),
         );
+        let goal = h.runtime.target_in_base(frame, pose).map_err(refused)?;
         let controller = h.runtime.core_mut().controller_mut();
         let law = controller.name();
         match controller.task_space() {
@@ -114,19 +132,42 @@ pub extern "C" fn armctl_set_target_pose(
     })
 }
 
-/// The measured wrench on the tip (6: force, torque; base link axes) for the task-space laws
-/// that use it; ignored by the others, and when not finite.
+/// The measured wrench on the tip, `[f; m]` (6 values) in the base link's axes with the
+/// moment about the tip, for the task-space laws that use it; ignored by the others.
 #[no_mangle]
 pub extern "C" fn armctl_set_external_wrench(
     handle: *mut ArmctlController,
     wrench: *const f64,
 ) -> ArmctlStatus {
+    armctl_set_external_wrench_in(handle, c"".as_ptr(), wrench)
+}
+
+/// As [`armctl_set_external_wrench`], the wrench given in `frame` (a WrenchStamped's
+/// `frame_id`): in a frame fixed to the base (the base link, a world link, or empty) the tip's
+/// wrench in that frame's axes, its moment about the tip; in a frame on the chain (a sensor,
+/// the flange) the sensor's, its moment about the frame's origin, moved to the tip. `Refused`
+/// for any other frame, naming it and the known ones, and the wrench is not used.
+#[no_mangle]
+pub extern "C" fn armctl_set_external_wrench_in(
+    handle: *mut ArmctlController,
+    frame: *const c_char,
+    wrench: *const f64,
+) -> ArmctlStatus {
     guarded(handle, |h| {
-        // SAFETY: 6 values by the caller's contract.
-        let w = unsafe { slice(wrench, 6, "wrench") }.map_err(invalid)?;
-        let wrench = [w[0], w[1], w[2], w[3], w[4], w[5]];
+        // SAFETY: a C string and 6 values by the caller's contract.
+        let (frame, w) = unsafe {
+            (
+                text(frame, "frame").map_err(invalid)?,
+                slice(wrench, 6, "wrench").map_err(invalid)?,
+            )
+        };
+        if h.runtime.core_mut().controller_mut().task_space().is_none() {
+            return Ok(());
+        }
+        let measured = [w[0], w[1], w[2], w[3], w[4], w[5]];
+        let at_tip = h.runtime.wrench_at_tip(frame, measured).map_err(refused)?;
         if let Some(task) = h.runtime.core_mut().controller_mut().task_space() {
-            task.set_external_wrench(&wrench);
+            task.set_external_wrench(&at_tip);
         }
         Ok(())
     })

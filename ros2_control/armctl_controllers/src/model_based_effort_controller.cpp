@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -538,7 +539,6 @@ bool ModelBasedEffortController::create_handles(const std::string & urdf)
     free_handles();
     return false;
   }
-  base_frame_ = armctl_base_link(handle_);  // the URDF root when base_link was left empty
   return true;
 }
 
@@ -831,8 +831,9 @@ void ModelBasedEffortController::apply_references(double now)
   const PendingPose & pose = *pose_buffer_.readFromRT();
   if (pose.sequence != applied_pose_) {
     applied_pose_ = pose.sequence;
-    const ArmctlStatus s = armctl_set_target_pose(
-      handle_, pose.position.data(), pose.orientation.data(), kTargetPoseDuration);
+    const ArmctlStatus s = armctl_set_target_pose_in(
+      handle_, pose.frame.data(), pose.position.data(), pose.orientation.data(),
+      kTargetPoseDuration);
     if (s != ARMCTL_STATUS_OK) {
       log_.push(true, "target pose refused: ", armctl_last_error(handle_));
     }
@@ -840,7 +841,17 @@ void ModelBasedEffortController::apply_references(double now)
   const PendingWrench & wrench = *wrench_buffer_.readFromRT();
   if (wrench.sequence != applied_wrench_) {
     applied_wrench_ = wrench.sequence;
-    armctl_set_external_wrench(handle_, wrench.wrench.data());
+    const ArmctlStatus s =
+      armctl_set_external_wrench_in(handle_, wrench.frame.data(), wrench.wrench.data());
+    // Said once per frame: a wrench may come at 1 kHz.
+    if (s != ARMCTL_STATUS_OK) {
+      if (std::strncmp(wrench.frame.data(), refused_wrench_frame_.data(), sizeof(FrameName))) {
+        refused_wrench_frame_ = wrench.frame;
+        log_.push(true, "external wrench refused: ", armctl_last_error(handle_));
+      }
+    } else {
+      refused_wrench_frame_[0] = '\0';
+    }
   }
 }
 
@@ -981,30 +992,33 @@ void ModelBasedEffortController::on_trajectory(const trajectory_msgs::msg::Joint
   trajectory_buffer_.writeFromNonRT(std::move(pending));
 }
 
-// armctl takes poses and wrenches in the base link's axes; there is no tf lookup here. Logged
-// once per frame, not per message (a wrench may come at 1 kHz).
-bool ModelBasedEffortController::in_base_frame(const std::string & frame_id, const char * what)
+// armctl places the frame (a link of the chain, with the model's kinematics) in update(); here
+// the name is only copied into a fixed array, refused when it does not fit (said once per
+// frame, not per message: a wrench may come at 1 kHz).
+bool ModelBasedEffortController::copy_frame(
+  const std::string & frame_id, FrameName & frame, const char * what)
 {
-  if (frame_id.empty() || frame_id == base_frame_) {
+  if (frame_id.size() < frame.size()) {
+    std::memcpy(frame.data(), frame_id.c_str(), frame_id.size() + 1);
     return true;
   }
   if (frame_id != refused_frame_) {
     refused_frame_ = frame_id;
     RCLCPP_WARN(
-      get_node()->get_logger(), "%s refused: frame '%s' is not the base link '%s'", what,
-      frame_id.c_str(), base_frame_.c_str());
+      get_node()->get_logger(), "%s refused: frame name of %zu characters is too long", what,
+      frame_id.size());
   }
   return false;
 }
 
 void ModelBasedEffortController::on_target_pose(const geometry_msgs::msg::PoseStamped & msg)
 {
-  if (!active_ || !in_base_frame(msg.header.frame_id, "target pose")) {
+  PendingPose pose;
+  if (!active_ || !copy_frame(msg.header.frame_id, pose.frame, "target pose")) {
     return;
   }
   const auto & p = msg.pose.position;
   const auto & q = msg.pose.orientation;
-  PendingPose pose;
   pose.sequence = ++pose_sequence_;
   pose.position = {p.x, p.y, p.z};
   pose.orientation = {q.x, q.y, q.z, q.w};
@@ -1013,12 +1027,12 @@ void ModelBasedEffortController::on_target_pose(const geometry_msgs::msg::PoseSt
 
 void ModelBasedEffortController::on_wrench(const geometry_msgs::msg::WrenchStamped & msg)
 {
-  if (!active_ || !in_base_frame(msg.header.frame_id, "external wrench")) {
+  PendingWrench wrench;
+  if (!active_ || !copy_frame(msg.header.frame_id, wrench.frame, "external wrench")) {
     return;
   }
   const auto & f = msg.wrench.force;
   const auto & t = msg.wrench.torque;
-  PendingWrench wrench;
   wrench.sequence = ++wrench_sequence_;
   wrench.wrench = {f.x, f.y, f.z, t.x, t.y, t.z};
   wrench_buffer_.writeFromNonRT(wrench);

@@ -75,9 +75,14 @@ struct PendingParameters
   std::vector<Change> changes;
 };
 
+/// A message's frame_id, NUL-terminated, in a fixed array: copied between threads without
+/// allocating. Longer names are refused when the message arrives.
+using FrameName = std::array<char, 128>;
+
 struct PendingPose
 {
   uint64_t sequence = 0;
+  FrameName frame{};
   std::array<double, 3> position{};
   std::array<double, 4> orientation{};  // x, y, z, w
 };
@@ -85,6 +90,7 @@ struct PendingPose
 struct PendingWrench
 {
   uint64_t sequence = 0;
+  FrameName frame{};
   std::array<double, 6> wrench{};  // force, torque
 };
 
@@ -168,7 +174,7 @@ private:
   void on_trajectory(const trajectory_msgs::msg::JointTrajectory & msg);
   void on_target_pose(const geometry_msgs::msg::PoseStamped & msg);
   void on_wrench(const geometry_msgs::msg::WrenchStamped & msg);
-  bool in_base_frame(const std::string & frame_id, const char * what);
+  bool copy_frame(const std::string & frame_id, FrameName & frame, const char * what);
   void flush_log();
 
   // update() (real-time).
@@ -180,7 +186,6 @@ private:
 
   std::vector<std::string> joints_;
   std::string controller_, base_link_, tip_link_;
-  std::string base_frame_;  // the chain's base link, the frame poses and wrenches must be in
   std::vector<ParameterSpec> specs_;
 
   // Used by the real-time thread while active, by lifecycle transitions otherwise.
@@ -210,6 +215,7 @@ private:
   std::atomic<bool> active_{false};
   bool failed_ = false;
   std::string refused_frame_;  // subscriber callbacks only
+  FrameName refused_wrench_frame_{};  // update() only: a refused wrench frame is said once
   std::atomic<uint64_t> failed_writes_{0};
   LogRing log_;
 
