@@ -146,23 +146,22 @@ fn two_arms_on_one_topic_are_refused() {
 /// the cooperative law, ERROR (holding) while the right arm has sent nothing.
 #[tokio::test]
 async fn the_pair_reports_its_loop_while_an_arm_is_silent() {
-    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
-    let mut transport = Scripted::default();
-    transport
-        .script
-        .push_back((0, Incoming::JointStates(panda_state())));
-    transport.script.push_back((0, Incoming::Tick));
-    node.run(&mut transport).await.unwrap();
+    // The left arm's state and ticks, the last one `wait` after the node was made.
+    let run = |wait: std::time::Duration| async move {
+        let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+        let mut transport = Scripted::default();
+        transport
+            .script
+            .push_back((0, Incoming::JointStates(panda_state())));
+        transport.script.push_back((0, Incoming::Tick));
+        std::thread::sleep(wait);
+        transport.script.push_back((0, Incoming::Tick));
+        node.run(&mut transport).await.unwrap();
+        transport
+    };
+    let transport = run(std::time::Duration::ZERO).await;
     assert!(transport.diagnostics.is_empty(), "not yet a second");
-    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
-    let mut transport = Scripted::default();
-    transport
-        .script
-        .push_back((0, Incoming::JointStates(panda_state())));
-    transport.script.push_back((0, Incoming::Tick));
-    std::thread::sleep(std::time::Duration::from_millis(1050));
-    transport.script.push_back((0, Incoming::Tick));
-    node.run(&mut transport).await.unwrap();
+    let transport = run(std::time::Duration::from_millis(1050)).await;
     let status = &transport
         .diagnostics
         .last()

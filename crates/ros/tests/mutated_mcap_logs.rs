@@ -9,48 +9,18 @@
 //! The logs: as armctl writes them (zstd chunks), with uncompressed chunks (as
 //! `ros2 bag record` writes by default) and without chunks. The cases come from a fixed seed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::PathBuf;
 
 use armctl_ros::bag::{read_joint_states, write_joint_states};
-use armctl_ros::msgs::{Header, JointState, Time};
+use armctl_ros::msgs::JointState;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-/// Largest single allocation allowed: the logs are a few kilobytes.
-const MAX_ALLOCATION: usize = 256 << 20;
+mod common;
 
-/// The system allocator, refusing any allocation over [`MAX_ALLOCATION`] (the process then
-/// aborts with "memory allocation of N bytes failed" instead of exhausting the machine).
-struct Capped;
-
-// SAFETY: every call is forwarded to the system allocator unchanged, or refused with null,
-// which GlobalAlloc allows.
-unsafe impl GlobalAlloc for Capped {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use common::{states, Capped};
 
 #[global_allocator]
 static ALLOCATOR: Capped = Capped;
@@ -62,24 +32,6 @@ const TOPIC: &str = "/joint_states";
 const CHUNK: u8 = 0x06;
 /// MCAP's magic, at both ends of a file.
 const MAGIC: usize = 8;
-
-fn states() -> Vec<JointState> {
-    (0..20)
-        .map(|k| {
-            let t = 3.0 + k as f64 * 1e-3;
-            JointState {
-                header: Header {
-                    stamp: Time::from_seconds(t),
-                    frame_id: String::new(),
-                },
-                name: vec!["j1".into(), "j2".into()],
-                position: vec![t.sin(), -0.5 * t],
-                velocity: vec![t.cos(), -0.5],
-                effort: vec![2.0 * t, -1.0],
-            }
-        })
-        .collect()
-}
 
 /// A file of this test's own in the temporary directory.
 fn scratch(tag: &str) -> PathBuf {

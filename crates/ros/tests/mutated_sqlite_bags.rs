@@ -6,46 +6,16 @@
 //! refuses it, which aborts the test), every refusal is a short message, and an accepted log is
 //! consistent and finite. The cases come from a fixed seed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 
 use armctl_ros::bag::read_joint_states;
-use armctl_ros::msgs::{Header, JointState, Time};
 use byteorder::LittleEndian;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-/// Largest single allocation allowed: the bags are a few kilobytes.
-const MAX_ALLOCATION: usize = 256 << 20;
+mod common;
 
-/// The system allocator, refusing any allocation over [`MAX_ALLOCATION`].
-struct Capped;
-
-// SAFETY: every call is forwarded to the system allocator unchanged, or refused with null,
-// which GlobalAlloc allows.
-unsafe impl GlobalAlloc for Capped {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > MAX_ALLOCATION {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use common::{states, Capped};
 
 #[global_allocator]
 static ALLOCATOR: Capped = Capped;
@@ -74,24 +44,6 @@ const METADATA: &str = "rosbag2_bagfile_information:
   compression_format: ''
   compression_mode: ''
 ";
-
-fn states() -> Vec<JointState> {
-    (0..20)
-        .map(|k| {
-            let t = 3.0 + k as f64 * 1e-3;
-            JointState {
-                header: Header {
-                    stamp: Time::from_seconds(t),
-                    frame_id: String::new(),
-                },
-                name: vec!["j1".into(), "j2".into()],
-                position: vec![t.sin(), -0.5 * t],
-                velocity: vec![t.cos(), -0.5],
-                effort: vec![2.0 * t, -1.0],
-            }
-        })
-        .collect()
-}
 
 /// The bag's database, written with rosbag2's SQLite schema (CDR messages with their
 /// encapsulation header, as rosbag2 stores them).
