@@ -323,3 +323,33 @@ fn the_ros2_control_blocks_start_every_joint_in_the_middle_of_its_range() {
         }
     }
 }
+
+/// MoveIt's controllers file names controller_node's action as the node serves it
+/// (`/<controller name>/<action_ns>` = `/controller_node/follow_joint_trajectory`) with the
+/// Panda's chain joints in order, which the node requires of a goal.
+#[test]
+fn the_moveit_controllers_file_names_the_node_s_action_and_the_panda_s_joints() {
+    let path = armctl_e2e::workspace_dir().join("config/moveit/panda_moveit_controllers.yaml");
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let manager = &yaml["moveit_simple_controller_manager"];
+    assert_eq!(
+        manager["controller_names"][0].as_str(),
+        Some("controller_node")
+    );
+    let controller = &manager["controller_node"];
+    assert_eq!(controller["type"].as_str(), Some("FollowJointTrajectory"));
+    assert_eq!(
+        controller["action_ns"].as_str(),
+        Some("follow_joint_trajectory")
+    );
+    let joints: Vec<&str> = controller["joints"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_str().unwrap())
+        .collect();
+    let urdf = armctl_e2e::workspace_dir().join("urdf/panda.urdf");
+    let panda = armctl_model::Robot::from_urdf_file(urdf, &Default::default()).unwrap();
+    assert_eq!(joints, panda.joint_names().collect::<Vec<_>>());
+}

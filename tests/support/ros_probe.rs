@@ -47,6 +47,7 @@ impl Probe {
     /// A probe for the controller node `/controller_node` commanding on `command_topic`.
     pub fn start(domain_id: u16, command_topic: &str) -> Self {
         let spec = NodeSpec {
+            action: None,
             name: "probe".into(),
             namespace: "/".into(),
             subscriptions: vec![

@@ -28,6 +28,7 @@ pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: f64) -> Resul
     let dds = DdsOptions::from_env()?;
     let topic = format!("{node}/reference");
     let spec = NodeSpec {
+        action: None,
         name: "armctl_excite".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::Rosout, "/rosout".into())],

@@ -112,6 +112,7 @@ fn start_node(args: &LatencyArgs, dds: &DdsOptions) -> Result<UnderTest> {
 
 fn probe(args: &LatencyArgs, dds: &DdsOptions) -> Result<DdsTransport> {
     let spec = NodeSpec {
+        action: None,
         name: "latency_probe".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::Commands, format!("/{}/commands", args.controller))],

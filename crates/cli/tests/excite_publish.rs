@@ -62,6 +62,7 @@ async fn excite_publish(extra: &[&str]) -> (bool, String, String) {
 /// Waits (bounded) for controller_node's `~/state`: it has a joint state and controls.
 async fn controlling(dds: &DdsOptions) {
     let spec = NodeSpec {
+        action: None,
         name: "watcher".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::State, "/controller_node/state".into())],

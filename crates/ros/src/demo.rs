@@ -191,6 +191,7 @@ impl Demo {
         let reference_topic = topic_of(controller.spec(), Topic::Reference);
         let state_topic = topic_of(controller.spec(), Topic::State);
         let driver_spec = NodeSpec {
+            action: None,
             name: "armctl_demo".into(),
             namespace: setup.namespace.clone(),
             subscriptions: vec![(Topic::State, state_topic.clone())],

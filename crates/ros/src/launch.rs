@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use crate::transport::dds::{DdsOptions, DdsTransport};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::parameter_services::ParameterResponse;
 use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -129,6 +130,14 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
         self.inner.respond(id, response);
+    }
+
+    fn respond_action(&mut self, id: u64, response: ActionResponse) {
+        self.inner.respond_action(id, response);
+    }
+
+    fn publish_action(&mut self, output: ActionOutput<'_>) {
+        self.inner.publish_action(output);
     }
 
     fn log(&self, level: LogLevel, text: &str) {

@@ -12,6 +12,7 @@ mod bag_directory;
 #[cfg(feature = "dds")]
 pub mod demo;
 mod error;
+pub mod follow_joint_trajectory;
 #[cfg(any(feature = "dds", feature = "r2r"))]
 pub mod launch;
 pub mod msgs;

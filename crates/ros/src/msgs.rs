@@ -133,6 +133,37 @@ pub struct Quaternion {
     pub w: f64,
 }
 
+/// geometry_msgs/Transform.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Transform {
+    /// Translation.
+    pub translation: Vector3,
+    /// Rotation.
+    pub rotation: Quaternion,
+}
+
+/// geometry_msgs/Twist.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Twist {
+    /// Linear.
+    pub linear: Vector3,
+    /// Angular.
+    pub angular: Vector3,
+}
+
+/// trajectory_msgs/MultiDOFJointTrajectoryPoint.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MultiDofJointTrajectoryPoint {
+    /// Transforms.
+    pub transforms: Vec<Transform>,
+    /// Velocities.
+    pub velocities: Vec<Twist>,
+    /// Accelerations.
+    pub accelerations: Vec<Twist>,
+    /// Time from the start.
+    pub time_from_start: Duration,
+}
+
 /// geometry_msgs/Pose.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Pose {
@@ -184,6 +215,87 @@ pub struct WrenchStamped {
     pub header: Header,
     /// Wrench.
     pub wrench: Wrench,
+}
+
+/// control_msgs/JointTrajectoryControllerState as Jazzy's control_msgs has it (5.3 on; JTC's
+/// `~/controller_state`): what PlotJuggler and rqt plot per named joint.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ControllerState {
+    /// Header (stamp: the step's time).
+    pub header: Header,
+    /// The controlled joints.
+    pub joint_names: Vec<String>,
+    /// The reference: positions, velocities, accelerations.
+    pub reference: JointTrajectoryPoint,
+    /// The measured state: positions, velocities.
+    pub feedback: JointTrajectoryPoint,
+    /// reference - feedback: positions, velocities.
+    pub error: JointTrajectoryPoint,
+    /// The command: efforts.
+    pub output: JointTrajectoryPoint,
+    /// Multi-DOF joints (none).
+    pub multi_dof_joint_names: Vec<String>,
+    /// Multi-DOF reference (empty).
+    pub multi_dof_reference: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF feedback (empty).
+    pub multi_dof_feedback: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF error (empty).
+    pub multi_dof_error: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF output (empty).
+    pub multi_dof_output: MultiDofJointTrajectoryPoint,
+    /// Speed scaling (always 1: the trajectory runs at its own speed).
+    pub speed_scaling_factor: f64,
+}
+
+/// control_msgs/JointTrajectoryControllerState as Humble's control_msgs has it (4.2 on):
+/// [`ControllerState`]'s fields without the speed scaling, plus the deprecated `desired` and
+/// `actual` (copies of `reference` and `feedback`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ControllerStateHumble {
+    /// Header.
+    pub header: Header,
+    /// The controlled joints.
+    pub joint_names: Vec<String>,
+    /// The reference.
+    pub reference: JointTrajectoryPoint,
+    /// The measured state.
+    pub feedback: JointTrajectoryPoint,
+    /// reference - feedback.
+    pub error: JointTrajectoryPoint,
+    /// The command.
+    pub output: JointTrajectoryPoint,
+    /// Deprecated: the reference.
+    pub desired: JointTrajectoryPoint,
+    /// Deprecated: the measured state.
+    pub actual: JointTrajectoryPoint,
+    /// Multi-DOF joints (none).
+    pub multi_dof_joint_names: Vec<String>,
+    /// Multi-DOF reference (empty).
+    pub multi_dof_reference: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF feedback (empty).
+    pub multi_dof_feedback: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF error (empty).
+    pub multi_dof_error: MultiDofJointTrajectoryPoint,
+    /// Multi-DOF output (empty).
+    pub multi_dof_output: MultiDofJointTrajectoryPoint,
+    /// Deprecated multi-DOF reference (empty).
+    pub multi_dof_desired: MultiDofJointTrajectoryPoint,
+    /// Deprecated multi-DOF feedback (empty).
+    pub multi_dof_actual: MultiDofJointTrajectoryPoint,
+}
+
+impl ControllerStateHumble {
+    /// Takes the values of `s` (buffers reused: a steady shape allocates nothing).
+    pub fn copy_from(&mut self, s: &ControllerState) {
+        self.header.clone_from(&s.header);
+        self.joint_names.clone_from(&s.joint_names);
+        self.reference.clone_from(&s.reference);
+        self.feedback.clone_from(&s.feedback);
+        self.error.clone_from(&s.error);
+        self.output.clone_from(&s.output);
+        self.desired.clone_from(&s.reference);
+        self.actual.clone_from(&s.feedback);
+    }
 }
 
 /// rosgraph_msgs/Clock.
@@ -301,6 +413,8 @@ message_types! {
     Log = "rcl_interfaces" / "Log",
     StringMsg = "std_msgs" / "String",
     DiagnosticArray = "diagnostic_msgs" / "DiagnosticArray",
+    ControllerState = "control_msgs" / "JointTrajectoryControllerState",
+    ControllerStateHumble = "control_msgs" / "JointTrajectoryControllerState",
 }
 
 /// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each

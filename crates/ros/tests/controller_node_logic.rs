@@ -4,9 +4,13 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use armctl_ros::follow_joint_trajectory::{
+    ActionOutput, ActionRequest, ActionResponse, ActionResult, CancelCode, Goal, GoalId, GoalInfo,
+    GoalStatus, JointTolerance,
+};
 use armctl_ros::msgs::{
-    DiagnosticArray, DiagnosticStatus, Float64MultiArray, Header, JointState, PoseStamped,
-    WrenchStamped,
+    Clock, DiagnosticArray, DiagnosticStatus, Float64MultiArray, Header, JointState,
+    JointTrajectoryPoint, PoseStamped, Time, WrenchStamped,
 };
 use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::parameter_services::ParameterRequest;
@@ -14,7 +18,8 @@ use armctl_ros::parameter_services::ParameterResponse;
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
 
-/// One scripted event.
+/// One scripted event (as large as an `Incoming`: a copy per event is nothing in a test).
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Deliver(Incoming),
     /// The node's thread is late by this long (a stall: the ticker merges missed ticks).
@@ -28,6 +33,12 @@ struct Scripted {
     states: Vec<Float64MultiArray>,
     logs: std::sync::Mutex<Vec<String>>,
     diagnostics: Vec<DiagnosticArray>,
+    /// Answers to action requests, by request id, with the number of commands sent before.
+    answers: Vec<(u64, ActionResponse, usize)>,
+    /// Feedback messages sent: goal id and the joints' position errors.
+    feedback: Vec<(GoalId, Vec<f64>)>,
+    /// Status lists published, each as (goal id's first byte, status).
+    statuses: Vec<Vec<(u8, GoalStatus)>>,
 }
 
 impl Transport for Scripted {
@@ -62,6 +73,19 @@ impl Transport for Scripted {
     }
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
+
+    fn respond_action(&mut self, id: u64, response: ActionResponse) {
+        self.answers.push((id, response, self.commands.len()));
+    }
+
+    fn publish_action(&mut self, output: ActionOutput<'_>) {
+        match output {
+            ActionOutput::Feedback(id, f) => self.feedback.push((id, f.error.positions.clone())),
+            ActionOutput::Status(list) => self
+                .statuses
+                .push(list.iter().map(|(i, s)| (i.goal_id[0], *s)).collect()),
+        }
+    }
 
     fn log(&self, _level: LogLevel, text: &str) {
         self.logs.lock().unwrap().push(text.to_string());
@@ -292,4 +316,270 @@ async fn diagnostics_report_the_loop_once_a_second() {
     );
     let age: f64 = value(reports[2], "joint state age (s)").parse().unwrap();
     assert!(age > 1.0, "{age}");
+}
+
+/// On simulated time: the clock at `t` and a joint state stamped `t`.
+fn at(t: f64, q: [f64; 2], qd: [f64; 2]) -> [Step; 2] {
+    let stamp = Time::from_seconds(t);
+    [
+        Step::Deliver(Incoming::Clock(Clock { clock: stamp })),
+        Step::Deliver(Incoming::JointStates(JointState {
+            header: Header {
+                stamp,
+                ..Header::default()
+            },
+            name: vec!["joint1".into(), "joint2".into()],
+            position: q.to_vec(),
+            velocity: qd.to_vec(),
+            ..JointState::default()
+        })),
+    ]
+}
+
+/// A goal to `to` over `duration` s from now, in `joints`' order (one point: the core starts
+/// it from the reference in effect).
+fn goal(joints: [&str; 2], to: [f64; 2], duration: f64) -> Goal {
+    let mut goal = Goal::default();
+    goal.trajectory.joint_names = joints.iter().map(|j| j.to_string()).collect();
+    goal.trajectory.points = vec![JointTrajectoryPoint {
+        positions: to.to_vec(),
+        velocities: vec![0.0, 0.0],
+        time_from_start: Time::from_seconds(duration),
+        ..JointTrajectoryPoint::default()
+    }];
+    goal
+}
+
+fn send(request: u64, id: u8, goal: Goal) -> Step {
+    Step::Deliver(Incoming::Action(
+        request,
+        ActionRequest::SendGoal([id; 16], Box::new(goal)),
+    ))
+}
+
+fn ask(request: u64, id: u8) -> Step {
+    Step::Deliver(Incoming::Action(
+        request,
+        ActionRequest::GetResult([id; 16]),
+    ))
+}
+
+fn answer(transport: &Scripted, request: u64) -> &ActionResponse {
+    let found = transport.answers.iter().find(|(r, _, _)| *r == request);
+    &found
+        .unwrap_or_else(|| panic!("no answer to request {request}: {:?}", transport.answers))
+        .1
+}
+
+fn result(transport: &Scripted, request: u64) -> (GoalStatus, ActionResult) {
+    match answer(transport, request) {
+        ActionResponse::Result { status, result } => (*status, result.clone()),
+        other => panic!("request {request}: {other:?}"),
+    }
+}
+
+fn accepted(transport: &Scripted, request: u64) -> bool {
+    matches!(
+        answer(transport, request),
+        ActionResponse::Goal { accepted: true, .. }
+    )
+}
+
+/// The follow_joint_trajectory action by joint_trajectory_controller's rules, on simulated
+/// time: bad goals rejected with their codes (kept for get_result), a goal reached once its
+/// trajectory ended and the arm stopped, preemption by a newer goal, cancel, tolerances, and a
+/// hold that aborts.
+#[tokio::test]
+async fn the_trajectory_action_answers_as_joint_trajectory_controller() {
+    let node = node(&[
+        ("controller", "pd_gravity"),
+        ("use_sim_time", "true"),
+        ("state_timeout", "0.5"),
+    ]);
+    let j = ["joint1", "joint2"];
+    let mut script = VecDeque::new();
+    script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
+    // Rejected: an unknown joint, a tolerance of an unknown joint, an acceleration tolerance.
+    script.push_back(send(1, 0xA1, goal(["joint1", "elbow"], [0.1, 0.1], 0.5)));
+    script.push_back(ask(2, 0xA1));
+    let mut bad_tolerance = goal(j, [0.1, 0.1], 0.5);
+    bad_tolerance.path_tolerance = vec![JointTolerance {
+        name: "no_such_joint".into(),
+        position: 0.1,
+        ..JointTolerance::default()
+    }];
+    script.push_back(send(3, 0xA2, bad_tolerance));
+    script.push_back(ask(4, 0xA2));
+    let mut old = goal(j, [0.1, 0.1], 0.5);
+    old.trajectory.header.stamp = Time::from_seconds(0.2);
+    script.push_back(send(5, 0xA3, old));
+    // Reached: the arm follows; a step after the end with the arm still moving is not yet
+    // success (stopped_velocity_tolerance 0.01).
+    script.push_back(send(10, 0xB1, goal(j, [0.1, 0.1], 0.5)));
+    script.push_back(ask(11, 0xB1));
+    script.extend(at(1.25, [0.05, 0.05], [0.2, 0.2]));
+    script.extend(at(1.55, [0.1, 0.1], [0.05, 0.0]));
+    script.extend(at(1.6, [0.1, 0.1], [0.0, 0.0]));
+    script.push_back(send(13, 0xB1, goal(j, [0.0, 0.0], 0.5)));
+    // Preempted by a newer goal, which is then cancelled.
+    script.push_back(send(20, 0xC1, goal(j, [0.3, 0.3], 2.0)));
+    script.push_back(ask(21, 0xC1));
+    script.extend(at(1.7, [0.11, 0.11], [0.0, 0.0]));
+    script.push_back(send(22, 0xC2, goal(j, [0.0, 0.0], 2.0)));
+    script.push_back(ask(23, 0xC2));
+    script.extend(at(1.8, [0.1, 0.1], [0.0, 0.0]));
+    script.push_back(Step::Deliver(Incoming::Action(
+        24,
+        ActionRequest::Cancel(GoalInfo {
+            goal_id: [0xC2; 16],
+            ..GoalInfo::default()
+        }),
+    )));
+    script.push_back(Step::Deliver(Incoming::Action(
+        25,
+        ActionRequest::Cancel(GoalInfo {
+            goal_id: [0xC2; 16],
+            ..GoalInfo::default()
+        }),
+    )));
+    script.push_back(Step::Deliver(Incoming::Action(
+        26,
+        ActionRequest::Cancel(GoalInfo {
+            goal_id: [0xEE; 16],
+            ..GoalInfo::default()
+        }),
+    )));
+    // Goal tolerance not met within the goal time.
+    let mut strict = goal(j, [0.2, 0.2], 0.5);
+    strict.goal_tolerance = j
+        .iter()
+        .map(|n| JointTolerance {
+            name: n.to_string(),
+            position: 1e-6,
+            ..JointTolerance::default()
+        })
+        .collect();
+    strict.goal_time_tolerance = Time::from_seconds(0.1);
+    script.push_back(send(30, 0xD1, strict));
+    script.push_back(ask(31, 0xD1));
+    script.extend(at(2.35, [0.19, 0.19], [0.0, 0.0]));
+    script.push_back(ask(32, 0xD1));
+    script.extend(at(2.45, [0.19, 0.19], [0.0, 0.0]));
+    // Path tolerance.
+    let mut narrow = goal(j, [0.0, 0.0], 1.0);
+    narrow.path_tolerance = vec![JointTolerance {
+        name: "joint2".into(),
+        position: 0.05,
+        ..JointTolerance::default()
+    }];
+    script.push_back(send(40, 0xE1, narrow));
+    script.push_back(ask(41, 0xE1));
+    script.extend(at(2.5, [0.18, 0.1], [0.0, 0.0]));
+    // A hold (the states stop) aborts the goal.
+    script.push_back(send(50, 0xF1, goal(j, [0.0, 0.0], 1.0)));
+    script.push_back(ask(51, 0xF1));
+    script.push_back(Step::Deliver(Incoming::Clock(Clock {
+        clock: Time::from_seconds(3.5),
+    })));
+    script.push_back(Step::Deliver(Incoming::Tick));
+    let mut transport = Scripted {
+        script,
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let t = &transport;
+
+    assert!(!accepted(t, 1));
+    let (status, r) = result(t, 2);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Unknown, ActionResult::INVALID_JOINTS),
+        "{r:?}"
+    );
+    assert!(r.error_string.contains("'elbow'"), "{r:?}");
+    assert!(!accepted(t, 3));
+    let (_, r) = result(t, 4);
+    assert_eq!(r.error_code, ActionResult::INVALID_JOINTS, "{r:?}");
+    assert!(r.error_string.contains("no_such_joint"), "{r:?}");
+    assert!(!accepted(t, 5), "a stamp that puts the end in the past");
+
+    assert!(accepted(t, 10));
+    let (status, r) = result(t, 11);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Succeeded, ActionResult::SUCCESSFUL),
+        "{r:?}"
+    );
+    let steps_before = |request: u64| t.answers.iter().find(|(r, _, _)| *r == request).unwrap().2;
+    assert_eq!(
+        steps_before(11),
+        4,
+        "answered at the step at 1.6 s, once the arm stopped"
+    );
+    assert!(!accepted(t, 13), "a goal id used before");
+    assert!(t
+        .feedback
+        .iter()
+        .any(|(id, e)| *id == [0xB1; 16] && e.len() == 2));
+
+    assert!(accepted(t, 20) && accepted(t, 22));
+    let (status, r) = result(t, 21);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Canceled, ActionResult::INVALID_GOAL),
+        "{r:?}"
+    );
+    assert!(
+        matches!(answer(t, 24), ActionResponse::Cancel { code: CancelCode::None, canceling } if canceling.len() == 1 && canceling[0].goal_id == [0xC2; 16])
+    );
+    assert_eq!(result(t, 23).0, GoalStatus::Canceled);
+    assert!(matches!(
+        answer(t, 25),
+        ActionResponse::Cancel {
+            code: CancelCode::GoalTerminated,
+            ..
+        }
+    ));
+    assert!(matches!(
+        answer(t, 26),
+        ActionResponse::Cancel {
+            code: CancelCode::UnknownGoal,
+            ..
+        }
+    ));
+
+    assert_eq!(
+        steps_before(31),
+        steps_before(32),
+        "not within the goal time yet at 2.35 s"
+    );
+    let (status, r) = result(t, 31);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Aborted, ActionResult::GOAL_TOLERANCE_VIOLATED),
+        "{r:?}"
+    );
+    let (status, r) = result(t, 41);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Aborted, ActionResult::PATH_TOLERANCE_VIOLATED),
+        "{r:?}"
+    );
+    assert!(r.error_string.contains("joint2"), "{r:?}");
+    let (status, r) = result(t, 51);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Aborted, ActionResult::PATH_TOLERANCE_VIOLATED),
+        "{r:?}"
+    );
+    assert!(r.error_string.contains("holds"), "{r:?}");
+
+    // The status list: the reached goal SUCCEEDED, rejected goals never listed.
+    let last = t.statuses.last().unwrap();
+    assert!(last.contains(&(0xB1, GoalStatus::Succeeded)), "{last:?}");
+    assert!(!last.iter().any(|(id, _)| *id == 0xA1));
+    assert!(t
+        .statuses
+        .iter()
+        .any(|l| l.contains(&(0xB1, GoalStatus::Executing))));
 }

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use armctl_ros::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
 use armctl_ros::nodes::AnyControllerNode;
 use armctl_ros::parameter_services::ParameterResponse;
@@ -51,6 +52,10 @@ impl Transport for Scripted {
     }
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
+
+    fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
+
+    fn publish_action(&mut self, _output: ActionOutput<'_>) {}
 
     fn log(&self, _level: LogLevel, text: &str) {
         self.logs.lock().unwrap().push(text.to_string());

@@ -152,6 +152,7 @@ fn bad_starts_fail_with_the_item_named() {
 /// A listener for `ns`'s controller_node `~/state`.
 fn listener(domain: u16, state_topic: &str) -> DdsTransport {
     let spec = NodeSpec {
+        action: None,
         name: "listener".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::State, state_topic.into())],
@@ -299,6 +300,7 @@ async fn two_controller_nodes_hold_the_box_of_a_pair_scene_in_sim_node() {
         );
     }
     let spec = NodeSpec {
+        action: None,
         name: "box_watcher".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::TargetPose, "/sim_node/object_pose".into())],
@@ -387,6 +389,7 @@ async fn one_controller_node_carries_the_box_of_two_arms() {
         "controller_node is not controlling"
     );
     let spec = NodeSpec {
+        action: None,
         name: "box_mover".into(),
         namespace: "/".into(),
         subscriptions: vec![
@@ -504,6 +507,7 @@ async fn a_stop_signal_leaves_the_safe_command_as_the_last_one() {
     let domain = 92;
     let urdf_arg = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
     let spec = NodeSpec {
+        action: None,
         name: "watcher".into(),
         namespace: "/".into(),
         subscriptions: vec![(Topic::Commands, "/pd_gravity/commands".into())],
@@ -612,6 +616,7 @@ async fn a_diverging_simulation_ends_sim_node_with_a_failing_exit() {
         .unwrap(),
     );
     let spec = NodeSpec {
+        action: None,
         name: "full_wrist_torque".into(),
         namespace: "/".into(),
         subscriptions: vec![],

@@ -6,40 +6,12 @@
 //! node's `/diagnostics`.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Loopback only, no multicast (docs/conventions.md).
-const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
-
-fn workspace(relative: &str) -> String {
-    format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The interop venv's python (created on first use, shared with the other interop tests).
-fn python() -> String {
-    let venv = format!("{}/cyclonedds-venv", env!("CARGO_TARGET_TMPDIR"));
-    let out = Command::new("sh")
-        .args([workspace("tests/interop/setup_venv.sh"), venv])
-        .output()
-        .expect("running setup_venv.sh");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod peers;
+use peers::{python, wait_for, workspace, Killed, CYCLONEDDS_URI};
 
 fn controller_node(domain: u16) -> Killed {
     Killed(
@@ -72,31 +44,6 @@ fn peer(python: &str, domain: u16) -> Killed {
     )
 }
 
-/// The lines of `stderr`, as they come.
-fn lines(stderr: ChildStderr) -> mpsc::Receiver<String> {
-    let (send, receive) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("controller_node: {line}");
-            if send.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receive
-}
-
-/// Waits (bounded) for a line containing `text`.
-fn wait_for(lines: &mpsc::Receiver<String>, text: &str) -> String {
-    loop {
-        match lines.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) if line.contains(text) => return line,
-            Ok(_) => {}
-            Err(e) => panic!("no line with '{text}': {e}"),
-        }
-    }
-}
-
 /// The node said it received the whole URDF, and the peer (its stdout: `output`) got an
 /// effort command from it.
 fn check_received(lines: &mpsc::Receiver<String>, mut peer: Killed, mut output: impl Read) {
@@ -124,7 +71,7 @@ fn the_urdf_published_before_the_node_starts_reaches_it() {
     output.read_line(&mut first).unwrap();
     assert_eq!(first.trim(), "published");
     let mut node = controller_node(96);
-    let lines = lines(node.0.stderr.take().unwrap());
+    let lines = peers::lines("controller_node", node.0.stderr.take().unwrap());
     wait_for(&lines, "waiting for the URDF on /robot_description");
     check_received(&lines, description, output);
 }
@@ -133,7 +80,7 @@ fn the_urdf_published_before_the_node_starts_reaches_it() {
 fn the_node_waits_for_a_urdf_published_after_it_starts() {
     let python = python();
     let mut node = controller_node(97);
-    let lines = lines(node.0.stderr.take().unwrap());
+    let lines = peers::lines("controller_node", node.0.stderr.take().unwrap());
     wait_for(&lines, "waiting for the URDF on /robot_description");
     std::thread::sleep(Duration::from_millis(500));
     let mut description = peer(&python, 97);

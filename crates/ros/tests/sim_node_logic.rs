@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
+use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use armctl_ros::msgs::{Float64MultiArray, JointState, PoseStamped, WrenchStamped};
 use armctl_ros::nodes::sim_node::SimNode;
 use armctl_ros::parameter_services::ParameterResponse;
@@ -57,6 +58,10 @@ impl Transport for Scripted {
     }
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
+
+    fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
+
+    fn publish_action(&mut self, _output: ActionOutput<'_>) {}
 
     fn log(&self, level: LogLevel, text: &str) {
         if level == LogLevel::Warn {

@@ -44,6 +44,7 @@ fn spec(name: &str, subscribe: bool, tick_rate: Option<f64>) -> NodeSpec {
         (vec![], topics)
     };
     NodeSpec {
+        action: None,
         name: name.into(),
         namespace: "/".into(),
         subscriptions,
@@ -120,8 +121,13 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::TargetPose(m) => Outgoing::TargetPose(m),
         Incoming::ExternalWrench(m) => Outgoing::ExternalWrench(m),
         Incoming::Diagnostics(m) => Outgoing::Diagnostics(m),
+        Incoming::ControllerState(m) => Outgoing::ControllerState(m),
+        Incoming::ControllerStateHumble(m) => Outgoing::ControllerStateHumble(m),
         Incoming::Rosout(m) => unreachable!("not published: {m:?}"),
-        Incoming::ParameterRequest(..) | Incoming::Tick | Incoming::Shutdown(_) => {
+        Incoming::ParameterRequest(..)
+        | Incoming::Action(..)
+        | Incoming::Tick
+        | Incoming::Shutdown(_) => {
             unreachable!("not a message")
         }
     }

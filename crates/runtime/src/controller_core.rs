@@ -757,6 +757,20 @@ impl ControllerCore {
         Ok(())
     }
 
+    /// When the trajectory being followed ends (s, the core's clock), if one is.
+    pub fn trajectory_end(&self) -> Option<f64> {
+        self.trajectory
+            .as_ref()
+            .map(|(start, t)| start + t.duration())
+    }
+
+    /// Refuses joint names a trajectory could not be matched by (a joint listed twice, one
+    /// not controlled, a controlled one missing): the checks a FollowJointTrajectory goal's
+    /// INVALID_JOINTS answer stands for.
+    pub fn check_trajectory_joints(&self, joint_names: &[String]) -> Result<(), RuntimeError> {
+        self.trajectory_order(joint_names).map(|_| ())
+    }
+
     /// Stops following the trajectory and holds where the arm is (an empty JointTrajectory).
     pub fn cancel_trajectory(&mut self) {
         self.trajectory = None;

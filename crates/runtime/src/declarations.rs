@@ -72,6 +72,12 @@ pub fn controller_node_declarations() -> Vec<Declaration> {
         Declaration::string("safe_mode", "gravity", "What to send while holding: 'gravity' (gravity compensation at the last valid configuration) or 'zero'.").choices(&["gravity", "zero"]),
         Declaration::double("rate_limit", 0.0, "Largest effort change, N m/s per joint; 0 for no limit.").range(0.0, 1e7),
         Declaration::double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0),
+        Declaration::string("controller_state_layout", "auto", "Layout of ~/controller_state (control_msgs/JointTrajectoryControllerState), which changed between distributions: 'humble' (with the deprecated desired and actual), 'jazzy' (with speed_scaling_factor), or 'auto': humble when ROS_DISTRO is humble, else jazzy.").choices(&["auto", "humble", "jazzy"]).read_only(),
+        Declaration::double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0),
+        Declaration::double("constraints.goal_time", 0.0, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED); 0: no limit (joint_trajectory_controller's default). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0),
+        Declaration::double("constraints.stopped_velocity_tolerance", 0.01, "A FollowJointTrajectory goal succeeds only when every joint's velocity error is within this (rad/s or m/s); 0: not checked.").range(0.0, 100.0),
+        Declaration::double_array("constraints.trajectory", vec![], "Path tolerance per controlled joint (position error while a FollowJointTrajectory goal runs, rad or m; 0 or empty: not checked): a goal whose arm strays beyond it is aborted (PATH_TOLERANCE_VIOLATED). A goal's path_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0),
+        Declaration::double_array("constraints.goal", vec![], "Goal tolerance per controlled joint (position error once a FollowJointTrajectory goal's trajectory has ended, rad or m; 0 or empty: not checked). A goal's goal_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0),
     ]);
     out.extend(crate::model_parameters::model_declarations());
     out

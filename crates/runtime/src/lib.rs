@@ -24,5 +24,6 @@ pub mod ros_args;
 pub mod scene_file;
 pub mod simulated_loop;
 pub mod startup;
+pub mod trajectory_goal;
 
 pub use error::RuntimeError;

@@ -55,6 +55,15 @@ impl NodeClock {
         }
     }
 
+    /// A message stamp (s since the epoch, or simulated time) for the clock's time `t`: the
+    /// inverse of [`NodeClock::from_stamp`].
+    pub fn to_stamp(&self, t: f64) -> f64 {
+        match self.sim {
+            Some(_) => t,
+            None => t + self.epoch_at_start,
+        }
+    }
+
     /// A `/clock` tick (ignored on the wall clock).
     pub fn on_clock(&mut self, t: f64) -> ClockChange {
         match &mut self.sim {

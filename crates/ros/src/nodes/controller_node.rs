@@ -10,7 +10,6 @@
 //! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
-use armctl_control::reference::TrajectoryPoint;
 use armctl_control::Controller;
 use armctl_control::ParameterValue;
 use armctl_runtime::controller_core::Fault;
@@ -20,9 +19,14 @@ use armctl_runtime::node_clock::{ClockChange, NodeClock};
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
-use crate::msgs::JointState;
-use crate::msgs::{labelled_array, Float64MultiArray, PoseStamped, WrenchStamped};
+use crate::follow_joint_trajectory::{ActionRequest, ActionResult, GoalStatus};
+use crate::msgs::{
+    labelled_array, ControllerState, ControllerStateHumble, Float64MultiArray, PoseStamped,
+    WrenchStamped,
+};
+use crate::msgs::{JointState, JointTrajectoryPoint, Time};
 use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
+use crate::nodes::trajectory_action::{trajectory_points, trajectory_start, TrajectoryAction};
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -47,6 +51,10 @@ pub struct ControllerNode {
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
     diagnostics: LoopDiagnostics,
+    /// `~/follow_joint_trajectory`.
+    action: TrajectoryAction,
+    /// `~/controller_state` for joint-space laws, in the layout chosen at start.
+    controller_state: Option<(ControllerState, Option<ControllerStateHumble>)>,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -94,7 +102,7 @@ impl ControllerNode {
 
     /// Configures the node from its start values.
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let runtime = ControllerRuntime::new(start)?;
+        let mut runtime = ControllerRuntime::new(start)?;
         let store = runtime.parameters().clone();
         let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
@@ -114,15 +122,25 @@ impl ControllerNode {
         }
         let update_rate = store.double("update_rate");
         let state_period = period(store.double("state_publish_rate"));
+        let mut publications = vec![
+            (Topic::Commands, resolve_name(&command_topic)),
+            (Topic::State, resolve_name("~/state")),
+            (Topic::Diagnostics, resolve_name("/diagnostics")),
+        ];
+        let controller_state = controller_state(&mut runtime, &store);
+        if let Some((_, humble)) = &controller_state {
+            let topic = match humble {
+                Some(_) => Topic::ControllerStateHumble,
+                None => Topic::ControllerState,
+            };
+            publications.push((topic, resolve_name("~/controller_state")));
+        }
         let spec = NodeSpec {
             name: start.name.clone(),
             namespace: start.namespace.clone(),
             subscriptions,
-            publications: vec![
-                (Topic::Commands, resolve_name(&command_topic)),
-                (Topic::State, resolve_name("~/state")),
-                (Topic::Diagnostics, resolve_name("/diagnostics")),
-            ],
+            publications,
+            action: Some(resolve_name("~/follow_joint_trajectory")),
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
             } else {
@@ -136,6 +154,8 @@ impl ControllerNode {
         };
         let robot = runtime.core().robot().name().to_string();
         Ok(Self {
+            controller_state,
+            action: TrajectoryAction::new(runtime.core().joints()),
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
             runtime,
@@ -197,6 +217,9 @@ impl ControllerNode {
     /// controller keeps applying the last command it received. Nothing is sent if nothing
     /// ever was (no joint state came).
     async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
+        let stopping = format!("aborted: the node stops ({signal})");
+        self.action
+            .end(transport, GoalStatus::Aborted, invalid_goal(&stopping));
         let core = self.runtime.core_mut();
         if core.fault() == Some(&Fault::NoState) && self.last_step.is_none() {
             transport.log(
@@ -223,6 +246,8 @@ impl ControllerNode {
             self.last_state = None;
             let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
             transport.log(LogLevel::Warn, text);
+            let why = invalid_goal("aborted: simulated time went back (a reset)");
+            self.action.end(transport, GoalStatus::Aborted, why);
         }
     }
 
@@ -253,6 +278,12 @@ impl ControllerNode {
         self.runtime
             .to_command_order(&self.effort, &mut self.command.data);
         transport.publish(Outgoing::Commands(&self.command));
+        if self.action.is_active() {
+            let rate = self.runtime.parameters().double("action_monitor_rate");
+            let stamp = self.clock.to_stamp(now);
+            let core = self.runtime.core_mut();
+            self.action.after_step(transport, core, (now, stamp), rate);
+        }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
         let due = self
             .last_state
@@ -282,6 +313,35 @@ impl ControllerNode {
             &mut self.state,
         );
         transport.publish(Outgoing::State(&self.state));
+        self.publish_controller_state(transport, now);
+    }
+
+    /// `~/controller_state` of the step at `now`, as joint_trajectory_controller fills it:
+    /// the reference, the measured positions and velocities, their errors, the efforts.
+    fn publish_controller_state<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let Some((state, humble)) = &mut self.controller_state else {
+            return;
+        };
+        let core = self.runtime.core();
+        let (reference, (q, qd)) = (core.reference(), core.measured());
+        state.header.stamp = Time::from_seconds(self.clock.to_stamp(now));
+        state.reference.positions.clone_from(&reference.q);
+        state.reference.velocities.clone_from(&reference.qd);
+        state.reference.accelerations.clone_from(&reference.qdd);
+        state.feedback.positions.clone_from_slice(q);
+        state.feedback.velocities.clone_from_slice(qd);
+        for j in 0..q.len() {
+            state.error.positions[j] = reference.q[j] - q[j];
+            state.error.velocities[j] = reference.qd[j] - qd[j];
+        }
+        state.output.effort.clone_from(&self.command.data);
+        match humble {
+            Some(humble) => {
+                humble.copy_from(state);
+                transport.publish(Outgoing::ControllerStateHumble(humble));
+            }
+            None => transport.publish(Outgoing::ControllerState(state)),
+        }
     }
 
     fn on_reference<T: Transport>(
@@ -293,6 +353,7 @@ impl ControllerNode {
             // As ros2_control's trajectory controller: an empty trajectory stops the motion.
             self.runtime.core_mut().cancel_trajectory();
             transport.log(LogLevel::Info, "empty reference: holding where the arm is");
+            self.end_goal_for_reference(transport);
             return;
         }
         // Counted before anything is copied out of a message that may be huge.
@@ -300,38 +361,47 @@ impl ControllerNode {
             transport.log(LogLevel::Warn, &e.to_string());
             return;
         }
-        let points: Vec<TrajectoryPoint> = msg
-            .points
-            .iter()
-            .map(|p| TrajectoryPoint {
-                time: p.time_from_start.seconds(),
-                positions: p.positions.clone(),
-                velocities: Some(p.velocities.clone()).filter(|v| !v.is_empty()),
-                accelerations: Some(p.accelerations.clone()).filter(|v| !v.is_empty()),
-            })
-            .collect();
-        // As in ros2_control's trajectory controller: a zero stamp means "start now".
-        let stamp = msg.header.stamp.seconds();
-        let now = self.clock.now();
-        let start = if stamp > 0.0 {
-            self.clock.from_stamp(stamp)
-        } else {
-            now
-        };
+        let points = trajectory_points(msg);
+        let (start, now) = (trajectory_start(msg, &self.clock), self.clock.now());
         match self
             .runtime
             .core_mut()
             .set_trajectory(&msg.joint_names, &points, start, now)
         {
-            Ok(()) => transport.log(
-                LogLevel::Info,
-                &format!(
-                    "new reference: {} points over {:.3} s, starting at t = {start:.3} s",
-                    points.len(),
-                    points.last().map_or(0.0, |p| p.time)
-                ),
-            ),
+            Ok(()) => {
+                transport.log(
+                    LogLevel::Info,
+                    &format!(
+                        "new reference: {} points over {:.3} s, starting at t = {start:.3} s",
+                        points.len(),
+                        points.last().map_or(0.0, |p| p.time)
+                    ),
+                );
+                self.end_goal_for_reference(transport);
+            }
             Err(e) => transport.log(LogLevel::Warn, &e.to_string()),
+        }
+    }
+
+    /// A trajectory on `~/reference` replaced the action's goal: CANCELED, as a newer goal
+    /// would.
+    fn end_goal_for_reference<T: Transport>(&mut self, transport: &mut T) {
+        let why = invalid_goal("cancelled: a trajectory on ~/reference replaced it");
+        self.action.end(transport, GoalStatus::Canceled, why);
+    }
+
+    fn on_action<T: Transport>(&mut self, transport: &mut T, id: u64, request: ActionRequest) {
+        let core = self.runtime.core_mut();
+        match request {
+            ActionRequest::SendGoal(goal_id, goal) => {
+                let parameters = self.runtime.parameters().clone();
+                let core = self.runtime.core_mut();
+                let goal = (goal_id, goal.as_ref());
+                self.action
+                    .on_goal(transport, id, goal, core, &parameters, &self.clock);
+            }
+            ActionRequest::Cancel(which) => self.action.on_cancel(transport, id, which, core),
+            ActionRequest::GetResult(goal_id) => self.action.on_get_result(transport, id, goal_id),
         }
     }
 
@@ -452,12 +522,59 @@ impl NodeLogic for ControllerNode {
                 Incoming::ParameterRequest(id, request) => {
                     self.on_parameter_request(transport, id, &request)
                 }
+                Incoming::Action(id, request) => self.on_action(transport, id, request),
                 Incoming::Commands(_)
                 | Incoming::State(_)
                 | Incoming::Rosout(_)
-                | Incoming::Diagnostics(_) => {}
+                | Incoming::Diagnostics(_)
+                | Incoming::ControllerState(_)
+                | Incoming::ControllerStateHumble(_) => {}
             }
         }
         Ok(())
     }
+}
+
+/// A result with INVALID_GOAL: how joint_trajectory_controller ends a goal it did not finish.
+fn invalid_goal(reason: &str) -> ActionResult {
+    ActionResult {
+        error_code: ActionResult::INVALID_GOAL,
+        error_string: reason.to_string(),
+    }
+}
+
+/// The `~/controller_state` buffers of a joint-space law (none for a task-space one, whose
+/// reference is a pose): sized for the joints, with the Humble buffer when the layout is
+/// Humble's (`controller_state_layout`, or `ROS_DISTRO` for `auto`).
+fn controller_state(
+    runtime: &mut ControllerRuntime,
+    store: &armctl_runtime::node_parameters::ParameterStore,
+) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
+    if runtime.core_mut().controller_mut().task_space().is_some() {
+        return None;
+    }
+    let joints = runtime.core().joints().to_vec();
+    let n = joints.len();
+    let measured = JointTrajectoryPoint {
+        positions: vec![0.0; n],
+        velocities: vec![0.0; n],
+        ..JointTrajectoryPoint::default()
+    };
+    let state = ControllerState {
+        joint_names: joints,
+        feedback: measured.clone(),
+        error: measured,
+        output: JointTrajectoryPoint {
+            effort: vec![0.0; n],
+            ..JointTrajectoryPoint::default()
+        },
+        speed_scaling_factor: 1.0,
+        ..ControllerState::default()
+    };
+    let humble = match store.string("controller_state_layout").as_str() {
+        "humble" => true,
+        "jazzy" => false,
+        _ => std::env::var("ROS_DISTRO").is_ok_and(|d| d.trim() == "humble"),
+    };
+    Some((state, humble.then(ControllerStateHumble::default)))
 }

@@ -121,6 +121,7 @@ impl CooperativeNode {
         let state_period = period(store.double("state_publish_rate"));
         let n = pair.core(0).joints().len();
         let spec = NodeSpec {
+            action: None,
             name: start.name.clone(),
             namespace: start.namespace.clone(),
             subscriptions,

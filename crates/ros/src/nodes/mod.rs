@@ -4,6 +4,7 @@ pub mod controller_node;
 pub mod cooperative_node;
 mod loop_diagnostics;
 pub mod sim_node;
+mod trajectory_action;
 
 use armctl_runtime::controller_runtime::COOPERATIVE;
 use armctl_runtime::ros_args::RosArgs;

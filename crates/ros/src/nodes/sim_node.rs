@@ -311,6 +311,7 @@ impl SimNode {
             (publications.len() - 1, PoseStamped::default())
         });
         let spec = NodeSpec {
+            action: None,
             name: start.name.clone(),
             namespace: start.namespace.clone(),
             subscriptions,

@@ -7,6 +7,7 @@ pub mod dds;
 #[cfg(feature = "r2r")]
 pub mod rcl;
 
+use crate::follow_joint_trajectory::{ActionOutput, ActionRequest, ActionResponse};
 use crate::msgs::{self, Message};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
@@ -34,12 +35,18 @@ macro_rules! topics {
         }
 
         /// What a node receives.
+        // The controller-state messages make it about 1 kB: a copy per message taken, small
+        // next to decoding one, and no box to allocate.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone, PartialEq)]
         pub enum Incoming {
             $($(#[$doc])* $topic($msg),)*
             /// A parameter service request, to be answered with [`Transport::respond`] and
             /// its id.
             ParameterRequest(u64, ParameterRequest),
+            /// A request to the node's action (see [`NodeSpec::action`]), to be answered with
+            /// [`Transport::respond_action`] and its id.
+            Action(u64, ActionRequest),
             /// The node's timer fired.
             Tick,
             /// The process was asked to stop (the signal's name: `SIGINT`, `SIGTERM`,
@@ -102,6 +109,11 @@ topics! {
     TargetPose: msgs::PoseStamped,
     /// A measured tip wrench (geometry_msgs/WrenchStamped).
     ExternalWrench: msgs::WrenchStamped,
+    /// A joint-space law's `~/controller_state` (control_msgs/JointTrajectoryControllerState
+    /// in Jazzy's layout), as joint_trajectory_controller publishes it.
+    ControllerState: msgs::ControllerState,
+    /// `~/controller_state` in Humble's layout.
+    ControllerStateHumble: msgs::ControllerStateHumble,
     /// The node's health on `/diagnostics` (diagnostic_msgs/DiagnosticArray), 1 Hz.
     Diagnostics: msgs::DiagnosticArray,
     /// Log lines on `/rosout` (rcl_interfaces/Log), read by tests and tools; nodes log with
@@ -153,6 +165,8 @@ pub struct NodeSpec {
     pub publications: Vec<(Topic, String)>,
     /// Timer rate, Hz (none: no ticks).
     pub tick_rate: Option<f64>,
+    /// The resolved name of the control_msgs/FollowJointTrajectory action to serve, if any.
+    pub action: Option<String>,
     /// Declared parameters with their start values; changes are validated against them.
     pub parameters: ParameterStore,
 }
@@ -176,6 +190,10 @@ pub trait Transport {
     fn subscriber_count(&self, topic: Topic) -> usize;
     /// Answers the parameter service request `id`.
     fn respond(&mut self, id: u64, response: ParameterResponse);
+    /// Answers the action request `id`.
+    fn respond_action(&mut self, id: u64, response: ActionResponse);
+    /// Publishes the action's feedback or goal statuses.
+    fn publish_action(&mut self, output: ActionOutput<'_>);
     /// Logs to rosout (and stderr).
     fn log(&self, level: LogLevel, text: &str);
     /// The node's parameter values after a change, for a middleware that answers parameter

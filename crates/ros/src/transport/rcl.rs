@@ -27,6 +27,7 @@ use r2r::{
     std_msgs, trajectory_msgs, Parameter, ParameterValue, QosProfile, RosParams,
 };
 
+use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::msgs;
 use crate::msgs::Message;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
@@ -328,6 +329,9 @@ fn log_out(m: &msgs::Log) -> rcl_interfaces::msg::Log {
 pub trait RclMessage: Sized {
     /// r2r's type.
     type Rcl: r2r::WrappedTypesupport + Send + 'static;
+    /// Whether rcl carries it here: r2r's bindings without a ROS installation lack
+    /// control_msgs, so its types are published by the DDS backend only.
+    const CARRIED: bool = true;
     /// From rcl.
     fn from_rcl(m: Self::Rcl) -> Self;
     /// To rcl.
@@ -363,6 +367,25 @@ rcl_messages! {
         |c: &msgs::Clock| rosgraph_msgs::msg::Clock { clock: time_out(&c.clock) };
     Log = rcl_interfaces::msg::Log, log_in, log_out;
 }
+
+/// A type rcl does not carry here ([`RclMessage::CARRIED`]): its topic is refused when
+/// subscribed and not published; the conversions are never used.
+macro_rules! not_carried {
+    ($($ty:ident),*) => {
+        $(impl RclMessage for msgs::$ty {
+            type Rcl = std_msgs::msg::Empty;
+            const CARRIED: bool = false;
+            fn from_rcl(_: Self::Rcl) -> Self {
+                Self::default()
+            }
+            fn to_rcl(&self) -> Self::Rcl {
+                std_msgs::msg::Empty {}
+            }
+        })*
+    };
+}
+
+not_carried!(ControllerState, ControllerStateHumble);
 
 fn value_in(value: &ParameterValue) -> Option<RosValue> {
     Some(match value {
@@ -501,6 +524,17 @@ impl<M: Message> Output for TypedOutput<M> {
     }
 }
 
+/// The publication of a topic rcl does not carry here: nothing is sent.
+struct NotCarried;
+
+impl Output for NotCarried {
+    fn send(&self, _msg: Outgoing<'_>) {}
+
+    fn subscribers(&self) -> usize {
+        0
+    }
+}
+
 /// Creates the subscription of one topic.
 struct Subscribe<'a> {
     node: &'a mut r2r::Node,
@@ -511,6 +545,14 @@ impl TopicVisitor for Subscribe<'_> {
     type Output = Result<Input, RosError>;
 
     fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
+        if !M::CARRIED {
+            return Err(rcl(format!(
+                "{} ({}/{}) is carried by the DDS backend only",
+                self.name,
+                M::PACKAGE,
+                M::NAME
+            )));
+        }
         let qos = match codec.topic {
             // /clock is published best-effort by simulators.
             Topic::Clock => QosProfile::default().best_effort(),
@@ -544,6 +586,16 @@ impl TopicVisitor for Advertise<'_> {
     fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
         if codec.topic == Topic::Rosout {
             return Err(rcl("/rosout is written through Transport::log"));
+        }
+        if !M::CARRIED {
+            r2r::log_warn!(
+                self.node.logger(),
+                "{} ({}/{}) is published by the DDS backend only",
+                self.name,
+                M::PACKAGE,
+                M::NAME
+            );
+            return Ok(Box::new(NotCarried));
         }
         let publisher = self
             .node
@@ -622,6 +674,11 @@ impl RclTransport {
             outputs.push((*topic, output));
         }
         let logger = node.logger().to_string();
+        if let Some(action) = &spec.action {
+            // r2r serves actions only of types generated at build time, and its generated
+            // bindings without a ROS installation lack control_msgs: not served yet.
+            r2r::log_warn!(&logger, "{action} (control_msgs/FollowJointTrajectory) is served by the DDS backend only; with r2r, send trajectories on ~/reference");
+        }
         let node = Arc::new(Mutex::new(node));
         let spinning = Arc::new(AtomicBool::new(true));
         spawn_spinner(node, spinning.clone())?;
@@ -796,6 +853,11 @@ impl Transport for RclTransport {
             }
         }
     }
+
+    /// No action is served on rcl (see [`RclTransport::start`]): nothing to answer.
+    fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
+
+    fn publish_action(&mut self, _output: ActionOutput<'_>) {}
 
     /// Values the node changed besides the one set (a gain design's kp and kd) go into the
     /// copy r2r answers queries from.

@@ -20,8 +20,10 @@ use ros2_client::{
     QosProfile, ServiceMapping, Subscription,
 };
 
+mod action;
 mod parameters;
 
+use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::msgs::{self, Message};
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
@@ -29,6 +31,7 @@ use crate::transport::{
     Codec, Incoming, LogLevel, NodeSpec, Outgoing, Topic, TopicVisitor, Transport,
 };
 use crate::RosError;
+use action::TrajectoryActionServer;
 pub use parameters::ParameterClient;
 use parameters::ParameterServers;
 
@@ -131,6 +134,7 @@ pub struct DdsTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: ParameterServers,
+    action: Option<TrajectoryActionServer>,
     service_mapping: ServiceMapping,
     read_errors: u64,
     publish_errors: u64,
@@ -294,6 +298,14 @@ impl DdsTransport {
             )
             .map_err(transport)?;
         let parameters = ParameterServers::new(&mut node, service_mapping(dds))?;
+        let action = match &spec.action {
+            Some(name) => Some(TrajectoryActionServer::new(
+                &mut node,
+                service_mapping(dds),
+                name,
+            )?),
+            None => None,
+        };
         let spinner = node.spinner().map_err(transport)?;
         tokio::spawn(spinner.spin().map(|_| ()));
         // Reliable, keep-last 10: what rclcpp's QoS(10) is; best-effort publishers would need
@@ -319,6 +331,7 @@ impl DdsTransport {
             outputs,
             received_on: 0,
             parameters,
+            action,
             service_mapping: service_mapping(dds),
             read_errors: 0,
             publish_errors: 0,
@@ -327,6 +340,14 @@ impl DdsTransport {
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
                 .transpose()?,
         })
+    }
+
+    /// Said at the 1st, 2nd, 4th, 8th ... failure: a 1 kHz loop must not flood stderr.
+    fn on_publish_error(&mut self, e: String) {
+        self.publish_errors += 1;
+        if self.publish_errors.is_power_of_two() {
+            eprintln!("{e} ({} failures so far)", self.publish_errors);
+        }
     }
 
     /// A client of another node's parameter services (`target` fully qualified).
@@ -383,6 +404,19 @@ fn poll_inputs(
     Poll::Pending
 }
 
+/// The next action request, if the node serves an action.
+fn poll_action(
+    action: &mut Option<TrajectoryActionServer>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Incoming>> {
+    match action {
+        Some(server) => server
+            .poll_request(cx)
+            .map(|r| r.map(|(id, request)| Incoming::Action(id, request))),
+        None => Poll::Pending,
+    }
+}
+
 async fn tick(ticker: &Option<Ticker>) {
     match ticker {
         Some(t) => t.tick().await,
@@ -396,6 +430,7 @@ impl Transport for DdsTransport {
             let (slot, incoming) = tokio::select! {
                 biased;
                 (id, request) = self.parameters.next() => (None, Some(Incoming::ParameterRequest(id, request))),
+                request = std::future::poll_fn(|cx| poll_action(&mut self.action, cx)) => (None, request),
                 (slot, taken) = std::future::poll_fn(|cx| poll_inputs(&self.inputs, cx)) => (Some(slot), taken),
                 _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
             };
@@ -431,12 +466,8 @@ impl Transport for DdsTransport {
             Some((_, output)) => output.send(msg),
             None => Ok(()),
         };
-        // Said at the 1st, 2nd, 4th, 8th ... failure: a 1 kHz loop must not flood stderr.
         if let Err(e) = sent {
-            self.publish_errors += 1;
-            if self.publish_errors.is_power_of_two() {
-                eprintln!("{e} ({} failures so far)", self.publish_errors);
-            }
+            self.on_publish_error(e);
         }
     }
 
@@ -454,6 +485,18 @@ impl Transport for DdsTransport {
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
         self.parameters.respond(id, response);
+    }
+
+    fn respond_action(&mut self, id: u64, response: ActionResponse) {
+        if let Some(Err(e)) = self.action.as_mut().map(|a| a.respond(id, response)) {
+            self.on_publish_error(e);
+        }
+    }
+
+    fn publish_action(&mut self, output: ActionOutput<'_>) {
+        if let Some(Err(e)) = self.action.as_mut().map(|a| a.publish(output)) {
+            self.on_publish_error(e);
+        }
     }
 
     fn log(&self, level: LogLevel, text: &str) {
