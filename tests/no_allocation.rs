@@ -260,11 +260,25 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             .unwrap();
         let mut effort = vec![0.0; robot.dof()];
         let mut now = 0.0;
+        // A FollowJointTrajectory goal's path tolerances, checked after each step.
+        let checked = armctl_runtime::trajectory_goal::StateTolerance {
+            position: 10.0,
+            velocity: 100.0,
+        };
+        let goal = armctl_runtime::trajectory_goal::GoalTolerances {
+            path: vec![checked; robot.dof()],
+            goal: vec![checked; robot.dof()],
+            goal_time: 1.0,
+        };
         let count = allocations(|| {
             now += 1e-3;
             core.on_joint_state(&names, &position, &velocity, now);
             let report = core.step(now, 1e-3, &mut effort);
             assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
+            let (q, qd) = core.measured();
+            let since_end = now - core.trajectory_end().unwrap();
+            let progress = goal.check(&chain, since_end, core.reference(), q, qd);
+            assert_eq!(progress, armctl_runtime::trajectory_goal::GoalCheck::Moving);
         });
         assert_eq!(
             count, 0,
