@@ -247,7 +247,7 @@ pub struct ControllerState {
     pub speed_scaling_factor: f64,
 }
 
-/// control_msgs/JointTrajectoryControllerState as Humble's control_msgs has it (4.2 on):
+/// control_msgs/JointTrajectoryControllerState as Humble's control_msgs has it (4.4 on):
 /// [`ControllerState`]'s fields without the speed scaling, plus the deprecated `desired` and
 /// `actual` (copies of `reference` and `feedback`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
