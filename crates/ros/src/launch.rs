@@ -10,6 +10,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::parameter_services::ParameterResponse;
+use crate::realtime::RealtimeSettings;
 use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
 use armctl_runtime::names::resolve;
@@ -201,7 +202,8 @@ async fn robot_description_from_topic(start: &NodeStart) -> Result<String, RosEr
 /// (controller_node sends its `safe_mode` command last) and the process exits 0.
 ///
 /// With neither `robot_description` nor `urdf_path` given, the node first waits for the URDF on
-/// the `robot_description` topic ([`robot_description_from_topic`]).
+/// the `robot_description` topic ([`robot_description_from_topic`]). The node runs on the main
+/// thread, made real-time by `realtime_priority` and `cpu_affinity` ([`RealtimeSettings`]).
 pub fn node_main<N: NodeLogic>(
     program: &str,
     build: fn(&NodeStart) -> Result<N, RosError>,
@@ -238,6 +240,11 @@ pub fn node_main<N: NodeLogic>(
             #[cfg(not(feature = "r2r"))]
             let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env()?)?;
             let mut transport = StopOnSignal::new(transport)?;
+            // After the middleware's threads are started: they keep the normal scheduler.
+            let realtime = RealtimeSettings::from_parameters(&node.spec().parameters);
+            if let Some(done) = realtime.apply_to_this_thread()? {
+                transport.log(LogLevel::Info, &done);
+            }
             node.run(&mut transport).await
         })
     })();

@@ -18,6 +18,7 @@ pub mod launch;
 pub mod msgs;
 pub mod nodes;
 pub mod parameter_services;
+pub mod realtime;
 pub mod ticker;
 pub mod transport;
 
