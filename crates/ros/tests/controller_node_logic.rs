@@ -583,3 +583,97 @@ async fn the_trajectory_action_answers_as_joint_trajectory_controller() {
         .iter()
         .any(|l| l.contains(&(0xB1, GoalStatus::Executing))));
 }
+
+/// What a review of the action found, on simulated time: a task-space law rejects goals (it
+/// would ignore them and report success); with the default tolerances an arm that stops short
+/// of the goal is not reported there (GOAL_TOLERANCE_VIOLATED after `constraints.goal_time`);
+/// a goal id sent again keeps its first goal's result; cancelling a rejected goal is
+/// UNKNOWN_GOAL; a point due at once with a zero stamp is not an old stamp; efforts in points
+/// are refused.
+#[tokio::test]
+async fn the_action_refuses_what_it_cannot_do_and_never_reports_a_goal_it_missed() {
+    let task_space = node(&[
+        ("controller", "cartesian_impedance"),
+        ("use_sim_time", "true"),
+    ]);
+    let mut script = VecDeque::new();
+    script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
+    script.push_back(send(1, 0x11, goal(["joint1", "joint2"], [0.1, 0.1], 0.5)));
+    script.push_back(ask(2, 0x11));
+    let mut transport = Scripted {
+        script,
+        ..Scripted::default()
+    };
+    task_space.run(&mut transport).await.unwrap();
+    assert!(!accepted(&transport, 1));
+    let (_, r) = result(&transport, 2);
+    assert!(
+        r.error_string.contains("cartesian_impedance") && r.error_string.contains("pose targets"),
+        "{r:?}"
+    );
+
+    let node = node(&[
+        ("controller", "pd_gravity"),
+        ("use_sim_time", "true"),
+        ("state_timeout", "0.5"),
+    ]);
+    let j = ["joint1", "joint2"];
+    let mut script = VecDeque::new();
+    script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
+    // The arm stops 0.08 rad short: within 0.5 s of the end it may still get there; then not.
+    script.push_back(send(10, 0x21, goal(j, [0.2, 0.2], 0.5)));
+    script.push_back(ask(11, 0x21));
+    script.push_back(send(12, 0x21, goal(j, [0.0, 0.0], 0.5)));
+    script.extend(at(1.6, [0.12, 0.2], [0.0, 0.0]));
+    script.extend(at(2.05, [0.12, 0.2], [0.0, 0.0]));
+    script.push_back(ask(13, 0x21));
+    // A goal rejected for its efforts, then cancelled by id.
+    let mut with_effort = goal(j, [0.1, 0.1], 0.5);
+    with_effort.trajectory.points[0].effort = vec![1.0, 1.0];
+    script.push_back(send(20, 0x31, with_effort));
+    script.push_back(ask(21, 0x31));
+    script.push_back(Step::Deliver(Incoming::Action(
+        22,
+        ActionRequest::Cancel(GoalInfo {
+            goal_id: [0x31; 16],
+            ..GoalInfo::default()
+        }),
+    )));
+    // Start and end now (zero stamp, one point at 0 where the arm is): reached, not "old".
+    script.push_back(send(30, 0x41, goal(j, [0.12, 0.2], 0.0)));
+    script.push_back(ask(31, 0x41));
+    script.extend(at(2.1, [0.12, 0.2], [0.0, 0.0]));
+    let mut transport = Scripted {
+        script,
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let t = &transport;
+    assert!(accepted(t, 10) && !accepted(t, 12));
+    let (status, r) = result(t, 11);
+    assert_eq!(
+        (status, r.error_code),
+        (GoalStatus::Aborted, ActionResult::GOAL_TOLERANCE_VIOLATED),
+        "{r:?}"
+    );
+    assert!(
+        r.error_string.contains("joint1 position error 8.000e-2"),
+        "{r:?}"
+    );
+    assert_eq!(
+        result(t, 13),
+        (status, r),
+        "the id's result is the first goal's"
+    );
+    let (_, r) = result(t, 21);
+    assert!(r.error_string.contains("point 0 gives efforts"), "{r:?}");
+    assert!(matches!(
+        answer(t, 22),
+        ActionResponse::Cancel {
+            code: CancelCode::UnknownGoal,
+            ..
+        }
+    ));
+    assert!(accepted(t, 30), "{:?}", t.answers);
+    assert_eq!(result(t, 31).0, GoalStatus::Succeeded);
+}

@@ -19,6 +19,11 @@ use crate::RuntimeError;
 /// Default of `max_reference_points`.
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
 
+/// How far (rad or m) a trajectory's point due at once may lie from the reference in effect:
+/// a start point MoveIt sends (its start state, within its own 0.01 rad start tolerance) is
+/// taken, a step is refused.
+pub const START_TOLERANCE: f64 = 0.02;
+
 /// What to send while holding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SafeMode {
@@ -263,6 +268,27 @@ fn shown(v: f64) -> String {
 
 fn reference_error(reason: String) -> RuntimeError {
     RuntimeError::Reference { reason }
+}
+
+/// Times from start finite, from 0 on, each after the one before (as joint_trajectory_controller
+/// requires), said with the message's point numbers and times.
+fn check_point_times(points: &[TrajectoryPoint]) -> Result<(), RuntimeError> {
+    let mut before: Option<f64> = None;
+    for (k, p) in points.iter().enumerate() {
+        let t = p.time;
+        let after = before.is_none_or(|b| t > b);
+        if !(t.is_finite() && t >= 0.0 && after) {
+            let rule = match before {
+                Some(b) => format!("after point {}'s {b:?} s", k - 1),
+                None => "0 or later".to_string(),
+            };
+            return Err(reference_error(format!(
+                "point {k}: time_from_start {t:?} s must be {rule}"
+            )));
+        }
+        before = Some(t);
+    }
+    Ok(())
 }
 
 /// Point `k` in the controller's joint order (`order[i]`: index of joint i in the message).
@@ -562,15 +588,21 @@ impl ControllerCore {
 
     /// A joint trajectory to follow from time `start` (s, the node's clock), joints matched by
     /// name (the JointTrajectory shape): every controlled joint listed once, nothing else, one
-    /// value per listed joint in every point, positions within the URDF limits, velocities
-    /// within the velocity limits. It starts from the reference in effect. Refused with a
-    /// reason otherwise, and before the first valid joint state; the old reference stays.
+    /// value per listed joint in every point, times from start increasing from 0 on, positions
+    /// within the URDF limits, velocities within the velocity limits. It starts from the
+    /// reference in effect, with its velocity and acceleration (a newer trajectory replacing a
+    /// moving one makes no step in the reference velocity), or from the arm at rest when not
+    /// controlling yet. Refused with a reason otherwise, and before the first valid joint
+    /// state; the old reference stays.
     ///
     /// A `start` before `now` is never a step (as ros2_control's joint_trajectory_controller
     /// does it): the points already due are dropped and the first point still ahead is reached
-    /// from the reference in effect; a trajectory entirely in the past is refused. The
-    /// interpolated motion between the points is checked against the velocity limits too, and
-    /// more than `max_reference_points` points are refused.
+    /// from the reference in effect; a trajectory entirely in the past is refused. A `start`
+    /// after `now` is reached from the reference in effect too (the reference moves to the
+    /// first point by then, not at once). A point due at once must lie within
+    /// [`START_TOLERANCE`] of the reference in effect. The interpolated motion between the
+    /// points is checked against the velocity and acceleration limits, and more than
+    /// `max_reference_points` points are refused.
     pub fn set_trajectory(
         &mut self,
         joint_names: &[String],
@@ -582,6 +614,7 @@ impl ControllerCore {
             return Err(reference_error("no valid joint state yet".into()));
         }
         self.check_point_count(points.len())?;
+        check_point_times(points)?;
         let order = self.trajectory_order(joint_names)?;
         let mut ordered = Vec::with_capacity(points.len() + 1);
         for (k, p) in points.iter().enumerate() {
@@ -589,37 +622,67 @@ impl ControllerCore {
             self.check_limits(k, &point)?;
             ordered.push(point);
         }
+        // From now on: points already due dropped, a later start a delay before the points.
         let late = now - start;
-        let start = if late > 0.0 {
-            ordered.retain(|p| p.time > late);
-            if ordered.is_empty() {
-                return Err(reference_error(format!(
-                    "every point lies in the past (the trajectory started {late:.3} s ago)"
-                )));
-            }
-            ordered.iter_mut().for_each(|p| p.time -= late);
-            now
-        } else {
-            start
-        };
-        if ordered.first().is_some_and(|p| p.time > 0.0) {
-            // From the reference in effect, or from the arm when not controlling yet.
-            let from = match (&self.last_valid_q, self.was_holding) {
-                (Some(q), true) => q.clone(),
-                _ => self.reference.q.clone(),
-            };
-            let here = TrajectoryPoint {
+        ordered.retain(|p| p.time > late || (late <= 0.0 && p.time == 0.0));
+        if ordered.is_empty() {
+            return Err(reference_error(format!(
+                "every point lies in the past (the trajectory started {late:.3} s ago)"
+            )));
+        }
+        ordered.iter_mut().for_each(|p| p.time -= late);
+        let from = self.start_point();
+        match ordered.first() {
+            Some(first) if first.time > 0.0 => ordered.insert(0, from),
+            Some(first) => self.check_start(first, &from)?,
+            None => {}
+        }
+        let trajectory = MultiPoint::new(self.robot.dof(), &ordered).map_err(|e| match e {
+            ControlError::InvalidReference { reason } => reference_error(reason),
+            other => reference_error(other.to_string()),
+        })?;
+        self.check_interpolated_motion(&trajectory, &ordered)?;
+        self.trajectory = Some((now, Box::new(trajectory)));
+        Ok(())
+    }
+
+    /// Where a new trajectory starts from: the reference in effect (with its velocity and
+    /// acceleration), or the arm at rest when not controlling yet.
+    fn start_point(&self) -> TrajectoryPoint {
+        match (&self.last_valid_q, self.was_holding) {
+            (Some(q), true) => TrajectoryPoint {
                 time: 0.0,
-                positions: from,
+                positions: q.clone(),
                 velocities: None,
                 accelerations: None,
-            };
-            ordered.insert(0, here);
+            },
+            _ => TrajectoryPoint {
+                time: 0.0,
+                positions: self.reference.q.clone(),
+                velocities: Some(self.reference.qd.clone()),
+                accelerations: Some(self.reference.qdd.clone()),
+            },
         }
-        let trajectory = MultiPoint::new(self.robot.dof(), &ordered)
-            .map_err(|e| reference_error(e.to_string()))?;
-        self.check_interpolated_motion(&trajectory, &ordered)?;
-        self.trajectory = Some((start, Box::new(trajectory)));
+    }
+
+    /// A point due at once must be where the reference is (within [`START_TOLERANCE`]).
+    fn check_start(
+        &self,
+        first: &TrajectoryPoint,
+        from: &TrajectoryPoint,
+    ) -> Result<(), RuntimeError> {
+        let joints = self.robot.joints().iter();
+        for ((joint, q), here) in joints.zip(&first.positions).zip(&from.positions) {
+            if (q - here).abs() > START_TOLERANCE {
+                return Err(reference_error(format!(
+                    "the first point is due now (time_from_start 0) but puts {} at {}, {} from where its reference is ({}): start the trajectory where the arm is, or give the first point a time to get there",
+                    joint.name,
+                    shown(*q),
+                    shown(q - here),
+                    shown(*here)
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -1258,6 +1321,82 @@ mod tests {
         // The refused ones left the first trajectory in place.
         core.step(1.0, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![-0.3, 0.5]);
+    }
+
+    /// Found by a review of the FollowJointTrajectory action, each for `~/reference` too: a
+    /// newer trajectory starts from the reference's velocity (no step in it); a later start is
+    /// reached smoothly, not by a step at once; a point due at once far from the reference is
+    /// refused; times must increase from 0, said with the message's point numbers.
+    #[test]
+    fn newer_and_later_trajectories_start_smoothly_and_bad_times_are_refused() {
+        let mut core = core();
+        let joints = names(&["joint1", "joint2"]);
+        let mut effort = [0.0; 2];
+        let mut state = |core: &mut ControllerCore, t: f64| {
+            core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], t);
+            core.step(t, 1e-3, &mut effort);
+            (core.reference().q.clone(), core.reference().qd.clone())
+        };
+        state(&mut core, 0.0);
+        core.set_trajectory(&joints, &[point(2.0, vec![0.5, 0.5])], 0.0, 0.0)
+            .unwrap();
+        let (_, qd_before) = state(&mut core, 1.0);
+        assert!(qd_before[0] > 0.3, "{qd_before:?}");
+        // Replaced mid-motion: the reference velocity carries on.
+        core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 1.0, 1.0)
+            .unwrap();
+        let (_, qd_after) = state(&mut core, 1.0);
+        assert!(
+            (qd_after[0] - qd_before[0]).abs() < 1e-9,
+            "{qd_before:?} -> {qd_after:?}"
+        );
+        // A start 3 s ahead whose first point is due then: the reference does not jump now.
+        let (q_now, _) = state(&mut core, 2.0);
+        let later = [point(0.0, vec![0.2, 0.2]), point(1.0, vec![0.3, 0.3])];
+        core.set_trajectory(&joints, &later, 5.0, 2.0).unwrap();
+        let (q_soon, _) = state(&mut core, 2.001);
+        assert!(
+            (q_soon[0] - q_now[0]).abs() < 1e-4,
+            "{q_now:?} -> {q_soon:?}"
+        );
+        assert!((core.trajectory_end().unwrap() - 6.0).abs() < 1e-12);
+        // A point due now far from the reference: refused; one within the start tolerance: taken.
+        let far = core
+            .set_trajectory(
+                &joints,
+                &[point(0.0, vec![0.2, 0.2]), point(1.0, vec![0.3, 0.3])],
+                3.0,
+                3.0,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(far.contains("due now") && far.contains("joint1"), "{far}");
+        let (q, _) = state(&mut core, 3.0);
+        let near = [
+            point(0.0, vec![q[0] + 0.01, q[1]]),
+            point(1.0, vec![0.3, 0.3]),
+        ];
+        core.set_trajectory(&joints, &near, 3.0, 3.0).unwrap();
+        // Times: out of order, negative, not finite; numbered as in the message.
+        let mut times = |t: [f64; 3]| {
+            let points: Vec<_> = t.iter().map(|t| point(*t, vec![0.3, 0.3])).collect();
+            core.set_trajectory(&joints, &points, 3.0, 3.0)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = times([0.5, 1e-9, 1.0]);
+        assert!(
+            e.contains("point 1: time_from_start 1e-9 s must be after point 0's 0.5 s"),
+            "{e}"
+        );
+        assert!(
+            times([-1.0, 1.0, 2.0]).contains("point 0: time_from_start -1.0 s must be 0 or later")
+        );
+        assert!(times([0.5, f64::NAN, 2.0]).contains("point 1"));
+        assert!(
+            !times([0.5, 0.5, 2.0]).contains("invalid reference"),
+            "no doubled prefix"
+        );
     }
 
     #[test]

@@ -187,13 +187,13 @@ fn first_outside(
         let name = joints.get(j).map_or("?", String::as_str);
         if beyond(position_error, tolerance.position) {
             return Some(format!(
-                "{name} position error {position_error:.6} is beyond its tolerance {}",
+                "{name} position error {position_error:.3e} is beyond its tolerance {}",
                 tolerance.position
             ));
         }
         if beyond(velocity_error, tolerance.velocity) {
             return Some(format!(
-                "{name} velocity error {velocity_error:.6} is beyond its tolerance {}",
+                "{name} velocity error {velocity_error:.3e} is beyond its tolerance {}",
                 tolerance.velocity
             ));
         }
@@ -299,7 +299,9 @@ mod tests {
             GoalCheck::Moving
         );
         let off = t.check(&j, -0.1, &reference, &[1.0, 1.8], &still);
-        assert!(matches!(off, GoalCheck::PathViolated(r) if r.starts_with("b position error 0.2")));
+        assert!(
+            matches!(off, GoalCheck::PathViolated(r) if r.starts_with("b position error 2.000e-1"))
+        );
         // After the end: within 0.5 s the arm may still settle; then it is a failure.
         assert_eq!(
             t.check(&j, 0.2, &reference, &[0.95, 2.0], &still),

@@ -148,7 +148,7 @@ impl Trajectory for MultiPoint {
                 out.qdd[j] = 0.0;
             }
         };
-        if t <= self.times[0] {
+        if t < self.times[0] {
             return hold(0, out);
         }
         if t >= self.times[last] {

@@ -361,8 +361,15 @@ impl ControllerNode {
             transport.log(LogLevel::Warn, &e.to_string());
             return;
         }
-        let points = trajectory_points(msg);
-        let (start, now) = (trajectory_start(msg, &self.clock), self.clock.now());
+        let points = match trajectory_points(msg) {
+            Ok(points) => points,
+            Err(e) => {
+                transport.log(LogLevel::Warn, &format!("reference refused: {e}"));
+                return;
+            }
+        };
+        let now = self.clock.now();
+        let start = trajectory_start(msg, now, &self.clock);
         match self
             .runtime
             .core_mut()

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::ParameterValue;
+use armctl_control::{Controller, ParameterValue};
 use armctl_runtime::controller_core::{ControllerCore, Fault};
 use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::node_parameters::ParameterStore;
@@ -47,9 +47,14 @@ struct ActiveGoal {
     accepted: f64,
 }
 
-/// The points of a JointTrajectory message as the core takes them.
-pub(crate) fn trajectory_points(msg: &JointTrajectory) -> Vec<TrajectoryPoint> {
-    msg.points
+/// The points of a JointTrajectory message as the core takes them; a point with efforts is
+/// refused (the controller computes the efforts: they would be ignored).
+pub(crate) fn trajectory_points(msg: &JointTrajectory) -> Result<Vec<TrajectoryPoint>, String> {
+    if let Some(k) = msg.points.iter().position(|p| !p.effort.is_empty()) {
+        return Err(format!("point {k} gives efforts: this controller computes the efforts itself (leave effort empty)"));
+    }
+    Ok(msg
+        .points
         .iter()
         .map(|p| TrajectoryPoint {
             time: p.time_from_start.seconds(),
@@ -57,17 +62,17 @@ pub(crate) fn trajectory_points(msg: &JointTrajectory) -> Vec<TrajectoryPoint> {
             velocities: Some(p.velocities.clone()).filter(|v| !v.is_empty()),
             accelerations: Some(p.accelerations.clone()).filter(|v| !v.is_empty()),
         })
-        .collect()
+        .collect())
 }
 
-/// When a JointTrajectory starts on `clock`: its stamp, or now for a zero stamp (as in
+/// When a JointTrajectory starts on `clock`: its stamp, or `now` for a zero stamp (as in
 /// ros2_control's trajectory controller).
-pub(crate) fn trajectory_start(msg: &JointTrajectory, clock: &NodeClock) -> f64 {
+pub(crate) fn trajectory_start(msg: &JointTrajectory, now: f64, clock: &NodeClock) -> f64 {
     let stamp = msg.header.stamp.seconds();
     if stamp > 0.0 {
         clock.from_stamp(stamp)
     } else {
-        clock.now()
+        now
     }
 }
 
@@ -90,22 +95,27 @@ fn refused(error_code: i32, reason: impl Into<String>) -> ActionResult {
     }
 }
 
+/// A joint's goal position tolerance when `constraints.goal` is empty, rad (m): a torque
+/// controller's arm can sag short of the goal (a payload, a model error), and a goal must not
+/// be reported reached then.
+pub(crate) const DEFAULT_GOAL_TOLERANCE: f64 = 0.05;
+
 /// The controller's default tolerances from its `constraints.*` parameters.
 fn default_tolerances(parameters: &ParameterStore, joints: usize) -> GoalTolerances {
-    let per_joint = |name: &str| match parameters.get(name) {
+    let per_joint = |name: &str, empty: f64| match parameters.get(name) {
         Some(ParameterValue::DoubleArray(v)) if v.len() == joints => v.clone(),
-        _ => vec![0.0; joints],
+        _ => vec![empty; joints],
     };
     let stopped = parameters.double("constraints.stopped_velocity_tolerance");
     GoalTolerances {
-        path: per_joint("constraints.trajectory")
+        path: per_joint("constraints.trajectory", 0.0)
             .into_iter()
             .map(|position| StateTolerance {
                 position,
                 velocity: 0.0,
             })
             .collect(),
-        goal: per_joint("constraints.goal")
+        goal: per_joint("constraints.goal", DEFAULT_GOAL_TOLERANCE)
             .into_iter()
             .map(|position| StateTolerance {
                 position,
@@ -160,9 +170,15 @@ impl TrajectoryAction {
         self.active.is_some()
     }
 
-    fn known(&self, id: &GoalId) -> bool {
+    /// Whether a goal with this id was sent (`accepted_only`: and accepted).
+    fn known(&self, id: &GoalId, accepted_only: bool) -> bool {
+        let listed = |e: &&EndedGoal| !accepted_only || e.status != GoalStatus::Unknown;
         self.active.as_ref().is_some_and(|a| a.info.goal_id == *id)
-            || self.ended.iter().any(|e| e.info.goal_id == *id)
+            || self
+                .ended
+                .iter()
+                .filter(listed)
+                .any(|e| e.info.goal_id == *id)
     }
 
     /// Checks a goal and, when it passes, makes the core follow it (the old goal is
@@ -187,6 +203,13 @@ impl TrajectoryAction {
                 ActionResult::INVALID_GOAL,
                 "component tolerances are for multi-DOF joints, which this controller has none of",
             ));
+        }
+        let law = core.controller().name();
+        if core.controller_mut().task_space().is_some() {
+            let why = format!(
+                "controller '{law}' follows pose targets (~/target_pose), not joint trajectories"
+            );
+            return Err(refused(ActionResult::INVALID_GOAL, why));
         }
         let trajectory = &goal.trajectory;
         if trajectory.points.is_empty() {
@@ -214,20 +237,22 @@ impl TrajectoryAction {
                 format!("the controller holds: {fault}"),
             ));
         }
-        let (start, now) = (trajectory_start(trajectory, clock), clock.now());
+        let now = clock.now();
+        let start = trajectory_start(trajectory, now, clock);
         let end = start
             + trajectory
                 .points
                 .last()
                 .map_or(0.0, |p| p.time_from_start.seconds());
-        if end < now {
+        if trajectory.header.stamp.seconds() > 0.0 && end < now {
             let late = now - end;
             return Err(refused(
                 ActionResult::OLD_HEADER_TIMESTAMP,
                 format!("the trajectory's stamp puts its end {late:.3} s in the past"),
             ));
         }
-        let points = trajectory_points(trajectory);
+        let points =
+            trajectory_points(trajectory).map_err(|e| refused(ActionResult::INVALID_GOAL, e))?;
         core.set_trajectory(&trajectory.joint_names, &points, start, now)
             .map_err(|e| refused(ActionResult::INVALID_GOAL, e.to_string()))?;
         Ok(tolerances)
@@ -249,7 +274,8 @@ impl TrajectoryAction {
             goal_id,
             stamp: Time::from_seconds(clock.to_stamp(now)),
         };
-        let taken = if self.known(&goal_id) {
+        let duplicate = self.known(&goal_id, false);
+        let taken = if duplicate {
             Err(refused(
                 ActionResult::INVALID_GOAL,
                 "a goal with this id was sent before",
@@ -298,6 +324,10 @@ impl TrajectoryAction {
                         result.error_string
                     ),
                 );
+                // The id's result stays the first goal's.
+                if duplicate {
+                    return;
+                }
                 self.remember(EndedGoal {
                     info,
                     status: GoalStatus::Unknown,
@@ -348,7 +378,7 @@ impl TrajectoryAction {
                     canceling: vec![info],
                 }
             }
-            _ if !all && self.known(&which.goal_id) => ActionResponse::Cancel {
+            _ if !all && self.known(&which.goal_id, true) => ActionResponse::Cancel {
                 code: CancelCode::GoalTerminated,
                 canceling: vec![],
             },

@@ -33,9 +33,9 @@ impl ros2_client::Message for Goal {}
 impl ros2_client::Message for ActionResult {}
 impl ros2_client::Message for Feedback {}
 
-/// Requests not answered after this many newer ones are forgotten (a node that never
-/// answers must not grow the table without bound).
-const MAX_PENDING: u64 = 256;
+/// At most this many requests wait for an answer; beyond, the oldest is forgotten (a client
+/// that floods get_result for a running goal must not grow the table without bound).
+const MAX_PENDING: usize = 1024;
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
@@ -149,8 +149,13 @@ impl TrajectoryActionServer {
 
     fn number(&mut self, pending: Pending) -> u64 {
         self.next_id += 1;
-        let oldest = self.next_id.saturating_sub(MAX_PENDING);
-        self.pending.retain(|id, _| *id > oldest);
+        // Only when that many wait unanswered is the oldest forgotten: a get_result waiting
+        // for a long goal survives any number of requests answered meanwhile.
+        if self.pending.len() >= MAX_PENDING {
+            if let Some(oldest) = self.pending.keys().min().copied() {
+                self.pending.remove(&oldest);
+            }
+        }
         self.pending.insert(self.next_id, pending);
         self.next_id
     }
