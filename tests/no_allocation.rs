@@ -256,7 +256,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             accelerations: None,
         };
         core.on_joint_state(&names, &position, &velocity, 0.0);
-        core.set_trajectory(&chain, &[point(0.0, 0.1), point(1.0, 0.3)], 0.0, 0.0)
+        core.set_trajectory(&chain, &[point(1.0, 0.1), point(2.0, 0.3)], 0.0, 0.0)
             .unwrap();
         let mut effort = vec![0.0; robot.dof()];
         let mut now = 0.0;

@@ -307,6 +307,7 @@ def controller_state(peer, args):
     """~/controller_state (control_msgs/JointTrajectoryControllerState in --state-layout) as
     joint_trajectory_controller publishes it: the joints by name, the reference at the goal,
     error = reference - feedback, one effort per joint in the output."""
+    peer.controller_states = []  # one published after the goal ended: the reference at rest
     peer.wait_until(lambda: peer.controller_states, 2.0)
     if not peer.check(peer.controller_states, f"reads ~/controller_state in the {args.state_layout} layout"):
         return
