@@ -43,6 +43,13 @@ pub(crate) struct LatencyArgs {
     /// Run this controller_node binary as a separate process instead of in this process.
     #[arg(long)]
     node_binary: Option<PathBuf>,
+    /// The node's `realtime_priority`: SCHED_FIFO priority of its control thread, memory
+    /// locked (needs --node-binary: in this process the probe shares the node's threads).
+    #[arg(long, default_value_t = 0)]
+    realtime_priority: u8,
+    /// The node's `cpu_affinity`: the CPU its control thread is pinned to (needs --node-binary).
+    #[arg(long)]
+    cpu_affinity: Option<u16>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -53,6 +60,8 @@ pub(crate) struct LatencyArgs {
 struct LatencyReport {
     controller: String,
     node: String,
+    /// The node's control thread: "normal", or its SCHED_FIFO priority and CPU.
+    control_thread: String,
     rate_hz: f64,
     states_sent: usize,
     commands_timed: usize,
@@ -80,10 +89,14 @@ impl Drop for UnderTest {
 }
 
 fn start_node(args: &LatencyArgs, dds: &DdsOptions) -> Result<UnderTest> {
-    let overrides = [
+    let mut overrides = vec![
         ("urdf_path", args.urdf.display().to_string()),
         ("controller", args.controller.clone()),
+        ("realtime_priority", args.realtime_priority.to_string()),
     ];
+    if let Some(cpu) = args.cpu_affinity {
+        overrides.push(("cpu_affinity", cpu.to_string()));
+    }
     if let Some(binary) = &args.node_binary {
         let mut command = Command::new(binary);
         command.arg("--ros-args");
@@ -186,9 +199,31 @@ async fn measure(
     Ok((latencies, sent, missed))
 }
 
+/// The control thread as the report names it.
+fn control_thread(args: &LatencyArgs) -> String {
+    let pinned = args
+        .cpu_affinity
+        .map_or(String::new(), |cpu| format!(", pinned to CPU {cpu}"));
+    match args.realtime_priority {
+        0 => format!("normal scheduler{pinned}"),
+        p => format!("SCHED_FIFO priority {p}, memory locked{pinned}"),
+    }
+}
+
+/// Whether the node under test has exited (then it said why on stderr).
+fn exited(node: &mut UnderTest) -> bool {
+    match node {
+        UnderTest::Process(child) => child.try_wait().ok().flatten().is_some(),
+        UnderTest::InProcess { .. } => false,
+    }
+}
+
 pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
     if !(args.duration > 0.0 && args.rate > 0.0) {
         bail!("--duration and --rate must be positive");
+    }
+    if (args.realtime_priority > 0 || args.cpu_affinity.is_some()) && args.node_binary.is_none() {
+        bail!("--realtime-priority and --cpu-affinity apply to a controller_node process: give --node-binary (in this process the probe would share the node's threads)");
     }
     let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
         .with_context(|| format!("loading {}", args.urdf.display()))?;
@@ -198,7 +233,7 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let report = runtime.block_on(async {
-        let _node = start_node(args, &dds)?;
+        let mut node = start_node(args, &dds)?;
         let mut probe = probe(args, &dds)?;
         // Discovery and warm-up: until commands flow, then one more second.
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -206,6 +241,9 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
             let (answered, _, _) = measure(&mut probe, &robot, args.rate, 0.1).await?;
             if !answered.is_empty() {
                 break;
+            }
+            if exited(&mut node) {
+                bail!("controller_node exited before answering (its message is above)");
             }
             if Instant::now() > deadline {
                 bail!("controller_node did not answer within 20 s");
@@ -218,6 +256,7 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
         latencies.sort_by(f64::total_cmp);
         Ok(LatencyReport {
             controller: args.controller.clone(),
+            control_thread: control_thread(args),
             node: match &args.node_binary {
                 Some(b) => format!("separate process ({})", b.display()),
                 None => "in this process, own DDS participant".into(),
@@ -238,11 +277,13 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
     } else {
         println!(
             "joint_states -> command over DDS loopback, {} at {} Hz, controller_node {}\n\
+             control thread: {}\n\
              states {}  timed {}  missed cycles {}\n\
              latency us: p50 {:.0}  p90 {:.0}  p99 {:.0}  p99.9 {:.0}  max {:.0}",
             report.controller,
             report.rate_hz,
             report.node,
+            report.control_thread,
             report.states_sent,
             report.commands_timed,
             report.missed_cycles,
