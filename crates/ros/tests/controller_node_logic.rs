@@ -318,6 +318,25 @@ async fn diagnostics_report_the_loop_once_a_second() {
     assert!(age > 1.0, "{age}");
 }
 
+/// A node running `controller` on simulated time (states stale after 0.5 s).
+fn on_sim_time(controller: &str) -> ControllerNode {
+    node(&[
+        ("controller", controller),
+        ("use_sim_time", "true"),
+        ("state_timeout", "0.5"),
+    ])
+}
+
+/// The node run through `script`, and what it sent.
+async fn run(node: ControllerNode, script: VecDeque<Step>) -> Scripted {
+    let mut transport = Scripted {
+        script,
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    transport
+}
+
 /// On simulated time: the clock at `t` and a joint state stamped `t`.
 fn at(t: f64, q: [f64; 2], qd: [f64; 2]) -> [Step; 2] {
     let stamp = Time::from_seconds(t);
@@ -391,15 +410,11 @@ fn accepted(transport: &Scripted, request: u64) -> bool {
 /// hold that aborts.
 #[tokio::test]
 async fn the_trajectory_action_answers_as_joint_trajectory_controller() {
-    let node = node(&[
-        ("controller", "pd_gravity"),
-        ("use_sim_time", "true"),
-        ("state_timeout", "0.5"),
-    ]);
+    let node = on_sim_time("pd_gravity");
     let j = ["joint1", "joint2"];
     let mut script = VecDeque::new();
     script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
-    // Rejected: an unknown joint, a tolerance of an unknown joint, an acceleration tolerance.
+    // Rejected: an unknown joint, a tolerance of an unknown joint, an old stamp.
     script.push_back(send(1, 0xA1, goal(["joint1", "elbow"], [0.1, 0.1], 0.5)));
     script.push_back(ask(2, 0xA1));
     let mut bad_tolerance = goal(j, [0.1, 0.1], 0.5);
@@ -482,11 +497,7 @@ async fn the_trajectory_action_answers_as_joint_trajectory_controller() {
         clock: Time::from_seconds(3.5),
     })));
     script.push_back(Step::Deliver(Incoming::Tick));
-    let mut transport = Scripted {
-        script,
-        ..Scripted::default()
-    };
-    node.run(&mut transport).await.unwrap();
+    let transport = run(node, script).await;
     let t = &transport;
 
     assert!(!accepted(t, 1));
@@ -592,19 +603,12 @@ async fn the_trajectory_action_answers_as_joint_trajectory_controller() {
 /// are refused.
 #[tokio::test]
 async fn the_action_refuses_what_it_cannot_do_and_never_reports_a_goal_it_missed() {
-    let task_space = node(&[
-        ("controller", "cartesian_impedance"),
-        ("use_sim_time", "true"),
-    ]);
+    let task_space = on_sim_time("cartesian_impedance");
     let mut script = VecDeque::new();
     script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
     script.push_back(send(1, 0x11, goal(["joint1", "joint2"], [0.1, 0.1], 0.5)));
     script.push_back(ask(2, 0x11));
-    let mut transport = Scripted {
-        script,
-        ..Scripted::default()
-    };
-    task_space.run(&mut transport).await.unwrap();
+    let transport = run(task_space, script).await;
     assert!(!accepted(&transport, 1));
     let (_, r) = result(&transport, 2);
     assert!(
@@ -612,11 +616,7 @@ async fn the_action_refuses_what_it_cannot_do_and_never_reports_a_goal_it_missed
         "{r:?}"
     );
 
-    let node = node(&[
-        ("controller", "pd_gravity"),
-        ("use_sim_time", "true"),
-        ("state_timeout", "0.5"),
-    ]);
+    let node = on_sim_time("pd_gravity");
     let j = ["joint1", "joint2"];
     let mut script = VecDeque::new();
     script.extend(at(1.0, [0.0, 0.0], [0.0, 0.0]));
@@ -643,11 +643,7 @@ async fn the_action_refuses_what_it_cannot_do_and_never_reports_a_goal_it_missed
     script.push_back(send(30, 0x41, goal(j, [0.12, 0.2], 0.0)));
     script.push_back(ask(31, 0x41));
     script.extend(at(2.1, [0.12, 0.2], [0.0, 0.0]));
-    let mut transport = Scripted {
-        script,
-        ..Scripted::default()
-    };
-    node.run(&mut transport).await.unwrap();
+    let transport = run(node, script).await;
     let t = &transport;
     assert!(accepted(t, 10) && !accepted(t, 12));
     let (status, r) = result(t, 11);
