@@ -5,9 +5,10 @@ use std::cell::Cell;
 
 use armctl_control::Controller;
 use armctl_dynamics::{
-    coriolis_matrix, forward_dynamics, friction_torques, gravity_torques, mass_matrix,
-    nonlinear_effects, regressor, rnea, rnea_two_velocity, rnea_with_wrench, CoulombSign,
-    DynamicsWorkspace, Wrench,
+    coriolis_matrix, forward_dynamics, forward_dynamics_derivatives, friction_torques,
+    gravity_derivatives, gravity_torques, mass_matrix, nonlinear_effects, regressor, rnea,
+    rnea_derivatives, rnea_two_velocity, rnea_with_wrench, CoulombSign, DynamicsWorkspace,
+    ForwardDerivatives, Wrench,
 };
 use armctl_e2e::urdf_dir;
 use armctl_model::{
@@ -81,6 +82,7 @@ fn kinematics_and_dynamics_allocate_nothing() {
         let mut ws = DynamicsWorkspace::new(&robot);
         let mut out = vec![0.0; n];
         let mut mat = DMatrix::zeros(n, n);
+        let (mut d1, mut d2, mut d3) = (mat.clone(), mat.clone(), mat.clone());
         let mut y = DMatrix::zeros(n, 10 * n);
         let mut jac = Matrix6xX::zeros(n);
         let wrench = Wrench::default();
@@ -106,6 +108,28 @@ fn kinematics_and_dynamics_allocate_nothing() {
             (
                 "jacobian",
                 allocations(|| jacobian(&robot, &mut kin, &q, FrameId::Tip, &mut jac).unwrap()),
+            ),
+            (
+                "rnea_derivatives",
+                allocations(|| {
+                    rnea_derivatives(&robot, &mut ws, (&q, &qd, &qdd), &mut d1, &mut d2).unwrap()
+                }),
+            ),
+            (
+                "gravity_derivatives",
+                allocations(|| gravity_derivatives(&robot, &mut ws, &q, &mut d1).unwrap()),
+            ),
+            (
+                "forward_dynamics_derivatives",
+                allocations(|| {
+                    let out = ForwardDerivatives {
+                        qdd: &mut out,
+                        dqdd_dq: &mut d1,
+                        dqdd_dqd: &mut d2,
+                        dqdd_dtau: &mut d3,
+                    };
+                    forward_dynamics_derivatives(&robot, &mut ws, (&q, &qd, &qdd), out).unwrap()
+                }),
             ),
             (
                 "jacobian_dot_qd",

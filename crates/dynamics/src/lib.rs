@@ -49,6 +49,7 @@ mod lagrange_euler;
 mod regressor;
 mod regrouping;
 mod rnea;
+mod rnea_derivatives;
 mod rnea_two_velocity;
 mod spatial;
 mod workspace;
@@ -71,5 +72,8 @@ pub use lagrange_euler::{
 pub use regressor::regressor;
 pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};
+pub use rnea_derivatives::{
+    forward_dynamics_derivatives, gravity_derivatives, rnea_derivatives, ForwardDerivatives,
+};
 pub use rnea_two_velocity::rnea_two_velocity;
 pub use workspace::DynamicsWorkspace;

@@ -30,6 +30,13 @@ pub struct DynamicsWorkspace {
     /// Force and moment each link exerts (Newton-Euler), in its own frame.
     pub(crate) force: Vec<Vector3<f64>>,
     pub(crate) moment: Vec<Vector3<f64>>,
+    /// The force and moment transmitted to each link through its joint (links i..n), and the
+    /// derivatives of the link and transmitted wrenches by one coordinate
+    /// (`rnea_derivatives`), in the link's frame.
+    pub(crate) f_total: Vec<Vector3<f64>>,
+    pub(crate) m_total: Vec<Vector3<f64>>,
+    pub(crate) d_force: Vec<Vector3<f64>>,
+    pub(crate) d_moment: Vec<Vector3<f64>>,
     /// Frame-{0} rotation and origin of each MDH frame.
     pub(crate) world_rot: Vec<Matrix3<f64>>,
     pub(crate) origin: Vec<Vector3<f64>>,
@@ -70,6 +77,10 @@ impl DynamicsWorkspace {
             acc: v3.clone(),
             force: v3.clone(),
             moment: v3.clone(),
+            f_total: v3.clone(),
+            m_total: v3.clone(),
+            d_force: v3.clone(),
+            d_moment: v3.clone(),
             world_rot: vec![Matrix3::identity(); n],
             origin: v3.clone(),
             axis: v6.clone(),

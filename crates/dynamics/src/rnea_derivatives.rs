@@ -1,0 +1,330 @@
+//! Analytical partial derivatives of inverse dynamics, `d tau / dq` and `d tau / dqd`, by
+//! differentiating the Newton-Euler recursion of [`crate::rnea`] in the MDH frames, one joint
+//! coordinate at a time (forward mode, exact to rounding; O(n^2)).
+//!
+//! Only the transform of joint k depends on q_k: for a revolute joint
+//! `R_{k-1,k} = RotX(alpha) RotZ(theta)`, so `dR/dq = R [z]x` and `d(R^T x)/dq = (R^T x) x z`,
+//! `d(R y)/dq = R (z x y)`; for a prismatic one the origin moves along `dp/dq = (0, -sa, ca)`.
+//! A pass for q_k (or qd_k) carries the derivatives of the velocities, accelerations and link
+//! wrenches outward from link k, then of the transmitted wrenches inward to the base. Forward
+//! dynamics follows: `d qdd/dq = -M^-1 d tau/dq`, `d qdd/dqd = -M^-1 d tau/dqd`,
+//! `d qdd/d tau = M^-1`, the derivatives taken at the forward dynamics' own `qdd`.
+
+use armctl_model::{check_length, JointKind, Robot};
+use nalgebra::{DMatrix, DVector, Vector3};
+
+use crate::cholesky::cholesky_solve_in_place;
+use crate::{forward_dynamics, DynamicsError, DynamicsWorkspace};
+
+const Z: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
+
+/// What a pass differentiates by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum By {
+    /// Joint position k.
+    Q(usize),
+    /// Joint velocity k.
+    Qd(usize),
+}
+
+/// A link's motion in its own frame: angular velocity and acceleration, origin acceleration
+/// (gravity included as the base's upward acceleration).
+#[derive(Debug, Clone, Copy, Default)]
+struct Motion {
+    w: Vector3<f64>,
+    dw: Vector3<f64>,
+    a: Vector3<f64>,
+}
+
+fn value(v: Option<&[f64]>, i: usize) -> f64 {
+    v.map_or(0.0, |v| v[i])
+}
+
+/// The motion of link `i - 1` from the stored pass (the base for i = 0).
+fn motion_before(robot: &Robot, ws: &DynamicsWorkspace, i: usize) -> Motion {
+    match i {
+        0 => Motion {
+            a: -robot.gravity_in_frame0(),
+            ..Motion::default()
+        },
+        _ => Motion {
+            w: ws.w[i - 1],
+            dw: ws.dw[i - 1],
+            a: ws.acc[i - 1],
+        },
+    }
+}
+
+/// Newton-Euler as [`crate::rnea`], keeping every link's motion (`ws.w`, `ws.dw`, `ws.acc`),
+/// wrench (`ws.force`, `ws.moment`) and transmitted wrench (`ws.f_total`, `ws.m_total`).
+fn stored_pass(robot: &Robot, ws: &mut DynamicsWorkspace, qd: Option<&[f64]>, qdd: Option<&[f64]>) {
+    for (i, l) in robot.link_parameters().iter().enumerate() {
+        let prev = motion_before(robot, ws, i);
+        let rt = ws.rot[i].transpose();
+        let p = ws.pos[i];
+        let (qdi, qddi) = (value(qd, i), value(qdd, i));
+        let wp = rt * prev.w;
+        let mut m = Motion {
+            w: wp,
+            dw: rt * prev.dw,
+            a: rt * (prev.a + prev.dw.cross(&p) + prev.w.cross(&prev.w.cross(&p))),
+        };
+        match robot.joints()[i].kind {
+            JointKind::Revolute => {
+                m.w += Z * qdi;
+                m.dw += wp.cross(&Z) * qdi + Z * qddi;
+            }
+            JointKind::Prismatic => m.a += wp.cross(&Z) * (2.0 * qdi) + Z * qddi,
+        }
+        let h = l.first_moment;
+        ws.force[i] = m.a * l.mass + m.dw.cross(&h) + m.w.cross(&m.w.cross(&h));
+        ws.moment[i] =
+            l.inertia_origin * m.dw + m.w.cross(&(l.inertia_origin * m.w)) + h.cross(&m.a);
+        (ws.w[i], ws.dw[i], ws.acc[i]) = (m.w, m.dw, m.a);
+    }
+    let (mut f, mut m) = (Vector3::zeros(), Vector3::zeros());
+    for i in (0..ws.n).rev() {
+        if i + 1 < ws.n {
+            let rf = ws.rot[i + 1] * f;
+            m = ws.moment[i] + ws.rot[i + 1] * m + ws.pos[i + 1].cross(&rf);
+            f = ws.force[i] + rf;
+        } else {
+            (f, m) = (ws.force[i], ws.moment[i]);
+        }
+        ws.f_total[i] = f;
+        ws.m_total[i] = m;
+    }
+}
+
+/// `dp_i/dq_i` of a prismatic joint (the origin moves along z_i, seen from {i-1}).
+fn slide(robot: &Robot, i: usize) -> Vector3<f64> {
+    let mdh = &robot.joints()[i].mdh;
+    Vector3::new(0.0, -mdh.sin_alpha(), mdh.cos_alpha())
+}
+
+/// The derivative of link i's motion, given link i-1's (`d_prev`).
+fn motion_derivative(
+    robot: &Robot,
+    ws: &DynamicsWorkspace,
+    i: usize,
+    d_prev: &Motion,
+    by: By,
+    qd: Option<&[f64]>,
+) -> Motion {
+    let prev = motion_before(robot, ws, i);
+    let rt = ws.rot[i].transpose();
+    let kind = robot.joints()[i].kind;
+    let p = ws.pos[i];
+    let qdi = value(qd, i);
+    let mut du = d_prev.a
+        + d_prev.dw.cross(&p)
+        + d_prev.w.cross(&prev.w.cross(&p))
+        + prev.w.cross(&d_prev.w.cross(&p));
+    let turns = by == By::Q(i) && kind == JointKind::Revolute;
+    if by == By::Q(i) && kind == JointKind::Prismatic {
+        let dp = slide(robot, i);
+        du += prev.dw.cross(&dp) + prev.w.cross(&prev.w.cross(&dp));
+    }
+    let wp = rt * prev.w;
+    let mut d = Motion {
+        w: rt * d_prev.w,
+        dw: rt * d_prev.dw,
+        a: rt * du,
+    };
+    if turns {
+        // d(R^T x)/dq = (R^T x) x z for each rotated vector.
+        let u = prev.a + prev.dw.cross(&p) + prev.w.cross(&prev.w.cross(&p));
+        d.w += wp.cross(&Z);
+        d.dw += (rt * prev.dw).cross(&Z);
+        d.a += (rt * u).cross(&Z);
+    }
+    let rate = if by == By::Qd(i) { 1.0 } else { 0.0 };
+    match kind {
+        JointKind::Revolute => {
+            d.dw += d.w.cross(&Z) * qdi + wp.cross(&Z) * rate;
+            d.w += Z * rate;
+        }
+        JointKind::Prismatic => d.a += (d.w.cross(&Z) * qdi + wp.cross(&Z) * rate) * 2.0,
+    }
+    d
+}
+
+/// Link i's wrench derivative from its motion's.
+fn wrench_derivative(
+    robot: &Robot,
+    ws: &DynamicsWorkspace,
+    i: usize,
+    d: &Motion,
+) -> (Vector3<f64>, Vector3<f64>) {
+    let l = &robot.link_parameters()[i];
+    let (h, inertia) = (l.first_moment, l.inertia_origin);
+    let w = ws.w[i];
+    let force = d.a * l.mass + d.dw.cross(&h) + d.w.cross(&w.cross(&h)) + w.cross(&d.w.cross(&h));
+    let moment =
+        inertia * d.dw + d.w.cross(&(inertia * w)) + w.cross(&(inertia * d.w)) + h.cross(&d.a);
+    (force, moment)
+}
+
+/// One column of the derivative: `out[i] = d tau_i / d by` (after [`stored_pass`]).
+fn derivative_column(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    by: By,
+    qd: Option<&[f64]>,
+    out: &mut [f64],
+) {
+    let (By::Q(k) | By::Qd(k)) = by;
+    let mut d = Motion::default();
+    for i in 0..ws.n {
+        if i < k {
+            ws.d_force[i] = Vector3::zeros();
+            ws.d_moment[i] = Vector3::zeros();
+            continue;
+        }
+        d = motion_derivative(robot, ws, i, &d, by, qd);
+        (ws.d_force[i], ws.d_moment[i]) = wrench_derivative(robot, ws, i, &d);
+    }
+    let (mut df, mut dm) = (Vector3::zeros(), Vector3::zeros());
+    for i in (0..ws.n).rev() {
+        if i + 1 < ws.n {
+            let (r, p) = (ws.rot[i + 1], ws.pos[i + 1]);
+            let (f_next, m_next) = (ws.f_total[i + 1], ws.m_total[i + 1]);
+            let mut drf = r * df;
+            let mut drm = r * dm;
+            let mut dp = Vector3::zeros();
+            match (by == By::Q(i + 1), robot.joints()[i + 1].kind) {
+                // d(R y)/dq = R (z x y).
+                (true, JointKind::Revolute) => {
+                    drf += r * Z.cross(&f_next);
+                    drm += r * Z.cross(&m_next);
+                }
+                (true, JointKind::Prismatic) => dp = slide(robot, i + 1),
+                (false, _) => {}
+            }
+            dm = ws.d_moment[i] + drm + dp.cross(&(r * f_next)) + p.cross(&drf);
+            df = ws.d_force[i] + drf;
+        } else {
+            (df, dm) = (ws.d_force[i], ws.d_moment[i]);
+        }
+        out[i] = match robot.joints()[i].kind {
+            JointKind::Revolute => dm.z,
+            JointKind::Prismatic => df.z,
+        };
+    }
+}
+
+/// An n x n output (its rows and columns checked under its name).
+fn check_square(name: &'static str, n: usize, m: &DMatrix<f64>) -> Result<(), DynamicsError> {
+    check_length(name, n, m.nrows())?;
+    Ok(check_length(name, n, m.ncols())?)
+}
+
+/// Both derivative matrices at the stored pass; `qd = None` is zero velocity.
+fn fill_derivatives(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    qd: Option<&[f64]>,
+    dtau_dq: &mut DMatrix<f64>,
+    dtau_dqd: Option<&mut DMatrix<f64>>,
+) {
+    let mut column = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
+    for k in 0..ws.n {
+        derivative_column(robot, ws, By::Q(k), qd, column.as_mut_slice());
+        dtau_dq.set_column(k, &column);
+    }
+    if let Some(dtau_dqd) = dtau_dqd {
+        for k in 0..ws.n {
+            derivative_column(robot, ws, By::Qd(k), qd, column.as_mut_slice());
+            dtau_dqd.set_column(k, &column);
+        }
+    }
+    ws.rhs = column;
+}
+
+/// `d tau / dq` and `d tau / dqd` of inverse dynamics ([`crate::rnea`]) at `(q, qd, qdd)`;
+/// entry `(i, j)` is `d tau_i / d q_j` (`d tau / d qdd` is the mass matrix).
+pub fn rnea_derivatives(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    (q, qd, qdd): (&[f64], &[f64], &[f64]),
+    dtau_dq: &mut DMatrix<f64>,
+    dtau_dqd: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    check_length("qd", ws.n, qd.len())?;
+    check_length("qdd", ws.n, qdd.len())?;
+    check_square("dtau_dq", ws.n, dtau_dq)?;
+    check_square("dtau_dqd", ws.n, dtau_dqd)?;
+    stored_pass(robot, ws, Some(qd), Some(qdd));
+    fill_derivatives(robot, ws, Some(qd), dtau_dq, Some(dtau_dqd));
+    Ok(())
+}
+
+/// `d G / dq` of the gravity torques ([`crate::gravity_torques`]) at `q`.
+pub fn gravity_derivatives(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    q: &[f64],
+    dg_dq: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    check_square("dg_dq", ws.n, dg_dq)?;
+    stored_pass(robot, ws, None, None);
+    fill_derivatives(robot, ws, None, dg_dq, None);
+    Ok(())
+}
+
+/// The derivatives of forward dynamics ([`crate::forward_dynamics`]) at `(q, qd, tau)`.
+pub struct ForwardDerivatives<'a> {
+    /// `qdd` itself.
+    pub qdd: &'a mut [f64],
+    /// `d qdd / dq`.
+    pub dqdd_dq: &'a mut DMatrix<f64>,
+    /// `d qdd / dqd`.
+    pub dqdd_dqd: &'a mut DMatrix<f64>,
+    /// `d qdd / d tau = M^-1`.
+    pub dqdd_dtau: &'a mut DMatrix<f64>,
+}
+
+/// Forward dynamics at `(q, qd, tau)` and its derivatives, into `out`.
+pub fn forward_dynamics_derivatives(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    (q, qd, tau): (&[f64], &[f64], &[f64]),
+    out: ForwardDerivatives<'_>,
+) -> Result<(), DynamicsError> {
+    for (name, m) in [
+        ("dqdd_dq", &*out.dqdd_dq),
+        ("dqdd_dqd", &*out.dqdd_dqd),
+        ("dqdd_dtau", &*out.dqdd_dtau),
+    ] {
+        check_square(name, ws.n, m)?;
+    }
+    // Leaves M's Cholesky factor in `ws.mass_matrix`.
+    forward_dynamics(robot, ws, q, qd, tau, out.qdd)?;
+    stored_pass(robot, ws, Some(qd), Some(out.qdd));
+    fill_derivatives(robot, ws, Some(qd), out.dqdd_dq, Some(out.dqdd_dqd));
+    let factor = std::mem::replace(&mut ws.mass_matrix, DMatrix::zeros(0, 0));
+    let mut column = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
+    let mut solve =
+        |m: &mut DMatrix<f64>, scale: f64, identity: bool| -> Result<(), DynamicsError> {
+            for k in 0..m.ncols() {
+                for (i, c) in column.iter_mut().enumerate() {
+                    *c = if identity {
+                        f64::from(u8::from(i == k))
+                    } else {
+                        scale * m[(i, k)]
+                    };
+                }
+                cholesky_solve_in_place(&factor, &mut column)?;
+                m.set_column(k, &column);
+            }
+            Ok(())
+        };
+    let result = solve(out.dqdd_dq, -1.0, false)
+        .and_then(|()| solve(out.dqdd_dqd, -1.0, false))
+        .and_then(|()| solve(out.dqdd_dtau, 1.0, true));
+    ws.mass_matrix = factor;
+    ws.rhs = column;
+    result
+}
