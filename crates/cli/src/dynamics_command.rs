@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use armctl_dynamics::{
-    coriolis_matrix, forward_dynamics, gravity_torques, lagrange_coriolis_matrix,
-    lagrange_coupling, lagrange_gravity, lagrange_inverse_dynamics, lagrange_mass_matrix,
-    mass_matrix, rnea, DynamicsWorkspace, LagrangeWorkspace, TraceMethod,
+    coriolis_matrix, forward_dynamics, forward_dynamics_derivatives, gravity_derivatives,
+    gravity_torques, lagrange_coriolis_matrix, lagrange_coupling, lagrange_gravity,
+    lagrange_inverse_dynamics, lagrange_mass_matrix, mass_matrix, rnea, rnea_derivatives,
+    DynamicsWorkspace, ForwardDerivatives, LagrangeWorkspace, TraceMethod,
 };
 use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
 use clap::{Args, ValueEnum};
@@ -36,6 +37,11 @@ pub(crate) struct DynamicsArgs {
     /// `[i][j][k]`).
     #[arg(long)]
     coupling: bool,
+    /// Also print the analytical derivatives (`--method newton-euler`): `dtau_dq`, `dtau_dqd`,
+    /// `dG_dq`, and with a `tau` `dqdd_dq`, `dqdd_dqd`, `dqdd_dtau` (entry `[i][j]` =
+    /// d out_i / d in_j).
+    #[arg(long)]
+    derivatives: bool,
 }
 
 /// `--method`.
@@ -83,6 +89,23 @@ struct OutputSample {
     T_tip: Vec<Vec<f64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     D_ijk: Option<Vec<Vec<Vec<f64>>>>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    derivatives: Option<Derivatives>,
+}
+
+/// The derivatives of a sample (`--derivatives`), named as in the reference data.
+#[allow(non_snake_case)]
+#[derive(Debug, Serialize)]
+struct Derivatives {
+    dtau_dq: Vec<Vec<f64>>,
+    dtau_dqd: Vec<Vec<f64>>,
+    dG_dq: Vec<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dqdd_dq: Option<Vec<Vec<f64>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dqdd_dqd: Option<Vec<Vec<f64>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dqdd_dtau: Option<Vec<Vec<f64>>>,
 }
 
 /// tau, M, C, G and (with a tau) the forward dynamics by one route.
@@ -115,6 +138,9 @@ fn read_states(path: &Path) -> Result<Input> {
 pub(crate) fn run(args: &DynamicsArgs) -> Result<()> {
     if args.method == Method::NewtonEuler && (args.coupling || args.trace != Trace::InnerProduct) {
         bail!("--coupling and --trace are for --method lagrange");
+    }
+    if args.method == Method::Lagrange && args.derivatives {
+        bail!("--derivatives are analytical derivatives of the Newton-Euler recursion: use --method newton-euler");
     }
     let robot = args.urdf.load()?.robot;
     let input = read_states(&args.states)?;
@@ -154,6 +180,10 @@ fn evaluate(robot: &Robot, s: &InputSample, args: &DynamicsArgs) -> Result<Outpu
     } else {
         None
     };
+    let derivatives = match args.derivatives {
+        true => Some(derivatives(robot, s)?),
+        false => None,
+    };
     let tip = forward_kinematics(robot, &mut KinematicsWorkspace::new(robot), &s.q)?.tip();
     // Finite inputs can still overflow (q = 1e308): JSON would print null and exit 0.
     let results = [
@@ -176,11 +206,49 @@ fn evaluate(robot: &Robot, s: &InputSample, args: &DynamicsArgs) -> Result<Outpu
         G: g,
         qdd,
         D_ijk: coupling,
+        derivatives,
         T_tip: rows(&DMatrix::from_iterator(
             4,
             4,
             tip.to_homogeneous().iter().copied(),
         )),
+    })
+}
+
+/// The analytical derivatives at the sample; a matrix that is not finite is refused by name.
+fn derivatives(robot: &Robot, s: &InputSample) -> Result<Derivatives> {
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(robot);
+    let m = || DMatrix::<f64>::zeros(n, n);
+    let (mut dq, mut dqd, mut dg) = (m(), m(), m());
+    rnea_derivatives(robot, &mut ws, (&s.q, &s.qd, &s.qdd), &mut dq, &mut dqd)?;
+    gravity_derivatives(robot, &mut ws, &s.q, &mut dg)?;
+    let mut forward = None;
+    if let Some(tau) = &s.tau {
+        let (mut fq, mut fqd, mut ftau, mut qdd) = (m(), m(), m(), vec![0.0; n]);
+        let out = ForwardDerivatives {
+            qdd: &mut qdd,
+            dqdd_dq: &mut fq,
+            dqdd_dqd: &mut fqd,
+            dqdd_dtau: &mut ftau,
+        };
+        forward_dynamics_derivatives(robot, &mut ws, (&s.q, &s.qd, tau), out)?;
+        forward = Some((fq, fqd, ftau));
+    }
+    let mut all = vec![("dtau_dq", &dq), ("dtau_dqd", &dqd), ("dG_dq", &dg)];
+    if let Some((fq, fqd, ftau)) = &forward {
+        all.extend([("dqdd_dq", fq), ("dqdd_dqd", fqd), ("dqdd_dtau", ftau)]);
+    }
+    if let Some((name, _)) = all.iter().find(|(_, m)| m.iter().any(|x| !x.is_finite())) {
+        bail!("'{name}' is not finite for these inputs");
+    }
+    Ok(Derivatives {
+        dtau_dq: rows(&dq),
+        dtau_dqd: rows(&dqd),
+        dG_dq: rows(&dg),
+        dqdd_dq: forward.as_ref().map(|f| rows(&f.0)),
+        dqdd_dqd: forward.as_ref().map(|f| rows(&f.1)),
+        dqdd_dtau: forward.as_ref().map(|f| rows(&f.2)),
     })
 }
 

@@ -195,3 +195,56 @@ fn the_lagrange_route_gives_the_same_numbers_and_the_coupling_coefficients() {
         "{err}"
     );
 }
+
+/// `--derivatives` prints Pinocchio's derivatives of the reference UR5 (inverse dynamics,
+/// gravity, and with a tau forward dynamics), under the reference data's names; the Lagrange
+/// route refuses them.
+#[test]
+fn derivatives_reproduce_the_reference_derivatives() {
+    let reference_path = workspace().join("tests/data/reference/ur5_derivatives.json");
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&reference_path).unwrap()).unwrap();
+    let chosen = &reference["samples"].as_array().unwrap()[..3];
+    let samples: Vec<serde_json::Value> = chosen
+        .iter()
+        .map(|s| serde_json::json!({"q": s["q"], "qd": s["qd"], "qdd": s["qdd"], "tau": s["tau_rand"]}))
+        .collect();
+    let input = serde_json::json!({ "samples": samples }).to_string();
+    let urdf = reference_path.with_file_name("ur5.urdf");
+    let args = ["dynamics", urdf.to_str().unwrap(), "--tip", "tool0"];
+    let (ok, out, err) = run(
+        &[&args[..], &["--states", "-", "--derivatives"]].concat(),
+        &input,
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for (got, want) in v["samples"].as_array().unwrap().iter().zip(chosen) {
+        for name in [
+            "dtau_dq",
+            "dtau_dqd",
+            "dG_dq",
+            "dqdd_dq",
+            "dqdd_dqd",
+            "dqdd_dtau",
+        ] {
+            assert!(close_relative(&got[name], &want[name]), "{name}");
+        }
+    }
+    let lagrange = ["--method", "lagrange", "--derivatives", "--states", "-"];
+    let (ok, _, err) = run(&[&args[..], &lagrange[..]].concat(), &input);
+    assert!(!ok && err.contains("use --method newton-euler"), "{err}");
+}
+
+/// Entries within 1e-8 of the largest (the reference's own agreement with differences).
+fn close_relative(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let flat = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+            .collect()
+    };
+    let (a, b) = (flat(a), flat(b));
+    let scale = b.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1e-8 * scale)
+}
