@@ -1,11 +1,13 @@
 // Pinocchio on a URDF: prints "pinocchio <algorithm> <ns>" per line.
 // usage: pinocchio_bench URDF TIP_FRAME STATES_FILE [BATCHES]
+#include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/frames.hpp>
 #include <pinocchio/algorithm/jacobian.hpp>
 #include <pinocchio/algorithm/kinematics.hpp>
 #include <pinocchio/algorithm/regressor.hpp>
+#include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/parsers/urdf.hpp>
@@ -51,6 +53,17 @@ int main(int argc, char** argv) {
   }));
   report("regressor", bench::median_ns(batches, m, [&](int k) {
     computeJointTorqueRegressor(model, data, s.q[k], s.qd[k], s.qdd[k]);
+  }));
+  Eigen::MatrixXd dg = Eigen::MatrixXd::Zero(model.nv, model.nv);
+  report("rnea_derivatives", bench::median_ns(batches, m, [&](int k) {
+    computeRNEADerivatives(model, data, s.q[k], s.qd[k], s.qdd[k]);
+  }));
+  report("gravity_derivatives", bench::median_ns(batches, m, [&](int k) {
+    computeGeneralizedGravityDerivatives(model, data, s.q[k], dg);
+  }));
+  // The sample's qdd as the torque, as for aba above.
+  report("forward_dynamics_derivatives", bench::median_ns(batches, m, [&](int k) {
+    computeABADerivatives(model, data, s.q[k], s.qd[k], s.qdd[k]);
   }));
   return 0;
 }

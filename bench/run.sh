@@ -75,12 +75,12 @@ while [ $# -ge 3 ]; do
   awk '
     { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3; algos[$2] = 1 }
     END {
-      printf "%-20s %10s %10s %10s %14s %10s\n", "algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl"
-      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor", order, " ")
+      printf "%-28s %10s %10s %10s %14s %10s\n", "algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl"
+      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor rnea_derivatives gravity_derivatives forward_dynamics_derivatives", order, " ")
       for (i = 1; i <= n; i++) {
         a = order[i]; ours = best["armctl " a]; pin = best["pinocchio " a]
         kdl = best["kdl " a]; if (a == "coriolis_matrix" && kdl == "") kdl = best["kdl coriolis_vector"]
-        printf "%-20s %10.1f %10s %10s %14s %10s\n", a, ours,
+        printf "%-28s %10.1f %10s %10s %14s %10s\n", a, ours,
           (pin == "" ? "-" : sprintf("%.1f", pin)), (kdl == "" ? "-" : sprintf("%.1f", kdl)),
           (pin == "" ? "-" : sprintf("%.2f", ours / pin)), (kdl == "" ? "-" : sprintf("%.2f", ours / kdl))
       }

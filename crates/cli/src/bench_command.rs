@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use armctl_dynamics::{
-    coriolis_matrix, forward_dynamics, gravity_torques, mass_matrix, regressor, rnea,
-    DynamicsWorkspace,
+    coriolis_matrix, forward_dynamics, forward_dynamics_derivatives, gravity_derivatives,
+    gravity_torques, mass_matrix, regressor, rnea, rnea_derivatives, DynamicsWorkspace,
+    ForwardDerivatives,
 };
 use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
 use clap::Args;
@@ -175,6 +176,43 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
         time(states, batches, |s| {
             drop(regressor(
                 robot, &mut ws, &s.q, &s.qd, &s.qd, &s.qdd, &mut y,
+            ))
+        }),
+    );
+    let (mut d1, mut d2, mut d3) = (mat.clone(), mat.clone(), mat.clone());
+    record(
+        "rnea_derivatives",
+        time(states, batches, |s| {
+            drop(rnea_derivatives(
+                robot,
+                &mut ws,
+                (&s.q, &s.qd, &s.qdd),
+                &mut d1,
+                &mut d2,
+            ))
+        }),
+    );
+    record(
+        "gravity_derivatives",
+        time(states, batches, |s| {
+            drop(gravity_derivatives(robot, &mut ws, &s.q, &mut d1))
+        }),
+    );
+    // The sample's qdd as the torque, as for forward_dynamics.
+    record(
+        "forward_dynamics_derivatives",
+        time(states, batches, |s| {
+            let out = ForwardDerivatives {
+                qdd: &mut out,
+                dqdd_dq: &mut d1,
+                dqdd_dqd: &mut d2,
+                dqdd_dtau: &mut d3,
+            };
+            drop(forward_dynamics_derivatives(
+                robot,
+                &mut ws,
+                (&s.q, &s.qd, &s.qdd),
+                out,
             ))
         }),
     );
