@@ -1,13 +1,13 @@
 //! PD with fixed gravity compensation (Takegaki-Arimoto, docs/theory.md section 6):
 //! `tau = Kp e + Kd de + G(q_d)`. Claim: the set point is globally asymptotically stable when
 //! `Kp + dG/dq > 0` (positive definite) for all q: the textbook's condition, checked on the
-//! central-difference dG/dq (symmetric: the Hessian of the potential energy) at the range
+//! analytical dG/dq (symmetric: the Hessian of the potential energy) at the range
 //! centre and 512 random configurations within the limits, computed once from the model. When
 //! it fails at a sample, [`Controller::warnings`] says so. The stricter sufficient condition
 //! `lambda_min(Kp) > sup ||dG/dq||` is not required: it warns on gains shaped to each joint's
 //! gravity load (light wrists, stiff shoulders) that the textbook's condition calls stable.
 
-use armctl_dynamics::{cholesky_in_place, gravity_torques, DynamicsWorkspace};
+use armctl_dynamics::{cholesky_in_place, gravity_derivatives, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
@@ -50,7 +50,6 @@ fn largest_norm(gradients: &[DMatrix<f64>]) -> f64 {
 pub fn gravity_gradients(robot: &Robot) -> Result<Vec<DMatrix<f64>>, ControlError> {
     let n = robot.dof();
     let mut ws = DynamicsWorkspace::new(robot);
-    let (mut plus, mut minus) = (vec![0.0; n], vec![0.0; n]);
     let mut jac = DMatrix::zeros(n, n);
     let mut configurations = Configurations::new(0x9E37_79B9_7F4A_7C15);
     let mut gradients = Vec::with_capacity(SAMPLES + 1);
@@ -60,17 +59,8 @@ pub fn gravity_gradients(robot: &Robot) -> Result<Vec<DMatrix<f64>>, ControlErro
         } else {
             configurations.next(robot)
         };
-        let h = 1e-6;
-        for k in 0..n {
-            let mut qk = q.clone();
-            qk[k] += h;
-            gravity_torques(robot, &mut ws, &qk, &mut plus)?;
-            qk[k] -= 2.0 * h;
-            gravity_torques(robot, &mut ws, &qk, &mut minus)?;
-            for i in 0..n {
-                jac[(i, k)] = (plus[i] - minus[i]) / (2.0 * h);
-            }
-        }
+        gravity_derivatives(robot, &mut ws, &q, &mut jac)?;
+        // Symmetric but for rounding.
         gradients.push((&jac + jac.transpose()) * 0.5);
     }
     Ok(gradients)
