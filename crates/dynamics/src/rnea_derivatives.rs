@@ -112,8 +112,16 @@ fn motion_derivative(
     qd: Option<&[f64]>,
 ) -> Motion {
     let prev = motion_before(robot, ws, i);
-    let rt = ws.rot[i].transpose();
+    let r = &ws.rot[i];
     let kind = robot.joints()[i].kind;
+    if qd.is_none() {
+        return still_motion_derivative(
+            r,
+            &prev.a,
+            d_prev,
+            by == By::Q(i) && kind == JointKind::Revolute,
+        );
+    }
     let p = ws.pos[i];
     let qdi = value(qd, i);
     let mut du = d_prev.a
@@ -125,18 +133,18 @@ fn motion_derivative(
         let dp = slide(robot, i);
         du += prev.dw.cross(&dp) + prev.w.cross(&prev.w.cross(&dp));
     }
-    let wp = rt * prev.w;
+    let wp = r.tr_mul(&prev.w);
     let mut d = Motion {
-        w: rt * d_prev.w,
-        dw: rt * d_prev.dw,
-        a: rt * du,
+        w: r.tr_mul(&d_prev.w),
+        dw: r.tr_mul(&d_prev.dw),
+        a: r.tr_mul(&du),
     };
     if turns {
         // d(R^T x)/dq = (R^T x) x z for each rotated vector.
         let u = prev.a + prev.dw.cross(&p) + prev.w.cross(&prev.w.cross(&p));
         d.w += wp.cross(&Z);
-        d.dw += (rt * prev.dw).cross(&Z);
-        d.a += (rt * u).cross(&Z);
+        d.dw += r.tr_mul(&prev.dw).cross(&Z);
+        d.a += r.tr_mul(&u).cross(&Z);
     }
     let rate = if by == By::Qd(i) { 1.0 } else { 0.0 };
     match kind {
@@ -149,15 +157,37 @@ fn motion_derivative(
     d
 }
 
+/// [`motion_derivative`] of a still arm (no velocity, no acceleration: gravity alone), where
+/// only the origin's acceleration varies: `a_i = R^T a_{i-1}`.
+fn still_motion_derivative(
+    r: &nalgebra::Matrix3<f64>,
+    a_prev: &Vector3<f64>,
+    d_prev: &Motion,
+    turns: bool,
+) -> Motion {
+    let mut a = r.tr_mul(&d_prev.a);
+    if turns {
+        a += r.tr_mul(a_prev).cross(&Z);
+    }
+    Motion {
+        a,
+        ..Motion::default()
+    }
+}
+
 /// Link i's wrench derivative from its motion's.
 fn wrench_derivative(
     robot: &Robot,
     ws: &DynamicsWorkspace,
     i: usize,
     d: &Motion,
+    still: bool,
 ) -> (Vector3<f64>, Vector3<f64>) {
     let l = &robot.link_parameters()[i];
     let (h, inertia) = (l.first_moment, l.inertia_origin);
+    if still {
+        return (d.a * l.mass, h.cross(&d.a));
+    }
     let w = ws.w[i];
     let force = d.a * l.mass + d.dw.cross(&h) + d.w.cross(&w.cross(&h)) + w.cross(&d.w.cross(&h));
     let moment =
@@ -165,7 +195,8 @@ fn wrench_derivative(
     (force, moment)
 }
 
-/// One column of the derivative: `out[i] = d tau_i / d by` (after [`stored_pass`]).
+/// One column of the derivative: `out[i] = d tau_i / d by` (after [`stored_pass`], with the
+/// world frames updated).
 fn derivative_column(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
@@ -175,41 +206,66 @@ fn derivative_column(
 ) {
     let (By::Q(k) | By::Qd(k)) = by;
     let mut d = Motion::default();
-    for i in 0..ws.n {
-        if i < k {
-            ws.d_force[i] = Vector3::zeros();
-            ws.d_moment[i] = Vector3::zeros();
-            continue;
-        }
+    for i in k..ws.n {
         d = motion_derivative(robot, ws, i, &d, by, qd);
-        (ws.d_force[i], ws.d_moment[i]) = wrench_derivative(robot, ws, i, &d);
+        (ws.d_force[i], ws.d_moment[i]) = wrench_derivative(robot, ws, i, &d, qd.is_none());
     }
-    let (mut df, mut dm) = (Vector3::zeros(), Vector3::zeros());
-    for i in (0..ws.n).rev() {
-        if i + 1 < ws.n {
-            let (r, p) = (ws.rot[i + 1], ws.pos[i + 1]);
-            let (f_next, m_next) = (ws.f_total[i + 1], ws.m_total[i + 1]);
-            let mut drf = r * df;
-            let mut drm = r * dm;
-            let mut dp = Vector3::zeros();
-            match (by == By::Q(i + 1), robot.joints()[i + 1].kind) {
-                // d(R y)/dq = R (z x y).
-                (true, JointKind::Revolute) => {
-                    drf += r * Z.cross(&f_next);
-                    drm += r * Z.cross(&m_next);
-                }
-                (true, JointKind::Prismatic) => dp = slide(robot, i + 1),
-                (false, _) => {}
-            }
-            dm = ws.d_moment[i] + drm + dp.cross(&(r * f_next)) + p.cross(&drf);
-            df = ws.d_force[i] + drf;
+    // Inward, in the link frames, down to link k - 1 (the last that sees joint k's transform
+    // change); links below add nothing, so their derivatives are the same wrench seen from
+    // each joint: the spatial force in frame {0} against each joint's axis.
+    let lowest = k.saturating_sub(1);
+    let (mut df, mut dm) = (ws.d_force[ws.n - 1], ws.d_moment[ws.n - 1]);
+    out[ws.n - 1] = joint_component(robot, ws.n - 1, &df, &dm);
+    for i in (lowest..ws.n - 1).rev() {
+        let (f_link, m_link) = if i >= k {
+            (ws.d_force[i], ws.d_moment[i])
         } else {
-            (df, dm) = (ws.d_force[i], ws.d_moment[i]);
-        }
-        out[i] = match robot.joints()[i].kind {
-            JointKind::Revolute => dm.z,
-            JointKind::Prismatic => df.z,
+            (Vector3::zeros(), Vector3::zeros())
         };
+        (df, dm) = transmitted_derivative(robot, ws, i, by, (&df, &dm), (f_link, m_link));
+        out[i] = joint_component(robot, i, &df, &dm);
+    }
+    let force = ws.world_rot[lowest] * df;
+    let moment = ws.world_rot[lowest] * dm + ws.origin[lowest].cross(&force);
+    let spatial = nalgebra::Vector6::new(moment.x, moment.y, moment.z, force.x, force.y, force.z);
+    for (i, o) in out.iter_mut().enumerate().take(lowest) {
+        *o = ws.axis[i].dot(&spatial);
+    }
+}
+
+/// The derivative of the wrench transmitted to link i through its joint, from link i + 1's
+/// (`(df, dm)`, in frame {i+1}) and link i's own (`link`, in frame {i}).
+fn transmitted_derivative(
+    robot: &Robot,
+    ws: &DynamicsWorkspace,
+    i: usize,
+    by: By,
+    (df, dm): (&Vector3<f64>, &Vector3<f64>),
+    link: (Vector3<f64>, Vector3<f64>),
+) -> (Vector3<f64>, Vector3<f64>) {
+    let (r, p) = (&ws.rot[i + 1], &ws.pos[i + 1]);
+    let (f_next, m_next) = (&ws.f_total[i + 1], &ws.m_total[i + 1]);
+    let (mut drf, mut drm) = (r * df, r * dm);
+    let mut dp = Vector3::zeros();
+    match (by == By::Q(i + 1), robot.joints()[i + 1].kind) {
+        // d(R y)/dq = R (z x y).
+        (true, JointKind::Revolute) => {
+            drf += r * Z.cross(f_next);
+            drm += r * Z.cross(m_next);
+        }
+        (true, JointKind::Prismatic) => dp = slide(robot, i + 1),
+        (false, _) => {}
+    }
+    let dm = link.1 + drm + dp.cross(&(r * f_next)) + p.cross(&drf);
+    (link.0 + drf, dm)
+}
+
+/// A joint's share of a wrench in its own frame: the moment about z (revolute) or the force
+/// along z (prismatic).
+fn joint_component(robot: &Robot, i: usize, df: &Vector3<f64>, dm: &Vector3<f64>) -> f64 {
+    match robot.joints()[i].kind {
+        JointKind::Revolute => dm.z,
+        JointKind::Prismatic => df.z,
     }
 }
 
@@ -227,6 +283,7 @@ fn fill_derivatives(
     dtau_dq: &mut DMatrix<f64>,
     dtau_dqd: Option<&mut DMatrix<f64>>,
 ) {
+    ws.update_world_frames(robot);
     let mut column = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
     for k in 0..ws.n {
         derivative_column(robot, ws, By::Q(k), qd, column.as_mut_slice());
