@@ -361,27 +361,45 @@ pub fn forward_dynamics_derivatives(
     forward_dynamics(robot, ws, q, qd, tau, out.qdd)?;
     stored_pass(robot, ws, Some(qd), Some(out.qdd));
     fill_derivatives(robot, ws, Some(qd), out.dqdd_dq, Some(out.dqdd_dqd));
-    let factor = std::mem::replace(&mut ws.mass_matrix, DMatrix::zeros(0, 0));
+    inverse_from_factor(ws, out.dqdd_dtau)?;
+    // d qdd = -M^-1 d tau: through the factor's scratch (no longer needed).
+    let mut scratch = std::mem::replace(&mut ws.mass_matrix, DMatrix::zeros(0, 0));
+    for derivative in [out.dqdd_dq, out.dqdd_dqd] {
+        scratch.copy_from(derivative);
+        negated_product(out.dqdd_dtau, &scratch, derivative);
+    }
+    ws.mass_matrix = scratch;
+    Ok(())
+}
+
+/// `out = -a b` for square matrices, without allocating (nalgebra's `gemm` packs through a
+/// buffer it allocates).
+fn negated_product(a: &DMatrix<f64>, b: &DMatrix<f64>, out: &mut DMatrix<f64>) {
+    for (j, b_column) in b.column_iter().enumerate() {
+        let mut column = out.column_mut(j);
+        column.fill(0.0);
+        for (k, b_kj) in b_column.iter().enumerate() {
+            column.axpy(-b_kj, &a.column(k), 1.0);
+        }
+    }
+}
+
+/// `M^-1` from the Cholesky factor in `ws.mass_matrix`, one column at a time.
+fn inverse_from_factor(
+    ws: &mut DynamicsWorkspace,
+    inverse: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
     let mut column = std::mem::replace(&mut ws.rhs, DVector::zeros(0));
-    let mut solve =
-        |m: &mut DMatrix<f64>, scale: f64, identity: bool| -> Result<(), DynamicsError> {
-            for k in 0..m.ncols() {
-                for (i, c) in column.iter_mut().enumerate() {
-                    *c = if identity {
-                        f64::from(u8::from(i == k))
-                    } else {
-                        scale * m[(i, k)]
-                    };
-                }
-                cholesky_solve_in_place(&factor, &mut column)?;
-                m.set_column(k, &column);
-            }
-            Ok(())
-        };
-    let result = solve(out.dqdd_dq, -1.0, false)
-        .and_then(|()| solve(out.dqdd_dqd, -1.0, false))
-        .and_then(|()| solve(out.dqdd_dtau, 1.0, true));
-    ws.mass_matrix = factor;
+    let mut result = Ok(());
+    for k in 0..ws.n {
+        column.fill(0.0);
+        column[k] = 1.0;
+        result = cholesky_solve_in_place(&ws.mass_matrix, &mut column);
+        if result.is_err() {
+            break;
+        }
+        inverse.set_column(k, &column);
+    }
     ws.rhs = column;
     result
 }
