@@ -77,10 +77,13 @@ fn stored_pass(robot: &Robot, ws: &mut DynamicsWorkspace, qd: Option<&[f64]>, qd
             JointKind::Prismatic => m.a += wp.cross(&Z) * (2.0 * qdi) + Z * qddi,
         }
         let h = l.first_moment;
-        ws.force[i] = m.a * l.mass + m.dw.cross(&h) + m.w.cross(&m.w.cross(&h));
-        ws.moment[i] =
-            l.inertia_origin * m.dw + m.w.cross(&(l.inertia_origin * m.w)) + h.cross(&m.a);
+        let (w_cross_h, inertia_w) = (m.w.cross(&h), l.inertia_origin * m.w);
+        ws.force[i] = m.a * l.mass + m.dw.cross(&h) + m.w.cross(&w_cross_h);
+        ws.moment[i] = l.inertia_origin * m.dw + m.w.cross(&inertia_w) + h.cross(&m.a);
         (ws.w[i], ws.dw[i], ws.acc[i]) = (m.w, m.dw, m.a);
+        // What every derivative pass reuses (`wrench_derivative`, `motion_derivative`).
+        (ws.w_cross_h[i], ws.inertia_w[i]) = (w_cross_h, inertia_w);
+        (ws.w_before[i], ws.w_before_cross_p[i]) = (wp, prev.w.cross(&p));
     }
     let (mut f, mut m) = (Vector3::zeros(), Vector3::zeros());
     for i in (0..ws.n).rev() {
@@ -126,14 +129,14 @@ fn motion_derivative(
     let qdi = value(qd, i);
     let mut du = d_prev.a
         + d_prev.dw.cross(&p)
-        + d_prev.w.cross(&prev.w.cross(&p))
+        + d_prev.w.cross(&ws.w_before_cross_p[i])
         + prev.w.cross(&d_prev.w.cross(&p));
     let turns = by == By::Q(i) && kind == JointKind::Revolute;
     if by == By::Q(i) && kind == JointKind::Prismatic {
         let dp = slide(robot, i);
         du += prev.dw.cross(&dp) + prev.w.cross(&prev.w.cross(&dp));
     }
-    let wp = r.tr_mul(&prev.w);
+    let wp = ws.w_before[i];
     let mut d = Motion {
         w: r.tr_mul(&d_prev.w),
         dw: r.tr_mul(&d_prev.dw),
@@ -189,9 +192,10 @@ fn wrench_derivative(
         return (d.a * l.mass, h.cross(&d.a));
     }
     let w = ws.w[i];
-    let force = d.a * l.mass + d.dw.cross(&h) + d.w.cross(&w.cross(&h)) + w.cross(&d.w.cross(&h));
+    let force =
+        d.a * l.mass + d.dw.cross(&h) + d.w.cross(&ws.w_cross_h[i]) + w.cross(&d.w.cross(&h));
     let moment =
-        inertia * d.dw + d.w.cross(&(inertia * w)) + w.cross(&(inertia * d.w)) + h.cross(&d.a);
+        inertia * d.dw + d.w.cross(&ws.inertia_w[i]) + w.cross(&(inertia * d.w)) + h.cross(&d.a);
     (force, moment)
 }
 

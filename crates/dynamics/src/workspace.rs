@@ -37,6 +37,12 @@ pub struct DynamicsWorkspace {
     pub(crate) m_total: Vec<Vector3<f64>>,
     pub(crate) d_force: Vec<Vector3<f64>>,
     pub(crate) d_moment: Vec<Vector3<f64>>,
+    /// Per link, what every derivative pass reuses: `w_i x h_i`, `I_i w_i`, the previous
+    /// link's angular velocity in this frame `R^T w_{i-1}`, and `w_{i-1} x p_i`.
+    pub(crate) w_cross_h: Vec<Vector3<f64>>,
+    pub(crate) inertia_w: Vec<Vector3<f64>>,
+    pub(crate) w_before: Vec<Vector3<f64>>,
+    pub(crate) w_before_cross_p: Vec<Vector3<f64>>,
     /// Frame-{0} rotation and origin of each MDH frame.
     pub(crate) world_rot: Vec<Matrix3<f64>>,
     pub(crate) origin: Vec<Vector3<f64>>,
@@ -81,6 +87,10 @@ impl DynamicsWorkspace {
             m_total: v3.clone(),
             d_force: v3.clone(),
             d_moment: v3.clone(),
+            w_cross_h: v3.clone(),
+            inertia_w: v3.clone(),
+            w_before: v3.clone(),
+            w_before_cross_p: v3.clone(),
             world_rot: vec![Matrix3::identity(); n],
             origin: v3.clone(),
             axis: v6.clone(),
