@@ -14,6 +14,7 @@ use armctl_model::{check_length, JointKind, Robot};
 use nalgebra::{DMatrix, DVector, Vector3};
 
 use crate::cholesky::cholesky_solve_in_place;
+use crate::rnea_two_velocity::transmitted_wrenches;
 use crate::{forward_dynamics, DynamicsError, DynamicsWorkspace};
 
 const Z: Vector3<f64> = Vector3::new(0.0, 0.0, 1.0);
@@ -85,18 +86,12 @@ fn stored_pass(robot: &Robot, ws: &mut DynamicsWorkspace, qd: Option<&[f64]>, qd
         (ws.w_cross_h[i], ws.inertia_w[i]) = (w_cross_h, inertia_w);
         (ws.w_before[i], ws.w_before_cross_p[i]) = (wp, prev.w.cross(&p));
     }
-    let (mut f, mut m) = (Vector3::zeros(), Vector3::zeros());
-    for i in (0..ws.n).rev() {
-        if i + 1 < ws.n {
-            let rf = ws.rot[i + 1] * f;
-            m = ws.moment[i] + ws.rot[i + 1] * m + ws.pos[i + 1].cross(&rf);
-            f = ws.force[i] + rf;
-        } else {
-            (f, m) = (ws.force[i], ws.moment[i]);
-        }
-        ws.f_total[i] = f;
-        ws.m_total[i] = m;
-    }
+    let (mut f_total, mut m_total) = (
+        std::mem::take(&mut ws.f_total),
+        std::mem::take(&mut ws.m_total),
+    );
+    transmitted_wrenches(ws, |i, f, m| (f_total[i], m_total[i]) = (*f, *m));
+    (ws.f_total, ws.m_total) = (f_total, m_total);
 }
 
 /// `dp_i/dq_i` of a prismatic joint (the origin moves along z_i, seen from {i-1}).

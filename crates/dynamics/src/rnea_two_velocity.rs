@@ -97,6 +97,21 @@ pub(crate) fn outward_two_velocity(
 
 /// RNEA's inward pass over `ws.force`/`ws.moment`, plus armature times `a`.
 fn inward(robot: &Robot, ws: &DynamicsWorkspace, a: &[f64], tau: &mut [f64]) {
+    transmitted_wrenches(ws, |i, f, m| {
+        let joint = &robot.joints()[i];
+        tau[i] = match joint.kind {
+            JointKind::Revolute => m.z,
+            JointKind::Prismatic => f.z,
+        } + joint.armature * a[i];
+    });
+}
+
+/// The force and moment transmitted to each link through its joint (links i..n, in frame
+/// {i}), from `ws.force`/`ws.moment`, tip first: `each(i, f_i, m_i)`.
+pub(crate) fn transmitted_wrenches(
+    ws: &DynamicsWorkspace,
+    mut each: impl FnMut(usize, &Vector3<f64>, &Vector3<f64>),
+) {
     let mut f = Vector3::zeros();
     let mut m = Vector3::zeros();
     for i in (0..ws.n).rev() {
@@ -108,10 +123,6 @@ fn inward(robot: &Robot, ws: &DynamicsWorkspace, a: &[f64], tau: &mut [f64]) {
             m = ws.moment[i];
             f = ws.force[i];
         }
-        let joint = &robot.joints()[i];
-        tau[i] = match joint.kind {
-            JointKind::Revolute => m.z,
-            JointKind::Prismatic => f.z,
-        } + joint.armature * a[i];
+        each(i, &f, &m);
     }
 }

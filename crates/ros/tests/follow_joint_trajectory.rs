@@ -15,15 +15,6 @@ use std::process::{Command, Stdio};
 mod peers;
 use peers::{python, wait_for, workspace, Killed, CYCLONEDDS_URI};
 
-const JOINTS: [&str; 7] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-];
 const START: &str = "0.0,-0.3,0.0,-2.0,0.0,1.8,0.7";
 const GOAL: &str = "0.3,-0.1,0.2,-1.7,0.2,2.0,0.9";
 
@@ -75,18 +66,13 @@ fn run_scenarios(domain: u16, mapping: &str, layout: &str) {
     );
     let lines = peers::lines("controller_node", controller.0.stderr.take().unwrap());
     wait_for(&lines, "controlling panda_joint1");
+    let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+    let joints = joints.join(",");
     let mut peer = Killed(
         Command::new(python)
             .arg(workspace("tests/interop/fjt_peer.py"))
             .args(["--domain", &domain.to_string(), "--mapping", mapping])
-            .args([
-                "--joints",
-                &JOINTS.join(","),
-                "--start",
-                START,
-                "--goal",
-                GOAL,
-            ])
+            .args(["--joints", &joints, "--start", START, "--goal", GOAL])
             .args(["--scenario", "all", "--duration", "2.0", "--timeout", "120"])
             .args(["--state-layout", layout])
             .env("CYCLONEDDS_URI", CYCLONEDDS_URI)
