@@ -6,9 +6,10 @@ use std::cell::Cell;
 use armctl_control::Controller;
 use armctl_dynamics::{
     coriolis_matrix, forward_dynamics, forward_dynamics_derivatives, friction_torques,
-    gravity_derivatives, gravity_torques, mass_matrix, nonlinear_effects, regressor, rnea,
-    rnea_derivatives, rnea_two_velocity, rnea_with_wrench, CoulombSign, DynamicsWorkspace,
-    ForwardDerivatives, Wrench,
+    gravity_derivatives, gravity_torques, mass_matrix, nonlinear_effects, regressor,
+    regressor_times, regressor_transpose_products, rnea, rnea_derivatives, rnea_two_velocity,
+    rnea_with_wrench, CoulombSign, DynamicsWorkspace, ForwardDerivatives, Gravity,
+    TransposeProducts, Wrench,
 };
 use armctl_e2e::urdf_dir;
 use armctl_model::{
@@ -84,6 +85,8 @@ fn kinematics_and_dynamics_allocate_nothing() {
         let mut mat = DMatrix::zeros(n, n);
         let (mut d1, mut d2, mut d3) = (mat.clone(), mat.clone(), mat.clone());
         let mut y = DMatrix::zeros(n, 10 * n);
+        let p = robot.parameter_vector();
+        let (mut product, mut squares) = (p.clone(), p.clone());
         let mut jac = Matrix6xX::zeros(n);
         let wrench = Wrench::default();
         let noisy = SimConfig {
@@ -189,6 +192,34 @@ fn kinematics_and_dynamics_allocate_nothing() {
             (
                 "regressor",
                 allocations(|| regressor(&robot, &mut ws, &q, &qd, &qdd, &qd, &mut y).unwrap()),
+            ),
+            (
+                "regressor_times",
+                allocations(|| {
+                    let point = (&q[..], &qd[..], &qd[..], &qdd[..]);
+                    regressor_times(&robot, &mut ws, point, Gravity::Included, &p, &mut out)
+                        .unwrap()
+                }),
+            ),
+            (
+                "regressor_transpose_products",
+                allocations(|| {
+                    let point = (&q[..], &qd[..], &qd[..], &qdd[..]);
+                    let products = TransposeProducts {
+                        transpose_times: &mut product,
+                        weighted_squares: &mut squares,
+                    };
+                    let (x, w) = (&qd[..], &qdd[..]);
+                    regressor_transpose_products(
+                        &robot,
+                        &mut ws,
+                        point,
+                        Gravity::Excluded,
+                        (x, w),
+                        products,
+                    )
+                    .unwrap()
+                }),
             ),
             (
                 "simulator step",

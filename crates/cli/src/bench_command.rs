@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use armctl_dynamics::{
     coriolis_matrix, forward_dynamics, forward_dynamics_derivatives, gravity_derivatives,
-    gravity_torques, mass_matrix, regressor, rnea, rnea_derivatives, DynamicsWorkspace,
-    ForwardDerivatives,
+    gravity_torques, mass_matrix, regressor, regressor_times, regressor_transpose_products, rnea,
+    rnea_derivatives, DynamicsWorkspace, ForwardDerivatives, Gravity, TransposeProducts,
 };
 use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
 use clap::Args;
@@ -39,6 +39,9 @@ pub(crate) struct BenchArgs {
     /// benchmarks (bench/) time the same states.
     #[arg(long, value_name = "FILE")]
     states_out: Option<PathBuf>,
+    /// Time only the entries whose name contains this (for profiling one algorithm).
+    #[arg(long, value_name = "TEXT")]
+    only: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -53,6 +56,9 @@ const CALLS_PER_BATCH: usize = 2048;
 
 /// Median ns per call of `f` over `batches` batches, cycling through the states.
 fn time(states: &[State], batches: usize, mut f: impl FnMut(&State)) -> f64 {
+    if batches == 0 {
+        return f64::NAN;
+    }
     for s in states {
         f(s);
     }
@@ -75,7 +81,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
     if let Some(path) = &args.states_out {
         write_states(path, &states)?;
     }
-    let report = measure(&robot, &states, args.batches);
+    let report = measure(&robot, &states, (args.batches, args.only.as_deref()));
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -114,7 +120,7 @@ fn write_states(path: &PathBuf, states: &[State]) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
-fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
+fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str>)) -> Report {
     let n = robot.dof();
     let mut ws = DynamicsWorkspace::new(robot);
     let mut kin = KinematicsWorkspace::new(robot);
@@ -124,34 +130,43 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
     let mut jac = Matrix6xX::zeros(n);
     let mut results = Vec::new();
     // Errors cannot happen here: every buffer is sized for the robot.
-    let mut record = |name: &str, ns: f64| results.push((name.to_string(), ns));
+    let mut record = |name: &str, ns: f64| {
+        if !ns.is_nan() {
+            results.push((name.to_string(), ns));
+        }
+    };
+    // Batches for an entry: none when `only` leaves it out.
+    let pick = |name: &str| match only {
+        Some(text) if !name.contains(text) => 0,
+        _ => batches,
+    };
     record(
         "rnea",
-        time(states, batches, |s| {
+        time(states, pick("rnea"), |s| {
             drop(rnea(robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut out))
         }),
     );
     record(
         "mass_matrix",
-        time(states, batches, |s| {
+        time(states, pick("mass_matrix"), |s| {
             drop(mass_matrix(robot, &mut ws, &s.q, &mut mat))
         }),
     );
     record(
         "coriolis_matrix",
-        time(states, batches, |s| {
+        time(states, pick("coriolis_matrix"), |s| {
             drop(coriolis_matrix(robot, &mut ws, &s.q, &s.qd, &mut mat))
         }),
     );
     record(
         "gravity",
-        time(states, batches, |s| {
+        time(states, pick("gravity"), |s| {
             drop(gravity_torques(robot, &mut ws, &s.q, &mut out))
         }),
     );
     record(
         "forward_dynamics",
-        time(states, batches, |s| {
+        time(states, pick("forward_dynamics"), |s| {
             drop(forward_dynamics(
                 robot, &mut ws, &s.q, &s.qd, &s.qdd, &mut out,
             ))
@@ -159,7 +174,7 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
     );
     record(
         "forward_kinematics",
-        time(states, batches, |s| {
+        time(states, pick("forward_kinematics"), |s| {
             drop(black_box(
                 forward_kinematics(robot, &mut kin, &s.q).map(|p| p.tip()),
             ))
@@ -167,22 +182,58 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
     );
     record(
         "jacobian",
-        time(states, batches, |s| {
+        time(states, pick("jacobian"), |s| {
             drop(jacobian(robot, &mut kin, &s.q, FrameId::Tip, &mut jac))
         }),
     );
     record(
         "regressor",
-        time(states, batches, |s| {
+        time(states, pick("regressor"), |s| {
             drop(regressor(
                 robot, &mut ws, &s.q, &s.qd, &s.qd, &s.qdd, &mut y,
+            ))
+        }),
+    );
+    // What the adaptive laws use instead of forming Y: `Y p` and `Y^T x` with weighted column
+    // norms, the robot's own parameters as p.
+    let p = robot.parameter_vector();
+    record(
+        "regressor_times",
+        time(states, pick("regressor_times"), |s| {
+            let point = (&s.q[..], &s.qd[..], &s.qd[..], &s.qdd[..]);
+            drop(regressor_times(
+                robot,
+                &mut ws,
+                point,
+                Gravity::Included,
+                &p,
+                &mut out,
+            ))
+        }),
+    );
+    let (mut product, mut squares) = (p.clone(), p.clone());
+    record(
+        "regressor_transpose_products",
+        time(states, pick("regressor_transpose_products"), |s| {
+            let point = (&s.q[..], &s.qd[..], &s.qd[..], &s.qdd[..]);
+            let products = TransposeProducts {
+                transpose_times: &mut product,
+                weighted_squares: &mut squares,
+            };
+            drop(regressor_transpose_products(
+                robot,
+                &mut ws,
+                point,
+                Gravity::Included,
+                (&s.qd, &s.q),
+                products,
             ))
         }),
     );
     let (mut d1, mut d2, mut d3) = (mat.clone(), mat.clone(), mat.clone());
     record(
         "rnea_derivatives",
-        time(states, batches, |s| {
+        time(states, pick("rnea_derivatives"), |s| {
             drop(rnea_derivatives(
                 robot,
                 &mut ws,
@@ -194,14 +245,14 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
     );
     record(
         "gravity_derivatives",
-        time(states, batches, |s| {
+        time(states, pick("gravity_derivatives"), |s| {
             drop(gravity_derivatives(robot, &mut ws, &s.q, &mut d1))
         }),
     );
     // The sample's qdd as the torque, as for forward_dynamics.
     record(
         "forward_dynamics_derivatives",
-        time(states, batches, |s| {
+        time(states, pick("forward_dynamics_derivatives"), |s| {
             let out = ForwardDerivatives {
                 qdd: &mut out,
                 dqdd_dq: &mut d1,
@@ -221,7 +272,7 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
     if let Ok(mut sim) = Simulator::new(robot, &states[0].q, SimConfig::ideal()) {
         record(
             "simulator_step_rk4",
-            time(states, batches, |s| {
+            time(states, pick("simulator_step_rk4"), |s| {
                 if sim.set_state(&s.q, &s.qd).is_ok() {
                     let _ = sim.step(&s.qdd);
                 }
@@ -238,7 +289,7 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
             controller.reset(&start);
             record(
                 &format!("controller_{name}"),
-                time(states, batches, |s| {
+                time(states, pick(&format!("controller_{name}")), |s| {
                     reference.q.copy_from_slice(&s.q);
                     let _ = controller.update(
                         &JointState { q: &s.q, qd: &s.qd },
@@ -262,7 +313,7 @@ fn measure(robot: &Robot, states: &[State], batches: usize) -> Report {
             let mut other = vec![0.0; n];
             record(
                 "controller_cooperative_both_arms",
-                time(states, batches, |s| {
+                time(states, pick("controller_cooperative_both_arms"), |s| {
                     let state = JointState { q: &s.q, qd: &s.qd };
                     let _ = law.update([&state, &state], 1e-3, [&mut out, &mut other]);
                 }),

@@ -33,8 +33,9 @@
 //! parameter's combination, `'XX2 - YY2: 0.5'`): the textbook's full diagonal `Gamma`, in the
 //! same normalised units as the class rates it overrides.
 
+use armctl_dynamics::TransposeProducts;
 use armctl_model::{Robot, PARAMS_PER_LINK};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 
 use crate::{Array, ControlError, Declaration, ParameterSet, ParameterValue, Scalar};
 
@@ -174,10 +175,16 @@ pub(crate) struct Estimate {
     initial: Vec<f64>,
     scale: Vec<f64>,
     values: DVector<f64>,
-    /// `Y^T W^2 u`.
+    /// `Y^T W^2 u` of the estimate's columns.
     direction: DVector<f64>,
-    /// `W^2 u`.
-    weighted: DVector<f64>,
+    /// `W^2 u` and `W^2`.
+    weighted: Vec<f64>,
+    squared_weights: Vec<f64>,
+    /// Over all 10n regressor columns: `Y^T W^2 u`, `sum_i w_i^2 Y_ic^2`, and the estimate
+    /// scattered into a full parameter vector.
+    full_direction: Vec<f64>,
+    full_squares: Vec<f64>,
+    full: Vec<f64>,
     /// Per link, the normaliser `n_l`.
     normalisers: Vec<f64>,
     /// `eps^2`.
@@ -205,7 +212,11 @@ impl Estimate {
             names: Vec::new(),
             scale: parameter_scales(&initial, &columns),
             direction: DVector::zeros(initial.len()),
-            weighted: DVector::zeros(dof),
+            weighted: vec![0.0; dof],
+            squared_weights: vec![0.0; dof],
+            full_direction: vec![0.0; PARAMS_PER_LINK * dof],
+            full_squares: vec![0.0; PARAMS_PER_LINK * dof],
+            full: vec![0.0; PARAMS_PER_LINK * dof],
             normalisers: vec![0.0; dof],
             values: DVector::from_column_slice(&initial),
             initial,
@@ -274,40 +285,59 @@ impl Estimate {
         self.values.copy_from_slice(&self.initial);
     }
 
+    /// The full parameter vector (10 per link) with the estimate in its columns and zeros
+    /// elsewhere: `Y p` with it is `Y_b p_b` for a base set.
+    pub(crate) fn full_values(&mut self) -> &[f64] {
+        for (&c, &value) in self.columns.iter().zip(self.values.iter()) {
+            self.full[c] = value;
+        }
+        &self.full
+    }
+
     /// Per link l, `n_l = eps^2 + ||W Y_l Sigma_l||^2 + ||W u||^2` over its columns, and
-    /// `Y^T W^2 u` into the direction; false when a normaliser is not finite.
-    fn normalise(&mut self, y: &DMatrix<f64>, u: &DVector<f64>, weights: &[f64]) -> bool {
+    /// `Y^T W^2 u` into the direction, with `products` giving `Y^T x` and `sum_i w_i Y_ic^2`
+    /// over all 10n columns for `x = W^2 u`, `w = W^2`; false when a normaliser is not finite.
+    fn normalise(
+        &mut self,
+        u: &DVector<f64>,
+        weights: &[f64],
+        products: impl FnOnce(&[f64], &[f64], TransposeProducts<'_>) -> Result<(), ControlError>,
+    ) -> Result<bool, ControlError> {
         let mut error = 0.0;
-        for ((w2u, u), w) in self.weighted.iter_mut().zip(u.iter()).zip(weights) {
-            *w2u = w * w * u;
+        let terms = self.weighted.iter_mut().zip(&mut self.squared_weights);
+        for (((w2u, w2), u), w) in terms.zip(u.iter()).zip(weights) {
+            *w2 = w * w;
+            *w2u = *w2 * u;
             error += (w * u) * (w * u);
         }
-        self.direction.gemv_tr(1.0, y, &self.weighted, 0.0);
+        products(
+            &self.weighted,
+            &self.squared_weights,
+            TransposeProducts {
+                transpose_times: &mut self.full_direction,
+                weighted_squares: &mut self.full_squares,
+            },
+        )?;
         self.normalisers.fill(self.noise_floor + error);
-        for ((column, s), c) in y.column_iter().zip(&self.scale).zip(&self.columns) {
-            let weighted: f64 = column
-                .iter()
-                .zip(weights)
-                .map(|(y, w)| (w * y).powi(2))
-                .sum();
-            self.normalisers[c / PARAMS_PER_LINK] += s * s * weighted;
+        for (k, (&c, s)) in self.columns.iter().zip(&self.scale).enumerate() {
+            self.direction[k] = self.full_direction[c];
+            self.normalisers[c / PARAMS_PER_LINK] += s * s * self.full_squares[c];
         }
-        self.normalisers.iter().all(|n| n.is_finite())
+        Ok(self.normalisers.iter().all(|n| n.is_finite()))
     }
 
     /// One normalised, leaky, projected step of `dt` along `Y^T W^2 u`, `W = diag(weights)`
-    /// (per joint, the inverse of its stiffness). A non-finite input leaves the estimate
-    /// unchanged.
+    /// (per joint, the inverse of its stiffness), with `products` as in `normalise`. A
+    /// non-finite input leaves the estimate unchanged.
     pub(crate) fn update(
         &mut self,
         rules: Adaptation,
         parameters: &ParameterSet,
-        (y, u): (&DMatrix<f64>, &DVector<f64>),
-        weights: &[f64],
-        dt: f64,
-    ) {
-        if !self.normalise(y, u, weights) || dt.is_nan() || dt <= 0.0 {
-            return;
+        (u, weights, dt): (&DVector<f64>, &[f64], f64),
+        products: impl FnOnce(&[f64], &[f64], TransposeProducts<'_>) -> Result<(), ControlError>,
+    ) -> Result<(), ControlError> {
+        if !self.normalise(u, weights, products)? || dt.is_nan() || dt <= 0.0 {
+            return Ok(());
         }
         let rates = rules.rates.map(|rate| parameters[rate]);
         let (bound, leakage) = (parameters[rules.bound], parameters[rules.leakage]);
@@ -328,6 +358,7 @@ impl Estimate {
                 *value = value.max(floor);
             }
         }
+        Ok(())
     }
 }
 
@@ -344,6 +375,20 @@ pub(crate) fn saturates(robot: &Robot, effort: &[f64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::DMatrix;
+
+    /// `Y^T x` and `sum_i w_i Y_ic^2` of a formed regressor.
+    fn products_of(
+        y: &DMatrix<f64>,
+    ) -> impl FnOnce(&[f64], &[f64], TransposeProducts<'_>) -> Result<(), ControlError> + '_ {
+        move |x, w, out| {
+            for (c, column) in y.column_iter().enumerate() {
+                out.transpose_times[c] = column.iter().zip(x).map(|(y, x)| y * x).sum();
+                out.weighted_squares[c] = column.iter().zip(w).map(|(y, w)| w * y * y).sum();
+            }
+            Ok(())
+        }
+    }
 
     #[test]
     fn scales_are_per_link_and_group_for_full_and_base_sets() {
@@ -385,7 +430,14 @@ mod tests {
         for _ in 0..(seconds / dt) as usize {
             let before = estimate.values()[9];
             let u = DVector::from_element(1, y * (truth - before));
-            estimate.update(rules, &parameters, (&regressor, &u), &[1.0], dt);
+            estimate
+                .update(
+                    rules,
+                    &parameters,
+                    (&u, &[1.0], dt),
+                    products_of(&regressor),
+                )
+                .unwrap();
             fastest = fastest.max((estimate.values()[9] - before).abs() / dt);
         }
         (estimate.values()[9], fastest)
@@ -417,13 +469,27 @@ mod tests {
         estimate.values[9] = 3.0;
         let zero = DVector::zeros(1);
         for _ in 0..100_000 {
-            estimate.update(rules, &parameters, (&regressor, &zero), &[1.0], 1e-3);
+            estimate
+                .update(
+                    rules,
+                    &parameters,
+                    (&zero, &[1.0], 1e-3),
+                    products_of(&regressor),
+                )
+                .unwrap();
         }
         // 100 s at 0.01/s: exp(-1) of the 1 kg difference remains.
         assert!((estimate.values()[9] - (2.0 + (-1.0f64).exp())).abs() < 1e-3);
         let nan = DVector::from_element(1, f64::NAN);
         let before = estimate.values()[9];
-        estimate.update(rules, &parameters, (&regressor, &nan), &[1.0], 1e-3);
+        estimate
+            .update(
+                rules,
+                &parameters,
+                (&nan, &[1.0], 1e-3),
+                products_of(&regressor),
+            )
+            .unwrap();
         assert_eq!(estimate.values()[9], before);
     }
 }

@@ -21,13 +21,14 @@
 //! 0.1 rad step further away before the estimate settles (tests/default_gains.rs). Slotine-Li
 //! adaptive, which adapts on the tracking error, does not: prefer it on such arms.
 
-use armctl_dynamics::{regressor, DynamicsWorkspace};
-use armctl_model::{Robot, PARAMS_PER_LINK};
-use nalgebra::{DMatrix, DVector};
+use armctl_dynamics::Gravity;
+use armctl_model::Robot;
+use nalgebra::DVector;
 
 use crate::adaptation::{full_columns, full_names, saturates, Adaptation, Estimate};
 use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::PdGains;
+use crate::model_terms::ModelTerms;
 use crate::{
     ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar, Step,
 };
@@ -40,17 +41,17 @@ const DEFAULT_RATE: f64 = 3.0;
 #[derive(Debug, Clone)]
 pub struct AdaptiveComputedTorque {
     robot: Robot,
-    ws: DynamicsWorkspace,
+    model: ModelTerms,
     parameters: ParameterSet,
     gains: PdGains,
     accel_filter: Scalar,
     adaptation: Adaptation,
     estimate: Estimate,
-    y: DMatrix<f64>,
     /// The model's torque error `M_hat (a_f - qdd_f)`.
     prediction_error: DVector<f64>,
-    gravity: DVector<f64>,
+    /// The command and its feedback part `M_0 v`.
     torque: DVector<f64>,
+    feedback_torque: DVector<f64>,
     zeros: Vec<f64>,
     qd_previous: Option<Vec<f64>>,
     /// Filtered measured acceleration.
@@ -62,9 +63,8 @@ pub struct AdaptiveComputedTorque {
     feedback: Vec<f64>,
     last_feedback: Vec<f64>,
     command: Vec<f64>,
-    /// The model's parameters (the feedback's inertia) and its gravity at this step.
+    /// The model's parameters (the feedback's inertia).
     model_parameters: DVector<f64>,
-    model_gravity: DVector<f64>,
     /// `a_f - qdd_f`.
     difference: Vec<f64>,
     /// Whether the last step's effort reached a limit.
@@ -101,11 +101,10 @@ impl AdaptiveComputedTorque {
             gains,
             accel_filter,
             adaptation,
-            ws: DynamicsWorkspace::new(robot),
-            y: DMatrix::zeros(n, PARAMS_PER_LINK * n),
+            model: ModelTerms::new(robot),
             prediction_error: DVector::zeros(n),
-            gravity: DVector::zeros(n),
             torque: DVector::zeros(n),
+            feedback_torque: DVector::zeros(n),
             command: vec![0.0; n],
             zeros: vec![0.0; n],
             qd_previous: None,
@@ -115,7 +114,6 @@ impl AdaptiveComputedTorque {
             feedback: vec![0.0; n],
             last_feedback: vec![0.0; n],
             model_parameters: DVector::from_vec(robot.parameter_vector()),
-            model_gravity: DVector::zeros(n),
             difference: vec![0.0; n],
             saturated: false,
             typical_inertia: crate::default_gains::InertiaBounds::of(robot)?.typical,
@@ -159,26 +157,17 @@ impl AdaptiveComputedTorque {
     /// `u = M_hat (qdd_d,f - qdd_f) + M_0 v_f`, the filtered command minus the estimate's
     /// prediction of it from the measured acceleration.
     fn predict_error(&mut self, q: &[f64]) -> Result<(), ControlError> {
-        self.model_gravity(q)?;
-        let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
-        self.gravity.gemv(1.0, &self.y, self.estimate.values(), 0.0);
-        regressor(robot, ws, q, zeros, zeros, &self.difference, &mut self.y)?;
-        self.prediction_error
-            .gemv(1.0, &self.y, self.estimate.values(), 0.0);
-        self.prediction_error -= &self.gravity;
-        regressor(robot, ws, q, zeros, zeros, &self.feedback, &mut self.y)?;
-        self.prediction_error
-            .gemv(1.0, &self.y, &self.model_parameters, 1.0);
-        self.prediction_error -= &self.model_gravity;
-        Ok(())
-    }
-
-    /// `G_0(q)` of the model into `model_gravity`; leaves `Y(q, 0, 0, 0)` in `y`.
-    fn model_gravity(&mut self, q: &[f64]) -> Result<(), ControlError> {
-        let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
-        regressor(robot, ws, q, zeros, zeros, zeros, &mut self.y)?;
-        self.model_gravity
-            .gemv(1.0, &self.y, &self.model_parameters, 0.0);
+        let at_rest = (q, &self.zeros[..]);
+        let (zeros, p_hat) = (&self.zeros[..], self.estimate.full_values());
+        let mass_times = (zeros, &self.difference[..]);
+        let out = (p_hat, self.prediction_error.as_mut_slice());
+        self.model
+            .regressor_times(at_rest, mass_times, Gravity::Excluded, out)?;
+        let mass_times = (zeros, &self.feedback[..]);
+        let out = (self.model_parameters.as_slice(), self.torque.as_mut_slice());
+        self.model
+            .regressor_times(at_rest, mass_times, Gravity::Excluded, out)?;
+        self.prediction_error += &self.torque;
         Ok(())
     }
 
@@ -188,13 +177,19 @@ impl AdaptiveComputedTorque {
         state: &JointState<'_>,
         desired: &[f64],
     ) -> Result<(), ControlError> {
-        self.model_gravity(state.q)?;
-        let (robot, ws, zeros) = (&self.robot, &mut self.ws, &self.zeros);
-        regressor(robot, ws, state.q, zeros, zeros, &self.command, &mut self.y)?;
-        self.torque.gemv(1.0, &self.y, &self.model_parameters, 0.0);
-        self.torque -= &self.model_gravity;
-        regressor(robot, ws, state.q, state.qd, state.qd, desired, &mut self.y)?;
-        self.torque.gemv(1.0, &self.y, self.estimate.values(), 1.0);
+        let zeros = &self.zeros[..];
+        let out = (
+            self.model_parameters.as_slice(),
+            self.feedback_torque.as_mut_slice(),
+        );
+        let at_rest = (state.q, zeros);
+        self.model
+            .regressor_times(at_rest, (zeros, &self.command), Gravity::Excluded, out)?;
+        let out = (self.estimate.full_values(), self.torque.as_mut_slice());
+        let reference = (state.qd, desired);
+        self.model
+            .regressor_times((state.q, state.qd), reference, Gravity::Included, out)?;
+        self.torque += &self.feedback_torque;
         Ok(())
     }
 
@@ -204,27 +199,18 @@ impl AdaptiveComputedTorque {
             return Ok(());
         }
         self.predict_error(state.q)?;
-        regressor(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            state.qd,
-            &self.qdd,
-            &mut self.y,
-        )?;
         let kp = &self.parameters[self.gains.kp];
         for ((w, m), k) in self.weights.iter_mut().zip(&self.typical_inertia).zip(kp) {
             *w = 1.0 / (m * k).max(f64::MIN_POSITIVE);
         }
+        let (model, measured) = (&mut self.model, (state.q, state.qd));
+        let point = (state.qd, &self.qdd[..]);
         self.estimate.update(
             self.adaptation,
             &self.parameters,
-            (&self.y, &self.prediction_error),
-            &self.weights,
-            dt,
-        );
-        Ok(())
+            (&self.prediction_error, &self.weights, dt),
+            |x, w, out| model.regressor_transpose_products(measured, point, (x, w), out),
+        )
     }
 }
 

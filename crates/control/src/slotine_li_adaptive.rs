@@ -19,7 +19,7 @@
 //! link parameter, and the last link's mass is merged into base parameters led by earlier
 //! links).
 
-use armctl_dynamics::BaseParameters;
+use armctl_dynamics::{BaseParameters, Gravity};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
@@ -43,11 +43,7 @@ pub struct SlotineLiAdaptive {
     adaptation: Adaptation,
     /// The parameters adapted: all of them (identity map) or a base set.
     base: BaseParameters,
-    /// Whether `Y` is reduced to the base columns (not for the full set).
-    reduces: bool,
     estimate: Estimate,
-    y: DMatrix<f64>,
-    y_b: DMatrix<f64>,
     /// `Kd s`.
     feedback: DVector<f64>,
     /// Per joint `1 / (Kd Lambda)`, the inverse stiffness.
@@ -81,7 +77,6 @@ impl SlotineLiAdaptive {
             .iter()
             .copied()
             .collect();
-        let b = base.count();
         Ok(Self {
             name,
             estimate: Estimate::new(
@@ -96,9 +91,6 @@ impl SlotineLiAdaptive {
             model: ModelTerms::new(robot),
             robot: robot.clone(),
             base,
-            reduces,
-            y: DMatrix::zeros(n, PARAMS_PER_LINK * n),
-            y_b: DMatrix::zeros(n, if reduces { b } else { 0 }),
             feedback: DVector::zeros(n),
             weights: vec![0.0; n],
             model_torque: DVector::zeros(n),
@@ -117,14 +109,20 @@ impl SlotineLiAdaptive {
     }
 
     /// `tau = Y p_hat + Kd s`, then the update along `Y^T Kd s` unless an effort saturates.
-    fn command_and_adapt(&mut self, dt: f64, effort: &mut [f64]) -> Result<(), ControlError> {
-        let y = if self.reduces {
-            self.base.select(&self.y, &mut self.y_b)?;
-            &self.y_b
-        } else {
-            &self.y
-        };
-        self.model_torque.gemv(1.0, y, self.estimate.values(), 0.0);
+    fn command_and_adapt(
+        &mut self,
+        state: &JointState<'_>,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let terms = &self.terms;
+        let (measured, reference) = ((state.q, state.qd), (&terms.qd_r[..], &terms.qdd_r[..]));
+        let p = (
+            self.estimate.full_values(),
+            self.model_torque.as_mut_slice(),
+        );
+        self.model
+            .regressor_times(measured, reference, Gravity::Included, p)?;
         let (kd, lambda) = (
             &self.parameters[self.gains.kd],
             &self.parameters[self.gains.lambda],
@@ -134,16 +132,16 @@ impl SlotineLiAdaptive {
             *e = self.model_torque[i] + self.feedback[i];
             self.weights[i] = 1.0 / (kd[i] * lambda[i]).max(f64::MIN_POSITIVE);
         }
-        if !saturates(&self.robot, effort) {
-            self.estimate.update(
-                self.adaptation,
-                &self.parameters,
-                (y, &self.feedback),
-                &self.weights,
-                dt,
-            );
+        if saturates(&self.robot, effort) {
+            return Ok(());
         }
-        Ok(())
+        let model = &mut self.model;
+        self.estimate.update(
+            self.adaptation,
+            &self.parameters,
+            (&self.feedback, &self.weights, dt),
+            |x, w, out| model.regressor_transpose_products(measured, reference, (x, w), out),
+        )
     }
 }
 
@@ -170,9 +168,7 @@ impl Controller for SlotineLiAdaptive {
         let terms = &mut self.terms;
         self.gains
             .reference_terms(&self.parameters, state, reference, terms);
-        self.model
-            .regressor(state, &terms.qd_r, &terms.qdd_r, &mut self.y)?;
-        self.command_and_adapt(dt, effort)
+        self.command_and_adapt(state, dt, effort)
     }
     fn estimates(&self) -> &[f64] {
         self.estimate.values().as_slice()

@@ -47,6 +47,7 @@ mod friction;
 mod gravity;
 mod lagrange_euler;
 mod regressor;
+mod regressor_products;
 mod regrouping;
 mod rnea;
 mod rnea_derivatives;
@@ -70,6 +71,9 @@ pub use lagrange_euler::{
     lagrange_mass_matrix, LagrangeWorkspace, TraceMethod,
 };
 pub use regressor::regressor;
+pub use regressor_products::{
+    regressor_times, regressor_transpose_products, Gravity, RegressorPoint, TransposeProducts,
+};
 pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};
 pub use rnea_derivatives::{

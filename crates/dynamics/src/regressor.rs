@@ -41,7 +41,7 @@ pub fn regressor(
     }
     check_length("Y rows", n, out.nrows())?;
     check_length("Y columns", PARAMS_PER_LINK * n, out.ncols())?;
-    outward_two_velocity(robot, ws, qd, v, a);
+    outward_two_velocity(robot, ws, (qd, v, a), -robot.gravity_in_frame0());
     ws.update_world_frames(robot);
     for k in 0..n {
         ws.link_regressor[k] = link_block(ws, k);
@@ -71,7 +71,7 @@ pub fn regressor(
 }
 
 /// Link k's 6 x 10 block `[moment; force]`, moved to frame {0} about its origin.
-fn link_block(ws: &DynamicsWorkspace, k: usize) -> SMatrix<f64, 6, 10> {
+pub(crate) fn link_block(ws: &DynamicsWorkspace, k: usize) -> SMatrix<f64, 6, 10> {
     let (w, wr, alpha, abar) = (ws.w[k], ws.wr[k], ws.dw[k], ws.acc[k]);
     let sw = skew(&w);
     let swr = skew(&wr);

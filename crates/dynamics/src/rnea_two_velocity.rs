@@ -12,7 +12,7 @@
 //! The inward pass is RNEA's.
 
 use armctl_model::{check_length, JointKind, Robot};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use crate::{DynamicsError, DynamicsWorkspace};
 
@@ -37,36 +37,44 @@ pub fn rnea_two_velocity(
     ] {
         check_length(what, ws.n, len)?;
     }
-    outward_two_velocity(robot, ws, qd, v, a);
-    let params = robot.link_parameters();
-    for (i, l) in params.iter().enumerate() {
-        let (w, wr, alpha, abar) = (ws.w[i], ws.wr[i], ws.dw[i], ws.acc[i]);
-        let h = l.first_moment;
-        let i_o = &l.inertia_origin;
-        ws.force[i] = abar * l.mass + alpha.cross(&h) + wr.cross(&w.cross(&h));
-        ws.moment[i] = i_o * alpha
-            + (w.cross(&(i_o * wr)) + wr.cross(&(i_o * w)) - i_o * w.cross(&wr)) * 0.5
-            + h.cross(&abar);
+    outward_two_velocity(robot, ws, (qd, v, a), -robot.gravity_in_frame0());
+    for (i, l) in robot.link_parameters().iter().enumerate() {
+        (ws.force[i], ws.moment[i]) =
+            link_wrench(ws, i, (l.mass, &l.first_moment, &l.inertia_origin));
     }
     inward(robot, ws, a, tau);
     Ok(())
 }
 
+/// Link i's two-velocity force and moment (its frame, about its origin) for mass m, first
+/// moment h and inertia `I_O`, after the outward pass.
+pub(crate) fn link_wrench(
+    ws: &DynamicsWorkspace,
+    i: usize,
+    (mass, h, i_o): (f64, &Vector3<f64>, &Matrix3<f64>),
+) -> (Vector3<f64>, Vector3<f64>) {
+    let (w, wr, alpha, abar) = (ws.w[i], ws.wr[i], ws.dw[i], ws.acc[i]);
+    let force = abar * mass + alpha.cross(h) + wr.cross(&w.cross(h));
+    let moment = i_o * alpha
+        + (w.cross(&(i_o * wr)) + wr.cross(&(i_o * w)) - i_o * w.cross(&wr)) * 0.5
+        + h.cross(&abar);
+    (force, moment)
+}
+
 /// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha) and `acc`
 /// (`abar = a_O + w_r x v_O`) per link, in its frame. The origin velocity `v_O` is only
-/// carried along the recursion.
+/// carried along the recursion. `base` is the base's linear acceleration (`-g` for gravity).
 pub(crate) fn outward_two_velocity(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
-    qd: &[f64],
-    v: &[f64],
-    a: &[f64],
+    (qd, v, a): (&[f64], &[f64], &[f64]),
+    base: Vector3<f64>,
 ) {
     let mut w = Vector3::zeros();
     let mut wr = Vector3::zeros();
     let mut vo = Vector3::zeros();
     let mut alpha = Vector3::zeros();
-    let mut ao = -robot.gravity_in_frame0();
+    let mut ao = base;
     for i in 0..ws.n {
         let rt = ws.rot[i].transpose();
         let p = ws.pos[i];

@@ -1,0 +1,157 @@
+//! Products with the regressor `Y(q, qd, v, a)` (see `regressor`) without forming it, for the
+//! adaptive laws, which need `Y p_hat`, `Y^T x` and the weighted column norms each step:
+//!
+//! - `Y p` is the two-velocity Newton-Euler recursion with the link parameters taken from p
+//!   (the force and moment are linear in them): O(n).
+//! - `Y^T x` and `sum_i w_i Y_ic^2` come from each link's 6 x 10 block in frame {0}
+//!   (`Y_ic = S_i^T block_c`), consumed as it is made instead of written to an n x 10n matrix.
+//!
+//! Without gravity, `Y(q, 0, 0, a) p` is `M_p(q) a`, the mass matrix of the parameters p
+//! times a (armature, which is not in p, aside).
+
+use armctl_model::{check_length, JointKind, Robot, PARAMS_PER_LINK};
+use nalgebra::{Matrix3, Vector3};
+
+use crate::regressor::link_block;
+use crate::rnea_two_velocity::{link_wrench, outward_two_velocity, transmitted_wrenches};
+use crate::{DynamicsError, DynamicsWorkspace};
+
+/// Whether the regressor includes gravity (`G` in `M a + C v + G`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gravity {
+    /// `Y p = M a + C v + G`.
+    Included,
+    /// `Y p = M a + C v`.
+    Excluded,
+}
+
+/// The point `(q, qd, v, a)` a regressor is evaluated at.
+pub type RegressorPoint<'a> = (&'a [f64], &'a [f64], &'a [f64], &'a [f64]);
+
+/// `Y^T x` and the weighted squared column norms `sum_i w_i Y_ic^2`, each 10n long.
+#[derive(Debug)]
+pub struct TransposeProducts<'a> {
+    /// `Y^T x`.
+    pub transpose_times: &'a mut [f64],
+    /// `sum_i w_i Y_ic^2`.
+    pub weighted_squares: &'a mut [f64],
+}
+
+/// Checks the lengths, sets the configuration and runs the outward pass.
+fn prepare(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    (q, qd, v, a): RegressorPoint<'_>,
+    gravity: Gravity,
+) -> Result<(), DynamicsError> {
+    ws.set_configuration(robot, q)?;
+    for (what, len) in [("qd", qd.len()), ("v", v.len()), ("a", a.len())] {
+        check_length(what, ws.n, len)?;
+    }
+    let base = match gravity {
+        Gravity::Included => -robot.gravity_in_frame0(),
+        Gravity::Excluded => Vector3::zeros(),
+    };
+    outward_two_velocity(robot, ws, (qd, v, a), base);
+    Ok(())
+}
+
+/// `Y(q, qd, v, a) p` into `out` (p: 10 per link, see `regressor`).
+pub fn regressor_times(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    point: RegressorPoint<'_>,
+    gravity: Gravity,
+    p: &[f64],
+    out: &mut [f64],
+) -> Result<(), DynamicsError> {
+    prepare(robot, ws, point, gravity)?;
+    check_length("p", PARAMS_PER_LINK * ws.n, p.len())?;
+    check_length("out", ws.n, out.len())?;
+    for (i, link) in p.chunks_exact(PARAMS_PER_LINK).enumerate() {
+        let inertia = Matrix3::new(
+            link[0], link[1], link[2], //
+            link[1], link[3], link[4], //
+            link[2], link[4], link[5],
+        );
+        let first_moment = Vector3::new(link[6], link[7], link[8]);
+        (ws.force[i], ws.moment[i]) = link_wrench(ws, i, (link[9], &first_moment, &inertia));
+    }
+    transmitted_wrenches(ws, |i, f, m| {
+        out[i] = match robot.joints()[i].kind {
+            JointKind::Revolute => m.z,
+            JointKind::Prismatic => f.z,
+        };
+    });
+    Ok(())
+}
+
+/// `Y(q, qd, v, a)^T x` and `sum_i w_i Y_ic^2` per column c into `out`.
+pub fn regressor_transpose_products(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    point: RegressorPoint<'_>,
+    gravity: Gravity,
+    (x, w): (&[f64], &[f64]),
+    out: TransposeProducts<'_>,
+) -> Result<(), DynamicsError> {
+    prepare(robot, ws, point, gravity)?;
+    let n = ws.n;
+    check_length("x", n, x.len())?;
+    check_length("w", n, w.len())?;
+    check_length("Y^T x", PARAMS_PER_LINK * n, out.transpose_times.len())?;
+    check_length("squares", PARAMS_PER_LINK * n, out.weighted_squares.len())?;
+    ws.update_world_frames(robot);
+    let columns = out
+        .transpose_times
+        .chunks_exact_mut(PARAMS_PER_LINK)
+        .zip(out.weighted_squares.chunks_exact_mut(PARAMS_PER_LINK));
+    for (k, (product, squares)) in columns.enumerate() {
+        let block = link_block(ws, k);
+        product.fill(0.0);
+        squares.fill(0.0);
+        // Links before k do not move link k's parameters: only joints 0..=k see them.
+        for (i, s) in ws.axis[..=k].iter().enumerate() {
+            for (c, column) in block.column_iter().enumerate() {
+                // The inertia columns have no force part.
+                let y = if c < 6 {
+                    s[0] * column[0] + s[1] * column[1] + s[2] * column[2]
+                } else {
+                    s.dot(&column)
+                };
+                product[c] += x[i] * y;
+                squares[c] += w[i] * y * y;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::ChainOptions;
+
+    fn panda() -> Robot {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        let robot = panda();
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let s = [0.0; 7];
+        let point = (&s[..], &s[..], &s[..], &s[..]);
+        let mut out = [0.0; 7];
+        let err = regressor_times(
+            &robot,
+            &mut ws,
+            point,
+            Gravity::Included,
+            &[0.0; 60],
+            &mut out,
+        );
+        assert!(err.unwrap_err().to_string().contains('p'));
+    }
+}
