@@ -10,7 +10,7 @@
 //! times a (armature, which is not in p, aside).
 
 use armctl_model::{check_length, JointKind, Robot, PARAMS_PER_LINK};
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, Vector3, Vector6};
 
 use crate::regressor::link_block;
 use crate::rnea_two_velocity::{link_wrench, outward_two_velocity, transmitted_wrenches};
@@ -102,29 +102,43 @@ pub fn regressor_transpose_products(
     check_length("Y^T x", PARAMS_PER_LINK * n, out.transpose_times.len())?;
     check_length("squares", PARAMS_PER_LINK * n, out.weighted_squares.len())?;
     ws.update_world_frames(robot);
+    // `Y^T x` for link k is `block_k^T mu_k` with `mu_k = sum_{i <= k} x_i S_i`.
+    let mut mu = Vector6::zeros();
     let columns = out
         .transpose_times
         .chunks_exact_mut(PARAMS_PER_LINK)
         .zip(out.weighted_squares.chunks_exact_mut(PARAMS_PER_LINK));
     for (k, (product, squares)) in columns.enumerate() {
         let block = link_block(ws, k);
-        product.fill(0.0);
-        squares.fill(0.0);
+        let b = block.as_slice();
+        mu += ws.axis[k] * x[k];
+        let mut sums = [0.0; PARAMS_PER_LINK];
         // Links before k do not move link k's parameters: only joints 0..=k see them.
-        for (i, s) in ws.axis[..=k].iter().enumerate() {
-            for (c, column) in block.column_iter().enumerate() {
-                // The inertia columns have no force part.
-                let y = if c < 6 {
-                    s[0] * column[0] + s[1] * column[1] + s[2] * column[2]
-                } else {
-                    s.dot(&column)
-                };
-                product[c] += x[i] * y;
-                squares[c] += w[i] * y * y;
+        for (s, &weight) in ws.axis[..=k].iter().zip(w) {
+            for (c, sum) in sums.iter_mut().enumerate() {
+                let y = column_dot(c, s.as_slice(), b);
+                *sum += weight * y * y;
             }
+        }
+        for (c, (p, square)) in product.iter_mut().zip(squares).enumerate() {
+            *p = column_dot(c, mu.as_slice(), b);
+            *square = sums[c];
         }
     }
     Ok(())
+}
+
+/// `v . column c` of a 6 x 10 block (column-major); the inertia columns (c < 6) have no force
+/// part.
+#[inline(always)]
+fn column_dot(c: usize, v: &[f64], block: &[f64]) -> f64 {
+    let column = &block[6 * c..6 * c + 6];
+    let moment = v[0] * column[0] + v[1] * column[1] + v[2] * column[2];
+    if c < 6 {
+        moment
+    } else {
+        moment + v[3] * column[3] + v[4] * column[4] + v[5] * column[5]
+    }
 }
 
 #[cfg(test)]
