@@ -125,20 +125,20 @@ impl Gains {
     }
 }
 
-/// `D = Q diag(2 zeta sqrt(k0)) Q^T` with `Lambda = Q Q^T`, `diag(k) = Q diag(k0) Q^T`.
-pub(crate) fn damping_matrix(lambda: &Matrix6<f64>, k: &[f64], zeta: f64) -> Matrix6<f64> {
-    let stiffness = Matrix6::from_diagonal(&Vector6::from_fn(|i, _| k[i]));
-    let Some(l) = lambda.cholesky().map(|c| c.l()) else {
-        return Matrix6::zeros();
-    };
-    let Some(l_inv) = l.try_inverse() else {
-        return Matrix6::zeros();
-    };
-    let c = l_inv * stiffness * l_inv.transpose();
+/// `D = Q diag(2 zeta sqrt(k0)) Q^T` with `Lambda = Q Q^T`, `diag(k) = Q diag(k0) Q^T`, from
+/// the lower Cholesky factor U of `Lambda^-1 = U U^T`: with `F = U^-T` (`F F^T = Lambda`),
+/// `F^-1 K F^-T = U^T K U = V diag(k0) V^T` and `Q = U^-T V`, no inverse needed.
+pub(crate) fn damping_matrix(mobility_factor: &Matrix6<f64>, k: &[f64], zeta: f64) -> Matrix6<f64> {
+    let u = mobility_factor;
+    let ku = Matrix6::from_fn(|r, c| k[r] * u[(r, c)]);
+    let c = u.tr_mul(&ku);
     let eigen = nalgebra::SymmetricEigen::new((c + c.transpose()) * 0.5);
-    let q = l * eigen.eigenvectors;
-    let d0 = Matrix6::from_diagonal(&eigen.eigenvalues.map(|v| 2.0 * zeta * v.max(0.0).sqrt()));
-    q * d0 * q.transpose()
+    let Some(q) = u.tr_solve_lower_triangular(&eigen.eigenvectors) else {
+        return Matrix6::zeros();
+    };
+    let d0 = eigen.eigenvalues.map(|v| 2.0 * zeta * v.max(0.0).sqrt());
+    let scaled = Matrix6::from_fn(|r, c| q[(r, c)] * d0[c]);
+    scaled * q.transpose()
 }
 
 /// Isotropic per block: `(20 rad/s)^2` times the lightest effective task inertia of the block,
@@ -274,9 +274,13 @@ impl CartesianImpedance {
     }
 
     /// `N tau_n = tau_n - J^T (J#^T tau_n)`, added to `effort`.
-    fn add_nullspace(&mut self, lambda: &Matrix6<f64>, effort: &mut [f64]) {
+    fn add_nullspace(
+        &mut self,
+        lambda: &Matrix6<f64>,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
         let y: Vector6<f64> = if self.parameters[self.gains.projector] < 0.5 {
-            self.task.task_part(lambda, &self.posture)
+            self.task.task_part(lambda, &self.posture)?
         } else {
             let jjt = self
                 .tip
@@ -287,6 +291,7 @@ impl CartesianImpedance {
         for (k, e) in effort.iter_mut().enumerate() {
             *e += self.posture[k] - self.tip.jac.column(k).dot(&y);
         }
+        Ok(())
     }
 }
 
@@ -321,7 +326,7 @@ impl Controller for CartesianImpedance {
             });
             lambda * (desired.acceleration - bias + target) - wrench
         } else {
-            let damping = damping_matrix(&lambda, k, zeta);
+            let damping = damping_matrix(&self.task.mobility_factor, k, zeta);
             Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity)
         };
         nonlinear_effects(
@@ -339,8 +344,7 @@ impl Controller for CartesianImpedance {
             *e = self.tip.jac.column(i).dot(&force) + self.nonlinear[i];
             self.posture[i] = kn * (reference.q[i] - state.q[i]) - dn * state.qd[i];
         }
-        self.add_nullspace(&lambda, effort);
-        Ok(())
+        self.add_nullspace(&lambda, effort)
     }
 }
 
@@ -348,11 +352,16 @@ impl Controller for CartesianImpedance {
 mod tests {
     use super::*;
 
+    /// The factor `damping_matrix` takes: U with `Lambda^-1 = U U^T`.
+    fn factor_of(lambda: &Matrix6<f64>) -> Matrix6<f64> {
+        lambda.try_inverse().unwrap().cholesky().unwrap().unpack()
+    }
+
     #[test]
     fn damping_is_critical_in_every_mode() {
         // A scalar inertia gives the familiar 2 zeta sqrt(k m) per axis.
         let d = damping_matrix(
-            &(Matrix6::identity() * 4.0),
+            &factor_of(&(Matrix6::identity() * 4.0)),
             &[9.0, 16.0, 25.0, 1.0, 1.0, 1.0],
             1.0,
         );
@@ -364,7 +373,7 @@ mod tests {
         });
         let lambda = a * a.transpose();
         let k: Vec<f64> = vec![100.0; 6];
-        let d = damping_matrix(&lambda, &k, 0.7);
+        let d = damping_matrix(&factor_of(&lambda), &k, 0.7);
         let lhs = d * lambda.try_inverse().unwrap() * d;
         let rhs = Matrix6::from_diagonal(&Vector6::from_element(100.0)) * 4.0 * 0.49;
         assert!((lhs - rhs).amax() < 1e-9, "{lhs}");

@@ -250,7 +250,7 @@ impl Controller for HybridForcePosition {
             *e = self.tip.jac.column(i).dot(&task_force) + self.nonlinear[i];
             self.posture[i] = -d_n * state.qd[i];
         }
-        let y = self.task.task_part(&lambda, &self.posture);
+        let y = self.task.task_part(&lambda, &self.posture)?;
         for (k, e) in effort.iter_mut().enumerate() {
             *e += self.posture[k] - self.tip.jac.column(k).dot(&y);
         }

@@ -1,8 +1,11 @@
 //! The tip's task-space inertia `Lambda = (J M^-1 J^T)^-1` (docs/theory.md section 6), with
-//! `M^-1 J^T` kept for the dynamically consistent nullspace projector
-//! `N^T = I - J^T Lambda J M^-1`, shared by the task-space laws.
+//! `W = L^-1 J^T` (`M = L L^T`) kept for the dynamically consistent nullspace projector
+//! `N^T = I - J^T Lambda J M^-1`, shared by the task-space laws. The task mobility
+//! `J M^-1 J^T = W^T W` needs only the forward half of the solve.
 
-use armctl_dynamics::{cholesky_in_place, cholesky_solve_in_place, mass_matrix, DynamicsWorkspace};
+use armctl_dynamics::{
+    cholesky_forward_in_place, cholesky_in_place, mass_matrix, DynamicsWorkspace,
+};
 use armctl_model::Robot;
 use nalgebra::{DMatrix, DVector, Matrix6, Matrix6xX, Vector6};
 
@@ -16,9 +19,15 @@ const REGULARISATION: f64 = 1e-9;
 #[derive(Debug, Clone)]
 pub(crate) struct TaskInertia {
     ws: DynamicsWorkspace,
+    /// M, then its factor L (lower triangle).
     mass: DMatrix<f64>,
-    /// `M^-1 J^T` at the last call.
-    pub(crate) minv_jt: DMatrix<f64>,
+    /// `W = L^-1 J^T` at the last call.
+    w: DMatrix<f64>,
+    /// `L^-1 tau` (n x 1) for [`TaskInertia::task_part`].
+    scratch: DMatrix<f64>,
+    /// The lower Cholesky factor U of the regularised mobility `J M^-1 J^T + 1e-9 I = U U^T`
+    /// at the last [`TaskInertia::inertia`]: `Lambda = U^-T U^-1`.
+    pub(crate) mobility_factor: Matrix6<f64>,
 }
 
 impl TaskInertia {
@@ -27,11 +36,13 @@ impl TaskInertia {
         Self {
             ws: DynamicsWorkspace::new(robot),
             mass: DMatrix::zeros(n, n),
-            minv_jt: DMatrix::zeros(n, 6),
+            w: DMatrix::zeros(n, 6),
+            scratch: DMatrix::zeros(n, 1),
+            mobility_factor: Matrix6::identity(),
         }
     }
 
-    /// `M^-1 J^T` into `minv_jt` and the task mobility `J M^-1 J^T` at `q`.
+    /// `W = L^-1 J^T` and the task mobility `J M^-1 J^T = W^T W` at `q`.
     pub(crate) fn mobility(
         &mut self,
         robot: &Robot,
@@ -39,39 +50,55 @@ impl TaskInertia {
         jac: &Matrix6xX<f64>,
     ) -> Result<Matrix6<f64>, ControlError> {
         mass_matrix(robot, &mut self.ws, q, &mut self.mass)?;
-        jac.transpose_to(&mut self.minv_jt);
-        // M = L L^T in place (M is rebuilt whole at the next call), then M^-1 J^T.
+        jac.transpose_to(&mut self.w);
+        // M = L L^T in place (M is rebuilt whole at the next call).
         cholesky_in_place(&mut self.mass)?;
-        cholesky_solve_in_place(&self.mass, &mut self.minv_jt)?;
-        Ok(Matrix6::<f64>::from_fn(|r, c| {
-            jac.row(r)
-                .iter()
-                .zip(self.minv_jt.column(c).iter())
-                .map(|(a, b)| a * b)
-                .sum::<f64>()
-        }))
+        cholesky_forward_in_place(&self.mass, &mut self.w)?;
+        let w = &self.w;
+        let mut mobility = Matrix6::zeros();
+        for r in 0..6 {
+            for c in 0..=r {
+                let value = w.column(r).dot(&w.column(c));
+                mobility[(r, c)] = value;
+                mobility[(c, r)] = value;
+            }
+        }
+        Ok(mobility)
     }
 
-    /// `M^-1 J^T` into `minv_jt` and `Lambda = (J M^-1 J^T + 1e-9 I)^-1` at `q`.
+    /// `W` and `Lambda = (J M^-1 J^T + 1e-9 I)^-1` at `q`, through the mobility's Cholesky
+    /// factor (kept in `mobility_factor`).
     pub(crate) fn inertia(
         &mut self,
         robot: &Robot,
         q: &[f64],
         jac: &Matrix6xX<f64>,
     ) -> Result<Matrix6<f64>, ControlError> {
-        let mut inverse = self.mobility(robot, q, jac)?;
+        let mut mobility = self.mobility(robot, q, jac)?;
         for k in 0..6 {
-            inverse[(k, k)] += REGULARISATION;
+            mobility[(k, k)] += REGULARISATION;
         }
-        inverse.try_inverse().ok_or(ControlError::Dynamics(
-            armctl_dynamics::DynamicsError::SingularMassMatrix,
-        ))
+        let singular = ControlError::Dynamics(armctl_dynamics::DynamicsError::SingularMassMatrix);
+        let factor = mobility.cholesky().ok_or(singular.clone())?.unpack();
+        let inverse = factor
+            .solve_lower_triangular(&Matrix6::identity())
+            .ok_or(singular)?;
+        self.mobility_factor = factor;
+        Ok(inverse.tr_mul(&inverse))
     }
 
-    /// `J#^T tau_n = Lambda J M^-1 tau_n` (after [`TaskInertia::inertia`]): what the
-    /// dynamically consistent projector takes out of a joint torque `tau_n`.
-    pub(crate) fn task_part(&self, lambda: &Matrix6<f64>, tau_n: &DVector<f64>) -> Vector6<f64> {
-        let jm = Vector6::from_fn(|r, _| self.minv_jt.column(r).dot(tau_n));
-        lambda * jm
+    /// `J#^T tau_n = Lambda J M^-1 tau_n = Lambda W^T L^-1 tau_n` (after
+    /// [`TaskInertia::inertia`]): what the dynamically consistent projector takes out of a
+    /// joint torque `tau_n`.
+    pub(crate) fn task_part(
+        &mut self,
+        lambda: &Matrix6<f64>,
+        tau_n: &DVector<f64>,
+    ) -> Result<Vector6<f64>, ControlError> {
+        self.scratch.copy_from(tau_n);
+        cholesky_forward_in_place(&self.mass, &mut self.scratch)?;
+        let z = self.scratch.column(0);
+        let jm = Vector6::from_fn(|r, _| self.w.column(r).dot(&z));
+        Ok(lambda * jm)
     }
 }

@@ -64,6 +64,35 @@ where
     }
 }
 
+/// Solves `L x = b` in place for every column of `b` (n x k, column-major): `b` becomes
+/// `L^-1 b`, with `l` factored by [`cholesky_in_place`]. Half of [`cholesky_solve_in_place`]:
+/// `b^T M^-1 b = (L^-1 b)^T (L^-1 b)`. Reads only the lower triangle; allocates nothing.
+///
+/// Errors as [`cholesky_solve_in_place`].
+pub fn cholesky_forward_in_place(
+    l: &DMatrix<f64>,
+    b: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
+    let n = l.nrows();
+    check_length("Cholesky factor columns", n, l.ncols())?;
+    check_length("right-hand side rows", n, b.nrows())?;
+    let factor = l.as_slice();
+    for column in b.as_mut_slice().chunks_exact_mut(n.max(1)) {
+        for j in 0..n {
+            let l_j = &factor[j * n..(j + 1) * n];
+            if l_j[j] == 0.0 {
+                return Err(DynamicsError::SingularMassMatrix);
+            }
+            let x = column[j] / l_j[j];
+            column[j] = x;
+            for (value, l_ij) in column[j + 1..].iter_mut().zip(&l_j[j + 1..]) {
+                *value -= l_ij * x;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +131,19 @@ mod tests {
         let mut bs = &m * &xs;
         cholesky_solve_in_place(&l, &mut bs).unwrap();
         assert!((bs - xs).amax() < 1e-12);
+    }
+
+    #[test]
+    fn forward_substitution_gives_l_inverse_b() {
+        let m = spd(5);
+        let mut l = m.clone();
+        cholesky_in_place(&mut l).unwrap();
+        let xs = DMatrix::from_fn(5, 6, |r, c| (r as f64 - c as f64) * 0.3);
+        let mut bs = l.lower_triangle() * &xs;
+        cholesky_forward_in_place(&l, &mut bs).unwrap();
+        assert!((bs - xs).amax() < 1e-12);
+        let mut short = DMatrix::zeros(4, 1);
+        assert!(cholesky_forward_in_place(&l, &mut short).is_err());
     }
 
     #[test]

@@ -58,7 +58,7 @@ mod workspace;
 pub use base_parameters::{
     base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
 };
-pub use cholesky::{cholesky_in_place, cholesky_solve_in_place};
+pub use cholesky::{cholesky_forward_in_place, cholesky_in_place, cholesky_solve_in_place};
 pub use closed_form::{ClosedForm, Poly, MAX_CLOSED_FORM_JOINTS};
 pub use coriolis_matrix::coriolis_matrix;
 pub use crba::mass_matrix;
