@@ -220,11 +220,9 @@ pub fn acceleration_limits(robot: &Robot) -> Result<Vec<f64>, ControlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     #[test]

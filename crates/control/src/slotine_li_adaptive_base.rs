@@ -32,11 +32,9 @@ impl SlotineLiAdaptive {
 mod tests {
     use super::*;
     use crate::{Controller, JointReference, JointState};
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     #[test]

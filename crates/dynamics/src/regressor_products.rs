@@ -144,11 +144,9 @@ fn column_dot(c: usize, v: &[f64], block: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     #[test]

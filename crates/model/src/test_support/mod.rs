@@ -7,3 +7,15 @@
 pub mod random_arm;
 pub mod random_chain;
 pub mod reference;
+
+/// A robot of the checkout's `urdf/` folder (`panda.urdf`, ...) with the default chain options.
+///
+/// # Panics
+/// When the file does not load: a test's fixture is missing.
+pub fn bundled_robot(file: &str) -> crate::Robot {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../urdf")
+        .join(file);
+    crate::Robot::from_urdf_file(&path, &crate::ChainOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
