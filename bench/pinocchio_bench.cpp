@@ -2,6 +2,7 @@
 // usage: pinocchio_bench URDF TIP_FRAME STATES_FILE [BATCHES]
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/compute-all-terms.hpp>
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/frames.hpp>
 #include <pinocchio/algorithm/jacobian.hpp>
@@ -53,6 +54,16 @@ int main(int argc, char** argv) {
   }));
   report("regressor", bench::median_ns(batches, m, [&](int k) {
     computeJointTorqueRegressor(model, data, s.q[k], s.qd[k], s.qdd[k]);
+  }));
+  // What armctl's all_terms gives: M, C qd + G, G, the tip's pose, Jacobian and Jdot qd.
+  Data::Matrix6x dj = Data::Matrix6x::Zero(6, model.nv);
+  Eigen::VectorXd jdot_v(6);
+  report("all_terms", bench::median_ns(batches, m, [&](int k) {
+    computeAllTerms(model, data, s.q[k], s.qd[k]);
+    updateFramePlacement(model, data, tip);
+    getFrameJacobian(model, data, tip, LOCAL_WORLD_ALIGNED, jac);
+    getFrameJacobianTimeVariation(model, data, tip, LOCAL_WORLD_ALIGNED, dj);
+    jdot_v.noalias() = dj * s.qd[k];
   }));
   Eigen::MatrixXd dg = Eigen::MatrixXd::Zero(model.nv, model.nv);
   report("rnea_derivatives", bench::median_ns(batches, m, [&](int k) {

@@ -76,7 +76,7 @@ while [ $# -ge 3 ]; do
     { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3; algos[$2] = 1 }
     END {
       printf "%-28s %10s %10s %10s %14s %10s\n", "algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl"
-      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor rnea_derivatives gravity_derivatives forward_dynamics_derivatives", order, " ")
+      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor all_terms rnea_derivatives gravity_derivatives forward_dynamics_derivatives", order, " ")
       for (i = 1; i <= n; i++) {
         a = order[i]; ours = best["armctl " a]; pin = best["pinocchio " a]
         kdl = best["kdl " a]; if (a == "coriolis_matrix" && kdl == "") kdl = best["kdl coriolis_vector"]

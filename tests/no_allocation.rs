@@ -194,6 +194,19 @@ fn kinematics_and_dynamics_allocate_nothing() {
                 allocations(|| regressor(&robot, &mut ws, &q, &qd, &qdd, &qd, &mut y).unwrap()),
             ),
             (
+                "all terms (one pass)",
+                allocations(|| {
+                    let mut terms = ws.update(&robot, &q, &qd).unwrap();
+                    terms.mass_matrix(&mut mat).unwrap();
+                    terms.nonlinear_effects(&mut out).unwrap();
+                    terms.gravity(&mut out).unwrap();
+                    terms.inverse_dynamics(&qdd, &mut out).unwrap();
+                    let _ = terms.tip_pose();
+                    terms.tip_jacobian(&mut jac).unwrap();
+                    let _ = terms.tip_jacobian_dot_qd();
+                }),
+            ),
+            (
                 "regressor_times",
                 allocations(|| {
                     let point = (&q[..], &qd[..], &qd[..], &qdd[..]);

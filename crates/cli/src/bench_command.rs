@@ -194,6 +194,23 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
             ))
         }),
     );
+    // One pass for what a task-space law needs: M, C qd + G, G and the tip's pose, Jacobian and
+    // Jdot qd (compare Pinocchio's computeAllTerms).
+    let mut jdot_qd = nalgebra::Vector6::zeros();
+    record(
+        "all_terms",
+        time(states, pick("all_terms"), |s| {
+            if let Ok(mut terms) = ws.update(robot, &s.q, &s.qd) {
+                let _ = terms.mass_matrix(&mut mat);
+                let _ = terms.nonlinear_effects(&mut out);
+                let _ = terms.gravity(&mut out);
+                black_box(terms.tip_pose());
+                let _ = terms.tip_jacobian(&mut jac);
+                jdot_qd = terms.tip_jacobian_dot_qd();
+            }
+        }),
+    );
+    black_box(jdot_qd);
     // What the adaptive laws use instead of forming Y: `Y p` and `Y^T x` with weighted column
     // norms, the robot's own parameters as p.
     let p = robot.parameter_vector();

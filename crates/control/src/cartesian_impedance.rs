@@ -39,7 +39,7 @@
 //!
 //! Limitations: near a singularity the task inertia is regularised by 1e-9.
 
-use armctl_dynamics::{nonlinear_effects, DynamicsWorkspace};
+use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
@@ -153,10 +153,12 @@ fn default_stiffness(robot: &Robot) -> Result<Vec<f64>, ControlError> {
     let mut probe = CartesianImpedance::with_stiffness(robot, vec![0.0; 6])?;
     let mut configurations = Configurations::new(0x2545_F491_4F6C_DD1D);
     let mut samples: Vec<[f64; 2]> = Vec::new();
+    let still = vec![0.0; robot.dof()];
     for _ in 0..33 {
         let q = configurations.next(robot);
-        probe.tip.update(robot, &q, 0.0, None)?;
-        let mobility = probe.mobility(&q)?;
+        let mut terms = probe.ws.update(robot, &q, &still)?;
+        probe.tip.update_with(robot, &mut terms, 0.0, None)?;
+        let mobility = probe.task.mobility(&mut terms, &probe.tip.jac)?;
         let largest = |k: usize| {
             nalgebra::SymmetricEigen::new(mobility.fixed_view::<3, 3>(k, k).into_owned())
                 .eigenvalues
@@ -227,19 +229,6 @@ impl CartesianImpedance {
         self.tip.sample()
     }
 
-    /// Takes the axes whose stiffness is set to zero out of the task: their rows of J are zero,
-    /// so the task inertia, the damping and the nullspace projector live on the axes that are
-    /// controlled, and the joints those axes leave free are the posture task's (an arm of
-    /// fewer than six joints with its position-only default keeps its spare joints held).
-    fn leave_out_free_axes(&mut self) {
-        let stiffness = self.parameters.target(self.gains.stiffness);
-        for (i, &k) in stiffness.iter().enumerate() {
-            if k == 0.0 {
-                self.tip.jac.row_mut(i).fill(0.0);
-            }
-        }
-    }
-
     /// Force tracking (admittance on top of the impedance): the target's offset moves at
     /// `force_tracking (force_target - F_exerted)` per axis, within `force_offset_limit`;
     /// `F_exerted` is minus the measured external wrench. Returns the offset.
@@ -261,16 +250,6 @@ impl CartesianImpedance {
             };
         }
         self.force_offset
-    }
-
-    /// The task mobility `J M^-1 J^T` at `q` (the Jacobian of the last update).
-    fn mobility(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
-        self.task.mobility(&self.robot, q, &self.tip.jac)
-    }
-
-    /// The task inertia `Lambda` at `q` (the Jacobian of the last update).
-    fn task_inertia(&mut self, q: &[f64]) -> Result<Matrix6<f64>, ControlError> {
-        self.task.inertia(&self.robot, q, &self.tip.jac)
     }
 
     /// `N tau_n = tau_n - J^T (J#^T tau_n)`, added to `effort`.
@@ -308,18 +287,31 @@ impl Controller for CartesianImpedance {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let joint_target = joint_target(&self.parameters, step.reference);
-        let desired = self.tip.update(&self.robot, state.q, dt, joint_target)?;
-        self.leave_out_free_axes();
-        let lambda = self.task_inertia(state.q)?;
+        // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
+        let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
+        let desired = self
+            .tip
+            .update_with(&self.robot, &mut terms, dt, joint_target)?;
+        // An axis of zero stiffness is out of the task (see the module documentation).
+        let stiffness = self.parameters.target(self.gains.stiffness);
+        self.tip.leave_out_axes(stiffness);
+        let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
+        terms.nonlinear_effects(&mut self.nonlinear)?;
+        let inertia = &self.parameters[self.gains.inertia];
+        let shaping = inertia.iter().all(|&m| m > 0.0);
+        let bias = if shaping {
+            terms.tip_jacobian_dot_qd()
+        } else {
+            Vector6::zeros()
+        };
         let error = self.tip.error(&desired) + self.track_force(dt);
         let velocity = self.tip.times(state.qd);
         let p = &self.parameters;
         let (k, zeta) = (&p[self.gains.stiffness], p[self.gains.damping_ratio]);
         let inertia = &p[self.gains.inertia];
         let wrench = self.tip.external_wrench;
-        let force = if inertia.iter().all(|&m| m > 0.0) {
+        let force = if shaping {
             // Inertia shaping: the target dynamics with M_d, critically damped against it.
-            let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
             let target = Vector6::from_fn(|i, _| {
                 let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
                 (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + wrench[i]) / inertia[i]
@@ -329,13 +321,6 @@ impl Controller for CartesianImpedance {
             let damping = damping_matrix(&self.task.mobility_factor, k, zeta);
             Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity)
         };
-        nonlinear_effects(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &mut self.nonlinear,
-        )?;
         let (kn, dn) = (
             p[self.gains.nullspace_stiffness],
             p[self.gains.nullspace_damping],

@@ -23,7 +23,7 @@
 //! The target comes from the pose target (or the joint reference, `target_source`); the joint
 //! reference is otherwise unused.
 
-use armctl_dynamics::{nonlinear_effects, DynamicsWorkspace};
+use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, Matrix6, Rotation3, Vector6};
 
@@ -212,10 +212,13 @@ impl Controller for HybridForcePosition {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
         let joint = joint_target(&self.parameters, step.reference);
-        let desired = self.tip.update(&self.robot, state.q, dt, joint)?;
+        // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
+        let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
+        let desired = self.tip.update_with(&self.robot, &mut terms, dt, joint)?;
+        let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
+        let bias = terms.tip_jacobian_dot_qd();
+        terms.nonlinear_effects(&mut self.nonlinear)?;
         self.check_measurement()?;
-        let lambda = self.task.inertia(&self.robot, state.q, &self.tip.jac)?;
-        let bias = self.tip.jdot_qd(&self.robot, state.q, state.qd)?;
         let rotation = constraint_rotation(&self.parameters[self.gains.constraint_rpy]);
         let to_c = rotation.transpose();
         let (error, velocity) = (self.tip.error(&desired), self.tip.times(state.qd));
@@ -238,13 +241,6 @@ impl Controller for HybridForcePosition {
             position * (feedback[i] + kd[i] * de_c[i] + kp[i] * e_c[i])
         });
         let task_force = lambda * (rotation * a_c) + rotation * force;
-        nonlinear_effects(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            state.qd,
-            &mut self.nonlinear,
-        )?;
         let d_n = p[self.gains.nullspace_damping];
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&task_force) + self.nonlinear[i];

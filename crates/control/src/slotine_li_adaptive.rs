@@ -116,13 +116,16 @@ impl SlotineLiAdaptive {
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
         let terms = &self.terms;
-        let (measured, reference) = ((state.q, state.qd), (&terms.qd_r[..], &terms.qdd_r[..]));
-        let p = (
-            self.estimate.full_values(),
+        let reference = (state.qd, &terms.qd_r[..], &terms.qdd_r[..]);
+        // One configuration for both regressor passes.
+        let mut model = self.model.ws.update(&self.model.robot, state.q, state.qd)?;
+        let p = self.estimate.full_values();
+        model.regressor_times(
+            reference,
+            Gravity::Included,
+            p,
             self.model_torque.as_mut_slice(),
-        );
-        self.model
-            .regressor_times(measured, reference, Gravity::Included, p)?;
+        )?;
         let (kd, lambda) = (
             &self.parameters[self.gains.kd],
             &self.parameters[self.gains.lambda],
@@ -135,12 +138,20 @@ impl SlotineLiAdaptive {
         if saturates(&self.robot, effort) {
             return Ok(());
         }
-        let model = &mut self.model;
         self.estimate.update(
             self.adaptation,
             &self.parameters,
             (&self.feedback, &self.weights, dt),
-            |x, w, out| model.regressor_transpose_products(measured, reference, (x, w), out),
+            |x, w, out| {
+                Ok(
+                    model.regressor_transpose_products(
+                        reference,
+                        Gravity::Included,
+                        (x, w),
+                        out,
+                    )?,
+                )
+            },
         )
     }
 }

@@ -3,9 +3,7 @@
 //! `N^T = I - J^T Lambda J M^-1`, shared by the task-space laws. The task mobility
 //! `J M^-1 J^T = W^T W` needs only the forward half of the solve.
 
-use armctl_dynamics::{
-    cholesky_forward_in_place, cholesky_in_place, mass_matrix, DynamicsWorkspace,
-};
+use armctl_dynamics::{cholesky_forward_in_place, cholesky_in_place, Terms};
 use armctl_model::Robot;
 use nalgebra::{DMatrix, DVector, Matrix6, Matrix6xX, Vector6};
 
@@ -18,7 +16,6 @@ const REGULARISATION: f64 = 1e-9;
 /// Workspace for the task inertia of one robot.
 #[derive(Debug, Clone)]
 pub(crate) struct TaskInertia {
-    ws: DynamicsWorkspace,
     /// M, then its factor L (lower triangle).
     mass: DMatrix<f64>,
     /// `W = L^-1 J^T` at the last call.
@@ -34,7 +31,6 @@ impl TaskInertia {
     pub(crate) fn new(robot: &Robot) -> Self {
         let n = robot.dof();
         Self {
-            ws: DynamicsWorkspace::new(robot),
             mass: DMatrix::zeros(n, n),
             w: DMatrix::zeros(n, 6),
             scratch: DMatrix::zeros(n, 1),
@@ -42,14 +38,13 @@ impl TaskInertia {
         }
     }
 
-    /// `W = L^-1 J^T` and the task mobility `J M^-1 J^T = W^T W` at `q`.
+    /// `W = L^-1 J^T` and the task mobility `J M^-1 J^T = W^T W` at the terms' q.
     pub(crate) fn mobility(
         &mut self,
-        robot: &Robot,
-        q: &[f64],
+        terms: &mut Terms<'_>,
         jac: &Matrix6xX<f64>,
     ) -> Result<Matrix6<f64>, ControlError> {
-        mass_matrix(robot, &mut self.ws, q, &mut self.mass)?;
+        terms.mass_matrix(&mut self.mass)?;
         jac.transpose_to(&mut self.w);
         // M = L L^T in place (M is rebuilt whole at the next call).
         cholesky_in_place(&mut self.mass)?;
@@ -66,15 +61,14 @@ impl TaskInertia {
         Ok(mobility)
     }
 
-    /// `W` and `Lambda = (J M^-1 J^T + 1e-9 I)^-1` at `q`, through the mobility's Cholesky
-    /// factor (kept in `mobility_factor`).
+    /// `W` and `Lambda = (J M^-1 J^T + 1e-9 I)^-1` at the terms' q, through the mobility's
+    /// Cholesky factor (kept in `mobility_factor`).
     pub(crate) fn inertia(
         &mut self,
-        robot: &Robot,
-        q: &[f64],
+        terms: &mut Terms<'_>,
         jac: &Matrix6xX<f64>,
     ) -> Result<Matrix6<f64>, ControlError> {
-        let mut mobility = self.mobility(robot, q, jac)?;
+        let mut mobility = self.mobility(terms, jac)?;
         for k in 0..6 {
             mobility[(k, k)] += REGULARISATION;
         }

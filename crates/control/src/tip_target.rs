@@ -3,6 +3,7 @@
 //! pose and Jacobian measured at each update, with the pose error and the products with J the
 //! laws share.
 
+use armctl_dynamics::Terms;
 use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, ModelError, Robot};
 use nalgebra::{IsometryMatrix3, Matrix3, Matrix6, Matrix6xX, Vector3, Vector6};
 
@@ -104,15 +105,48 @@ impl TipTarget {
         dt: f64,
         joint: Option<&JointReference>,
     ) -> Result<PoseSample, ControlError> {
+        let desired = self.advance(robot, dt, joint)?;
+        self.measure(robot, q)?;
+        Ok(desired)
+    }
+
+    /// As [`TipTarget::update`], with the tip pose and Jacobian taken from the one pass at q.
+    pub(crate) fn update_with(
+        &mut self,
+        robot: &Robot,
+        terms: &mut Terms<'_>,
+        dt: f64,
+        joint: Option<&JointReference>,
+    ) -> Result<PoseSample, ControlError> {
+        let desired = self.advance(robot, dt, joint)?;
+        self.pose = terms.tip_pose();
+        terms.tip_jacobian(&mut self.jac)?;
+        Ok(desired)
+    }
+
+    /// Advances the clocks by dt and returns the target in effect now.
+    fn advance(
+        &mut self,
+        robot: &Robot,
+        dt: f64,
+        joint: Option<&JointReference>,
+    ) -> Result<PoseSample, ControlError> {
         self.elapsed += dt;
         self.wrench_age += dt;
         self.follows_joints = joint.is_some();
-        let desired = match joint {
-            Some(reference) => self.through_kinematics(robot, reference)?,
-            None => self.target.sample(self.elapsed),
-        };
-        self.measure(robot, q)?;
-        Ok(desired)
+        match joint {
+            Some(reference) => self.through_kinematics(robot, reference),
+            None => Ok(self.target.sample(self.elapsed)),
+        }
+    }
+
+    /// Takes the axes whose stiffness is zero out of the task: their rows of J are zeroed.
+    pub(crate) fn leave_out_axes(&mut self, stiffness: &[f64]) {
+        for (i, &k) in stiffness.iter().enumerate() {
+            if k == 0.0 {
+                self.jac.row_mut(i).fill(0.0);
+            }
+        }
     }
 
     /// Measures the tip pose and Jacobian at `q`.

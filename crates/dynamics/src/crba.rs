@@ -29,6 +29,11 @@ pub fn mass_matrix(
 pub(crate) fn fill_mass_matrix(robot: &Robot, ws: &mut DynamicsWorkspace, out: &mut DMatrix<f64>) {
     ws.update_world_frames(robot);
     update_composites(robot, ws);
+    mass_from_composites(robot, ws, out);
+}
+
+/// `M_ij = S_i^T I^c_j S_j` from the composites and frames already in `ws`; `out` sized.
+pub(crate) fn mass_from_composites(robot: &Robot, ws: &DynamicsWorkspace, out: &mut DMatrix<f64>) {
     let n = ws.n;
     let m = out.as_mut_slice();
     for j in 0..n {

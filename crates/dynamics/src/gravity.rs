@@ -17,6 +17,12 @@ pub fn gravity_torques(
     ws.set_configuration(robot, q)?;
     check_length("G", ws.n, out.len())?;
     ws.update_world_frames(robot);
+    gravity_from_frames(robot, ws, out);
+    Ok(())
+}
+
+/// `G` from the frame-{0} frames already in `ws`; `out` sized.
+pub(crate) fn gravity_from_frames(robot: &Robot, ws: &DynamicsWorkspace, out: &mut [f64]) {
     let g = robot.gravity_in_frame0();
     let mut h = Vector3::zeros();
     let mut m = 0.0;
@@ -29,5 +35,4 @@ pub fn gravity_torques(
         let force = g * m;
         out[i] = -(s.fixed_rows::<3>(0).dot(&moment) + s.fixed_rows::<3>(3).dot(&force));
     }
-    Ok(())
 }

@@ -35,6 +35,7 @@
 //!   rigid-body plus armature.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+mod all_terms;
 mod base_parameters;
 mod cholesky;
 mod closed_form;
@@ -55,6 +56,7 @@ mod rnea_two_velocity;
 mod spatial;
 mod workspace;
 
+pub use all_terms::Terms;
 pub use base_parameters::{
     base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
 };
@@ -72,7 +74,8 @@ pub use lagrange_euler::{
 };
 pub use regressor::regressor;
 pub use regressor_products::{
-    regressor_times, regressor_transpose_products, Gravity, RegressorPoint, TransposeProducts,
+    regressor_times, regressor_transpose_products, Gravity, RegressorMotion, RegressorPoint,
+    TransposeProducts,
 };
 pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};

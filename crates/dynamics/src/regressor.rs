@@ -41,7 +41,7 @@ pub fn regressor(
     }
     check_length("Y rows", n, out.nrows())?;
     check_length("Y columns", PARAMS_PER_LINK * n, out.ncols())?;
-    outward_two_velocity(robot, ws, (qd, v, a), -robot.gravity_in_frame0());
+    outward_two_velocity(robot, ws, (qd, v, Some(a)), -robot.gravity_in_frame0());
     ws.update_world_frames(robot);
     for k in 0..n {
         ws.link_regressor[k] = link_block(ws, k);

@@ -37,14 +37,16 @@ pub struct TransposeProducts<'a> {
     pub weighted_squares: &'a mut [f64],
 }
 
-/// Checks the lengths, sets the configuration and runs the outward pass.
-fn prepare(
+/// The velocities and acceleration `(qd, v, a)` of a regressor point, without q.
+pub type RegressorMotion<'a> = (&'a [f64], &'a [f64], &'a [f64]);
+
+/// After the configuration is set: checks the lengths and runs the outward pass.
+pub(crate) fn outward_for(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
-    (q, qd, v, a): RegressorPoint<'_>,
+    (qd, v, a): RegressorMotion<'_>,
     gravity: Gravity,
 ) -> Result<(), DynamicsError> {
-    ws.set_configuration(robot, q)?;
     for (what, len) in [("qd", qd.len()), ("v", v.len()), ("a", a.len())] {
         check_length(what, ws.n, len)?;
     }
@@ -52,7 +54,7 @@ fn prepare(
         Gravity::Included => -robot.gravity_in_frame0(),
         Gravity::Excluded => Vector3::zeros(),
     };
-    outward_two_velocity(robot, ws, (qd, v, a), base);
+    outward_two_velocity(robot, ws, (qd, v, Some(a)), base);
     Ok(())
 }
 
@@ -60,12 +62,23 @@ fn prepare(
 pub fn regressor_times(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
-    point: RegressorPoint<'_>,
+    (q, qd, v, a): RegressorPoint<'_>,
     gravity: Gravity,
     p: &[f64],
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
-    prepare(robot, ws, point, gravity)?;
+    ws.set_configuration(robot, q)?;
+    outward_for(robot, ws, (qd, v, a), gravity)?;
+    times_after_outward(robot, ws, p, out)
+}
+
+/// `Y p` after [`outward_for`].
+pub(crate) fn times_after_outward(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    p: &[f64],
+    out: &mut [f64],
+) -> Result<(), DynamicsError> {
     check_length("p", PARAMS_PER_LINK * ws.n, p.len())?;
     check_length("out", ws.n, out.len())?;
     for (i, link) in p.chunks_exact(PARAMS_PER_LINK).enumerate() {
@@ -90,18 +103,28 @@ pub fn regressor_times(
 pub fn regressor_transpose_products(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
-    point: RegressorPoint<'_>,
+    (q, qd, v, a): RegressorPoint<'_>,
     gravity: Gravity,
     (x, w): (&[f64], &[f64]),
     out: TransposeProducts<'_>,
 ) -> Result<(), DynamicsError> {
-    prepare(robot, ws, point, gravity)?;
+    ws.set_configuration(robot, q)?;
+    outward_for(robot, ws, (qd, v, a), gravity)?;
+    ws.update_world_frames(robot);
+    transpose_after_outward(ws, (x, w), out)
+}
+
+/// `Y^T x` and the column norms after [`outward_for`] and `update_world_frames`.
+pub(crate) fn transpose_after_outward(
+    ws: &DynamicsWorkspace,
+    (x, w): (&[f64], &[f64]),
+    out: TransposeProducts<'_>,
+) -> Result<(), DynamicsError> {
     let n = ws.n;
     check_length("x", n, x.len())?;
     check_length("w", n, w.len())?;
     check_length("Y^T x", PARAMS_PER_LINK * n, out.transpose_times.len())?;
     check_length("squares", PARAMS_PER_LINK * n, out.weighted_squares.len())?;
-    ws.update_world_frames(robot);
     // `Y^T x` for link k is `block_k^T mu_k` with `mu_k = sum_{i <= k} x_i S_i`.
     let mut mu = Vector6::zeros();
     let columns = out

@@ -37,7 +37,7 @@ pub fn rnea_two_velocity(
     ] {
         check_length(what, ws.n, len)?;
     }
-    outward_two_velocity(robot, ws, (qd, v, a), -robot.gravity_in_frame0());
+    outward_two_velocity(robot, ws, (qd, v, Some(a)), -robot.gravity_in_frame0());
     for (i, l) in robot.link_parameters().iter().enumerate() {
         (ws.force[i], ws.moment[i]) =
             link_wrench(ws, i, (l.mass, &l.first_moment, &l.inertia_origin));
@@ -63,11 +63,12 @@ pub(crate) fn link_wrench(
 
 /// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha) and `acc`
 /// (`abar = a_O + w_r x v_O`) per link, in its frame. The origin velocity `v_O` is only
-/// carried along the recursion. `base` is the base's linear acceleration (`-g` for gravity).
+/// carried along the recursion. `base` is the base's linear acceleration (`-g` for gravity);
+/// `a = None` means zero.
 pub(crate) fn outward_two_velocity(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
-    (qd, v, a): (&[f64], &[f64], &[f64]),
+    (qd, v, a): (&[f64], &[f64], Option<&[f64]>),
     base: Vector3<f64>,
 ) {
     let mut w = Vector3::zeros();
@@ -79,6 +80,7 @@ pub(crate) fn outward_two_velocity(
         let rt = ws.rot[i].transpose();
         let p = ws.pos[i];
         let zv = Z * v[i];
+        let za = Z * a.map_or(0.0, |a| a[i]);
         let (mut w_i, mut wr_i) = (rt * w, rt * wr);
         let mut vo_i = rt * (vo + w.cross(&p));
         let mut alpha_i = rt * alpha;
@@ -87,12 +89,12 @@ pub(crate) fn outward_two_velocity(
             JointKind::Revolute => {
                 w_i += Z * qd[i];
                 wr_i += zv;
-                alpha_i += Z * a[i] + w_i.cross(&zv);
+                alpha_i += za + w_i.cross(&zv);
                 ao_i += vo_i.cross(&zv);
             }
             JointKind::Prismatic => {
                 vo_i += Z * qd[i];
-                ao_i += Z * a[i] + w_i.cross(&zv);
+                ao_i += za + w_i.cross(&zv);
             }
         }
         ws.w[i] = w_i;
