@@ -131,24 +131,13 @@ impl DynamicsWorkspace {
         let mut r = Matrix3::identity();
         let mut o = Vector3::zeros();
         for (i, joint) in robot.joints().iter().enumerate() {
-            // With R_{i-1,i} = [[ct, -st, 0], [st ca, ct ca, -sa], [st sa, ct sa, ca]]:
-            // u = ca r1 + sa r2, new columns [ct r0 + st u, -st r0 + ct u, -sa r1 + ca r2],
-            // and the origin moves by r p_i = a r0 + d z_new.
-            let (ca, sa) = (joint.mdh.cos_alpha(), joint.mdh.sin_alpha());
             let local = &self.rot[i];
             let (ct, st) = (local[(0, 0)], -local[(0, 1)]);
-            let (r0, r1, r2) = (
-                r.column(0).into_owned(),
-                r.column(1).into_owned(),
-                r.column(2).into_owned(),
-            );
-            let u = r1 * ca + r2 * sa;
-            let z = r2 * ca - r1 * sa;
-            let p = &self.pos[i];
             // p = [a, -d sa, d ca], so d = p.z ca - p.y sa.
-            let d = p.z * ca - p.y * sa;
-            o += r0 * p.x + z * d;
-            r = Matrix3::from_columns(&[r0 * ct + u * st, u * ct - r0 * st, z]);
+            let p = &self.pos[i];
+            let d = p.z * joint.mdh.cos_alpha() - p.y * joint.mdh.sin_alpha();
+            (r, o) = joint.mdh.child_frame((&r, &o), (st, ct), d);
+            let z = r.column(2).into_owned();
             self.world_rot[i] = r;
             self.origin[i] = o;
             self.axis[i] = match joint.kind {

@@ -3,7 +3,7 @@
 //! Poses are in the base link frame. Cost: n MDH transforms (one sin/cos each) and n pose
 //! products.
 
-use nalgebra::IsometryMatrix3;
+use nalgebra::{IsometryMatrix3, Rotation3, Translation3};
 
 use crate::error::check_length;
 use crate::{KinematicsWorkspace, ModelError, Robot};
@@ -62,7 +62,15 @@ pub fn forward_kinematics<'w>(
 pub(crate) fn update_frames(robot: &Robot, ws: &mut KinematicsWorkspace, q: &[f64]) {
     ws.frames[0] = *robot.base();
     for (i, (joint, &qi)) in robot.joints().iter().zip(q).enumerate() {
-        ws.frames[i + 1] = ws.frames[i] * joint.mdh.transform(joint.kind, qi);
+        let (theta, d) = joint.mdh.theta_d(joint.kind, qi);
+        let parent = &ws.frames[i];
+        let (r, o) = joint.mdh.child_frame(
+            (parent.rotation.matrix(), &parent.translation.vector),
+            theta.sin_cos(),
+            d,
+        );
+        ws.frames[i + 1] =
+            IsometryMatrix3::from_parts(Translation3::from(o), Rotation3::from_matrix_unchecked(r));
     }
 }
 

@@ -115,6 +115,33 @@ impl MdhParams {
         Vector3::new(self.a, -d * self.sin_alpha, d * self.cos_alpha)
     }
 
+    /// The frame `(R, o)` of joint i from its parent's `(R_p, o_p)` (both in one outer frame),
+    /// with `(sin, cos)` of theta and d: `R_p R_{i-1,i}` and `o_p + R_p p_i` without forming
+    /// `R_{i-1,i}`. With `R_{i-1,i} = [[ct, -st, 0], [st ca, ct ca, -sa], [st sa, ct sa, ca]]`
+    /// and the parent's columns `r0, r1, r2`: `u = ca r1 + sa r2`, the new z is
+    /// `ca r2 - sa r1`, the new columns are `[ct r0 + st u, -st r0 + ct u, z]`, and the origin
+    /// moves by `a r0 + d z`.
+    #[inline(always)]
+    pub fn child_frame(
+        &self,
+        (r, o): (&Matrix3<f64>, &Vector3<f64>),
+        (sin_theta, cos_theta): (f64, f64),
+        d: f64,
+    ) -> (Matrix3<f64>, Vector3<f64>) {
+        let (ca, sa) = (self.cos_alpha, self.sin_alpha);
+        let (r0, r1, r2) = (
+            r.column(0).into_owned(),
+            r.column(1).into_owned(),
+            r.column(2).into_owned(),
+        );
+        let u = r1 * ca + r2 * sa;
+        let z = r2 * ca - r1 * sa;
+        let origin = o + r0 * self.a + z * d;
+        let x = r0 * cos_theta + u * sin_theta;
+        let y = u * cos_theta - r0 * sin_theta;
+        (Matrix3::from_columns(&[x, y, z]), origin)
+    }
+
     /// `T_{i-1,i}` at joint position `q`.
     #[inline]
     pub fn transform(&self, kind: JointKind, q: f64) -> IsometryMatrix3<f64> {
