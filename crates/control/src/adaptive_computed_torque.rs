@@ -21,14 +21,13 @@
 //! 0.1 rad step further away before the estimate settles (tests/default_gains.rs). Slotine-Li
 //! adaptive, which adapts on the tracking error, does not: prefer it on such arms.
 
-use armctl_dynamics::Gravity;
+use armctl_dynamics::{DynamicsWorkspace, Gravity, Terms};
 use armctl_model::Robot;
 use nalgebra::DVector;
 
 use crate::adaptation::{full_columns, full_names, saturates, Adaptation, Estimate};
 use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::gains::PdGains;
-use crate::model_terms::ModelTerms;
 use crate::{
     ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar, Step,
 };
@@ -41,18 +40,13 @@ const DEFAULT_RATE: f64 = 3.0;
 #[derive(Debug, Clone)]
 pub struct AdaptiveComputedTorque {
     robot: Robot,
-    model: ModelTerms,
+    ws: DynamicsWorkspace,
     parameters: ParameterSet,
     gains: PdGains,
     accel_filter: Scalar,
     adaptation: Adaptation,
     estimate: Estimate,
-    /// The model's torque error `M_hat (a_f - qdd_f)`.
-    prediction_error: DVector<f64>,
-    /// The command and its feedback part `M_0 v`.
-    torque: DVector<f64>,
-    feedback_torque: DVector<f64>,
-    zeros: Vec<f64>,
+    torques: ModelTorques,
     qd_previous: Option<Vec<f64>>,
     /// Filtered measured acceleration.
     qdd: Vec<f64>,
@@ -63,8 +57,6 @@ pub struct AdaptiveComputedTorque {
     feedback: Vec<f64>,
     last_feedback: Vec<f64>,
     command: Vec<f64>,
-    /// The model's parameters (the feedback's inertia).
-    model_parameters: DVector<f64>,
     /// `a_f - qdd_f`.
     difference: Vec<f64>,
     /// Whether the last step's effort reached a limit.
@@ -72,6 +64,68 @@ pub struct AdaptiveComputedTorque {
     /// `M_ii` of the model at mid-range, and per joint `1 / (M_ii kp_i)`.
     typical_inertia: Vec<f64>,
     weights: Vec<f64>,
+}
+
+/// The torques of one step's model passes, all at one configuration.
+#[derive(Debug, Clone)]
+struct ModelTorques {
+    /// The model's parameters (the feedback's inertia).
+    model_parameters: DVector<f64>,
+    zeros: Vec<f64>,
+    /// The model's torque error `M_hat (a_f - qdd_f) + M_0 v_f`.
+    prediction_error: DVector<f64>,
+    /// The command and its feedback part `M_0 v`.
+    torque: DVector<f64>,
+    feedback_torque: DVector<f64>,
+}
+
+impl ModelTorques {
+    fn new(robot: &Robot) -> Self {
+        let n = robot.dof();
+        Self {
+            model_parameters: DVector::from_vec(robot.parameter_vector()),
+            zeros: vec![0.0; n],
+            prediction_error: DVector::zeros(n),
+            torque: DVector::zeros(n),
+            feedback_torque: DVector::zeros(n),
+        }
+    }
+
+    /// `u = M_hat (qdd_d,f - qdd_f) + M_0 v_f`, the filtered command minus the estimate's
+    /// prediction of it from the measured acceleration.
+    fn predict_error(
+        &mut self,
+        model: &mut Terms<'_>,
+        p_hat: &[f64],
+        (difference, feedback): (&[f64], &[f64]),
+    ) -> Result<(), ControlError> {
+        let zeros = &self.zeros[..];
+        let out = self.prediction_error.as_mut_slice();
+        model.regressor_times((zeros, zeros, difference), Gravity::Excluded, p_hat, out)?;
+        let (p0, out) = (self.model_parameters.as_slice(), self.torque.as_mut_slice());
+        model.regressor_times((zeros, zeros, feedback), Gravity::Excluded, p0, out)?;
+        self.prediction_error += &self.torque;
+        Ok(())
+    }
+
+    /// `tau = Y(q, qd, qd, qdd_d) p_hat + M_0(q) v` into `torque`.
+    fn command(
+        &mut self,
+        model: &mut Terms<'_>,
+        p_hat: &[f64],
+        (qd, desired, v): (&[f64], &[f64], &[f64]),
+    ) -> Result<(), ControlError> {
+        let zeros = &self.zeros[..];
+        let (p0, out) = (
+            self.model_parameters.as_slice(),
+            self.feedback_torque.as_mut_slice(),
+        );
+        model.regressor_times((zeros, zeros, v), Gravity::Excluded, p0, out)?;
+        let out = self.torque.as_mut_slice();
+        model.regressor_times((qd, qd, desired), Gravity::Included, p_hat, out)?;
+        self.torque += &self.feedback_torque;
+        Ok(())
+    }
 }
 
 impl AdaptiveComputedTorque {
@@ -101,19 +155,15 @@ impl AdaptiveComputedTorque {
             gains,
             accel_filter,
             adaptation,
-            model: ModelTerms::new(robot),
-            prediction_error: DVector::zeros(n),
-            torque: DVector::zeros(n),
-            feedback_torque: DVector::zeros(n),
+            ws: DynamicsWorkspace::new(robot),
+            torques: ModelTorques::new(robot),
             command: vec![0.0; n],
-            zeros: vec![0.0; n],
             qd_previous: None,
             qdd: vec![0.0; n],
             desired: vec![0.0; n],
             last_desired: vec![0.0; n],
             feedback: vec![0.0; n],
             last_feedback: vec![0.0; n],
-            model_parameters: DVector::from_vec(robot.parameter_vector()),
             difference: vec![0.0; n],
             saturated: false,
             typical_inertia: crate::default_gains::InertiaBounds::of(robot)?.typical,
@@ -154,63 +204,48 @@ impl AdaptiveComputedTorque {
         }
     }
 
-    /// `u = M_hat (qdd_d,f - qdd_f) + M_0 v_f`, the filtered command minus the estimate's
-    /// prediction of it from the measured acceleration.
-    fn predict_error(&mut self, q: &[f64]) -> Result<(), ControlError> {
-        let at_rest = (q, &self.zeros[..]);
-        let (zeros, p_hat) = (&self.zeros[..], self.estimate.full_values());
-        let mass_times = (zeros, &self.difference[..]);
-        let out = (p_hat, self.prediction_error.as_mut_slice());
-        self.model
-            .regressor_times(at_rest, mass_times, Gravity::Excluded, out)?;
-        let mass_times = (zeros, &self.feedback[..]);
-        let out = (self.model_parameters.as_slice(), self.torque.as_mut_slice());
-        self.model
-            .regressor_times(at_rest, mass_times, Gravity::Excluded, out)?;
-        self.prediction_error += &self.torque;
-        Ok(())
-    }
-
-    /// `tau = Y(q, qd, qd, qdd_d) p_hat + M_0(q) v` into `torque`, with `v` in `command`.
-    fn command_torque(
+    /// The update along `Y(q, qd, qd, qdd_f)^T u` unless the last effort saturated, then the
+    /// command into `torques`: every model pass at one configuration.
+    fn adapt_and_command(
         &mut self,
         state: &JointState<'_>,
         desired: &[f64],
+        dt: f64,
     ) -> Result<(), ControlError> {
-        let zeros = &self.zeros[..];
-        let out = (
-            self.model_parameters.as_slice(),
-            self.feedback_torque.as_mut_slice(),
-        );
-        let at_rest = (state.q, zeros);
-        self.model
-            .regressor_times(at_rest, (zeros, &self.command), Gravity::Excluded, out)?;
-        let out = (self.estimate.full_values(), self.torque.as_mut_slice());
-        let reference = (state.qd, desired);
-        self.model
-            .regressor_times((state.q, state.qd), reference, Gravity::Included, out)?;
-        self.torque += &self.feedback_torque;
-        Ok(())
+        let adapting = !self.saturated && self.qd_previous.is_some();
+        let mut model = self.ws.update(&self.robot, state.q, state.qd)?;
+        if adapting {
+            let filtered = (&self.difference[..], &self.feedback[..]);
+            let p_hat = self.estimate.full_values();
+            self.torques.predict_error(&mut model, p_hat, filtered)?;
+            let point = (state.qd, state.qd, &self.qdd[..]);
+            self.estimate.update(
+                self.adaptation,
+                &self.parameters,
+                (&self.torques.prediction_error, &self.weights, dt),
+                |x, w, out| {
+                    Ok(
+                        model.regressor_transpose_products(
+                            point,
+                            Gravity::Included,
+                            (x, w),
+                            out,
+                        )?,
+                    )
+                },
+            )?;
+        }
+        let command = (state.qd, desired, &self.command[..]);
+        let p_hat = self.estimate.full_values();
+        self.torques.command(&mut model, p_hat, command)
     }
 
-    /// The update along `Y(q, qd, qd, qdd_f)^T u`, unless the last effort saturated.
-    fn adapt(&mut self, state: &JointState<'_>, dt: f64) -> Result<(), ControlError> {
-        if self.saturated || self.qd_previous.is_none() {
-            return Ok(());
-        }
-        self.predict_error(state.q)?;
+    /// Per joint `1 / (M_ii kp_i)`, the inverse stiffness the update weighs errors by.
+    fn update_weights(&mut self) {
         let kp = &self.parameters[self.gains.kp];
         for ((w, m), k) in self.weights.iter_mut().zip(&self.typical_inertia).zip(kp) {
             *w = 1.0 / (m * k).max(f64::MIN_POSITIVE);
         }
-        let (model, measured) = (&mut self.model, (state.q, state.qd));
-        let point = (state.qd, &self.qdd[..]);
-        self.estimate.update(
-            self.adaptation,
-            &self.parameters,
-            (&self.prediction_error, &self.weights, dt),
-            |x, w, out| model.regressor_transpose_products(measured, point, (x, w), out),
-        )
     }
 }
 
@@ -238,7 +273,6 @@ impl Controller for AdaptiveComputedTorque {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         self.filter_accelerations(state.qd, dt);
-        self.adapt(state, dt)?;
         commanded_acceleration(
             &self.parameters,
             self.gains,
@@ -249,8 +283,9 @@ impl Controller for AdaptiveComputedTorque {
         for (a, qdd_d) in self.command.iter_mut().zip(&reference.qdd) {
             *a -= qdd_d;
         }
-        self.command_torque(state, &reference.qdd)?;
-        effort.copy_from_slice(self.torque.as_slice());
+        self.update_weights();
+        self.adapt_and_command(state, &reference.qdd, dt)?;
+        effort.copy_from_slice(self.torques.torque.as_slice());
         self.last_desired.copy_from_slice(&reference.qdd);
         self.last_feedback.copy_from_slice(&self.command);
         self.saturated = saturates(&self.robot, effort);

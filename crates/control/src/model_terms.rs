@@ -2,8 +2,7 @@
 //! the laws use, each into a caller's buffer.
 
 use armctl_dynamics::{
-    gravity_torques, nonlinear_effects, regressor, regressor_times, regressor_transpose_products,
-    rnea, rnea_two_velocity, DynamicsWorkspace, Gravity, TransposeProducts,
+    gravity_torques, nonlinear_effects, regressor, rnea, rnea_two_velocity, DynamicsWorkspace,
 };
 use armctl_model::Robot;
 use nalgebra::DMatrix;
@@ -72,38 +71,6 @@ impl ModelTerms {
     ) -> Result<(), ControlError> {
         let (q, qd) = (state.q, state.qd);
         Ok(regressor(&self.robot, &mut self.ws, q, qd, v, a, y)?)
-    }
-
-    /// `Y(q, qd, v, a) p` into `out`, without forming Y.
-    pub(crate) fn regressor_times(
-        &mut self,
-        (q, qd): (&[f64], &[f64]),
-        (v, a): (&[f64], &[f64]),
-        gravity: Gravity,
-        (p, out): (&[f64], &mut [f64]),
-    ) -> Result<(), ControlError> {
-        let (robot, ws) = (&self.robot, &mut self.ws);
-        Ok(regressor_times(robot, ws, (q, qd, v, a), gravity, p, out)?)
-    }
-
-    /// `Y(q, qd, v, a)^T x` and `sum_i w_i Y_ic^2` into `out`, without forming Y.
-    pub(crate) fn regressor_transpose_products(
-        &mut self,
-        (q, qd): (&[f64], &[f64]),
-        (v, a): (&[f64], &[f64]),
-        (x, w): (&[f64], &[f64]),
-        out: TransposeProducts<'_>,
-    ) -> Result<(), ControlError> {
-        let (robot, ws) = (&self.robot, &mut self.ws);
-        let point = (q, qd, v, a);
-        Ok(regressor_transpose_products(
-            robot,
-            ws,
-            point,
-            Gravity::Included,
-            (x, w),
-            out,
-        )?)
     }
 
     /// `G(q)` into `out`.
