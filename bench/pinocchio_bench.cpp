@@ -1,5 +1,10 @@
 // Pinocchio on a URDF: prints "pinocchio <algorithm> <ns>" per line.
-// usage: pinocchio_bench URDF TIP_FRAME STATES_FILE [BATCHES]
+// usage: pinocchio_bench MODEL TIP_FRAME STATES_FILE [BATCHES]
+//        pinocchio_bench --save URDF MODEL.bin
+// MODEL is a URDF, or a model saved with --save (Model::saveToBinary). The wheel's URDF
+// parser is compiled for generic x86-64: a program built with -march=native cannot use the
+// model it builds (Eigen's alignment differs), so run.sh saves the model from a generic build
+// and the native build (compiled with -DBENCH_NO_URDF, header-only) loads it.
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/compute-all-terms.hpp>
@@ -11,20 +16,48 @@
 #include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/multibody.hpp>
+#ifndef BENCH_NO_URDF
 #include <pinocchio/parsers/urdf.hpp>
+#endif
+#include <pinocchio/serialization.hpp>
+
+#include <string>
 
 #include "bench_common.hpp"
 
+static bool ends_with(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// The model from a URDF (generic builds only) or from a file saved with --save.
+static void load_model(const std::string& path, pinocchio::Model& model) {
+  if (ends_with(path, ".bin")) {
+    model.loadFromBinary(path);
+    return;
+  }
+#ifdef BENCH_NO_URDF
+  throw std::runtime_error("this build reads saved models only: " + path);
+#else
+  pinocchio::urdf::buildModel(path, model);
+#endif
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--save") {
+    pinocchio::Model model;
+    load_model(argv[2], model);
+    model.saveToBinary(argv[3]);
+    return 0;
+  }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s URDF TIP_FRAME STATES_FILE [BATCHES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL TIP_FRAME STATES_FILE [BATCHES] | --save URDF MODEL.bin\n", argv[0]);
     return 2;
   }
   const int batches = argc > 4 ? std::atoi(argv[4]) : 41;
-  // Built by the precompiled parser and deliberately never destroyed: with other -march
-  // flags than the wheel's, freeing it from this file's code crashes.
+  // Deliberately never destroyed: with other -march flags than the wheel's, freeing a model
+  // built by the precompiled parser from this file's code crashes.
   auto& model = *new pinocchio::Model;
-  pinocchio::urdf::buildModel(argv[1], model);
+  load_model(argv[1], model);
   auto& data = *new pinocchio::Data(model);
   const auto tip = model.getFrameId(argv[2]);
   const bench::States s = bench::read_states(argv[3], model.nv);

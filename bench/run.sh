@@ -7,10 +7,12 @@
 # Installs Pinocchio from PyPI (`pin`, with Eigen from `cmeel-eigen`) into a venv under
 # target/bench, and KDL from Debian (liborocos-kdl-dev, libkdl-parser-dev) when run as root.
 # Both sides are built for the same instruction set: generic x86-64 by default, or
-# ARCH=x86-64-v3 (say) for -march=$ARCH and target-cpu=$ARCH. -march=native does not work for
-# Pinocchio here: its URDF parser comes precompiled for generic x86-64 in the wheel, and a
-# model built there and used by code compiled with AVX-512 crashes. KDL's benchmark is always
-# built generic, like Debian's library.
+# ARCH=native (or x86-64-v3, say) for -march=$ARCH and target-cpu=$ARCH. Pinocchio is then
+# header-only with -march=$ARCH; its URDF parser comes precompiled for generic x86-64 in the
+# wheel, and a model it builds crashes code compiled with AVX-512, so the generic build saves
+# the model (Model::saveToBinary) and the $ARCH build loads it. KDL's benchmark is always
+# built generic, like Debian's library. Each run is pinned to one CPU (BENCH_CPU, default 1)
+# when taskset is there.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -31,16 +33,30 @@ if [ ! -f /usr/include/kdl_parser/kdl_parser.hpp ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liborocos-kdl-dev libkdl-parser-dev >/dev/null
 fi
 
-pin_bench="$work/pinocchio_bench${arch:+-$arch}"
-if [ ! -x "$pin_bench" ] || [ "$here/pinocchio_bench.cpp" -nt "$pin_bench" ]; then
-  echo "building the Pinocchio benchmark (about 3 minutes)..." >&2
-  g++ -O3 $march -std=c++17 -DNDEBUG -w \
-    -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS \
-    -DBOOST_FUSION_INVOKE_MAX_ARITY=12 -DPINOCCHIO_WITH_URDFDOM -DPINOCCHIO_URDFDOM_HEADERS_MAJOR_VERSION=3 \
-    -DPINOCCHIO_URDFDOM_HEADERS_MINOR_VERSION=0 -DPINOCCHIO_URDFDOM_HEADERS_PATCH_VERSION=0 \
-    -I"$prefix/include" -I"$prefix/include/eigen3" "$here/pinocchio_bench.cpp" -o "$pin_bench" \
-    -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lpinocchio_default -lpinocchio_parsers -lurdfdom_model -lconsole_bridge
+# build_pinocchio OUTPUT [FLAGS...]: the Pinocchio benchmark, rebuilt when its source changed.
+build_pinocchio() {
+  local output=$1
+  shift
+  if [ ! -x "$output" ] || [ "$here/pinocchio_bench.cpp" -nt "$output" ]; then
+    echo "building $(basename "$output") (about 3 minutes)..." >&2
+    g++ -O3 -std=c++17 -DNDEBUG -w "$@" \
+      -DBOOST_MPL_LIMIT_LIST_SIZE=30 -DBOOST_MPL_LIMIT_VECTOR_SIZE=30 -DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS \
+      -DBOOST_FUSION_INVOKE_MAX_ARITY=12 -DPINOCCHIO_WITH_URDFDOM -DPINOCCHIO_URDFDOM_HEADERS_MAJOR_VERSION=3 \
+      -DPINOCCHIO_URDFDOM_HEADERS_MINOR_VERSION=0 -DPINOCCHIO_URDFDOM_HEADERS_PATCH_VERSION=0 \
+      -I"$prefix/include" -I"$prefix/include/eigen3" "$here/pinocchio_bench.cpp" -o "$output" \
+      -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lpinocchio_default -lpinocchio_parsers -lurdfdom_model \
+      -lconsole_bridge -lboost_serialization
+  fi
+}
+pin_generic="$work/pinocchio_bench"
+build_pinocchio "$pin_generic"
+pin_bench=$pin_generic
+if [ -n "$arch" ]; then
+  pin_bench="$work/pinocchio_bench-$arch"
+  build_pinocchio "$pin_bench" "$march" -DBENCH_NO_URDF
 fi
+pin=()
+command -v taskset >/dev/null && pin=(taskset -c "${BENCH_CPU:-1}")
 have_kdl=0
 if [ -f /usr/include/kdl_parser/kdl_parser.hpp ]; then
   if [ ! -x "$work/kdl_bench" ] || [ "$here/kdl_bench.cpp" -nt "$work/kdl_bench" ]; then
@@ -64,11 +80,16 @@ while [ $# -ge 3 ]; do
   out="$work/results.txt"
   : >"$out"
   # Alternate the runs and keep each one's better median, so a noisy neighbour hurts both alike.
+  model=$urdf
+  if [ -n "$arch" ]; then
+    model="$work/model.bin"
+    "$pin_generic" --save "$urdf" "$model"
+  fi
   for round in 1 2; do
-    "$armctl" bench "$urdf" --tip "$tip" --batches "$batches" --states-out "$states" |
+    "${pin[@]}" "$armctl" bench "$urdf" --tip "$tip" --batches "$batches" --states-out "$states" |
       awk 'NR > 1 { print "armctl", $1, $2 }' >>"$out"
-    "$pin_bench" "$urdf" "$tip" "$states" "$batches" >>"$out" 2>/dev/null
-    [ $have_kdl = 1 ] && "$work/kdl_bench" "$urdf" "$root" "$tip" "$states" "$batches" >>"$out"
+    "${pin[@]}" "$pin_bench" "$model" "$tip" "$states" "$batches" >>"$out" 2>/dev/null
+    [ $have_kdl = 1 ] && "${pin[@]}" "$work/kdl_bench" "$urdf" "$root" "$tip" "$states" "$batches" >>"$out"
   done
   echo
   echo "$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds), ${arch:-generic x86-64}"
