@@ -185,8 +185,11 @@ pub(crate) struct Estimate {
     full_direction: Vec<f64>,
     full_squares: Vec<f64>,
     full: Vec<f64>,
-    /// Per link, the normaliser `n_l`.
+    /// Per link, the normaliser `n_l`, then its inverse.
     normalisers: Vec<f64>,
+    /// Per parameter, the link and the group of its regressor column.
+    links: Vec<usize>,
+    groups: Vec<usize>,
     /// `eps^2`.
     noise_floor: f64,
 }
@@ -218,6 +221,8 @@ impl Estimate {
             full_squares: vec![0.0; PARAMS_PER_LINK * dof],
             full: vec![0.0; PARAMS_PER_LINK * dof],
             normalisers: vec![0.0; dof],
+            links: columns.iter().map(|c| c / PARAMS_PER_LINK).collect(),
+            groups: columns.iter().map(|&c| group(c)).collect(),
             values: DVector::from_column_slice(&initial),
             initial,
             columns,
@@ -294,7 +299,8 @@ impl Estimate {
         &self.full
     }
 
-    /// Per link l, `n_l = eps^2 + ||W Y_l Sigma_l||^2 + ||W u||^2` over its columns, and
+    /// Per link l, `1 / n_l` with `n_l = eps^2 + ||W Y_l Sigma_l||^2 + ||W u||^2` over its
+    /// columns, and
     /// `Y^T W^2 u` into the direction, with `products` giving `Y^T x` and `sum_i w_i Y_ic^2`
     /// over all 10n columns for `x = W^2 u`, `w = W^2`; false when a normaliser is not finite.
     fn normalise(
@@ -319,11 +325,16 @@ impl Estimate {
             },
         )?;
         self.normalisers.fill(self.noise_floor + error);
-        for (k, (&c, s)) in self.columns.iter().zip(&self.scale).enumerate() {
+        let columns = self.columns.iter().zip(&self.links);
+        for (k, ((&c, &link), s)) in columns.zip(&self.scale).enumerate() {
             self.direction[k] = self.full_direction[c];
-            self.normalisers[c / PARAMS_PER_LINK] += s * s * self.full_squares[c];
+            self.normalisers[link] += s * s * self.full_squares[c];
         }
-        Ok(self.normalisers.iter().all(|n| n.is_finite()))
+        let finite = self.normalisers.iter().all(|n| n.is_finite());
+        for n in &mut self.normalisers {
+            *n = n.recip();
+        }
+        Ok(finite)
     }
 
     /// One normalised, leaky, projected step of `dt` along `Y^T W^2 u`, `W = diag(weights)`
@@ -343,18 +354,17 @@ impl Estimate {
         let (bound, leakage) = (parameters[rules.bound], parameters[rules.leakage]);
         let min_mass = rules.min_mass.map(|floor| parameters[floor]);
         let adapted = &parameters[rules.adapt];
-        for (k, &c) in self.columns.iter().enumerate() {
-            if adapted[c / PARAMS_PER_LINK] < 0.5 {
+        for (k, (&link, &group)) in self.links.iter().zip(&self.groups).enumerate() {
+            if adapted[link] < 0.5 {
                 continue;
             }
             let (p0, sigma) = (self.initial[k], self.scale[k]);
             let value = &mut self.values[k];
-            let n = self.normalisers[c / PARAMS_PER_LINK];
-            let rate = self.rates[k].unwrap_or(rates[group(c)]);
-            let gradient = rate * sigma * sigma * self.direction[k] / n;
+            let rate = self.rates[k].unwrap_or(rates[group]);
+            let gradient = rate * sigma * sigma * self.direction[k] * self.normalisers[link];
             *value += dt * (gradient - leakage * (*value - p0));
             *value = value.clamp(p0 - bound * sigma, p0 + bound * sigma);
-            if let (Some(floor), 2) = (min_mass, group(c)) {
+            if let (Some(floor), 2) = (min_mass, group) {
                 *value = value.max(floor);
             }
         }

@@ -74,9 +74,8 @@ struct ModelTorques {
     zeros: Vec<f64>,
     /// The model's torque error `M_hat (a_f - qdd_f) + M_0 v_f`.
     prediction_error: DVector<f64>,
-    /// The command and its feedback part `M_0 v`.
+    /// The command.
     torque: DVector<f64>,
-    feedback_torque: DVector<f64>,
 }
 
 impl ModelTorques {
@@ -87,7 +86,6 @@ impl ModelTorques {
             zeros: vec![0.0; n],
             prediction_error: DVector::zeros(n),
             torque: DVector::zeros(n),
-            feedback_torque: DVector::zeros(n),
         }
     }
 
@@ -99,13 +97,12 @@ impl ModelTorques {
         p_hat: &[f64],
         (difference, feedback): (&[f64], &[f64]),
     ) -> Result<(), ControlError> {
-        let zeros = &self.zeros[..];
-        let out = self.prediction_error.as_mut_slice();
-        model.regressor_times((zeros, zeros, difference), Gravity::Excluded, p_hat, out)?;
-        let (p0, out) = (self.model_parameters.as_slice(), self.torque.as_mut_slice());
-        model.regressor_times((zeros, zeros, feedback), Gravity::Excluded, p0, out)?;
-        self.prediction_error += &self.torque;
-        Ok(())
+        let (zeros, p0) = (&self.zeros[..], self.model_parameters.as_slice());
+        let terms = [
+            ((zeros, zeros, difference), Gravity::Excluded, p_hat),
+            ((zeros, zeros, feedback), Gravity::Excluded, p0),
+        ];
+        Ok(model.regressor_times_sum(terms, self.prediction_error.as_mut_slice())?)
     }
 
     /// `tau = Y(q, qd, qd, qdd_d) p_hat + M_0(q) v` into `torque`.
@@ -115,16 +112,12 @@ impl ModelTorques {
         p_hat: &[f64],
         (qd, desired, v): (&[f64], &[f64], &[f64]),
     ) -> Result<(), ControlError> {
-        let zeros = &self.zeros[..];
-        let (p0, out) = (
-            self.model_parameters.as_slice(),
-            self.feedback_torque.as_mut_slice(),
-        );
-        model.regressor_times((zeros, zeros, v), Gravity::Excluded, p0, out)?;
-        let out = self.torque.as_mut_slice();
-        model.regressor_times((qd, qd, desired), Gravity::Included, p_hat, out)?;
-        self.torque += &self.feedback_torque;
-        Ok(())
+        let (zeros, p0) = (&self.zeros[..], self.model_parameters.as_slice());
+        let terms = [
+            ((zeros, zeros, v), Gravity::Excluded, p0),
+            ((qd, qd, desired), Gravity::Included, p_hat),
+        ];
+        Ok(model.regressor_times_sum(terms, self.torque.as_mut_slice())?)
     }
 }
 

@@ -13,11 +13,15 @@ use crate::composite::update_composites;
 use crate::crba::mass_from_composites;
 use crate::gravity::gravity_from_frames;
 use crate::regressor_products::{
-    outward_for, times_after_outward, transpose_after_outward, RegressorMotion,
+    joint_torques, link_wrenches, outward_for, times_after_outward, transpose_after_outward,
+    RegressorMotion,
 };
 use crate::rnea::newton_euler;
 use crate::rnea_two_velocity::outward_two_velocity;
 use crate::{DynamicsError, DynamicsWorkspace, Gravity, TransposeProducts};
+
+/// One term `Y(q, qd, v, a) p` of a sum: the motion, whether gravity acts, and p.
+pub type RegressorTerm<'a> = (RegressorMotion<'a>, Gravity, &'a [f64]);
 
 /// The terms at one state `(q, qd)` (see the module documentation).
 #[derive(Debug)]
@@ -107,8 +111,24 @@ impl Terms<'_> {
         p: &[f64],
         out: &mut [f64],
     ) -> Result<(), DynamicsError> {
-        outward_for(self.robot, self.ws, motion, gravity)?;
-        times_after_outward(self.robot, self.ws, p, out)
+        let at_rest = outward_for(self.robot, self.ws, motion, gravity)?;
+        times_after_outward(self.robot, self.ws, at_rest, (p, out))
+    }
+
+    /// `Y(q, qd_1, v_1, a_1) p_1 + Y(q, qd_2, v_2, a_2) p_2` at this q: one inward pass for
+    /// both (see `regressor_times`).
+    pub fn regressor_times_sum(
+        &mut self,
+        [(first, gravity_1, p_1), (second, gravity_2, p_2)]: [RegressorTerm<'_>; 2],
+        out: &mut [f64],
+    ) -> Result<(), DynamicsError> {
+        check_length("out", self.ws.n, out.len())?;
+        let at_rest = outward_for(self.robot, self.ws, first, gravity_1)?;
+        link_wrenches(self.ws, at_rest, p_1, false)?;
+        let at_rest = outward_for(self.robot, self.ws, second, gravity_2)?;
+        link_wrenches(self.ws, at_rest, p_2, true)?;
+        joint_torques(self.robot, self.ws, out);
+        Ok(())
     }
 
     /// `Y(q, qd', v, a)^T x` and `sum_i w_i Y_ic^2` at this q (see

@@ -13,7 +13,9 @@ use armctl_model::{check_length, JointKind, Robot, PARAMS_PER_LINK};
 use nalgebra::{Matrix3, Vector3, Vector6};
 
 use crate::regressor::link_block;
-use crate::rnea_two_velocity::{link_wrench, outward_two_velocity, transmitted_wrenches};
+use crate::rnea_two_velocity::{
+    link_wrench, link_wrench_at_rest, outward_at_rest, outward_two_velocity, transmitted_wrenches,
+};
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// Whether the regressor includes gravity (`G` in `M a + C v + G`).
@@ -40,13 +42,14 @@ pub struct TransposeProducts<'a> {
 /// The velocities and acceleration `(qd, v, a)` of a regressor point, without q.
 pub type RegressorMotion<'a> = (&'a [f64], &'a [f64], &'a [f64]);
 
-/// After the configuration is set: checks the lengths and runs the outward pass.
+/// After the configuration is set: checks the lengths and runs the outward pass; true when
+/// the arm is at rest (`qd = v = 0`, the cheaper pass).
 pub(crate) fn outward_for(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
     (qd, v, a): RegressorMotion<'_>,
     gravity: Gravity,
-) -> Result<(), DynamicsError> {
+) -> Result<bool, DynamicsError> {
     for (what, len) in [("qd", qd.len()), ("v", v.len()), ("a", a.len())] {
         check_length(what, ws.n, len)?;
     }
@@ -54,8 +57,13 @@ pub(crate) fn outward_for(
         Gravity::Included => -robot.gravity_in_frame0(),
         Gravity::Excluded => Vector3::zeros(),
     };
-    outward_two_velocity(robot, ws, (qd, v, Some(a)), base);
-    Ok(())
+    let at_rest = qd.iter().chain(v).all(|&x| x == 0.0);
+    if at_rest {
+        outward_at_rest(robot, ws, a, base);
+    } else {
+        outward_two_velocity(robot, ws, (qd, v, Some(a)), base);
+    }
+    Ok(at_rest)
 }
 
 /// `Y(q, qd, v, a) p` into `out` (p: 10 per link, see `regressor`).
@@ -68,19 +76,32 @@ pub fn regressor_times(
     out: &mut [f64],
 ) -> Result<(), DynamicsError> {
     ws.set_configuration(robot, q)?;
-    outward_for(robot, ws, (qd, v, a), gravity)?;
-    times_after_outward(robot, ws, p, out)
+    let at_rest = outward_for(robot, ws, (qd, v, a), gravity)?;
+    times_after_outward(robot, ws, at_rest, (p, out))
 }
 
-/// `Y p` after [`outward_for`].
+/// `Y p` after [`outward_for`] (`at_rest`: what it returned).
 pub(crate) fn times_after_outward(
     robot: &Robot,
     ws: &mut DynamicsWorkspace,
+    at_rest: bool,
+    (p, out): (&[f64], &mut [f64]),
+) -> Result<(), DynamicsError> {
+    check_length("out", ws.n, out.len())?;
+    link_wrenches(ws, at_rest, p, false)?;
+    joint_torques(robot, ws, out);
+    Ok(())
+}
+
+/// Each link's force and moment for the parameters p after [`outward_for`], into
+/// `ws.force`/`ws.moment`, or added to them (`add`).
+pub(crate) fn link_wrenches(
+    ws: &mut DynamicsWorkspace,
+    at_rest: bool,
     p: &[f64],
-    out: &mut [f64],
+    add: bool,
 ) -> Result<(), DynamicsError> {
     check_length("p", PARAMS_PER_LINK * ws.n, p.len())?;
-    check_length("out", ws.n, out.len())?;
     for (i, link) in p.chunks_exact(PARAMS_PER_LINK).enumerate() {
         let inertia = Matrix3::new(
             link[0], link[1], link[2], //
@@ -88,15 +109,30 @@ pub(crate) fn times_after_outward(
             link[2], link[4], link[5],
         );
         let first_moment = Vector3::new(link[6], link[7], link[8]);
-        (ws.force[i], ws.moment[i]) = link_wrench(ws, i, (link[9], &first_moment, &inertia));
+        let parameters = (link[9], &first_moment, &inertia);
+        let (force, moment) = if at_rest {
+            link_wrench_at_rest(ws, i, parameters)
+        } else {
+            link_wrench(ws, i, parameters)
+        };
+        if add {
+            ws.force[i] += force;
+            ws.moment[i] += moment;
+        } else {
+            (ws.force[i], ws.moment[i]) = (force, moment);
+        }
     }
+    Ok(())
+}
+
+/// The joint torques of the link wrenches in `ws.force`/`ws.moment` (the inward pass).
+pub(crate) fn joint_torques(robot: &Robot, ws: &DynamicsWorkspace, out: &mut [f64]) {
     transmitted_wrenches(ws, |i, f, m| {
         out[i] = match robot.joints()[i].kind {
             JointKind::Revolute => m.z,
             JointKind::Prismatic => f.z,
         };
     });
-    Ok(())
 }
 
 /// `Y(q, qd, v, a)^T x` and `sum_i w_i Y_ic^2` per column c into `out`.

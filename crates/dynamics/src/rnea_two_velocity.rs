@@ -61,6 +61,44 @@ pub(crate) fn link_wrench(
     (force, moment)
 }
 
+/// [`link_wrench`] after [`outward_at_rest`]: `F = m abar + alpha x h`,
+/// `N = I_O alpha + h x abar`.
+pub(crate) fn link_wrench_at_rest(
+    ws: &DynamicsWorkspace,
+    i: usize,
+    (mass, h, i_o): (f64, &Vector3<f64>, &Matrix3<f64>),
+) -> (Vector3<f64>, Vector3<f64>) {
+    let (alpha, abar) = (ws.dw[i], ws.acc[i]);
+    (abar * mass + alpha.cross(h), i_o * alpha + h.cross(&abar))
+}
+
+/// [`outward_two_velocity`] for an arm at rest (`qd = v = 0`): only the accelerations
+/// propagate, `w = w_r = 0` and `abar = a_O`. The mass-matrix products of the adaptive laws.
+pub(crate) fn outward_at_rest(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    a: &[f64],
+    base: Vector3<f64>,
+) {
+    let mut alpha = Vector3::zeros();
+    let mut ao = base;
+    for (i, &acceleration) in a.iter().enumerate().take(ws.n) {
+        let rt = ws.rot[i].transpose();
+        let za = Z * acceleration;
+        let mut alpha_i = rt * alpha;
+        let mut ao_i = rt * (ao + alpha.cross(&ws.pos[i]));
+        match robot.joints()[i].kind {
+            JointKind::Revolute => alpha_i += za,
+            JointKind::Prismatic => ao_i += za,
+        }
+        ws.w[i] = Vector3::zeros();
+        ws.wr[i] = Vector3::zeros();
+        ws.dw[i] = alpha_i;
+        ws.acc[i] = ao_i;
+        (alpha, ao) = (alpha_i, ao_i);
+    }
+}
+
 /// Fills `w` (actual), `wr` (reference), `dw` (spatial angular acceleration alpha) and `acc`
 /// (`abar = a_O + w_r x v_O`) per link, in its frame. The origin velocity `v_O` is only
 /// carried along the recursion. `base` is the base's linear acceleration (`-g` for gravity);

@@ -67,6 +67,13 @@ proptest! {
         terms.regressor_times((&zero, &zero, qdd), Gravity::Excluded, p, &mut out).unwrap();
         regressor_times(&robot, &mut own, (q, &zero, &zero, qdd), Gravity::Excluded, p, &mut want).unwrap();
         assert_close("M_p a", &out, &want);
+        // A sum of two products (at rest and moving) in one inward pass.
+        let mut moving = vec![0.0; n];
+        regressor_times(&robot, &mut own, (q, qd, qd, qdd), Gravity::Included, p, &mut moving).unwrap();
+        let terms_sum = [((&zero[..], &zero[..], qdd), Gravity::Excluded, p), ((qd, qd, qdd), Gravity::Included, p)];
+        terms.regressor_times_sum(terms_sum, &mut out).unwrap();
+        let sum: Vec<f64> = want.iter().zip(&moving).map(|(a, b)| a + b).collect();
+        assert_close("sum of products", &out, &sum);
         let (mut product, mut squares) = (vec![0.0; 10 * n], vec![0.0; 10 * n]);
         let (mut want_product, mut want_squares) = (vec![0.0; 10 * n], vec![0.0; 10 * n]);
         let point = (qd, qd, qdd);

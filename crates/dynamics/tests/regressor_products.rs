@@ -1,6 +1,6 @@
 //! `Y p`, `Y^T x` and `sum_i w_i Y_ic^2` computed without forming Y equal those of the formed
 //! regressor, on random chains (revolute and prismatic joints, skew axes), with and without
-//! gravity.
+//! gravity, moving and at rest.
 
 use armctl_dynamics::{
     regressor, regressor_times, regressor_transpose_products, DynamicsWorkspace, Gravity,
@@ -70,5 +70,14 @@ proptest! {
         assert_close("Y^T x", &product, (y.transpose() * DVector::from_column_slice(x)).as_slice());
         let want: Vec<f64> = y.column_iter().map(|c| c.iter().zip(w).map(|(y, w)| w * y * y).sum()).collect();
         assert_close("sum w Y^2", &squares, &want);
+        // At rest (qd = v = 0) the products take a cheaper pass.
+        let still = vec![0.0; n];
+        let point = (&q[..n], &still[..], &still[..], &a[..n]);
+        let y = formed(&robot, point, gravity);
+        regressor_times(&robot, &mut ws, point, gravity, p, &mut times).unwrap();
+        assert_close("Y p at rest", &times, (&y * DVector::from_column_slice(p)).as_slice());
+        let out = TransposeProducts { transpose_times: &mut product, weighted_squares: &mut squares };
+        regressor_transpose_products(&robot, &mut ws, point, gravity, (x, w), out).unwrap();
+        assert_close("Y^T x at rest", &product, (y.transpose() * DVector::from_column_slice(x)).as_slice());
     }
 }
