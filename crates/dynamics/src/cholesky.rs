@@ -77,13 +77,18 @@ pub fn cholesky_forward_in_place(
     check_length("Cholesky factor columns", n, l.ncols())?;
     check_length("right-hand side rows", n, b.nrows())?;
     let factor = l.as_slice();
-    for column in b.as_mut_slice().chunks_exact_mut(n.max(1)) {
-        for j in 0..n {
-            let l_j = &factor[j * n..(j + 1) * n];
-            if l_j[j] == 0.0 {
-                return Err(DynamicsError::SingularMassMatrix);
-            }
-            let x = column[j] / l_j[j];
+    let columns = b.ncols();
+    let values = b.as_mut_slice();
+    // Row by row of the factor, every right-hand side at once: one division per row.
+    for j in 0..n {
+        let l_j = &factor[j * n..(j + 1) * n];
+        if l_j[j] == 0.0 {
+            return Err(DynamicsError::SingularMassMatrix);
+        }
+        let inverse = l_j[j].recip();
+        for c in 0..columns {
+            let column = &mut values[c * n..(c + 1) * n];
+            let x = column[j] * inverse;
             column[j] = x;
             for (value, l_ij) in column[j + 1..].iter_mut().zip(&l_j[j + 1..]) {
                 *value -= l_ij * x;
