@@ -15,16 +15,8 @@ use nalgebra::{DMatrix, Matrix6xX};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-fn vec_in(len: usize, scale: f64) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(-scale..scale, len)
-}
-
-fn assert_close(what: &str, got: &[f64], want: &[f64]) {
-    let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-10 * scale, "{what}[{k}]: {g} vs {w}");
-    }
-}
+mod support;
+use support::{assert_close, vec_in};
 
 proptest! {
     #![proptest_config(ProptestConfig {

@@ -15,6 +15,9 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use serde::Deserialize;
 
+mod support;
+use support::vec_in;
+
 /// One sample of a derivatives file (matrices as lists of rows).
 #[derive(Deserialize)]
 #[allow(non_snake_case)]
@@ -116,10 +119,6 @@ fn central(n: usize, x: &[f64], h: f64, mut f: impl FnMut(&[f64], &mut [f64])) -
         }
     }
     out
-}
-
-fn vec_in(len: usize, scale: f64) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(-scale..scale, len)
 }
 
 proptest! {

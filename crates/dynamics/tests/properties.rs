@@ -16,9 +16,8 @@ use nalgebra::{DMatrix, DVector, Matrix6xX, Vector3, Vector6};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-fn vec_in(len: usize, scale: f64) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(-scale..scale, len)
-}
+mod support;
+use support::vec_in;
 
 fn close(
     what: &str,

@@ -12,9 +12,8 @@ use nalgebra::{DMatrix, DVector};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-fn vec_in(len: usize, scale: f64) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(-scale..scale, len)
-}
+mod support;
+use support::{assert_close, vec_in};
 
 /// `Y(q, qd, v, a)`, without G when `gravity` is excluded.
 fn formed(
@@ -33,13 +32,6 @@ fn formed(
         y -= g;
     }
     y
-}
-
-fn assert_close(what: &str, got: &[f64], want: &[f64]) {
-    let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-    for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-10 * scale, "{what}[{k}]: {g} vs {w}");
-    }
 }
 
 proptest! {
