@@ -5,7 +5,8 @@
 //!
 //! Every algorithm is `algorithm(&robot, &mut workspace, inputs.., outputs)`: the robot is
 //! immutable, the [`DynamicsWorkspace`] holds the scratch buffers, results go to the caller's
-//! output arguments, and nothing allocates.
+//! output arguments, and nothing allocates. Several terms at one state come from one pass:
+//! [`DynamicsWorkspace::update`] returns [`Terms`].
 //!
 //! ```
 //! use armctl_dynamics::{gravity_torques, mass_matrix, rnea, DynamicsWorkspace};
