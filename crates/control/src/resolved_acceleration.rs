@@ -106,10 +106,11 @@ impl Controller for ResolvedAcceleration {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
         let joint_target = joint_target(&self.parameters, step.reference);
-        let desired = self
-            .tip
-            .update(&self.model.robot, state.q, dt, joint_target)?;
-        let bias = self.tip.jdot_qd(&self.model.robot, state.q, state.qd)?;
+        // One pass at (q, qd) for the tip, Jdot qd and the inverse dynamics.
+        let (robot, ws) = (&self.model.robot, &mut self.model.ws);
+        let mut terms = ws.update(robot, state.q, state.qd)?;
+        let desired = self.tip.update_with(robot, &mut terms, dt, joint_target)?;
+        let bias = terms.tip_jacobian_dot_qd();
         let error = self.tip.error(&desired);
         let velocity = self.tip.times(state.qd);
         let p = &self.parameters;
@@ -125,7 +126,6 @@ impl Controller for ResolvedAcceleration {
             &mut self.self_motion,
             &mut self.acceleration,
         )?;
-        self.model
-            .inverse_dynamics(state, &self.acceleration, effort)
+        Ok(terms.inverse_dynamics(&self.acceleration, effort)?)
     }
 }

@@ -96,21 +96,9 @@ impl TipTarget {
         }
     }
 
-    /// Advances the clock by `dt`, measures the tip pose and Jacobian at `q`, and returns the
-    /// target in effect now: the pose target's, or `joint`'s through forward kinematics.
-    pub(crate) fn update(
-        &mut self,
-        robot: &Robot,
-        q: &[f64],
-        dt: f64,
-        joint: Option<&JointReference>,
-    ) -> Result<PoseSample, ControlError> {
-        let desired = self.advance(robot, dt, joint)?;
-        self.measure(robot, q)?;
-        Ok(desired)
-    }
-
-    /// As [`TipTarget::update`], with the tip pose and Jacobian taken from the one pass at q.
+    /// Advances the target's clock by dt and returns the target in effect now (the pose target,
+    /// or the joint reference through the kinematics); the tip pose and Jacobian come from the
+    /// one pass at q.
     pub(crate) fn update_with(
         &mut self,
         robot: &Robot,
