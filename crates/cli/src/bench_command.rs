@@ -21,8 +21,8 @@ use serde::Serialize;
 use armctl_control::{controller_by_name, Cooperative, JointReference, JointState, CONTROLLERS};
 use armctl_sim::{SimConfig, Simulator};
 
+use crate::bench_states::{periodic_path, random_states, State};
 use crate::model_command::UrdfArgs;
-use crate::random_states::{random_states, State};
 
 /// `armctl bench` arguments.
 #[derive(Debug, Args)]
@@ -53,6 +53,8 @@ struct Report {
 
 const STATES: usize = 256;
 const CALLS_PER_BATCH: usize = 2048;
+/// Samples of the controllers' path: one period, one batch.
+const PATH_STATES: usize = CALLS_PER_BATCH;
 
 /// Median ns per call of `f` over `batches` batches, cycling through the states.
 fn time(states: &[State], batches: usize, mut f: impl FnMut(&State)) -> f64 {
@@ -296,50 +298,77 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
             }),
         );
     }
-    for name in CONTROLLERS {
-        if let Ok(mut controller) = controller_by_name(name, robot) {
-            let mut reference = JointReference::hold(&states[0].q);
-            let start = JointState {
-                q: &states[0].q,
-                qd: &states[0].qd,
-            };
-            controller.reset(&start);
-            record(
-                &format!("controller_{name}"),
-                time(states, pick(&format!("controller_{name}")), |s| {
-                    reference.q.copy_from_slice(&s.q);
-                    let _ = controller.update(
-                        &JointState { q: &s.q, qd: &s.qd },
-                        &reference,
-                        1e-3,
-                        &mut out,
-                    );
-                }),
-            );
-        }
+    measure_controllers(robot, (states, batches, only), &mut results);
+    Report {
+        robot: robot.name().to_string(),
+        dof: n,
+        ns_per_call: results,
     }
+}
+
+/// The controllers, each on a smooth periodic path sampled at 1 kHz (what a control loop
+/// sees; a law that keeps state from one step to the next, such as the Cartesian impedance's
+/// modes, counts on it), and the Cartesian impedance also on the random `states` (every call
+/// a jump: its cost from a cold start).
+fn measure_controllers(
+    robot: &Robot,
+    (states, batches, only): (&[State], usize, Option<&str>),
+    results: &mut Vec<(String, f64)>,
+) {
+    let n = robot.dof();
+    let path = periodic_path(robot, PATH_STATES, 1e-3);
+    let mut out = vec![0.0; n];
+    let mut record = |name: &str, ns: f64| {
+        if !ns.is_nan() {
+            results.push((name.to_string(), ns));
+        }
+    };
+    let pick = |name: &str| match only {
+        Some(text) if !name.contains(text) => 0,
+        _ => batches,
+    };
+    let mut time_law = |name: &str, row: &str, states: &[State]| {
+        let Ok(mut controller) = controller_by_name(name, robot) else {
+            return f64::NAN;
+        };
+        let mut reference = JointReference::hold(&states[0].q);
+        controller.reset(&JointState {
+            q: &states[0].q,
+            qd: &states[0].qd,
+        });
+        time(states, pick(row), |s| {
+            reference.q.copy_from_slice(&s.q);
+            let _ = controller.update(
+                &JointState { q: &s.q, qd: &s.qd },
+                &reference,
+                1e-3,
+                &mut out,
+            );
+        })
+    };
+    for name in CONTROLLERS {
+        let row = format!("controller_{name}");
+        record(&row, time_law(name, &row, &path));
+    }
+    let row = "controller_cartesian_impedance_random_states";
+    record(row, time_law("cartesian_impedance", row, states));
     // Two copies of the arm side by side (0.2 m apart) under the cooperative law, both arms
     // per call.
     let beside = nalgebra::IsometryMatrix3::translation(0.0, 0.2, 0.0);
     if let Ok(mut law) = Cooperative::new(robot, [nalgebra::IsometryMatrix3::identity(), beside]) {
         let start = JointState {
-            q: &states[0].q,
-            qd: &states[0].qd,
+            q: &path[0].q,
+            qd: &path[0].qd,
         };
         if law.restart([&start, &start]).is_ok() {
-            let mut other = vec![0.0; n];
+            let (mut out, mut other) = (vec![0.0; n], vec![0.0; n]);
             record(
                 "controller_cooperative_both_arms",
-                time(states, pick("controller_cooperative_both_arms"), |s| {
+                time(&path, pick("controller_cooperative_both_arms"), |s| {
                     let state = JointState { q: &s.q, qd: &s.qd };
                     let _ = law.update([&state, &state], 1e-3, [&mut out, &mut other]);
                 }),
             );
         }
-    }
-    Report {
-        robot: robot.name().to_string(),
-        dof: n,
-        ns_per_call: results,
     }
 }

@@ -1,6 +1,7 @@
 //! The `armctl` command.
 
 mod bench_command;
+mod bench_states;
 mod demo_command;
 mod dynamics_command;
 mod excite_command;
@@ -16,7 +17,6 @@ mod pair_run;
 mod params_command;
 mod params_file;
 mod plots;
-mod random_states;
 mod sim_command;
 mod sim_config_file;
 mod trajectory_spec;

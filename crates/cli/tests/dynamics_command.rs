@@ -150,6 +150,9 @@ fn bench_reports_every_algorithm_and_writes_states() {
         "forward_kinematics",
         "jacobian",
         "regressor",
+        "controller_pd_gravity",
+        "controller_cartesian_impedance",
+        "controller_cartesian_impedance_random_states",
     ] {
         assert!(
             names.contains(&algorithm),

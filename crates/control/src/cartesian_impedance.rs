@@ -8,7 +8,8 @@
 //! Damping is critical from the stiffness and the task-space inertia
 //! `Lambda = (J M^-1 J^T)^-1` by double diagonalisation: with `Lambda = Q Q^T` and
 //! `K = Q diag(k0) Q^T`, `D = Q diag(2 zeta sqrt(k0)) Q^T` (Albu-Schaeffer et al., 2003): every
-//! mode, light or heavy, gets the damping ratio zeta. (A diagonal `2 zeta sqrt(K_i Lambda_ii)`
+//! mode, light or heavy, gets the damping ratio zeta ([`ModalDamping`], which keeps the modes
+//! from one step to the next). (A diagonal `2 zeta sqrt(K_i Lambda_ii)`
 //! over-damps a light wrist axis until the discrete loop goes unstable.)
 //! Claim: the tip behaves as a spring of stiffness K_x: a constant wrench F on the tip deflects
 //! it statically by `K_x^-1 F` (with the dynamically consistent projector the posture task does
@@ -44,6 +45,7 @@ use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
 use crate::gains::{cartesian_gain, Configurations};
+use crate::modal_damping::ModalDamping;
 use crate::reference::PoseSample;
 use crate::task_inertia::TaskInertia;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
@@ -59,6 +61,7 @@ pub struct CartesianImpedance {
     parameters: ParameterSet,
     gains: Gains,
     task: TaskInertia,
+    damping: ModalDamping,
     nonlinear: Vec<f64>,
     posture: DVector<f64>,
     tip: TipTarget,
@@ -123,22 +126,6 @@ impl Gains {
             )?,
         })
     }
-}
-
-/// `D = Q diag(2 zeta sqrt(k0)) Q^T` with `Lambda = Q Q^T`, `diag(k) = Q diag(k0) Q^T`, from
-/// the lower Cholesky factor U of `Lambda^-1 = U U^T`: with `F = U^-T` (`F F^T = Lambda`),
-/// `F^-1 K F^-T = U^T K U = V diag(k0) V^T` and `Q = U^-T V`, no inverse needed.
-pub(crate) fn damping_matrix(mobility_factor: &Matrix6<f64>, k: &[f64], zeta: f64) -> Matrix6<f64> {
-    let u = mobility_factor;
-    let ku = Matrix6::from_fn(|r, c| k[r] * u[(r, c)]);
-    let c = u.tr_mul(&ku);
-    let eigen = nalgebra::SymmetricEigen::new((c + c.transpose()) * 0.5);
-    let Some(q) = u.tr_solve_lower_triangular(&eigen.eigenvectors) else {
-        return Matrix6::zeros();
-    };
-    let d0 = eigen.eigenvalues.map(|v| 2.0 * zeta * v.max(0.0).sqrt());
-    let scaled = Matrix6::from_fn(|r, c| q[(r, c)] * d0[c]);
-    scaled * q.transpose()
 }
 
 /// Isotropic per block: `(20 rad/s)^2` times the lightest effective task inertia of the block,
@@ -211,6 +198,7 @@ impl CartesianImpedance {
             parameters,
             gains,
             task: TaskInertia::new(robot),
+            damping: ModalDamping::default(),
             nonlinear: vec![0.0; n],
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
@@ -280,6 +268,7 @@ impl Controller for CartesianImpedance {
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
         self.force_offset = Vector6::zeros();
+        self.damping = ModalDamping::default();
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         Some(&mut self.tip)
@@ -318,8 +307,14 @@ impl Controller for CartesianImpedance {
             });
             lambda * (desired.acceleration - bias + target) - wrench
         } else {
-            let damping = damping_matrix(&self.task.mobility_factor, k, zeta);
-            Vector6::from_fn(|i, _| k[i] * error[i]) + damping * (desired.twist - velocity)
+            let factors = (
+                &self.task.mobility_factor,
+                &self.task.inverse_mobility_factor,
+            );
+            let damped = self
+                .damping
+                .times(factors, k, zeta, &(desired.twist - velocity))?;
+            Vector6::from_fn(|i, _| k[i] * error[i]) + damped
         };
         let (kn, dn) = (
             p[self.gains.nullspace_stiffness],
@@ -330,37 +325,5 @@ impl Controller for CartesianImpedance {
             self.posture[i] = kn * (reference.q[i] - state.q[i]) - dn * state.qd[i];
         }
         self.add_nullspace(&lambda, effort)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The factor `damping_matrix` takes: U with `Lambda^-1 = U U^T`.
-    fn factor_of(lambda: &Matrix6<f64>) -> Matrix6<f64> {
-        lambda.try_inverse().unwrap().cholesky().unwrap().unpack()
-    }
-
-    #[test]
-    fn damping_is_critical_in_every_mode() {
-        // A scalar inertia gives the familiar 2 zeta sqrt(k m) per axis.
-        let d = damping_matrix(
-            &factor_of(&(Matrix6::identity() * 4.0)),
-            &[9.0, 16.0, 25.0, 1.0, 1.0, 1.0],
-            1.0,
-        );
-        assert!((d[(0, 0)] - 2.0 * 6.0).abs() < 1e-12 && (d[(2, 2)] - 2.0 * 10.0).abs() < 1e-12);
-        // A general inertia: D satisfies D Lambda^-1 D = 4 zeta^2 K when K and Lambda share
-        // their modes (here K = k Lambda).
-        let a = Matrix6::from_fn(|r, c| {
-            ((r * 7 + c * 3) % 5) as f64 * 0.1 + if r == c { 1.0 } else { 0.0 }
-        });
-        let lambda = a * a.transpose();
-        let k: Vec<f64> = vec![100.0; 6];
-        let d = damping_matrix(&factor_of(&lambda), &k, 0.7);
-        let lhs = d * lambda.try_inverse().unwrap() * d;
-        let rhs = Matrix6::from_diagonal(&Vector6::from_element(100.0)) * 4.0 * 0.49;
-        assert!((lhs - rhs).amax() < 1e-9, "{lhs}");
     }
 }

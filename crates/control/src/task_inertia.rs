@@ -25,6 +25,8 @@ pub(crate) struct TaskInertia {
     /// The lower Cholesky factor U of the regularised mobility `J M^-1 J^T + 1e-9 I = U U^T`
     /// at the last [`TaskInertia::inertia`]: `Lambda = U^-T U^-1`.
     pub(crate) mobility_factor: Matrix6<f64>,
+    /// `U^-1` at the last [`TaskInertia::inertia`].
+    pub(crate) inverse_mobility_factor: Matrix6<f64>,
 }
 
 impl TaskInertia {
@@ -35,6 +37,7 @@ impl TaskInertia {
             w: DMatrix::zeros(n, 6),
             scratch: DMatrix::zeros(n, 1),
             mobility_factor: Matrix6::identity(),
+            inverse_mobility_factor: Matrix6::identity(),
         }
     }
 
@@ -62,7 +65,7 @@ impl TaskInertia {
     }
 
     /// `W` and `Lambda = (J M^-1 J^T + 1e-9 I)^-1` at the terms' q, through the mobility's
-    /// Cholesky factor (kept in `mobility_factor`).
+    /// Cholesky factor (kept in `mobility_factor`, its inverse in `inverse_mobility_factor`).
     pub(crate) fn inertia(
         &mut self,
         terms: &mut Terms<'_>,
@@ -78,6 +81,7 @@ impl TaskInertia {
             .solve_lower_triangular(&Matrix6::identity())
             .ok_or(singular)?;
         self.mobility_factor = factor;
+        self.inverse_mobility_factor = inverse;
         Ok(inverse.tr_mul(&inverse))
     }
 
