@@ -325,10 +325,22 @@ impl Estimate {
             },
         )?;
         self.normalisers.fill(self.noise_floor + error);
+        for (direction, &c) in self.direction.iter_mut().zip(&self.columns) {
+            *direction = self.full_direction[c];
+        }
+        // Summed in a register and stored once per run of one link's parameters: a sum kept
+        // in `normalisers[link]` waits for its own store at every parameter.
+        let (mut run_link, mut run_sum) = (0, 0.0);
         let columns = self.columns.iter().zip(&self.links);
-        for (k, ((&c, &link), s)) in columns.zip(&self.scale).enumerate() {
-            self.direction[k] = self.full_direction[c];
-            self.normalisers[link] += s * s * self.full_squares[c];
+        for ((&c, &link), s) in columns.zip(&self.scale) {
+            if link != run_link {
+                self.normalisers[run_link] += run_sum;
+                (run_link, run_sum) = (link, 0.0);
+            }
+            run_sum += s * s * self.full_squares[c];
+        }
+        if let Some(last) = self.normalisers.get_mut(run_link) {
+            *last += run_sum;
         }
         let finite = self.normalisers.iter().all(|n| n.is_finite());
         for n in &mut self.normalisers {
