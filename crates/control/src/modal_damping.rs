@@ -186,4 +186,52 @@ mod tests {
         let d = damping.times((&u, &g), &[4.0; 6], 1.0, &v).unwrap();
         assert!((d - Vector6::repeat(4.0)).amax() < 1e-12, "{d}");
     }
+
+    #[test]
+    fn badly_scaled_designs_converge_and_stay_finite() {
+        // Mobility factors over twenty decades (an arm at a singularity, regularised to 1e-9,
+        // has task inertias up to 1e9) and stiffnesses from zero to 1e6: the design converges
+        // (no fault for a finite input) and D is finite, symmetric and positive semidefinite.
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut unit = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut damping = ModalDamping::default();
+        for case in 0..2000 {
+            let mut u = Matrix6::from_fn(|r, c| if r >= c { unit() - 0.5 } else { 0.0 });
+            for i in 0..6 {
+                u[(i, i)] = 10f64.powf(10.0 * unit() - 5.0);
+            }
+            let k: Vec<f64> = (0..6)
+                .map(|_| {
+                    if unit() < 0.2 {
+                        0.0
+                    } else {
+                        10f64.powf(6.0 * unit())
+                    }
+                })
+                .collect();
+            let g = u.try_inverse().unwrap();
+            if case % 3 == 0 {
+                damping = ModalDamping::default();
+            }
+            let mut d = Matrix6::zeros();
+            for c in 0..6 {
+                let column = damping.times((&u, &g), &k, 1.0, &Vector6::ith(c, 1.0));
+                d.set_column(c, &column.unwrap_or_else(|e| panic!("case {case}: {e}")));
+            }
+            assert!(d.iter().all(|v| v.is_finite()), "case {case}");
+            // Rounding scales with the factors' sizes: `D = U^-T sqrt(U^T K U) U^-1`.
+            let kmax = k.iter().fold(0.0_f64, |a, &b| a.max(b));
+            let scale = g.norm_squared() * u.norm() * kmax.sqrt();
+            let asymmetry = (d - d.transpose()).amax();
+            assert!(
+                asymmetry <= 1e-12 * scale,
+                "case {case}: {asymmetry:e}, {scale:e}"
+            );
+        }
+    }
 }
