@@ -117,15 +117,11 @@ impl SlotineLiAdaptive {
     ) -> Result<(), ControlError> {
         let terms = &self.terms;
         let reference = (state.qd, &terms.qd_r[..], &terms.qdd_r[..]);
-        // One configuration for both regressor passes.
+        // One configuration and one outward pass for both products.
         let mut model = self.model.ws.update(&self.model.robot, state.q, state.qd)?;
+        let mut regressor = model.regressor_pass(reference, Gravity::Included)?;
         let p = self.estimate.full_values();
-        model.regressor_times(
-            reference,
-            Gravity::Included,
-            p,
-            self.model_torque.as_mut_slice(),
-        )?;
+        regressor.times(p, self.model_torque.as_mut_slice())?;
         let (kd, lambda) = (
             &self.parameters[self.gains.kd],
             &self.parameters[self.gains.lambda],
@@ -142,16 +138,7 @@ impl SlotineLiAdaptive {
             self.adaptation,
             &self.parameters,
             (&self.feedback, &self.weights, dt),
-            |x, w, out| {
-                Ok(
-                    model.regressor_transpose_products(
-                        reference,
-                        Gravity::Included,
-                        (x, w),
-                        out,
-                    )?,
-                )
-            },
+            |x, w, out| Ok(regressor.transpose_products((x, w), out)?),
         )
     }
 }

@@ -33,6 +33,33 @@ pub struct Terms<'a> {
     composites: bool,
 }
 
+/// Products with one regressor `Y(q, qd', v, a)` after its outward pass
+/// ([`Terms::regressor_pass`]); the pass's velocities and accelerations cannot change while
+/// this lives.
+#[derive(Debug)]
+pub struct RegressorPass<'t, 'a> {
+    terms: &'t mut Terms<'a>,
+    at_rest: bool,
+}
+
+impl RegressorPass<'_, '_> {
+    /// `Y p` into `out` (p: 10 per link, see `regressor`).
+    pub fn times(&mut self, p: &[f64], out: &mut [f64]) -> Result<(), DynamicsError> {
+        let terms = &mut *self.terms;
+        times_after_outward(terms.robot, terms.ws, self.at_rest, (p, out))
+    }
+
+    /// `Y^T x` and `sum_i w_i Y_ic^2` (see `regressor_transpose_products`).
+    pub fn transpose_products(
+        &mut self,
+        (x, w): (&[f64], &[f64]),
+        out: TransposeProducts<'_>,
+    ) -> Result<(), DynamicsError> {
+        self.terms.world_frames();
+        transpose_after_outward(self.terms.ws, (x, w), out)
+    }
+}
+
 impl DynamicsWorkspace {
     /// Sets the frames at `q` for the terms at `(q, qd)`.
     ///
@@ -55,7 +82,7 @@ impl DynamicsWorkspace {
     }
 }
 
-impl Terms<'_> {
+impl<'a> Terms<'a> {
     fn world_frames(&mut self) {
         if !self.world_frames {
             self.ws.update_world_frames(self.robot);
@@ -111,8 +138,21 @@ impl Terms<'_> {
         p: &[f64],
         out: &mut [f64],
     ) -> Result<(), DynamicsError> {
+        self.regressor_pass(motion, gravity)?.times(p, out)
+    }
+
+    /// The outward pass of one motion `(qd', v, a)` at this q, for several products with the
+    /// same regressor `Y(q, qd', v, a)` (a law's `Y p` and then `Y^T x`).
+    pub fn regressor_pass(
+        &mut self,
+        motion: RegressorMotion<'_>,
+        gravity: Gravity,
+    ) -> Result<RegressorPass<'_, 'a>, DynamicsError> {
         let at_rest = outward_for(self.robot, self.ws, motion, gravity)?;
-        times_after_outward(self.robot, self.ws, at_rest, (p, out))
+        Ok(RegressorPass {
+            terms: self,
+            at_rest,
+        })
     }
 
     /// `Y(q, qd_1, v_1, a_1) p_1 + Y(q, qd_2, v_2, a_2) p_2` at this q: one inward pass for
@@ -140,9 +180,8 @@ impl Terms<'_> {
         (x, w): (&[f64], &[f64]),
         out: TransposeProducts<'_>,
     ) -> Result<(), DynamicsError> {
-        outward_for(self.robot, self.ws, motion, gravity)?;
-        self.world_frames();
-        transpose_after_outward(self.ws, (x, w), out)
+        self.regressor_pass(motion, gravity)?
+            .transpose_products((x, w), out)
     }
 
     /// The tool frame's pose in the base link frame.

@@ -57,7 +57,7 @@ mod rnea_two_velocity;
 mod spatial;
 mod workspace;
 
-pub use all_terms::{RegressorTerm, Terms};
+pub use all_terms::{RegressorPass, RegressorTerm, Terms};
 pub use base_parameters::{
     base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
 };

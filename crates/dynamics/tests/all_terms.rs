@@ -75,6 +75,15 @@ proptest! {
         regressor_transpose_products(&robot, &mut own, (q, qd, qd, qdd), Gravity::Included, (qdd, w), products).unwrap();
         assert_close("Y^T x", &product, &want_product);
         assert_close("sum w Y^2", &squares, &want_squares);
+        // One outward pass for both products (a law's `Y p`, then `Y^T x`).
+        let mut pass = terms.regressor_pass(point, Gravity::Included).unwrap();
+        pass.times(p, &mut out).unwrap();
+        regressor_times(&robot, &mut own, (q, qd, qd, qdd), Gravity::Included, p, &mut want).unwrap();
+        assert_close("Y p of the pass", &out, &want);
+        let products = TransposeProducts { transpose_times: &mut product, weighted_squares: &mut squares };
+        pass.transpose_products((qdd, w), products).unwrap();
+        assert_close("Y^T x of the pass", &product, &want_product);
+        assert_close("sum w Y^2 of the pass", &squares, &want_squares);
         if !jacobian_first {
             terms.tip_jacobian(&mut jac).unwrap();
         }
