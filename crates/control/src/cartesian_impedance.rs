@@ -307,13 +307,9 @@ impl Controller for CartesianImpedance {
             });
             lambda * (desired.acceleration - bias + target) - wrench
         } else {
-            let factors = (
-                &self.task.mobility_factor,
-                &self.task.inverse_mobility_factor,
-            );
             let damped = self
                 .damping
-                .times(factors, k, zeta, &(desired.twist - velocity))?;
+                .times(&self.task, k, zeta, &(desired.twist - velocity))?;
             Vector6::from_fn(|i, _| k[i] * error[i]) + damped
         };
         let (kn, dn) = (

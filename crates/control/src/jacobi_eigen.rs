@@ -10,16 +10,14 @@
 use nalgebra::Matrix6;
 
 /// An off-diagonal entry counts as zero below this times the geometric mean of its two
-/// diagonal entries...
+/// diagonal entries. No absolute floor: one relative to the whole matrix would leave the
+/// small eigenvalues of a badly scaled matrix unseparated.
 const RELATIVE: f64 = 1e-12;
 
-/// ... or below this times the matrix's Frobenius norm (rounding: an eigenvalue that small is
-/// zero as far as the matrix can tell).
-const ABSOLUTE: f64 = 1e-14;
-
-/// Sweeps after which a matrix that is still not diagonal is given up on (convergence is
-/// quadratic: six to eight sweeps from a cold start at double precision).
-const MAX_SWEEPS: usize = 30;
+/// Sweeps after which a matrix that is still not diagonal is given up on, unless the caller
+/// gives up sooner (convergence is quadratic: six to eleven sweeps from a cold start at double
+/// precision).
+pub(crate) const MAX_SWEEPS: usize = 30;
 
 /// The 15 planes of a sweep in 5 rounds of 3 disjoint ones (a round-robin tournament of the
 /// 6 indices): the rotations of a round commute, so their angles are computed together, from
@@ -35,43 +33,71 @@ const ROUNDS: [[(usize, usize); 3]; 5] = [
 /// Diagonalises the symmetric `a` in place by rotations `a <- R^T a R`, accumulated into
 /// `vectors <- vectors R`: on return the diagonal of `a` holds the eigenvalues and, when
 /// `vectors` held an orthogonal V0 with `a = V0^T A V0`, its columns the eigenvectors of A.
-/// Returns the sweeps used, or `None` when `a` is not finite or does not converge (then `a`
-/// and `vectors` are not to be used).
-pub(crate) fn jacobi_eigen(a: &mut Matrix6<f64>, vectors: &mut Matrix6<f64>) -> Option<usize> {
-    let total = a.norm_squared();
-    if !total.is_finite() {
+/// Returns the sweeps used, or `None` when `a` is not finite or does not converge within
+/// `max_sweeps` (at most [`MAX_SWEEPS`]; then `a` and `vectors` are not to be used).
+pub(crate) fn jacobi_eigen(
+    a: &mut Matrix6<f64>,
+    vectors: &mut Matrix6<f64>,
+    max_sweeps: usize,
+) -> Option<usize> {
+    if !a.iter().all(|x| x.is_finite()) {
         return None;
     }
-    let floor = ABSOLUTE * ABSOLUTE * total;
-    let negligible = |a: &Matrix6<f64>, p: usize, q: usize| {
-        let apq = a[(p, q)] * a[(p, q)];
-        apq <= floor || apq <= RELATIVE * RELATIVE * (a[(p, p)] * a[(q, q)]).abs()
-    };
-    for sweep in 0..=MAX_SWEEPS {
-        if ROUNDS.iter().flatten().all(|&(p, q)| negligible(a, p, q)) {
+    let max_sweeps = max_sweeps.min(MAX_SWEEPS);
+    for sweep in 0..=max_sweeps {
+        if nearly_diagonal(a, RELATIVE) {
             return Some(sweep);
         }
-        for round in &ROUNDS {
-            let rotations = round.map(|(p, q)| {
-                let keep = negligible(a, p, q);
-                (p, q, if keep { (1.0, 0.0) } else { rotation(a, p, q) })
-            });
-            for &(p, q, (c, s)) in &rotations {
-                if s != 0.0 {
-                    rotate_columns(a, p, q, c, s);
-                    rotate_columns(vectors, p, q, c, s);
-                }
-            }
-            for &(p, q, (c, s)) in &rotations {
-                if s != 0.0 {
-                    rotate_rows(a, p, q, c, s);
-                    a[(p, q)] = 0.0;
-                    a[(q, p)] = 0.0;
-                }
+        if sweep < max_sweeps {
+            for round in &ROUNDS {
+                apply_round(a, vectors, round);
             }
         }
     }
     None
+}
+
+/// Whether `a[(p, q)]` is negligible next to `a[(p, p)]` and `a[(q, q)]`.
+fn negligible(a: &Matrix6<f64>, p: usize, q: usize) -> bool {
+    coupling_within(a, (p, q), RELATIVE)
+}
+
+/// Whether every off-diagonal entry is at most `ratio` times the geometric mean of its two
+/// diagonal entries (as [`coupling_within`], with each square root taken once), e.g. a
+/// guessed basis close enough to be worth a warm start.
+pub(crate) fn nearly_diagonal(a: &Matrix6<f64>, ratio: f64) -> bool {
+    let roots = a.diagonal().map(|x| x.abs().sqrt());
+    ROUNDS
+        .iter()
+        .flatten()
+        .all(|&(p, q)| a[(p, q)].abs() <= ratio * roots[p] * roots[q])
+}
+
+/// `|a_pq| <= ratio sqrt(|a_pp|) sqrt(|a_qq|)`, the square roots taken apart so that neither
+/// tiny nor huge entries leave the range of f64.
+fn coupling_within(a: &Matrix6<f64>, (p, q): (usize, usize), ratio: f64) -> bool {
+    a[(p, q)].abs() <= ratio * a[(p, p)].abs().sqrt() * a[(q, q)].abs().sqrt()
+}
+
+/// The round's three rotations, each zeroing its entry unless that is already negligible.
+fn apply_round(a: &mut Matrix6<f64>, vectors: &mut Matrix6<f64>, round: &[(usize, usize); 3]) {
+    let rotations = round.map(|(p, q)| {
+        let keep = negligible(a, p, q);
+        (p, q, if keep { (1.0, 0.0) } else { rotation(a, p, q) })
+    });
+    for &(p, q, (c, s)) in &rotations {
+        if s != 0.0 {
+            rotate_columns(a, p, q, c, s);
+            rotate_columns(vectors, p, q, c, s);
+        }
+    }
+    for &(p, q, (c, s)) in &rotations {
+        if s != 0.0 {
+            rotate_rows(a, p, q, c, s);
+            a[(p, q)] = 0.0;
+            a[(q, p)] = 0.0;
+        }
+    }
 }
 
 /// Cosine and sine of the rotation in the (p, q) plane that zeroes `a[(p, q)]`.
@@ -137,13 +163,13 @@ mod tests {
         for seed in 1..50 {
             let original = symmetric(seed);
             let (mut a, mut v) = (original, Matrix6::identity());
-            let cold = jacobi_eigen(&mut a, &mut v).unwrap();
+            let cold = jacobi_eigen(&mut a, &mut v, MAX_SWEEPS).unwrap();
             assert!((reassembled(&a, &v) - original).amax() < 1e-11 * original.amax());
             assert!((v.transpose() * v - Matrix6::identity()).amax() < 1e-14);
             // A small change, started from the last eigenvectors: fewer sweeps, same accuracy.
             let moved = original + symmetric(seed + 100) * 1e-3;
             let mut warm = v.transpose() * moved * v;
-            let warm_sweeps = jacobi_eigen(&mut warm, &mut v).unwrap();
+            let warm_sweeps = jacobi_eigen(&mut warm, &mut v, MAX_SWEEPS).unwrap();
             assert!(warm_sweeps < cold, "{warm_sweeps} vs {cold}");
             let error = (reassembled(&warm, &v) - moved).amax() / moved.amax();
             assert!(error < 1e-11, "{error:e}");
@@ -156,7 +182,7 @@ mod tests {
         let spectrum = nalgebra::Vector6::new(4.0, 4.0, 0.0, 0.0, 1.0, 4.0);
         let original = basis * Matrix6::from_diagonal(&spectrum) * basis.transpose();
         let (mut a, mut v) = (original, Matrix6::identity());
-        jacobi_eigen(&mut a, &mut v).unwrap();
+        jacobi_eigen(&mut a, &mut v, MAX_SWEEPS).unwrap();
         assert!((reassembled(&a, &v) - original).amax() < 1e-13);
         let mut eigenvalues: Vec<f64> = a.diagonal().iter().copied().collect();
         eigenvalues.sort_by(f64::total_cmp);
@@ -202,11 +228,31 @@ mod tests {
     }
 
     #[test]
+    fn tiny_and_huge_matrices_are_diagonalised_too() {
+        for scale in [1e-300, 1e-170, 1e160, 1e300] {
+            let original = symmetric(7) * scale;
+            let (mut a, mut v) = (original, Matrix6::identity());
+            assert!(
+                jacobi_eigen(&mut a, &mut v, MAX_SWEEPS).is_some(),
+                "{scale:e}"
+            );
+            let error = (reassembled(&a, &v) - original).amax() / original.amax();
+            assert!(error < 1e-11, "{scale:e}: {error:e}");
+        }
+    }
+
+    #[test]
     fn refuses_what_is_not_finite() {
         let mut a = symmetric(3);
         a[(2, 4)] = f64::NAN;
-        assert_eq!(jacobi_eigen(&mut a, &mut Matrix6::identity()), None);
+        assert_eq!(
+            jacobi_eigen(&mut a, &mut Matrix6::identity(), MAX_SWEEPS),
+            None
+        );
         let mut a = Matrix6::from_element(f64::INFINITY);
-        assert_eq!(jacobi_eigen(&mut a, &mut Matrix6::identity()), None);
+        assert_eq!(
+            jacobi_eigen(&mut a, &mut Matrix6::identity(), MAX_SWEEPS),
+            None
+        );
     }
 }

@@ -41,6 +41,18 @@ impl TaskInertia {
         }
     }
 
+    /// A task inertia holding only the mobility factor U (for the damping design's tests).
+    #[cfg(test)]
+    pub(crate) fn with_mobility_factor(factor: Matrix6<f64>) -> Self {
+        Self {
+            mass: DMatrix::zeros(0, 0),
+            w: DMatrix::zeros(0, 6),
+            scratch: DMatrix::zeros(0, 1),
+            mobility_factor: factor,
+            inverse_mobility_factor: factor.try_inverse().unwrap_or_else(Matrix6::zeros),
+        }
+    }
+
     /// `W = L^-1 J^T` and the task mobility `J M^-1 J^T = W^T W` at the terms' q.
     pub(crate) fn mobility(
         &mut self,
