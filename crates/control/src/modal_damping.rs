@@ -7,7 +7,9 @@
 //! Only `D v` is needed, for one velocity error v, so D is never formed:
 //! `D v = 2 zeta U^-T V diag(sqrt(k0)) V^T U^-1 v`. The eigenvectors V are kept from one step to
 //! the next: a controller's `U^T K U` changes little in 1 ms, so in the last step's basis it is
-//! nearly diagonal and [`jacobi_eigen`] finishes it in two sweeps instead of six to eight.
+//! nearly diagonal and [`jacobi_eigen`] finishes it in two or three sweeps (from the identity:
+//! three to five along `armctl sim` runs of the Panda, UR5e and Puma 560, up to eleven on
+//! badly scaled random designs).
 
 use nalgebra::{Matrix6, Vector6};
 
