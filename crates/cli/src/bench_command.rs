@@ -298,7 +298,7 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
             }),
         );
     }
-    measure_controllers(robot, (states, batches, only), &mut results);
+    measure_controllers(robot, states, (&pick, &mut record));
     Report {
         robot: robot.name().to_string(),
         dof: n,
@@ -306,27 +306,21 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
     }
 }
 
+/// Where `measure` keeps a row: name and ns per call (NaN: not timed).
+type Recorder<'a> = &'a mut dyn FnMut(&str, f64);
+
 /// The controllers, each on a smooth periodic path sampled at 1 kHz (what a control loop
 /// sees; a law that keeps state from one step to the next, such as the Cartesian impedance's
 /// modes, counts on it), and the Cartesian impedance also on the random `states` (every call
-/// a jump: its cost from a cold start).
+/// a jump: its cost from a cold start), with `pick` giving each row's batches.
 fn measure_controllers(
     robot: &Robot,
-    (states, batches, only): (&[State], usize, Option<&str>),
-    results: &mut Vec<(String, f64)>,
+    states: &[State],
+    (pick, record): (&dyn Fn(&str) -> usize, Recorder<'_>),
 ) {
     let n = robot.dof();
     let path = periodic_path(robot, PATH_STATES, 1e-3);
     let mut out = vec![0.0; n];
-    let mut record = |name: &str, ns: f64| {
-        if !ns.is_nan() {
-            results.push((name.to_string(), ns));
-        }
-    };
-    let pick = |name: &str| match only {
-        Some(text) if !name.contains(text) => 0,
-        _ => batches,
-    };
     let mut time_law = |name: &str, row: &str, states: &[State]| {
         let Ok(mut controller) = controller_by_name(name, robot) else {
             return f64::NAN;

@@ -177,6 +177,19 @@ mod tests {
         (d - want).norm() / want.norm()
     }
 
+    /// D (zeta 1) within 1e-6 of the reference, relative (Frobenius); returns D.
+    fn assert_matches_reference(
+        damping: &mut ModalDamping,
+        task: &TaskInertia,
+        k: &[f64],
+        what: std::fmt::Arguments<'_>,
+    ) -> Matrix6<f64> {
+        let (d, want) = (matrix(damping, task, k, 1.0), reference(task, k, 1.0));
+        let error = relative(&d, &want);
+        assert!(error < 1e-6, "{what}: {error:e}");
+        d
+    }
+
     #[test]
     fn damping_is_critical_in_every_mode() {
         let mut damping = ModalDamping::default();
@@ -216,15 +229,7 @@ mod tests {
         for case in 0..600 {
             let task = task_of_mobility(&graded_mobility(&mut unit));
             let k: Vec<f64> = (0..6).map(|_| 10f64.powf(6.0 * unit())).collect();
-            let (d, want) = (
-                matrix(&mut damping, &task, &k, 1.0),
-                reference(&task, &k, 1.0),
-            );
-            assert!(
-                relative(&d, &want) < 1e-6,
-                "case {case}: {:e}",
-                relative(&d, &want)
-            );
+            assert_matches_reference(&mut damping, &task, &k, format_args!("case {case}"));
         }
     }
 
@@ -247,15 +252,7 @@ mod tests {
             let mobility =
                 r * Matrix6::from_diagonal(&m) * r.transpose() + Matrix6::identity() * 1e-9;
             let task = task_of_mobility(&mobility);
-            let (d, want) = (
-                matrix(&mut damping, &task, &k, 1.0),
-                reference(&task, &k, 1.0),
-            );
-            assert!(
-                relative(&d, &want) < 1e-6,
-                "step {step}: {:e}",
-                relative(&d, &want)
-            );
+            assert_matches_reference(&mut damping, &task, &k, format_args!("step {step}"));
         }
     }
 
@@ -269,8 +266,7 @@ mod tests {
             let lambda = a * a.transpose();
             let k = [500.0, 0.0, 800.0, 20.0, 30.0, 10.0];
             let task = task_of(&lambda);
-            let d = matrix(&mut damping, &task, &k, 1.0);
-            assert!(relative(&d, &reference(&task, &k, 1.0)) < 1e-6);
+            let d = assert_matches_reference(&mut damping, &task, &k, format_args!("coupled"));
             let eigenvalues = d.symmetric_eigenvalues();
             assert!(
                 eigenvalues.amin() < 1e-6 * eigenvalues.amax(),
