@@ -44,7 +44,9 @@ fn rotate_symmetric(r: &Matrix3<f64>, m: &Matrix3<f64>) -> Matrix3<f64> {
 /// A link's spatial inertia in frame {0} about its origin, from its parameters (inertia about
 /// the link frame origin, first moment, mass) and the link frame's rotation `r` and origin `o`:
 /// `(I_0, h = m c, m)`. Linear in the parameters, so it holds for any parameter vector:
-/// `I_0 = R I_i R^T - m S(o)^2 - S(o) S(h') - S(h') S(o)` with `h' = R h_i`.
+/// `I_0 = R I_i R^T - m S(o)^2 - S(o) S(h') - S(h') S(o)` with `h' = R h_i`. Since
+/// `S(a) S(b) = b a^T - (a . b) I`, the last three terms are `2 (o . c) I - o c^T - c o^T`
+/// with `c = h' + m o / 2`: six entries, not three 3x3 products of skew matrices.
 #[inline]
 pub(crate) fn world_inertia(
     link: &LinkParameters,
@@ -53,8 +55,18 @@ pub(crate) fn world_inertia(
 ) -> (Matrix3<f64>, Vector3<f64>, f64) {
     let m = link.mass;
     let h_rotated = r * link.first_moment;
-    let (so, sh) = (skew(o), skew(&h_rotated));
-    let inertia = rotate_symmetric(r, &link.inertia_origin) - so * so * m - so * sh - sh * so;
+    let c = h_rotated + o * (0.5 * m);
+    let mut inertia = rotate_symmetric(r, &link.inertia_origin);
+    let trace_part = 2.0 * o.dot(&c);
+    for i in 0..3 {
+        for j in i..3 {
+            let shift = if i == j { trace_part } else { 0.0 } - o[i] * c[j] - c[i] * o[j];
+            inertia[(i, j)] += shift;
+            if i != j {
+                inertia[(j, i)] += shift;
+            }
+        }
+    }
     (inertia, h_rotated + o * m, m)
 }
 
