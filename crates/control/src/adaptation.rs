@@ -366,16 +366,14 @@ impl Estimate {
         let (bound, leakage) = (parameters[rules.bound], parameters[rules.leakage]);
         let min_mass = rules.min_mass.map(|floor| parameters[floor]);
         let adapted = &parameters[rules.adapt];
-        let start = self.initial.iter().zip(&self.scale);
-        let step = self.rates.iter().zip(self.direction.iter());
-        let class = self.links.iter().zip(&self.groups);
-        let parameters = self.values.iter_mut().zip(start).zip(step).zip(class);
-        for (((value, (&p0, &sigma)), (&own_rate, &direction)), (&link, &group)) in parameters {
+        for (k, (&link, &group)) in self.links.iter().zip(&self.groups).enumerate() {
             if adapted[link] < 0.5 {
                 continue;
             }
-            let rate = own_rate.unwrap_or(rates[group]);
-            let gradient = rate * sigma * sigma * direction * self.normalisers[link];
+            let (p0, sigma) = (self.initial[k], self.scale[k]);
+            let value = &mut self.values[k];
+            let rate = self.rates[k].unwrap_or(rates[group]);
+            let gradient = rate * sigma * sigma * self.direction[k] * self.normalisers[link];
             *value += dt * (gradient - leakage * (*value - p0));
             *value = value.clamp(p0 - bound * sigma, p0 + bound * sigma);
             if let (Some(floor), 2) = (min_mass, group) {
