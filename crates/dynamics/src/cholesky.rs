@@ -98,6 +98,42 @@ pub fn cholesky_forward_in_place(
     Ok(())
 }
 
+/// Solves `L^T x = b` in place for every column of `b` (n x k, column-major): `b` becomes
+/// `L^-T b`. The other half of [`cholesky_solve_in_place`]: after
+/// [`cholesky_forward_in_place`] it leaves `M^-1 b`. Reads only the lower triangle; allocates
+/// nothing.
+///
+/// Errors as [`cholesky_solve_in_place`].
+pub fn cholesky_backward_in_place(
+    l: &DMatrix<f64>,
+    b: &mut DMatrix<f64>,
+) -> Result<(), DynamicsError> {
+    let n = l.nrows();
+    check_length("Cholesky factor columns", n, l.ncols())?;
+    check_length("right-hand side rows", n, b.nrows())?;
+    let factor = l.as_slice();
+    let columns = b.ncols();
+    let values = b.as_mut_slice();
+    // From the last unknown up, every right-hand side at once: once x_j is known, column j
+    // of L^T (row j of L) takes `L[j, i] x_j` out of every b_i above it. One division per row.
+    for j in (0..n).rev() {
+        let l_jj = factor[j * n + j];
+        if l_jj == 0.0 {
+            return Err(DynamicsError::SingularMassMatrix);
+        }
+        let inverse = l_jj.recip();
+        for c in 0..columns {
+            let column = &mut values[c * n..(c + 1) * n];
+            let x = column[j] * inverse;
+            column[j] = x;
+            for (i, value) in column[..j].iter_mut().enumerate() {
+                *value -= factor[i * n + j] * x;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +185,28 @@ mod tests {
         assert!((bs - xs).amax() < 1e-12);
         let mut short = DMatrix::zeros(4, 1);
         assert!(cholesky_forward_in_place(&l, &mut short).is_err());
+    }
+
+    #[test]
+    fn backward_substitution_gives_l_transpose_inverse_b_and_both_halves_solve() {
+        let m = spd(5);
+        let mut l = m.clone();
+        cholesky_in_place(&mut l).unwrap();
+        let xs = DMatrix::from_fn(5, 6, |r, c| (r as f64 - c as f64) * 0.3);
+        let mut bs = l.lower_triangle().transpose() * &xs;
+        cholesky_backward_in_place(&l, &mut bs).unwrap();
+        assert!((bs - &xs).amax() < 1e-12);
+        let mut both = &m * &xs;
+        cholesky_forward_in_place(&l, &mut both).unwrap();
+        cholesky_backward_in_place(&l, &mut both).unwrap();
+        assert!((both - xs).amax() < 1e-12);
+        let mut short = DMatrix::zeros(4, 1);
+        assert!(cholesky_backward_in_place(&l, &mut short).is_err());
+        l[(2, 2)] = 0.0;
+        assert_eq!(
+            cholesky_backward_in_place(&l, &mut DMatrix::zeros(5, 1)),
+            Err(DynamicsError::SingularMassMatrix)
+        );
     }
 
     #[test]

@@ -15,10 +15,10 @@
 //! Christoffel symbols for rigid-body systems", J. Comput. Nonlinear Dyn. 16(9), 2021.
 
 use armctl_model::{check_length, Robot};
-use nalgebra::{DMatrix, Matrix3, Vector3, Vector6};
+use nalgebra::{DMatrix, Vector6};
 
-use crate::composite::update_composites;
-use crate::spatial::{bottom, cross_force, cross_motion, inertia_times, join, top, world_inertia};
+use crate::composite::{composite_times, rate_times, update_moving_composites};
+use crate::spatial::cross_motion;
 use crate::{DynamicsError, DynamicsWorkspace};
 
 /// `C(q, qd)` into `out` (n x n).
@@ -34,8 +34,8 @@ pub fn coriolis_matrix(
     check_length("C rows", ws.n, out.nrows())?;
     check_length("C columns", ws.n, out.ncols())?;
     ws.update_world_frames(robot);
-    update_composites(robot, ws);
-    update_rates(robot, ws, qd);
+    update_velocities(ws, qd);
+    update_moving_composites(robot, ws, false);
     let n = ws.n;
     for j in 0..n {
         let (s, sdot) = (ws.axis[j], ws.axis_rate[j]);
@@ -55,47 +55,17 @@ pub fn coriolis_matrix(
     Ok(())
 }
 
-fn composite_times(ws: &DynamicsWorkspace, j: usize, u: &Vector6<f64>) -> Vector6<f64> {
-    inertia_times(&ws.c_inertia[j], &ws.c_first_moment[j], ws.c_mass[j], u)
-}
-
-/// `B^c_j u` (sign +1) or `B^c_j^T u` (sign -1).
+/// `B^c_j u` (sign +1) or `B^c_j^T u` (sign -1), the body Coriolis matrices' halves.
 fn coriolis_times(ws: &DynamicsWorkspace, j: usize, u: &Vector6<f64>, sign: f64) -> Vector6<f64> {
-    let (w, v) = (top(u), bottom(u));
-    let hdot = &ws.c_first_moment_rate[j];
-    let idot_u = join(
-        &(ws.c_inertia_rate[j] * w + hdot.cross(&v)),
-        &(-hdot.cross(&w)),
-    );
-    (idot_u + cross_force(u, &ws.c_momentum[j]) * sign) * 0.5
+    rate_times(ws, j, u, sign) * 0.5
 }
 
-/// Link velocities, `Sdot_i`, and the composite inertia rates and momenta.
-fn update_rates(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64]) {
+/// Link velocities and `Sdot_i`.
+fn update_velocities(ws: &mut DynamicsWorkspace, qd: &[f64]) {
     let mut v = Vector6::zeros();
     for (i, &rate) in qd.iter().enumerate() {
         v += ws.axis[i] * rate;
         ws.velocity[i] = v;
         ws.axis_rate[i] = cross_motion(&v, &ws.axis[i]);
-    }
-    let (mut idot, mut hdot, mut momentum) = (Matrix3::zeros(), Vector3::zeros(), Vector6::zeros());
-    for i in (0..ws.n).rev() {
-        let (inertia, h, m) =
-            world_inertia(&robot.link_parameters()[i], &ws.world_rot[i], &ws.origin[i]);
-        let vel = ws.velocity[i];
-        let (w, vo) = (top(&vel), bottom(&vel));
-        // S(w) I - I S(w) = A + A^T with A = S(w) I; S(v)S(h) + S(h)S(v) = h v^T + v h^T - 2 (v.h) 1.
-        let a = crate::spatial::skew(&w) * inertia;
-        let mut rate = a + a.transpose() - (h * vo.transpose() + vo * h.transpose());
-        let vh = 2.0 * vo.dot(&h);
-        for k in 0..3 {
-            rate[(k, k)] += vh;
-        }
-        idot += rate;
-        hdot += w.cross(&h) + vo * m;
-        momentum += inertia_times(&inertia, &h, m, &vel);
-        ws.c_inertia_rate[i] = idot;
-        ws.c_first_moment_rate[i] = hdot;
-        ws.c_momentum[i] = momentum;
     }
 }

@@ -45,6 +45,7 @@ mod coriolis_matrix;
 mod crba;
 mod error;
 mod forward_dynamics;
+mod forward_dynamics_derivatives;
 mod friction;
 mod gravity;
 mod lagrange_euler;
@@ -61,12 +62,16 @@ pub use all_terms::{RegressorPass, RegressorTerm, Terms};
 pub use base_parameters::{
     base_from_columns, numeric_base_parameters, stacked_regressor, BaseParameters, PARAMETER_NAMES,
 };
-pub use cholesky::{cholesky_forward_in_place, cholesky_in_place, cholesky_solve_in_place};
+pub use cholesky::{
+    cholesky_backward_in_place, cholesky_forward_in_place, cholesky_in_place,
+    cholesky_solve_in_place,
+};
 pub use closed_form::{ClosedForm, Poly, MAX_CLOSED_FORM_JOINTS};
 pub use coriolis_matrix::coriolis_matrix;
 pub use crba::mass_matrix;
 pub use error::DynamicsError;
 pub use forward_dynamics::forward_dynamics;
+pub use forward_dynamics_derivatives::{forward_dynamics_derivatives, ForwardDerivatives};
 pub use friction::{friction_torques, CoulombSign};
 pub use gravity::gravity_torques;
 pub use lagrange_euler::{
@@ -80,8 +85,6 @@ pub use regressor_products::{
 };
 pub use regrouping::regrouped_base_parameters;
 pub use rnea::{nonlinear_effects, rnea, rnea_with_wrench, Wrench};
-pub use rnea_derivatives::{
-    forward_dynamics_derivatives, gravity_derivatives, rnea_derivatives, ForwardDerivatives,
-};
+pub use rnea_derivatives::{gravity_derivatives, rnea_derivatives};
 pub use rnea_two_velocity::rnea_two_velocity;
 pub use workspace::DynamicsWorkspace;

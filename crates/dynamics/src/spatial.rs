@@ -95,3 +95,24 @@ pub(crate) fn cross_force(v: &Vector6<f64>, f: &Vector6<f64>) -> Vector6<f64> {
     let (w, vo, n, fl) = (top(v), bottom(v), top(f), bottom(f));
     join(&(w.cross(&n) + vo.cross(&fl)), &w.cross(&fl))
 }
+
+/// The time derivative of a link's spatial inertia `(I_O, h, m)` moving with velocity
+/// `vel = [w; v_O]`, as its blocks `(Idot_O, hdot)` (the mass does not change):
+/// `Idot_O = S(w) I_O - I_O S(w) - S(v) S(h) - S(h) S(v)`, `hdot = w x h + m v`.
+#[inline]
+pub(crate) fn inertia_rate(
+    inertia: &Matrix3<f64>,
+    h: &Vector3<f64>,
+    m: f64,
+    vel: &Vector6<f64>,
+) -> (Matrix3<f64>, Vector3<f64>) {
+    let (w, v) = (top(vel), bottom(vel));
+    // S(w) I - I S(w) = A + A^T with A = S(w) I; S(v)S(h) + S(h)S(v) = h v^T + v h^T - 2 (v.h) 1.
+    let a = skew(&w) * inertia;
+    let mut rate = a + a.transpose() - (h * v.transpose() + v * h.transpose());
+    let vh = 2.0 * v.dot(h);
+    for k in 0..3 {
+        rate[(k, k)] += vh;
+    }
+    (rate, w.cross(h) + v * m)
+}

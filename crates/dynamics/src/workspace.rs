@@ -30,36 +30,27 @@ pub struct DynamicsWorkspace {
     /// Force and moment each link exerts (Newton-Euler), in its own frame.
     pub(crate) force: Vec<Vector3<f64>>,
     pub(crate) moment: Vec<Vector3<f64>>,
-    /// The force and moment transmitted to each link through its joint (links i..n), and the
-    /// derivatives of the link and transmitted wrenches by one coordinate
-    /// (`rnea_derivatives`), in the link's frame.
-    pub(crate) f_total: Vec<Vector3<f64>>,
-    pub(crate) m_total: Vec<Vector3<f64>>,
-    pub(crate) d_force: Vec<Vector3<f64>>,
-    pub(crate) d_moment: Vec<Vector3<f64>>,
-    /// Per link, what every derivative pass reuses: `w_i x h_i`, `I_i w_i`, the previous
-    /// link's angular velocity in this frame `R^T w_{i-1}`, and `w_{i-1} x p_i`.
-    pub(crate) w_cross_h: Vec<Vector3<f64>>,
-    pub(crate) inertia_w: Vec<Vector3<f64>>,
-    pub(crate) w_before: Vec<Vector3<f64>>,
-    pub(crate) w_before_cross_p: Vec<Vector3<f64>>,
     /// Frame-{0} rotation and origin of each MDH frame.
     pub(crate) world_rot: Vec<Matrix3<f64>>,
     pub(crate) origin: Vec<Vector3<f64>>,
     /// Joint motion subspaces `S_i = [z_i; o_i x z_i]` (prismatic `[0; z_i]`) in frame {0}.
     pub(crate) axis: Vec<Vector6<f64>>,
-    /// Spatial velocity of each link (frame {0}), `Sdot_i = v_i x S_i`, and scratch columns.
+    /// Spatial velocity and acceleration of each link (frame {0}), `Sdot_i = v_i x S_i`, and
+    /// scratch columns.
     pub(crate) velocity: Vec<Vector6<f64>>,
+    pub(crate) acceleration: Vec<Vector6<f64>>,
     pub(crate) axis_rate: Vec<Vector6<f64>>,
     pub(crate) column: Vec<Vector6<f64>>,
     /// Composite spatial inertias of links i..n in frame {0}: `(I_O, h, m)`.
     pub(crate) c_inertia: Vec<Matrix3<f64>>,
     pub(crate) c_first_moment: Vec<Vector3<f64>>,
     pub(crate) c_mass: Vec<f64>,
-    /// Composite time derivatives of the inertia (`I_O` and h parts) and composite momentum.
+    /// Composite time derivatives of the inertia (`I_O` and h parts), composite momentum and
+    /// the composite of the links' Newton-Euler forces (`rnea_derivatives`).
     pub(crate) c_inertia_rate: Vec<Matrix3<f64>>,
     pub(crate) c_first_moment_rate: Vec<Vector3<f64>>,
     pub(crate) c_momentum: Vec<Vector6<f64>>,
+    pub(crate) c_force: Vec<Vector6<f64>>,
     /// Forward dynamics: mass matrix (factorised in place) and right-hand side.
     pub(crate) mass_matrix: DMatrix<f64>,
     pub(crate) rhs: DVector<f64>,
@@ -83,18 +74,11 @@ impl DynamicsWorkspace {
             acc: v3.clone(),
             force: v3.clone(),
             moment: v3.clone(),
-            f_total: v3.clone(),
-            m_total: v3.clone(),
-            d_force: v3.clone(),
-            d_moment: v3.clone(),
-            w_cross_h: v3.clone(),
-            inertia_w: v3.clone(),
-            w_before: v3.clone(),
-            w_before_cross_p: v3.clone(),
             world_rot: vec![Matrix3::identity(); n],
             origin: v3.clone(),
             axis: v6.clone(),
             velocity: v6.clone(),
+            acceleration: v6.clone(),
             axis_rate: v6.clone(),
             column: v6.clone(),
             c_inertia: vec![Matrix3::zeros(); n],
@@ -102,7 +86,8 @@ impl DynamicsWorkspace {
             c_mass: vec![0.0; n],
             c_inertia_rate: vec![Matrix3::zeros(); n],
             c_first_moment_rate: v3.clone(),
-            c_momentum: v6,
+            c_momentum: v6.clone(),
+            c_force: v6,
             mass_matrix: DMatrix::zeros(n, n),
             rhs: DVector::zeros(n),
             link_regressor: vec![nalgebra::SMatrix::zeros(); n],

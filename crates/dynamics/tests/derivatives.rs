@@ -154,6 +154,13 @@ proptest! {
         let out = ForwardDerivatives { qdd: &mut acc, dqdd_dq: &mut fq, dqdd_dqd: &mut fqd, dqdd_dtau: &mut ftau };
         forward_dynamics_derivatives(&robot, &mut ws, (q, qd, tau), out).unwrap();
         let fd = |x: &[f64], y: &[f64], t: &[f64], out: &mut [f64], w: &mut DynamicsWorkspace| forward_dynamics(&robot, w, x, y, t, out).unwrap();
+        // Its own qdd (from the derivatives' composites) is forward dynamics'.
+        let mut want = vec![0.0; n];
+        fd(q, qd, tau, &mut want, &mut w);
+        let scale = want.iter().fold(1.0_f64, |m, x| m.max(x.abs()));
+        for (got, want) in acc.iter().zip(&want) {
+            prop_assert!((got - want).abs() <= 1e-10 * scale, "qdd {acc:?} vs {want:?}");
+        }
         assert_close("dqdd_dq", &fq, &central(n, q, h, |x, out| fd(x, qd, tau, out, &mut w)), 1e-5);
         assert_close("dqdd_dqd", &fqd, &central(n, qd, h, |x, out| fd(q, x, tau, out, &mut w)), 1e-5);
         assert_close("dqdd_dtau", &ftau, &central(n, tau, h, |x, out| fd(q, qd, x, out, &mut w)), 1e-5);
