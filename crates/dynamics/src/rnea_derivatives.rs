@@ -25,15 +25,18 @@ use crate::composite::{composite_times, rate_times, update_composites, update_mo
 use crate::spatial::{cross_force, cross_motion};
 use crate::{DynamicsError, DynamicsWorkspace};
 
-/// Link velocities `v_i`, accelerations `a_i` (gravity as the base's upward acceleration),
-/// `sigma_i = Sdot_i` (`ws.axis_rate`) and `beta_i` (`ws.column`); `None` rates are zero.
-fn outward(robot: &Robot, ws: &mut DynamicsWorkspace, qd: Option<&[f64]>, qdd: Option<&[f64]>) {
-    let mut v = Vector6::zeros();
+/// Gravity as the base's upward acceleration `[0; -g]`.
+fn base_acceleration(robot: &Robot) -> Vector6<f64> {
     let g = -robot.gravity_in_frame0();
-    let mut a = Vector6::new(0.0, 0.0, 0.0, g.x, g.y, g.z);
-    for i in 0..ws.n {
+    Vector6::new(0.0, 0.0, 0.0, g.x, g.y, g.z)
+}
+
+/// Link velocities `v_i`, accelerations `a_i`, `sigma_i = Sdot_i` (`ws.axis_rate`) and
+/// `beta_i` (`ws.column`); `qdd = None` is zero.
+fn outward(robot: &Robot, ws: &mut DynamicsWorkspace, qd: &[f64], qdd: Option<&[f64]>) {
+    let (mut v, mut a) = (Vector6::zeros(), base_acceleration(robot));
+    for (i, &qdi) in qd.iter().enumerate() {
         let s = ws.axis[i];
-        let qdi = qd.map_or(0.0, |qd| qd[i]);
         let v_next = v + s * qdi;
         let sigma = cross_motion(&v_next, &s);
         ws.column[i] = cross_motion(&s, &a) + cross_motion(&sigma, &v);
@@ -93,7 +96,7 @@ pub(crate) fn moving_pass(
     qdd: Option<&[f64]>,
 ) {
     ws.update_world_frames(robot);
-    outward(robot, ws, Some(qd), qdd);
+    outward(robot, ws, qd, qdd);
     update_moving_composites(robot, ws, true);
 }
 
@@ -101,9 +104,11 @@ pub(crate) fn moving_pass(
 /// momenta vanish and every link's force is `I_k a_0`, so `F^c_j = I^c_j a_0`.
 fn fill_gravity_derivative(robot: &Robot, ws: &mut DynamicsWorkspace, dg_dq: &mut DMatrix<f64>) {
     ws.update_world_frames(robot);
-    outward(robot, ws, None, None);
+    let base = base_acceleration(robot);
+    for i in 0..ws.n {
+        ws.column[i] = cross_motion(&ws.axis[i], &base);
+    }
     update_composites(robot, ws);
-    let base = ws.acceleration.first().copied().unwrap_or_default();
     for k in 0..ws.n {
         let inertia_s = composite_times(ws, k, &ws.axis[k]);
         for j in 0..=k {
