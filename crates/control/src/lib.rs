@@ -61,6 +61,7 @@ mod slotine_li_adaptive_base;
 mod slotine_sliding_mode;
 mod task_inertia;
 mod tip_target;
+mod warm_eigen;
 
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
 pub use cartesian_impedance::CartesianImpedance;

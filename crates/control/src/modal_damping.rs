@@ -7,44 +7,20 @@
 //! Only `D v` is needed, for one velocity error v, so D is never formed:
 //! `D v = 2 zeta U^-T V diag(sqrt(k0)) V^T U^-1 v`. The eigenvectors V are kept from one step to
 //! the next: a controller's `U^T K U` changes little in 1 ms, so in the last step's basis it is
-//! nearly diagonal and [`jacobi_eigen`] finishes it in two or three sweeps (from the identity:
+//! nearly diagonal and [`WarmEigen`] finishes it in two or three sweeps (from the identity:
 //! three to five along `armctl sim` runs of the Panda, UR5e and Puma 560, up to eleven on
 //! badly scaled random designs).
 
 use nalgebra::{Matrix6, Vector6};
 
-use crate::jacobi_eigen::{jacobi_eigen, nearly_diagonal, MAX_SWEEPS};
 use crate::task_inertia::TaskInertia;
+use crate::warm_eigen::WarmEigen;
 use crate::ControlError;
 
-/// Steps between restarts from the identity. Each warm start multiplies the kept basis by
-/// more rotations, and rounding makes it drift from orthogonal by about 1e-16 per step; a
-/// restart bounds that at about 1e-13.
-const WARM_STEPS: u32 = 256;
-
-/// A warm start is redone from the identity when it needs more sweeps than this, and not
-/// tried when an off-diagonal entry of `V^T U^T K U V` exceeds `WARM_COUPLING` times the
-/// geometric mean of its diagonal entries (quadratic convergence: about four sweeps from
-/// there). A kept basis far from the new modes (after a jump in stiffness or configuration)
-/// mixes light and heavy modes, and rounding there costs the light modes their relative
-/// accuracy; from the identity the triangular factor keeps it.
-const WARM_SWEEPS: usize = 3;
-const WARM_COUPLING: f64 = 0.05;
-
-/// The kept eigenvectors of `U^T K U` and how long they have been carried.
-#[derive(Debug, Clone)]
+/// The kept eigenvectors of `U^T K U` ([`WarmEigen`]).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct ModalDamping {
-    vectors: Matrix6<f64>,
-    warm_steps: u32,
-}
-
-impl Default for ModalDamping {
-    fn default() -> Self {
-        Self {
-            vectors: Matrix6::identity(),
-            warm_steps: 0,
-        }
-    }
+    eigen: WarmEigen,
 }
 
 impl ModalDamping {
@@ -64,55 +40,28 @@ impl ModalDamping {
         })?;
         let modal = self.diagonalise(&task.mobility_factor, k)?;
         let inverse_factor = &task.inverse_mobility_factor;
-        let in_modes = self.vectors.tr_mul(&(inverse_factor * v));
+        let vectors = self.eigen.vectors();
+        let in_modes = vectors.tr_mul(&(inverse_factor * v));
         let damped = in_modes.zip_map(&modal, |x, k0| 2.0 * zeta * k0.max(0.0).sqrt() * x);
-        Ok(inverse_factor.tr_mul(&(self.vectors * damped)))
+        Ok(inverse_factor.tr_mul(&(vectors * damped)))
     }
 
-    /// The eigenvalues k0 of `U^T K U`, with its eigenvectors left in `self.vectors`: from the
-    /// kept basis when that converges within [`WARM_SWEEPS`], else from the identity.
+    /// The eigenvalues k0 of `U^T K U`, its eigenvectors in the kept basis: in a basis V the
+    /// matrix is `P^T K P` with `P = U V`.
     fn diagonalise(
         &mut self,
         factor: &Matrix6<f64>,
         k: &[f64; 6],
     ) -> Result<Vector6<f64>, ControlError> {
-        let warm = match self.warm_steps {
-            0 => None,
-            _ => self.solve_from(self.vectors, (factor, k), true),
+        let in_basis = |v: &Matrix6<f64>| {
+            let p = factor * v;
+            p.tr_mul(&Matrix6::from_fn(|r, c| k[r] * p[(r, c)]))
         };
-        let cold = || self.solve_from(Matrix6::identity(), (factor, k), false);
-        match warm.or_else(cold) {
-            Some(modal) => {
-                self.warm_steps = (self.warm_steps + 1) % WARM_STEPS;
-                Ok(modal)
-            }
-            None => {
-                self.warm_steps = 0;
-                Err(ControlError::NonFinite {
-                    what: "task-space damping design",
-                })
-            }
-        }
-    }
-
-    /// Diagonalises `V^T U^T K U V = P^T K P` (`P = U V`) from the basis `start`: the
-    /// eigenvalues, or `None` (not finite, not converged, or a `warm` start not worth it).
-    fn solve_from(
-        &mut self,
-        start: Matrix6<f64>,
-        (factor, k): (&Matrix6<f64>, &[f64; 6]),
-        warm: bool,
-    ) -> Option<Vector6<f64>> {
-        self.vectors = start;
-        let p = factor * start;
-        let scaled = Matrix6::from_fn(|r, c| k[r] * p[(r, c)]);
-        let mut modal = p.tr_mul(&scaled);
-        if warm && !nearly_diagonal(&modal, WARM_COUPLING) {
-            return None;
-        }
-        let max_sweeps = if warm { WARM_SWEEPS } else { MAX_SWEEPS };
-        jacobi_eigen(&mut modal, &mut self.vectors, max_sweeps)?;
-        Some(modal.diagonal())
+        self.eigen
+            .eigenvalues(in_basis)
+            .ok_or(ControlError::NonFinite {
+                what: "task-space damping design",
+            })
     }
 }
 
