@@ -363,6 +363,23 @@ fn measure_controllers(
                     let _ = law.update([&state, &state], 1e-3, [&mut out, &mut other]);
                 }),
             );
+            // The same during a slow move of the object (5 cm over an hour: longer than the
+            // timing), when the law also checks each arm's reach.
+            let goal = nalgebra::Translation3::new(0.05, 0.0, 0.0) * law.object().pose;
+            if law.restart([&start, &start]).is_ok() && law.set_object_target(goal, 3600.0).is_ok()
+            {
+                record(
+                    "controller_cooperative_both_arms_moving",
+                    time(
+                        &path,
+                        pick("controller_cooperative_both_arms_moving"),
+                        |s| {
+                            let state = JointState { q: &s.q, qd: &s.qd };
+                            let _ = law.update([&state, &state], 1e-3, [&mut out, &mut other]);
+                        },
+                    ),
+                );
+            }
         }
     }
 }

@@ -132,6 +132,22 @@ pub struct Cooperative {
     stopped: Option<(usize, f64)>,
 }
 
+/// The smallest singular value of J from `gram = J J^T` where it is below `margin`, else
+/// `margin` itself: a lower bound, enough to tell a later fall below it. Whether
+/// `J J^T - margin^2 I` has a Cholesky factor decides it in a fraction of an eigenvalue
+/// problem's time, which is left for the rare steps near the edge of the reach. A J that is
+/// not finite counts as singular (0).
+fn smallest_singular_value_below(gram: Matrix6<f64>, margin: f64) -> f64 {
+    if !gram.iter().all(|x| x.is_finite()) {
+        return 0.0;
+    }
+    let shifted = gram - Matrix6::from_diagonal_element(margin * margin);
+    if margin <= 0.0 || shifted.cholesky().is_some() {
+        return margin;
+    }
+    gram.symmetric_eigenvalues().min().max(0.0).sqrt()
+}
+
 /// Peak speed of the quintic time law over its mean speed.
 const QUINTIC_PEAK: f64 = 1.875;
 
@@ -347,21 +363,14 @@ impl Cooperative {
     /// Stops a move where an arm's smallest singular value falls below `singularity_margin`
     /// (after the tools were measured): the reference holds where it is.
     fn guard_reach(&mut self) {
-        // Only during a move (the eigenvalues cost about as much as the rest of the law); the
-        // first step of a move only records where it starts.
+        // Only during a move; the first step of a move only records where it starts.
         if !self.moving() {
             self.sigma_min = [f64::INFINITY; 2];
             return;
         }
         let margin = self.parameters[self.singularity_margin];
         for a in 0..2 {
-            let sigma = self.arms[a]
-                .tip
-                .damped_gram(0.0)
-                .symmetric_eigenvalues()
-                .min()
-                .max(0.0)
-                .sqrt();
+            let sigma = smallest_singular_value_below(self.arms[a].tip.damped_gram(0.0), margin);
             let falling = self.sigma_min[a].is_finite() && sigma < self.sigma_min[a];
             self.sigma_min[a] = sigma;
             if self.moving() && falling && sigma < margin {
@@ -532,6 +541,22 @@ impl Cooperative {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reach_check_is_exact_below_the_margin_and_a_bound_above() {
+        // J J^T with singular values 2, 1, 0.5, 0.2, 0.05, 0.01 in a turned basis.
+        let turn = Matrix6::from_fn(|r, c| ((r * 3 + c * 7) as f64 * 0.9).sin())
+            .qr()
+            .q();
+        let sigma = Vector6::new(2.0, 1.0, 0.5, 0.2, 0.05, 0.01);
+        let gram = turn * Matrix6::from_diagonal(&sigma.map(|s| s * s)) * turn.transpose();
+        assert_eq!(smallest_singular_value_below(gram, 0.005), 0.005);
+        assert!((smallest_singular_value_below(gram, 0.08) - 0.01).abs() < 1e-9);
+        assert_eq!(smallest_singular_value_below(gram, 0.0), 0.0);
+        let mut broken = gram;
+        broken[(1, 4)] = f64::NAN;
+        assert_eq!(smallest_singular_value_below(broken, 0.08), 0.0);
+    }
 
     /// `W h`: the object wrench of the arms' wrenches.
     fn resultant(h: &[Vector6<f64>; 2], r: [Vector3<f64>; 2]) -> Vector6<f64> {
