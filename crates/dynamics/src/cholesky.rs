@@ -74,28 +74,14 @@ pub fn cholesky_forward_in_place(
     b: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
     let n = l.nrows();
-    check_length("Cholesky factor columns", n, l.ncols())?;
-    check_length("right-hand side rows", n, b.nrows())?;
-    let factor = l.as_slice();
-    let columns = b.ncols();
-    let values = b.as_mut_slice();
-    // Row by row of the factor, every right-hand side at once: one division per row.
-    for j in 0..n {
+    // Row by row of the factor: once x_j is known, column j of L takes `L[i, j] x_j` out of
+    // every b_i below it.
+    substitute(l, b, 0..n, |factor, column, j, x| {
         let l_j = &factor[j * n..(j + 1) * n];
-        if l_j[j] == 0.0 {
-            return Err(DynamicsError::SingularMassMatrix);
+        for (value, l_ij) in column[j + 1..].iter_mut().zip(&l_j[j + 1..]) {
+            *value -= l_ij * x;
         }
-        let inverse = l_j[j].recip();
-        for c in 0..columns {
-            let column = &mut values[c * n..(c + 1) * n];
-            let x = column[j] * inverse;
-            column[j] = x;
-            for (value, l_ij) in column[j + 1..].iter_mut().zip(&l_j[j + 1..]) {
-                *value -= l_ij * x;
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 /// Solves `L^T x = b` in place for every column of `b` (n x k, column-major): `b` becomes
@@ -109,26 +95,38 @@ pub fn cholesky_backward_in_place(
     b: &mut DMatrix<f64>,
 ) -> Result<(), DynamicsError> {
     let n = l.nrows();
+    // From the last unknown up: once x_j is known, column j of L^T (row j of L) takes
+    // `L[j, i] x_j` out of every b_i above it.
+    substitute(l, b, (0..n).rev(), |factor, column, j, x| {
+        for (i, value) in column[..j].iter_mut().enumerate() {
+            *value -= factor[i * n + j] * x;
+        }
+    })
+}
+
+/// Triangular substitution with the factor `l` over every column of `b` at once, unknowns in
+/// the order `rows`: `x_j = b_j / L_jj` (one division per row), then `eliminate(factor,
+/// column, j, x_j)` takes it out of the rest of the column.
+fn substitute(
+    l: &DMatrix<f64>,
+    b: &mut DMatrix<f64>,
+    rows: impl Iterator<Item = usize>,
+    eliminate: impl Fn(&[f64], &mut [f64], usize, f64),
+) -> Result<(), DynamicsError> {
+    let n = l.nrows();
     check_length("Cholesky factor columns", n, l.ncols())?;
     check_length("right-hand side rows", n, b.nrows())?;
     let factor = l.as_slice();
-    let columns = b.ncols();
-    let values = b.as_mut_slice();
-    // From the last unknown up, every right-hand side at once: once x_j is known, column j
-    // of L^T (row j of L) takes `L[j, i] x_j` out of every b_i above it. One division per row.
-    for j in (0..n).rev() {
+    for j in rows {
         let l_jj = factor[j * n + j];
         if l_jj == 0.0 {
             return Err(DynamicsError::SingularMassMatrix);
         }
         let inverse = l_jj.recip();
-        for c in 0..columns {
-            let column = &mut values[c * n..(c + 1) * n];
+        for column in b.as_mut_slice().chunks_exact_mut(n) {
             let x = column[j] * inverse;
             column[j] = x;
-            for (i, value) in column[..j].iter_mut().enumerate() {
-                *value -= factor[i * n + j] * x;
-            }
+            eliminate(factor, column, j, x);
         }
     }
     Ok(())
