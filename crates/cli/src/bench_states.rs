@@ -25,11 +25,7 @@ pub(crate) fn random_states(robot: &Robot, count: usize, seed: u64) -> Vec<State
             let q = robot
                 .joints()
                 .iter()
-                .map(|j| {
-                    let lo = j.limits.lower.max(-std::f64::consts::PI);
-                    let hi = j.limits.upper.min(std::f64::consts::PI);
-                    lo + (hi - lo) * unit()
-                })
+                .map(|j| j.limits.position_at(unit()))
                 .collect();
             let qd = (0..robot.dof()).map(|_| 4.0 * unit() - 2.0).collect();
             let qdd = (0..robot.dof()).map(|_| 10.0 * unit() - 5.0).collect();
@@ -48,8 +44,7 @@ pub(crate) fn periodic_path(robot: &Robot, count: usize, dt: f64) -> Vec<State> 
         .iter()
         .enumerate()
         .map(|(j, joint)| {
-            let lo = joint.limits.lower.max(-std::f64::consts::PI);
-            let hi = joint.limits.upper.min(std::f64::consts::PI);
+            let (lo, hi) = joint.limits.within_half_turn();
             let amplitude = (0.4f64).min((hi - lo) / 3.0);
             (0.5 * (lo + hi), amplitude, 0.9 * j as f64)
         })

@@ -101,14 +101,6 @@ pub(crate) struct Configurations {
     seed: u64,
 }
 
-/// A joint's range, clipped to +-pi.
-fn clipped_range(joint: &armctl_model::Joint) -> (f64, f64) {
-    (
-        joint.limits.lower.max(-std::f64::consts::PI),
-        joint.limits.upper.min(std::f64::consts::PI),
-    )
-}
-
 impl Configurations {
     pub(crate) fn new(seed: u64) -> Self {
         Self { seed }
@@ -127,7 +119,7 @@ impl Configurations {
             .joints()
             .iter()
             .map(|j| {
-                let (lo, hi) = clipped_range(j);
+                let (lo, hi) = j.limits.within_half_turn();
                 0.5 * (lo + hi)
             })
             .collect()
@@ -138,10 +130,7 @@ impl Configurations {
         robot
             .joints()
             .iter()
-            .map(|j| {
-                let (lo, hi) = clipped_range(j);
-                lo + (hi - lo) * self.unit()
-            })
+            .map(|j| j.limits.position_at(self.unit()))
             .collect()
     }
 }

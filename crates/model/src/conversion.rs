@@ -282,11 +282,7 @@ fn self_check(robot: &Robot, chain: &Chain) -> f64 {
         let q: Vec<f64> = robot
             .joints()
             .iter()
-            .map(|j| {
-                let lo = j.limits.lower.max(-std::f64::consts::PI);
-                let hi = j.limits.upper.min(std::f64::consts::PI);
-                lo + (hi - lo) * unit()
-            })
+            .map(|j| j.limits.position_at(unit()))
             .collect();
         let Ok(poses) = forward_kinematics(robot, &mut ws, &q) else {
             return f64::INFINITY;

@@ -240,6 +240,21 @@ pub struct Joint {
     pub armature: f64,
 }
 
+impl JointLimits {
+    /// The position range clipped to half a turn either side of zero (a continuous joint:
+    /// one turn), where configurations are sampled.
+    pub fn within_half_turn(&self) -> (f64, f64) {
+        let pi = std::f64::consts::PI;
+        (self.lower.max(-pi), self.upper.min(pi))
+    }
+
+    /// The position `fraction` (0 to 1) of the way across [`Self::within_half_turn`].
+    pub fn position_at(&self, fraction: f64) -> f64 {
+        let (lo, hi) = self.within_half_turn();
+        lo + (hi - lo) * fraction
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{ChainOptions, Robot};
