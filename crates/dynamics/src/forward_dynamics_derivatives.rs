@@ -98,20 +98,21 @@ fn solve_accelerations(
         *r = tau[k] - ws.axis[k].dot(&ws.c_force[k]);
     }
     let result = cholesky_in_place(&mut m).and_then(|()| cholesky_solve_in_place(&m, &mut rhs));
-    qdd.copy_from_slice(rhs.as_slice());
+    if result.is_ok() {
+        qdd.copy_from_slice(rhs.as_slice());
+    }
     (ws.mass_matrix, ws.rhs) = (m, rhs);
     result
 }
 
-/// Adds `qdd`'s share to the pass at zero `qdd`: with `A_i = sum_{m <= i} S_m qdd_m`, every
-/// `a_i` gains `A_i`, every `beta_i` gains `S_i x A_{i-1}`, and
-/// `F^c_j` gains `I^c_j A_j + sum_{m > j} I^c_m S_m qdd_m`.
+/// Adds `qdd`'s share to the pass at zero `qdd`, where the fills read it: with
+/// `A_i = sum_{m <= i} S_m qdd_m` (what every `a_i` gains), every `beta_i` gains
+/// `S_i x A_{i-1}`, and `F^c_j` gains `I^c_j A_j + sum_{m > j} I^c_m S_m qdd_m`.
 fn add_accelerations(ws: &mut DynamicsWorkspace, qdd: &[f64]) {
     let mut sum = Vector6::zeros();
     for (i, &qddi) in qdd.iter().enumerate() {
         ws.column[i] += cross_motion(&ws.axis[i], &sum);
         sum += ws.axis[i] * qddi;
-        ws.acceleration[i] += sum;
         let share = composite_times(ws, i, &sum);
         ws.c_force[i] += share;
     }

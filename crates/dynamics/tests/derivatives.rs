@@ -166,3 +166,47 @@ proptest! {
         assert_close("dqdd_dtau", &ftau, &central(n, tau, h, |x, out| fd(q, qd, x, out, &mut w)), 1e-5);
     }
 }
+
+/// A non-finite state gives an error (forward dynamics: its mass matrix is refused, `qdd` left
+/// as it was) or non-finite derivatives, never a panic; wrong sizes are refused by name.
+#[test]
+fn bad_input_is_refused_or_propagates_without_panicking() {
+    let robot = load("panda_arm.urdf");
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(&robot);
+    let m = || DMatrix::zeros(n, n);
+    let (mut fq, mut fqd, mut ftau) = (m(), m(), m());
+    let mut qdd = vec![7.0; n];
+    let mut q = vec![0.1; n];
+    q[2] = f64::NAN;
+    let out = ForwardDerivatives {
+        qdd: &mut qdd,
+        dqdd_dq: &mut fq,
+        dqdd_dqd: &mut fqd,
+        dqdd_dtau: &mut ftau,
+    };
+    let zero = vec![0.0; n];
+    assert!(forward_dynamics_derivatives(&robot, &mut ws, (&q, &zero, &zero), out).is_err());
+    assert_eq!(qdd, vec![7.0; n]);
+    let (mut dq, mut dqd) = (m(), m());
+    let mut qd = vec![0.0; n];
+    qd[4] = f64::INFINITY;
+    rnea_derivatives(&robot, &mut ws, (&zero, &qd, &zero), &mut dq, &mut dqd).unwrap();
+    assert!(dqd.iter().any(|x| !x.is_finite()));
+    let err = rnea_derivatives(
+        &robot,
+        &mut ws,
+        (&zero, &zero[1..], &zero),
+        &mut dq,
+        &mut dqd,
+    );
+    assert!(err.unwrap_err().to_string().contains("qd"));
+    let mut small = DMatrix::zeros(n - 1, n);
+    assert!(gravity_derivatives(&robot, &mut ws, &zero, &mut small)
+        .unwrap_err()
+        .to_string()
+        .contains("dg_dq"));
+    // The workspace still works afterwards.
+    gravity_derivatives(&robot, &mut ws, &zero, &mut dq).unwrap();
+    assert!(dq.iter().all(|x| x.is_finite()));
+}
