@@ -1,19 +1,32 @@
 #!/bin/sh
-# Creates (once) a Python virtual environment with the independent implementations the
-# interop tests check armctl against: Eclipse Cyclone DDS's binding (a DDS peer), the MCAP
-# project's writer and reader with ROS 2 support (rosbag2 files), the rosbags package (rosbag2
-# SQLite bags), the MuJoCo physics
-# engine with NumPy (tests/mujoco/peer.py, the simulator's reference), and the xacro program
-# (without ROS), which expands .xacro robot descriptions. Usage: setup_venv.sh
-# DIR; prints the venv's python. A venv made before a package was added here is completed.
+# Creates (once) the Python virtual environment that holds every program the tests start
+# beside the Rust toolchain, g++ and Python 3: the independent implementations the interop
+# tests check armctl against, Eclipse Cyclone DDS's binding (a DDS peer), the MCAP project's
+# writer and reader with ROS 2 support (rosbag2 files), the rosbags package (rosbag2 SQLite
+# bags), the MuJoCo physics engine with NumPy (tests/mujoco/peer.py, the simulator's
+# reference) and the xacro program (without ROS); and CMake, which builds the C ABI's C++ test
+# program (crates/capi/tests/cpp_program.rs). All come from PyPI: the first run downloads about 80 MB
+# and installs about 330 MB; later runs reuse the venv. Usage: setup_venv.sh DIR; prints the venv's python. A venv made before a package was
+# added here is completed. Test binaries and their threads call this at once: a lock on
+# DIR.lock lets one of them install while the others wait.
 set -eu
 dir="$1"
-if [ ! -x "$dir/bin/python" ] || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags" 2>/dev/null; then
-    python3 -m venv "$dir" >&2
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+if [ ! -x "$dir/bin/python" ] || [ ! -x "$dir/bin/cmake" ] \
+    || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags, cmake" 2>/dev/null; then
+    python3 -m venv "$dir" >&2 || {
+        echo "setup_venv.sh: 'python3 -m venv $dir' failed: the tests need Python 3 with venv (Debian: apt-get install python3-venv)" >&2
+        exit 1
+    }
     # The venv's own python runs pip: a venv copied from elsewhere keeps a pip script whose
     # first line names the original venv, and would install there.
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
         "cyclonedds==11.0.1" "mcap==1.6.0" "mcap-ros2-support==0.6.0" \
-        "mujoco==3.3.7" "numpy==2.4.6" "xacro==2.1.1" "rosbags==0.11.9" >&2
+        "mujoco==3.3.7" "numpy==2.4.6" "xacro==2.1.1" "rosbags==0.11.9" "cmake==4.4.5" >&2 || {
+        echo "setup_venv.sh: pip could not install the tests' peers into $dir (the first run needs access to PyPI, about 80 MB): see pip's message above" >&2
+        exit 1
+    }
 fi
 echo "$dir/bin/python"

@@ -4,7 +4,8 @@
 //! `config/trajectories/panda_wave.yaml` for 5 s. The program checks the efforts it gets
 //! through the C ABI against the run's to 1e-9, counts allocations in `armctl_update`, and
 //! checks holds (NaN, unreadable, implausible, stale states) and a parameter refusal. Needs
-//! `cmake` and `g++` (`.ci/run` installs them).
+//! `g++`; CMake is PyPI's, installed by the test run into the tests' venv
+//! (`tests/interop/setup_venv.sh`), so a machine without cmake runs it too.
 //!
 //! The second test builds the ros2_control plugin (`ros2_control/armctl_controllers`) with the
 //! stand-in declarations (`ros2_control/test_api/include`) and `ros2_control/test_api/run_plugin.cpp`,
@@ -101,9 +102,22 @@ fn write_run(armctl: &Path, dir: &Path, seconds: f64) {
     std::fs::write(dir.join("waypoints.txt"), lines.join("\n") + "\n").unwrap();
 }
 
+/// PyPI's CMake from the tests' venv, which `tests/interop/setup_venv.sh` creates on first
+/// use (shared with the interop tests).
+fn cmake() -> PathBuf {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cyclonedds-venv");
+    run(
+        Command::new("sh")
+            .arg(repository().join("tests/interop/setup_venv.sh"))
+            .arg(&venv),
+        "tests/interop/setup_venv.sh (installs CMake from PyPI)",
+    );
+    venv.join("bin/cmake")
+}
+
 fn run(command: &mut Command, what: &str) -> String {
     let output = command.output().unwrap_or_else(|e| {
-        panic!("{what}: {e} (the C++ test needs cmake and g++: apt-get install cmake g++)")
+        panic!("{what}: {e} (the C++ tests need g++, and sh and python3 with venv for CMake)")
     });
     let text = format!(
         "{}{}",
@@ -145,8 +159,9 @@ fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_an
     // A cache from a checkout elsewhere (CI clones into a new folder each time) is refused
     // by CMake: start clean, the program is small.
     let _ = std::fs::remove_dir_all(&build);
+    let cmake = cmake();
     run(
-        Command::new("cmake")
+        Command::new(&cmake)
             .arg("-S")
             .arg(&source)
             .arg("-B")
@@ -156,7 +171,7 @@ fn a_cpp_host_gets_armctl_sim_s_efforts_without_allocating_and_the_same_holds_an
         "cmake configure",
     );
     run(
-        Command::new("cmake").arg("--build").arg(&build),
+        Command::new(&cmake).arg("--build").arg(&build),
         "cmake build",
     );
     let report = run(
