@@ -78,7 +78,7 @@ fn time(states: &[State], batches: usize, mut f: impl FnMut(&State)) -> f64 {
 }
 
 pub(crate) fn run(args: &BenchArgs) -> Result<()> {
-    let robot = args.urdf.load()?.robot;
+    let robot = args.urdf.load_robot()?;
     let states = random_states(&robot, STATES, 7);
     if let Some(path) = &args.states_out {
         write_states(path, &states)?;

@@ -215,8 +215,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         bail!("--rate must be positive, got {}", args.rate);
     }
     crate::sim_command::check_duration(args.duration, 1.0 / args.rate)?;
-    let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
-        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let robot = crate::robot_file::load_robot(&args.urdf, &ChainOptions::default())?;
     let trajectory = args
         .trajectory
         .clone()

@@ -142,7 +142,7 @@ pub(crate) fn run(args: &DynamicsArgs) -> Result<()> {
     if args.method == Method::Lagrange && args.derivatives {
         bail!("--derivatives are analytical derivatives of the Newton-Euler recursion: use --method newton-euler");
     }
-    let robot = args.urdf.load()?.robot;
+    let robot = args.urdf.load_robot()?;
     let input = read_states(&args.states)?;
     let samples = input
         .samples

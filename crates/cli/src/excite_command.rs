@@ -146,8 +146,7 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
     };
-    let robot = Robot::from_urdf_file(&args.urdf, &options)
-        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
     let limits = ExcitationLimits {
         range: args.range,
         velocity: args.velocity,

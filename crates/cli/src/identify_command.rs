@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog};
-use armctl_model::{ChainOptions, Robot};
+use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
 
@@ -100,8 +100,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
     };
-    let robot = Robot::from_urdf_file(&args.urdf, &options)
-        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
     let log = read_log(args)?;
     let options = IdentifyOptions {
         friction: args.friction,

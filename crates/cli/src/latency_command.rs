@@ -225,8 +225,7 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
     if (args.realtime_priority > 0 || args.cpu_affinity.is_some()) && args.node_binary.is_none() {
         bail!("--realtime-priority and --cpu-affinity apply to a controller_node process: give --node-binary (in this process the probe would share the node's threads)");
     }
-    let robot = Robot::from_urdf_file(&args.urdf, &ChainOptions::default())
-        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let robot = crate::robot_file::load_robot(&args.urdf, &ChainOptions::default())?;
     let dds = DdsOptions::loopback(args.domain_id);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

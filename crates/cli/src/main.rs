@@ -17,6 +17,7 @@ mod pair_run;
 mod params_command;
 mod params_file;
 mod plots;
+mod robot_file;
 mod sim_command;
 mod sim_config_file;
 mod trajectory_spec;

@@ -62,9 +62,15 @@ impl UrdfArgs {
         }
     }
 
+    /// The conversion; its warnings are for the caller to show.
     pub(crate) fn load(&self) -> Result<Conversion> {
         urdf_file_to_robot(&self.urdf, &self.options())
             .with_context(|| format!("loading {}", self.urdf.display()))
+    }
+
+    /// The robot, the conversion's warnings printed to stderr.
+    pub(crate) fn load_robot(&self) -> Result<armctl_model::Robot> {
+        crate::robot_file::load_robot(&self.urdf, &self.options())
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use armctl_dynamics::{numeric_base_parameters, regrouped_base_parameters, PARAMETER_NAMES};
 use armctl_model::{ChainOptions, Robot, PARAMS_PER_LINK};
 use clap::Args;
@@ -86,8 +86,7 @@ pub(crate) fn run(args: &ParamsArgs) -> Result<()> {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
     };
-    let robot = Robot::from_urdf_file(&args.urdf, &options)
-        .with_context(|| format!("loading {}", args.urdf.display()))?;
+    let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
     let full_count = PARAMS_PER_LINK * robot.dof();
     let (parameters, method) = if args.base {
         base(&robot)?

@@ -240,8 +240,9 @@ fn checked_limits(name: &str, kind: TreeJointKind, l: &JointLimits) -> Result<()
     if !unknown && (!l.effort.is_finite() || l.effort <= 0.0) {
         return fail("effort must be positive and finite: every command is saturated to it");
     }
-    if l.velocity.is_nan() || l.velocity <= 0.0 {
-        return fail("velocity must be positive");
+    let velocity_known = l.velocity.is_finite() && l.velocity > 0.0;
+    if !(unknown || velocity_known) {
+        return fail("velocity must be positive and finite: the over-speed and plausibility checks, the default gains and the reference checks use it");
     }
     let ordered = l.lower < l.upper;
     if kind != TreeJointKind::Continuous && !ordered {

@@ -86,7 +86,7 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
     let (frames, kept) = place_frames(&chain.joints, &neighbours, tolerance);
     let robot = build_robot(&chain, &frames)?;
     let mut warnings = nearly_parallel_warnings(&chain.joints, &neighbours);
-    warnings.extend(inertia_warnings(&robot));
+    warnings.extend(inertia_warnings(tree));
     let fk_residual = self_check(&robot, &chain);
     let link_frames = chain
         .link_poses
@@ -225,17 +225,24 @@ fn nearly_parallel_warnings(joints: &[ChainJoint], neighbours: &[Neighbour]) -> 
         .collect()
 }
 
-fn inertia_warnings(robot: &Robot) -> Vec<String> {
-    robot
-        .joints()
+/// Every URDF link whose own inertial breaks the triangle inequality, named with the joint
+/// that moves it: checked on the links as written, since a fixed joint merges a light broken
+/// link into a heavier body that hides it.
+fn inertia_warnings(tree: &UrdfTree) -> Vec<String> {
+    tree.links
         .iter()
-        .zip(robot.links())
-        .filter(|(_, link)| !link.satisfies_triangle_inequality(1e-9 * link.inertia_com.abs().max()))
-        .map(|(joint, _)| {
+        .filter(|link| {
+            let body = &link.inertial;
+            !body.satisfies_triangle_inequality(1e-9 * body.inertia_com.abs().max())
+        })
+        .map(|link| {
+            let joint = link
+                .parent_joint
+                .map_or_else(String::new, |j| format!(" (child of joint '{}')", tree.joints[j].name));
             format!(
-                "link of joint '{}': principal moments break the triangle inequality (no real body has them; \
+                "link '{}'{joint}: principal moments break the triangle inequality (no real body has them; \
                  common for links that carry only a rotor inertia)",
-                joint.name
+                link.name
             )
         })
         .collect()

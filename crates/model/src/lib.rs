@@ -65,4 +65,5 @@ pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams, MAX_FRICTION_HARMONICS};
 pub use kinematics_workspace::KinematicsWorkspace;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
+pub use urdf_errors::MAX_XML_DEPTH;
 pub use urdf_tree::{MAX_LINKS, MAX_NAME_BYTES};

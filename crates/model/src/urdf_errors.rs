@@ -3,7 +3,7 @@
 //! for xacro markers that every file gets.
 
 use crate::error::clipped;
-use crate::urdf_scan::{scan, Scan, TopElement};
+use crate::urdf_scan::{first_too_deep, scan, Scan, TopElement};
 use crate::ModelError;
 
 /// The children of `<robot>` that urdf-rs deserialises; it skips the others (`<gazebo>`, ...).
@@ -12,6 +12,28 @@ const DESERIALISED: [&str; 3] = ["link", "joint", "material"];
 /// A root start tag longer than this is not copied around each element tried alone (that
 /// would cost its length once per element); a plain `<robot>` tag stands in for it.
 const MAX_WRAPPER_BYTES: usize = 4096;
+
+/// Deepest element nesting accepted (a URDF needs 5: robot, link, visual, geometry, mesh).
+/// The XML parser behind urdf-rs recurses once per level, so a document nested 100 000 deep
+/// would overflow the stack and abort the program instead of being refused.
+pub const MAX_XML_DEPTH: usize = 100;
+
+/// Refuses XML nested deeper than [`MAX_XML_DEPTH`], at the line of the first element too deep.
+pub(crate) fn refuse_deep_nesting(text: &str) -> Result<(), ModelError> {
+    match first_too_deep(text, MAX_XML_DEPTH) {
+        None => Ok(()),
+        Some(at) => {
+            let line = 1 + text.as_bytes()[..at]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            let reason = format!(
+                "elements are nested more than {MAX_XML_DEPTH} deep (a URDF needs about 5)"
+            );
+            Err(malformed(line, "the document".into(), &reason))
+        }
+    }
+}
 
 /// Refuses a file still holding xacro expressions (`${...}`, `$(...)`), naming the element and
 /// line. Files without the two markers are not scanned.

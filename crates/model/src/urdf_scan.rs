@@ -82,6 +82,29 @@ pub(crate) fn scan(text: &str) -> Result<Scan, ModelError> {
     }
 }
 
+/// The byte offset of the first start tag nested deeper than `limit` elements, if one is.
+/// A streaming pass that keeps only a counter: it cannot itself be exhausted by the nesting
+/// it looks for. Badly formed XML ends the pass (the parser's own error names it).
+pub(crate) fn first_too_deep(text: &str, limit: usize) -> Option<usize> {
+    let mut reader = Reader::from_str(text);
+    reader.config_mut().check_end_names = false;
+    let mut depth = 0usize;
+    loop {
+        let start = offset(reader.buffer_position());
+        match reader.read_event() {
+            Ok(Event::Start(_)) => {
+                depth += 1;
+                if depth > limit {
+                    return Some(start);
+                }
+            }
+            Ok(Event::End(_)) => depth = depth.saturating_sub(1),
+            Ok(Event::Eof) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
 fn offset(position: u64) -> usize {
     usize::try_from(position).unwrap_or(usize::MAX)
 }

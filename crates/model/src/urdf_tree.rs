@@ -92,6 +92,7 @@ impl UrdfTree {
     /// Parses and checks URDF text. Errors name the element at fault and, when it is in the
     /// text, its line.
     pub(crate) fn parse(text: &str) -> Result<Self, ModelError> {
+        urdf_errors::refuse_deep_nesting(text)?;
         urdf_errors::refuse_xacro(text)?;
         let urdf = urdf_rs::read_from_string(text)
             .map_err(|e| urdf_errors::deserializer_error(text, &e))?;

@@ -564,3 +564,23 @@ fn the_fault_is_placed_in_a_thousand_link_file() {
         "{message}"
     );
 }
+
+/// XML nested 100 000 deep (not a chain: `<robot><a><a>...`) is refused at the line of the
+/// first element too deep, not parsed into a stack overflow; so is an unclosed one. A URDF
+/// nested as deep as the limit still gets the parser's own error.
+#[test]
+fn xml_nested_beyond_the_depth_limit_is_refused_with_its_line() {
+    let depth = 100_000;
+    let deep = format!(
+        "<robot name=\"deep\">\n{}{}</robot>",
+        "<a>".repeat(depth),
+        "</a>".repeat(depth)
+    );
+    let e = error(&deep);
+    says(&e, &["nested more than 100 deep", "line 2"]);
+    let unclosed = format!("<robot name=\"deep\">{}", "<a>".repeat(depth));
+    says(&error(&unclosed), &["nested more than 100 deep"]);
+    let at_limit = robot(&format!("{}{}", "<a>".repeat(99), "</a>".repeat(99)));
+    let message = error(&at_limit).to_string();
+    assert!(!message.contains("nested"), "{message}");
+}
