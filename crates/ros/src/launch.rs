@@ -66,13 +66,13 @@ pub fn spawn<N: NodeLogic>(node: N, dds: &DdsOptions) -> Result<RunningNode, Ros
 /// [`Incoming::Shutdown`].
 struct StopOnSignal<T> {
     inner: T,
-    signals: [(Signal, &'static str); 3],
+    signals: [(Signal, &'static str); 4],
 }
 
 impl<T> StopOnSignal<T> {
-    /// Installs handlers for SIGINT, SIGTERM and SIGHUP. Explicitly: a node started in the
-    /// background of a script inherits an ignored SIGINT, and the default action of the
-    /// others would end the process without a last command.
+    /// Installs handlers for SIGINT, SIGTERM, SIGHUP and SIGQUIT (Ctrl-\\). Explicitly: a node
+    /// started in the background of a script inherits an ignored SIGINT, and the default
+    /// action of the others would end the process without a last command.
     fn new(inner: T) -> Result<Self, RosError> {
         let install = |kind: SignalKind| {
             signal(kind).map_err(|e| RosError::Transport {
@@ -85,6 +85,7 @@ impl<T> StopOnSignal<T> {
                 (install(SignalKind::interrupt())?, "SIGINT"),
                 (install(SignalKind::terminate())?, "SIGTERM"),
                 (install(SignalKind::hangup())?, "SIGHUP"),
+                (install(SignalKind::quit())?, "SIGQUIT"),
             ],
         })
     }
@@ -198,7 +199,7 @@ async fn robot_description_from_topic(start: &NodeStart) -> Result<String, RosEr
 
 /// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
 /// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
-/// service form from ROS's environment). SIGINT, SIGTERM and SIGHUP stop the node cleanly
+/// service form from ROS's environment). SIGINT, SIGTERM, SIGHUP and SIGQUIT stop the node cleanly
 /// (controller_node sends its `safe_mode` command last) and the process exits 0.
 ///
 /// With neither `robot_description` nor `urdf_path` given, the node first waits for the URDF on

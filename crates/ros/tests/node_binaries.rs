@@ -573,27 +573,33 @@ async fn a_stop_signal_leaves_the_safe_command_as_the_last_one() {
     assert!(stop(&mut sim.0, "INT").success(), "sim_node's exit code");
 }
 
-/// A node stopped before any joint state came sends nothing and exits 0 (SIGHUP).
+/// A node stopped before any joint state came sends nothing and exits 0 (SIGHUP, and SIGQUIT:
+/// Ctrl-\\ is a stop like Ctrl-C, not a kill without a last command).
 #[test]
 fn a_node_stopped_before_any_state_exits_cleanly() {
     let urdf_arg = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
-    let mut controller = Running(
-        node(
-            env!("CARGO_BIN_EXE_controller_node"),
-            93,
-            &["--ros-args", "-p", &urdf_arg],
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap(),
-    );
-    // Give it time to install its handlers (the log line of a running node comes after).
-    std::thread::sleep(Duration::from_millis(1500));
-    let status = stop(&mut controller.0, "HUP");
-    assert!(status.success(), "exit code: {status}");
-    let stderr = stderr_of(&mut controller.0);
-    assert!(stderr.contains("stopping on SIGHUP"), "{stderr}");
+    for name in ["HUP", "QUIT"] {
+        let mut controller = Running(
+            node(
+                env!("CARGO_BIN_EXE_controller_node"),
+                93,
+                &["--ros-args", "-p", &urdf_arg],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+        );
+        // Give it time to install its handlers (the log line of a running node comes after).
+        std::thread::sleep(Duration::from_millis(1500));
+        let status = stop(&mut controller.0, name);
+        assert!(status.success(), "SIG{name}: exit code: {status}");
+        let stderr = stderr_of(&mut controller.0);
+        assert!(
+            stderr.contains(&format!("stopping on SIG{name}")),
+            "{stderr}"
+        );
+    }
 }
 
 /// The largest effort of the UR5e's wrist 3 on and on, through a real DDS command: its link is
