@@ -3,6 +3,8 @@
 
 use armctl_model::Robot;
 
+use crate::damping_bound::DampingBound;
+use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
 
 /// The description of a model-sized proportional gain.
@@ -64,20 +66,35 @@ impl PdGains {
         Ok((parameters, gains))
     }
 
-    /// `effort_i = kp_i e_i + kd_i de_i` with the gains in effect.
-    pub(crate) fn pd(self, parameters: &ParameterSet, step: Step<'_>) {
-        self.pd_plus(parameters, step, &[]);
-    }
-
-    /// `effort_i = kp_i e_i + kd_i de_i + model_i` (`model` may be empty: no model term).
-    pub(crate) fn pd_plus(self, parameters: &ParameterSet, step: Step<'_>, model: &[f64]) {
+    /// `effort_i = s_i^2 kp_i e_i + s_i kd_i de_i + model_i` (`model` may be empty: no model
+    /// term), `s` the factors of [`PdGains::scales`]: the damping ratio stays, the damping
+    /// stays within the sampled-data margin.
+    pub(crate) fn pd_plus(
+        self,
+        parameters: &ParameterSet,
+        step: Step<'_>,
+        model: &[f64],
+        s: &[f64],
+    ) {
         let (kp, kd) = (&parameters[self.kp], &parameters[self.kd]);
         for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
-            step.effort[i] = kp[i] * e + kd[i] * de;
+            step.effort[i] = s[i] * s[i] * kp[i] * e + s[i] * kd[i] * de;
         }
         for (o, m) in step.effort.iter_mut().zip(model) {
             *o += m;
         }
+    }
+
+    /// Per joint the factor in (0, 1] that keeps `kd` within the sampled-data margin at this
+    /// step's configuration ([`crate::damping_bound`]).
+    pub(crate) fn scales<'b>(
+        self,
+        parameters: &ParameterSet,
+        model: &mut ModelTerms,
+        bound: &'b mut DampingBound,
+        step: &Step<'_>,
+    ) -> Result<&'b [f64], ControlError> {
+        model.damping_scales(bound, step.state.q, &parameters[self.kd], step.dt)
     }
 }
 

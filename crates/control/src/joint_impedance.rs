@@ -1,10 +1,13 @@
 //! Joint impedance (docs/theory.md section 6):
 //! `tau = K (q_d - q) + D (qd_d - qd) + G(q)` (+ `C(q, qd) qd` when `coriolis` is 1).
+//! Where `D` would pass the sampled-data margin at the arm's configuration, `K` and `D` are
+//! scaled (`s^2 K`, `s D`: [`crate::damping_bound`]).
 //! Claim: the arm behaves as a spring-damper about q_d; a constant external torque `tau_ext`
 //! deflects it statically by `K^-1 tau_ext` (for a tip wrench F, `K^-1 J^T F`).
 
 use armctl_model::Robot;
 
+use crate::damping_bound::DampingBound;
 use crate::gains::{joint_gain, PdGains};
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
@@ -20,6 +23,7 @@ pub struct JointImpedance {
     gains: PdGains,
     coriolis: Scalar,
     model_terms: Vec<f64>,
+    bound: DampingBound,
 }
 
 impl JointImpedance {
@@ -54,6 +58,7 @@ impl JointImpedance {
         Ok(Self {
             model: ModelTerms::new(robot),
             model_terms: vec![0.0; robot.dof()],
+            bound: DampingBound::new(robot.dof()),
             parameters,
             gains,
             coriolis,
@@ -64,13 +69,14 @@ impl JointImpedance {
 impl Controller for JointImpedance {
     law_accessors!("joint_impedance");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
         if self.parameters[self.coriolis] >= 0.5 {
             self.model.nonlinear(step.state, &mut self.model_terms)?;
         } else {
             self.model.gravity(step.state.q, &mut self.model_terms)?;
         }
-        self.gains
-            .pd_plus(&self.parameters, step, &self.model_terms);
+        self.gains.pd_plus(p, step, &self.model_terms, s);
         Ok(())
     }
 }

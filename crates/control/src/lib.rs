@@ -37,6 +37,7 @@ mod cartesian_impedance;
 mod computed_torque;
 mod controller;
 mod cooperative;
+pub mod damping_bound;
 pub mod default_gains;
 mod error;
 mod gain_design;

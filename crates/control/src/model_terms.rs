@@ -7,6 +7,7 @@ use armctl_dynamics::{
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
+use crate::damping_bound::DampingBound;
 use crate::{ControlError, JointState};
 
 /// The robot model and its workspace.
@@ -91,5 +92,17 @@ impl ModelTerms {
             state.qd,
             out,
         )?)
+    }
+
+    /// Per joint the factor in (0, 1] that keeps the joint damping `damping` within the
+    /// sampled-data margin at `q` for a step of `dt` ([`crate::damping_bound`]).
+    pub(crate) fn damping_scales<'b>(
+        &mut self,
+        bound: &'b mut DampingBound,
+        q: &[f64],
+        damping: &[f64],
+        dt: f64,
+    ) -> Result<&'b [f64], ControlError> {
+        bound.diagonal_scales(&self.robot, &mut self.ws, q, damping, dt)
     }
 }

@@ -11,6 +11,7 @@ use armctl_dynamics::{cholesky_in_place, gravity_derivatives, DynamicsWorkspace}
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
+use crate::damping_bound::DampingBound;
 use crate::gains::{Configurations, PdGains};
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, ParameterSet, Step};
@@ -31,6 +32,7 @@ pub struct PdFixedGravity {
     scratch: DMatrix<f64>,
     gravity_gradient_bound: f64,
     warnings: Vec<String>,
+    bound: DampingBound,
 }
 
 /// Estimated `sup ||dG/dq||_2` over the joint limits (within +-pi for unlimited joints).
@@ -80,6 +82,7 @@ impl PdFixedGravity {
             gravity_gradient_bound: largest_norm(&gradients),
             gradients,
             scratch: DMatrix::zeros(robot.dof(), robot.dof()),
+            bound: DampingBound::new(robot.dof()),
             parameters,
             gains,
             warnings: Vec::new(),
@@ -127,8 +130,10 @@ impl Controller for PdFixedGravity {
         &self.warnings
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
         self.model.gravity(&step.reference.q, &mut self.gravity)?;
-        self.gains.pd_plus(&self.parameters, step, &self.gravity);
+        gains.pd_plus(p, step, &self.gravity, s);
         Ok(())
     }
 }

@@ -1,10 +1,12 @@
 //! PD with online gravity compensation (docs/theory.md section 6):
 //! `tau = Kp e + Kd de + G(q)`, `e = q_d - q`, `de = qd_d - qd`.
 //! Claim: regulation to a set point is globally asymptotically stable for any positive
-//! diagonal gains (with the exact G).
+//! diagonal gains (with the exact G). Sampled at `dt`, the gains are scaled where the damping
+//! would pass the sampled-data margin ([`crate::damping_bound`]).
 
 use armctl_model::Robot;
 
+use crate::damping_bound::DampingBound;
 use crate::gains::{PdGains, KP_DESCRIPTION};
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, ParameterSet, Step};
@@ -16,6 +18,7 @@ pub struct PdGravity {
     parameters: ParameterSet,
     gains: PdGains,
     gravity: Vec<f64>,
+    bound: DampingBound,
 }
 
 impl PdGravity {
@@ -26,6 +29,7 @@ impl PdGravity {
         Ok(Self {
             model: ModelTerms::new(robot),
             gravity: vec![0.0; robot.dof()],
+            bound: DampingBound::new(robot.dof()),
             parameters,
             gains,
         })
@@ -35,8 +39,10 @@ impl PdGravity {
 impl Controller for PdGravity {
     law_accessors!("pd_gravity");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
         self.model.gravity(step.state.q, &mut self.gravity)?;
-        self.gains.pd_plus(&self.parameters, step, &self.gravity);
+        gains.pd_plus(p, step, &self.gravity, s);
         Ok(())
     }
 }

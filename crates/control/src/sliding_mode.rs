@@ -8,6 +8,12 @@
 //! bounds the error outside the layer when a joint the switching term cannot move (unmodelled
 //! friction) hands its demand to its neighbours through the inertia coupling. `gain_design`
 //! places the layer's poles (`lambda`, `k`) or makes them LQR-optimal (see `gain_design`).
+//!
+//! Which law is which: with `kd: 0` this is exactly the textbook (course) law, the computed-torque
+//! form with the switching term and nothing else, whose error grows with the layer `phi`; the
+//! default `kd` adds the `Kd s` torque, which also damps inside the layer, so there a thicker
+//! layer need not give a larger error. `Kd` is scaled where it would pass the sampled-data
+//! margin ([`crate::damping_bound`]); `kd: 0` is never touched.
 
 use armctl_model::Robot;
 
@@ -32,6 +38,7 @@ pub struct SlidingMode {
     acceleration: Vec<f64>,
     s: Vec<f64>,
     warnings: Vec<String>,
+    bound: crate::damping_bound::DampingBound,
 }
 
 /// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
@@ -108,6 +115,7 @@ impl SlidingMode {
             s: vec![0.0; n],
             parameters,
             warnings: Vec::new(),
+            bound: crate::damping_bound::DampingBound::new(n),
         })
     }
 }
@@ -153,6 +161,11 @@ impl Controller for SlidingMode {
         let p = &self.parameters;
         let (lambda, k, phi) = (&p[self.lambda], &p[self.k], p[self.phi]);
         let linear = &p[self.linear];
+        // kd s is torque-valued velocity feedback: within the sampled-data margin (kd = 0,
+        // the book's law, is left as it is).
+        let c = self
+            .model
+            .damping_scales(&mut self.bound, step.state.q, linear, step.dt)?;
         for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let s = de + lambda[i] * e;
             self.acceleration[i] =
@@ -161,8 +174,9 @@ impl Controller for SlidingMode {
         }
         self.model
             .inverse_dynamics(step.state, &self.acceleration, step.effort)?;
-        for ((effort, d), s) in step.effort.iter_mut().zip(linear).zip(&self.s) {
-            *effort += d * s;
+        let feedback = linear.iter().zip(c).zip(&self.s);
+        for (effort, ((d, c), s)) in step.effort.iter_mut().zip(feedback) {
+            *effort += c * d * s;
         }
         Ok(())
     }
@@ -191,5 +205,52 @@ mod tests {
         law.set_parameter("kd", ParameterValue::DoubleArray(vec![0.0, 0.0]))
             .unwrap();
         assert!(law.warnings().is_empty(), "{:?}", law.warnings());
+    }
+
+    /// `kd: 0` is the textbook law exactly: the effort is `RNEA(q, qd, qdd_d + Lambda de +
+    /// k sat(s / phi))`, computed here apart, at states inside and outside the layer.
+    #[test]
+    fn kd_zero_is_the_textbook_law_exactly() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/puma560.urdf");
+        let robot = Robot::from_urdf_file(path, &ChainOptions::default()).unwrap();
+        let n = robot.dof();
+        let mut law = SlidingMode::new(&robot).unwrap();
+        law.set_parameter("kd", ParameterValue::DoubleArray(vec![0.0; n]))
+            .unwrap();
+        law.set_parameter("phi", ParameterValue::Double(0.05))
+            .unwrap();
+        // The new values in effect at once (no ramp).
+        let rest = vec![0.0; n];
+        law.reset(&crate::JointState {
+            q: &rest,
+            qd: &rest,
+        });
+        let (lambda, k) = (
+            law.parameters().values("lambda").to_vec(),
+            law.parameters().values("k").to_vec(),
+        );
+        let mut ws = armctl_dynamics::DynamicsWorkspace::new(&robot);
+        for scale in [1e-3, 0.3] {
+            let q: Vec<f64> = (0..n).map(|i| 0.1 * i as f64 - 0.2).collect();
+            let qd: Vec<f64> = (0..n).map(|i| scale * (i as f64 - 2.5)).collect();
+            let reference = crate::JointReference {
+                q: q.iter().map(|v| v + scale).collect(),
+                qd: vec![0.1; n],
+                qdd: vec![-0.2; n],
+            };
+            let state = crate::JointState { q: &q, qd: &qd };
+            let mut effort = vec![0.0; n];
+            law.update(&state, &reference, 1e-3, &mut effort).unwrap();
+            let acceleration: Vec<f64> = (0..n)
+                .map(|i| {
+                    let (e, de) = (reference.q[i] - q[i], reference.qd[i] - qd[i]);
+                    let s = de + lambda[i] * e;
+                    reference.qdd[i] + lambda[i] * de + k[i] * saturated(s, 0.05)
+                })
+                .collect();
+            let mut book = vec![0.0; n];
+            armctl_dynamics::rnea(&robot, &mut ws, &q, &qd, &acceleration, &mut book).unwrap();
+            assert_eq!(effort, book, "at speed scale {scale}");
+        }
     }
 }

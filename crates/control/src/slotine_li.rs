@@ -1,12 +1,14 @@
 //! Slotine-Li with a known model (docs/theory.md section 6):
 //! `qd_r = qd_d + Lambda e`, `qdd_r = qdd_d + Lambda de`, `s = de + Lambda e`,
 //! `tau = M(q) qdd_r + C(q, qd) qd_r + G(q) + Kd s`, the two-velocity RNEA with
-//! `v = qd_r`, `a = qdd_r`. Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
+//! `v = qd_r`, `a = qdd_r`; `Kd` scaled where it would pass the sampled-data margin
+//! ([`crate::damping_bound`]). Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
 //! e, de -> 0.
 
 use armctl_model::Robot;
 use nalgebra::DVector;
 
+use crate::damping_bound::DampingBound;
 use crate::gains::{errors, joint_gain, DEFAULT_BANDWIDTH};
 use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet, Step};
@@ -39,6 +41,18 @@ impl SlotineLiGains {
                 1e5,
             ))?,
         })
+    }
+
+    /// Per joint the factor in (0, 1] that keeps `kd` within the sampled-data margin at this
+    /// step's configuration ([`crate::damping_bound`]); `Lambda` acts through the model.
+    pub(crate) fn damping_scales<'b>(
+        self,
+        parameters: &ParameterSet,
+        model: &mut ModelTerms,
+        bound: &'b mut DampingBound,
+        step: &Step<'_>,
+    ) -> Result<&'b [f64], ControlError> {
+        model.damping_scales(bound, step.state.q, &parameters[self.kd], step.dt)
     }
 
     /// Reference velocity, acceleration and sliding variable of this step into `terms`.
@@ -97,6 +111,7 @@ pub struct SlotineLi {
     parameters: ParameterSet,
     gains: SlotineLiGains,
     terms: ReferenceTerms,
+    bound: DampingBound,
 }
 
 impl SlotineLi {
@@ -109,6 +124,7 @@ impl SlotineLi {
             parameters,
             model: ModelTerms::new(robot),
             terms: ReferenceTerms::new(n),
+            bound: DampingBound::new(n),
         })
     }
 }
@@ -116,14 +132,15 @@ impl SlotineLi {
 impl Controller for SlotineLi {
     law_accessors!("slotine_li");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        let scales = gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
         let terms = &mut self.terms;
-        self.gains
-            .reference_terms(&self.parameters, step.state, step.reference, terms);
+        gains.reference_terms(p, step.state, step.reference, terms);
         self.model
             .two_velocity(step.state, &terms.qd_r, &terms.qdd_r, step.effort)?;
-        let kd = &self.parameters[self.gains.kd];
-        for ((e, kd), s) in step.effort.iter_mut().zip(kd).zip(&self.terms.s) {
-            *e += kd * s;
+        let feedback = p[gains.kd].iter().zip(scales).zip(&terms.s);
+        for (e, ((kd, c), s)) in step.effort.iter_mut().zip(feedback) {
+            *e += c * kd * s;
         }
         Ok(())
     }

@@ -50,6 +50,7 @@ pub struct SlotineLiAdaptive {
     weights: Vec<f64>,
     model_torque: DVector<f64>,
     terms: ReferenceTerms,
+    bound: crate::damping_bound::DampingBound,
 }
 
 impl SlotineLiAdaptive {
@@ -92,6 +93,7 @@ impl SlotineLiAdaptive {
             robot: robot.clone(),
             base,
             feedback: DVector::zeros(n),
+            bound: crate::damping_bound::DampingBound::new(n),
             weights: vec![0.0; n],
             model_torque: DVector::zeros(n),
             terms: ReferenceTerms::new(n),
@@ -108,7 +110,9 @@ impl SlotineLiAdaptive {
         &self.base
     }
 
-    /// `tau = Y p_hat + Kd s`, then the update along `Y^T Kd s` unless an effort saturates.
+    /// `tau = Y p_hat + c Kd s`, then the update along `Y^T c Kd s` unless an effort
+    /// saturates; `c` (per joint, from the bound's last scales) keeps `Kd` within the
+    /// sampled-data margin.
     fn command_and_adapt(
         &mut self,
         state: &JointState<'_>,
@@ -127,7 +131,7 @@ impl SlotineLiAdaptive {
             &self.parameters[self.gains.lambda],
         );
         for (i, e) in effort.iter_mut().enumerate() {
-            self.feedback[i] = kd[i] * self.terms.s[i];
+            self.feedback[i] = self.bound.scales()[i] * kd[i] * self.terms.s[i];
             *e = self.model_torque[i] + self.feedback[i];
             self.weights[i] = 1.0 / (kd[i] * lambda[i]).max(f64::MIN_POSITIVE);
         }
@@ -162,10 +166,10 @@ impl Controller for SlotineLiAdaptive {
         self.estimate.restart();
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
-        let terms = &mut self.terms;
-        self.gains
-            .reference_terms(&self.parameters, state, reference, terms);
+        gains.reference_terms(p, state, reference, &mut self.terms);
         self.command_and_adapt(state, dt, effort)
     }
     fn estimates(&self) -> &[f64] {

@@ -42,6 +42,7 @@ pub struct SlotineSlidingMode {
     /// `|G|` at the middle of the joint ranges: what `eta` must exceed without a model.
     gravity_scale: Vec<f64>,
     warnings: Vec<String>,
+    bound: crate::damping_bound::DampingBound,
 }
 
 impl SlotineSlidingMode {
@@ -100,6 +101,7 @@ impl SlotineSlidingMode {
             switching: vec![0.0; n],
             gravity_scale: gravity_at(robot, &middle)?,
             warnings: Vec::new(),
+            bound: crate::damping_bound::DampingBound::new(n),
             parameters,
         })
     }
@@ -165,6 +167,8 @@ impl Controller for SlotineSlidingMode {
         &self.warnings
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        let (p, gains) = (&self.parameters, self.gains);
+        gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
         self.gains.reference_terms(
             &self.parameters,
             step.state,
@@ -182,7 +186,8 @@ impl Controller for SlotineSlidingMode {
         let (kd, phi) = (&self.parameters[self.gains.kd], self.parameters[self.phi]);
         for (i, effort) in step.effort.iter_mut().enumerate() {
             let s = self.terms.s[i];
-            *effort += kd[i] * s + self.switching[i] * saturated(s, phi);
+            let c = self.bound.scales()[i];
+            *effort += c * kd[i] * s + self.switching[i] * saturated(s, phi);
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! Joint references: where the arm should be at time t.
 
+mod approach;
 mod cartesian;
 mod fourier;
 mod multi_point;
@@ -7,6 +8,7 @@ mod quintic;
 mod set_point;
 mod sinusoid;
 
+pub use approach::Approach;
 pub use cartesian::{PoseInterpolation, PoseSample};
 pub use fourier::Fourier;
 pub use multi_point::{MultiPoint, TrajectoryPoint};
