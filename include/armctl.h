@@ -75,6 +75,8 @@ typedef enum ArmctlFault {
   ARMCTL_FAULT_IMPLAUSIBLE = 7,
   // The control law failed.
   ARMCTL_FAULT_CONTROLLER = 8,
+  // A joint moved faster than `over_speed` times its velocity limit: braking to rest.
+  ARMCTL_FAULT_OVER_SPEED = 9,
 } ArmctlFault;
 
 // A configured controller (opaque).

@@ -17,8 +17,10 @@ use armctl_runtime::ros_args::RosArgs;
 const Q: [f64; 7] = [0.1, -0.4, 0.05, -2.1, 0.1, 1.9, 0.7];
 const QD: [f64; 7] = [0.1, -0.2, 0.15, 0.2, -0.1, 0.3, -0.25];
 const KP: [f64; 7] = [600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 50.0];
-const KD_OLD: [f64; 7] = [50.0, 50.0, 50.0, 20.0, 10.0, 5.0, 1.0];
-const KD_NEW: [f64; 7] = [40.0, 45.0, 35.0, 15.0, 8.0, 4.0, 2.0];
+/// Dampings the run-time bound leaves as they are at `Q` for steps of up to 20 ms (the peer
+/// publishes from Python at about 250 Hz): the peer checks `G - kd qd` exactly.
+const KD_OLD: [f64; 7] = [1.0, 1.0, 1.0, 0.5, 0.3, 0.2, 0.05];
+const KD_NEW: [f64; 7] = [0.8, 0.9, 0.7, 0.4, 0.25, 0.15, 0.08];
 
 /// Loopback only, no multicast: what docs/conventions.md prescribes for tests.
 const CYCLONEDDS_URI: &str = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces><AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex><Peers><Peer address=\"127.0.0.1\"/></Peers></Discovery></Domain></CycloneDDS>";
@@ -39,6 +41,23 @@ fn gravity() -> Vec<f64> {
     let mut g = vec![0.0; 7];
     gravity_torques(&robot, &mut ws, &Q, &mut g).unwrap();
     g
+}
+
+/// The peer's expected efforts need the dampings applied as set: the sampled-data bound must
+/// not scale them at `Q`, even for a late state.
+#[test]
+fn the_test_dampings_are_within_the_sampled_data_margin() {
+    use armctl_control::damping_bound::DampingBound;
+    let robot =
+        Robot::from_urdf_file(workspace("urdf/panda.urdf"), &ChainOptions::default()).unwrap();
+    let mut ws = DynamicsWorkspace::new(&robot);
+    let mut bound = DampingBound::new(7);
+    for kd in [KD_OLD, KD_NEW] {
+        let scales = bound
+            .diagonal_scales(&robot, &mut ws, &Q, &kd, 0.02)
+            .unwrap();
+        assert!(scales.iter().all(|s| *s == 1.0), "{kd:?}: {scales:?}");
+    }
 }
 
 fn vector(v: &[f64]) -> String {

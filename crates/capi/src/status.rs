@@ -41,6 +41,8 @@ pub enum ArmctlFault {
     Implausible = 7,
     /// The control law failed.
     Controller = 8,
+    /// A joint moved faster than `over_speed` times its velocity limit: braking to rest.
+    OverSpeed = 9,
 }
 
 impl ArmctlFault {
@@ -55,6 +57,7 @@ impl ArmctlFault {
             Some(Fault::Malformed(_)) => Self::Malformed,
             Some(Fault::Implausible(_)) => Self::Implausible,
             Some(Fault::Controller(_)) => Self::Controller,
+            Some(Fault::OverSpeed(_)) => Self::OverSpeed,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! at the last valid configuration), says so once per incident, and resumes when valid states
 //! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
 
-use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
+use armctl_control::reference::{Approach, MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{
     ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
 };
@@ -13,6 +13,7 @@ use armctl_model::Robot;
 
 use std::sync::Arc;
 
+use crate::braking::Brake;
 use crate::joint_map::{JointMap, MapFault};
 use crate::RuntimeError;
 
@@ -23,6 +24,32 @@ pub const DEFAULT_MAX_POINTS: usize = 10_000;
 /// a start point MoveIt sends (its start state, within its own 0.01 rad start tolerance) is
 /// taken, a step is refused.
 pub const START_TOLERANCE: f64 = 0.02;
+
+/// The share of each velocity limit the move that joins a trajectory at the start may use:
+/// the law's tracking error adds to the reference's speed.
+pub const APPROACH_SPEED_SHARE: f64 = 0.5;
+
+/// The share of each acceleration limit that move may use: the proximal joints' acceleration
+/// throws a soft, light wrist about (a 0.3 rad step at the full limits swung a random arm's
+/// wrist under joint impedance to 1.3 times its velocity limit).
+pub const APPROACH_ACCELERATION_SHARE: f64 = 0.25;
+
+/// The share of each effort limit the viscous friction of that move may take.
+pub const APPROACH_FRICTION_SHARE: f64 = 0.25;
+
+/// The peak speed of the move that joins a trajectory: [`APPROACH_SPEED_SHARE`] of the velocity
+/// limit, and no faster than the model's viscous friction allows with
+/// [`APPROACH_FRICTION_SHARE`] of the effort limit (a heavily damped joint with a small effort
+/// limit saturated at half its velocity limit).
+fn approach_speed(joint: &armctl_model::Joint) -> f64 {
+    let limits = &joint.limits;
+    let by_friction = if joint.friction.viscous > 0.0 {
+        APPROACH_FRICTION_SHARE * limits.effort / joint.friction.viscous
+    } else {
+        f64::INFINITY
+    };
+    (APPROACH_SPEED_SHARE * limits.velocity).min(by_friction)
+}
 
 /// What to send while holding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,9 +88,12 @@ pub enum Fault {
     DuplicateJoint(String),
     /// The state's arrays do not fit its names.
     Malformed(String),
-    /// The state cannot be true (a position far beyond the limits, a velocity far beyond its
-    /// limit).
+    /// The state cannot be true (a position far beyond the limits, a velocity no drive
+    /// reaches).
     Implausible(Implausible),
+    /// A joint moved faster than `over_speed` times its velocity limit: a true state, braked
+    /// to rest (the fault lasts until every joint is at rest).
+    OverSpeed(Implausible),
     /// The controller failed.
     Controller(String),
 }
@@ -81,6 +111,7 @@ impl std::fmt::Display for Fault {
             Fault::DuplicateJoint(j) => write!(f, "joint '{j}' is listed twice in /joint_states"),
             Fault::Malformed(m) => write!(f, "/joint_states is malformed: {m}"),
             Fault::Implausible(what) => write!(f, "implausible joint state: {what}"),
+            Fault::OverSpeed(what) => write!(f, "over-speed, braking to rest: {what}"),
             Fault::Controller(e) => write!(f, "controller error: {e}"),
         }
     }
@@ -114,7 +145,7 @@ pub enum ImplausibleRule {
     Velocity {
         /// Velocity limit.
         limit: f64,
-        /// `velocity_plausibility`.
+        /// `velocity_plausibility`, or `over_speed` for an over-speed.
         factor: f64,
     },
 }
@@ -129,7 +160,7 @@ impl std::fmt::Display for Implausible {
             ),
             ImplausibleRule::Velocity { limit, factor } => write!(
                 f,
-                "{joint} moves at {value}, more than velocity_plausibility {factor} times its limit {limit}"
+                "{joint} moves at {value}, more than {factor} times its limit {limit}"
             ),
         }
     }
@@ -137,21 +168,26 @@ impl std::fmt::Display for Implausible {
 
 /// What a joint state must satisfy to be believed: positions within the URDF limits widened by
 /// `position_margin` (rad or m), velocities within `velocity_factor` times the URDF velocity
-/// limit. A state that fails is a fault like NaN.
+/// limit. A state that fails is a fault like NaN. A believed state faster than
+/// `over_speed_factor` times the limit is an over-speed: the arm is braked to rest.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Plausibility {
     /// `position_limit_margin`.
     pub position_margin: f64,
     /// `velocity_plausibility`.
     pub velocity_factor: f64,
+    /// `over_speed`.
+    pub over_speed_factor: f64,
 }
 
 impl Default for Plausibility {
-    /// 0.1 rad (m) beyond the limits; three times the velocity limit.
+    /// 0.1 rad (m) beyond the limits; ten times the velocity limit (no drive reaches it); an
+    /// over-speed at one and a half times.
     fn default() -> Self {
         Self {
             position_margin: 0.1,
-            velocity_factor: 3.0,
+            velocity_factor: 10.0,
+            over_speed_factor: 1.5,
         }
     }
 }
@@ -346,15 +382,22 @@ pub struct ControllerCore {
     /// `max_reference_points`.
     max_points: usize,
     fault: Option<Fault>,
-    trajectory: Option<(f64, Box<dyn Trajectory>)>,
+    /// The trajectory and when it started; joined by a move from where the arm is when
+    /// control starts ([`Approach`]).
+    trajectory: Option<(f64, Approach)>,
     reference: JointReference,
     was_holding: bool,
     /// Largest reference acceleration per joint, rad/s^2 (m/s^2).
     acceleration_limits: Vec<f64>,
     /// The arm-derived default of `acceleration_limits`.
     default_acceleration_limits: Vec<f64>,
-    /// Damping of the gravity hold while the state is still trustworthy.
-    hold_damping: Vec<f64>,
+    /// The damped hold for a state that is believed (a controller failure, an over-speed).
+    brake: Brake,
+    /// Peak speeds and accelerations of the move that joins a trajectory
+    /// ([`APPROACH_SPEED_SHARE`], [`APPROACH_ACCELERATION_SHARE`] of the limits), kept to plan
+    /// it without allocating.
+    approach_speeds: Vec<f64>,
+    approach_accelerations: Vec<f64>,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -404,7 +447,9 @@ impl ControllerCore {
         })?;
         Ok(Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
-            hold_damping,
+            brake: Brake::new(&robot, hold_damping),
+            approach_speeds: vec![0.0; n],
+            approach_accelerations: vec![0.0; n],
             acceleration_limits: accelerations.clone(),
             default_acceleration_limits: accelerations,
             ws: DynamicsWorkspace::new(&robot),
@@ -483,6 +528,7 @@ impl ControllerCore {
         self.trajectory = None;
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
+        self.brake.forget();
     }
 
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
@@ -501,6 +547,7 @@ impl ControllerCore {
         let Plausibility {
             position_margin,
             velocity_factor,
+            ..
         } = self.plausibility;
         self.robot
             .joints()
@@ -563,10 +610,14 @@ impl ControllerCore {
                 .extract(names, position, velocity, &mut self.q, &mut self.qd)
             {
                 Err(fault) => Some(Fault::from(fault)),
-                Ok(()) => self.implausible(),
+                Ok(()) => self.implausible().or_else(|| {
+                    let factor = self.plausibility.over_speed_factor;
+                    self.brake
+                        .over_speed(&self.robot, &self.joint_names, &self.qd, factor)
+                }),
             };
         self.state_time = Some(now);
-        if self.state_fault.is_none() {
+        if matches!(self.state_fault, None | Some(Fault::OverSpeed(_))) {
             match &mut self.last_valid_q {
                 Some(q) => q.copy_from_slice(&self.q),
                 None => {
@@ -642,7 +693,7 @@ impl ControllerCore {
             other => reference_error(other.to_string()),
         })?;
         self.check_interpolated_motion(&trajectory, &ordered)?;
-        self.trajectory = Some((now, Box::new(trajectory)));
+        self.trajectory = Some((now, Approach::new(Box::new(trajectory))));
         Ok(())
     }
 
@@ -790,7 +841,7 @@ impl ControllerCore {
             )));
         }
         self.check_sampled(trajectory.as_ref())?;
-        self.trajectory = Some((start, trajectory));
+        self.trajectory = Some((start, Approach::new(trajectory)));
         Ok(())
     }
 
@@ -950,7 +1001,7 @@ impl ControllerCore {
         if fault.is_none() {
             if self.was_holding {
                 let first_start = self.fault == Some(Fault::NoState);
-                cancelled = self.resume(first_start);
+                cancelled = self.resume(first_start, now);
             }
             fault = match given {
                 None => self.control(now, dt, effort),
@@ -959,7 +1010,9 @@ impl ControllerCore {
             controlled = true;
         }
         let safety = match fault {
-            Some(Fault::Controller(_)) => self.hold(effort, dt, controlled, true),
+            Some(Fault::Controller(_) | Fault::OverSpeed(_)) => {
+                self.hold(effort, dt, controlled, true)
+            }
             Some(_) => self.hold(effort, dt, controlled, false),
             None => self.controller.last_report(),
         };
@@ -989,15 +1042,44 @@ impl ControllerCore {
 
     /// Starts the controller and the reference from where the arm is. After a hold, a
     /// trajectory that ran on meanwhile would jump: it is cancelled (returns whether one was).
-    /// At the first start a trajectory sent since the first state is kept.
-    fn resume(&mut self, first_start: bool) -> bool {
+    /// At the first start a trajectory sent since the first state is kept, and joined from
+    /// where the arm is by a move within half the velocity limits (slower where viscous
+    /// friction would take more than a quarter of the effort limit) and a quarter of the
+    /// smallest acceleration limit (a set point or a trajectory that starts elsewhere is not
+    /// a step).
+    fn resume(&mut self, first_start: bool, now: f64) -> bool {
         let state = JointState {
             q: &self.q,
             qd: &self.qd,
         };
         self.controller.reset(&state);
         self.reference.set_hold(&self.q);
-        !first_start && self.trajectory.take().is_some()
+        if !first_start {
+            return self.trajectory.take().is_some();
+        }
+        if let Some((start, trajectory)) = &mut self.trajectory {
+            let offset = (now - *start).max(0.0);
+            for (v, joint) in self.approach_speeds.iter_mut().zip(self.robot.joints()) {
+                *v = approach_speed(joint);
+            }
+            // One bound for every joint, the smallest: each joint's limit is what its own
+            // effort gives when every joint accelerates at most that much (row sums of M), so
+            // a faster neighbour would load a weak joint through the coupling.
+            let slowest = self
+                .acceleration_limits
+                .iter()
+                .fold(f64::INFINITY, |m, a| m.min(*a));
+            self.approach_accelerations
+                .fill(APPROACH_ACCELERATION_SHARE * slowest);
+            trajectory.plan(
+                &self.q,
+                offset,
+                &self.approach_speeds,
+                &self.approach_accelerations,
+            );
+            *start = now;
+        }
+        false
     }
 
     /// One controller update on the newest state; a failure or a non-finite effort (which the
@@ -1075,20 +1157,22 @@ impl ControllerCore {
 
     /// The hold effort, through the safety layer; when the controller ran this cycle (and its
     /// effort went through the layer already) the hold replaces that effort, so the rate limit
-    /// applies once per cycle. With a `trusted` state (only the controller failed) the gravity
-    /// hold is `G(q) - D qd`, which stops an arm that was moving; otherwise the state is not
-    /// to be believed and it is `G` at the last valid configuration, undamped.
+    /// applies once per cycle. With a `trusted` state (the controller failed, or an over-speed)
+    /// the hold brakes the arm: `G(q) - s D qd` (`-s D qd` in `safe_mode: zero`), the damping
+    /// within the sampled-data bound at `q` ([`Brake`]); otherwise the state is not to be
+    /// believed and it is `G` at the last valid configuration (or zero), undamped.
     fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             let q = if trusted { &self.q } else { q };
             if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
-            } else if trusted {
-                for ((e, d), qd) in effort.iter_mut().zip(&self.hold_damping).zip(&self.qd) {
-                    *e -= d * qd;
-                }
             }
+        }
+        if trusted {
+            let state = (self.q.as_slice(), self.qd.as_slice());
+            self.brake
+                .damp(&self.robot, &mut self.ws, state, dt, effort);
         }
         let safety = self.controller.safety_mut();
         if replaces {
@@ -1292,6 +1376,13 @@ mod tests {
         core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
         let mut effort = [0.0; 2];
         core.step(1.0, 1e-3, &mut effort);
+        // Control starts after the point was due: the arm is brought there by a move from
+        // where it is, not by a step.
+        assert_eq!(core.reference().q, vec![0.0, 0.0]);
+        let end = core.trajectory_end().unwrap();
+        assert!(end > 1.1, "{end}");
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], end);
+        core.step(end, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![-0.3, 0.5]);
         let refused = |core: &mut ControllerCore, names: &[String], p: TrajectoryPoint| {
             core.set_trajectory(names, &[p], 1.0, 1.0)
@@ -1319,7 +1410,7 @@ mod tests {
         let e = refused(&mut core, &joints, point(1.0, vec![f64::NAN, 0.0]));
         assert!(e.contains("NaN"), "{e}");
         // The refused ones left the first trajectory in place.
-        core.step(1.0, 1e-3, &mut effort);
+        core.step(end, 1e-3, &mut effort);
         assert_eq!(core.reference().q, vec![-0.3, 0.5]);
     }
 
@@ -1507,6 +1598,77 @@ mod tests {
         });
         core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.004);
         assert_eq!(core.step(0.004, 1e-3, &mut effort).fault, None);
+    }
+
+    #[test]
+    fn an_over_speed_brakes_with_damping_until_the_arm_is_at_rest_then_holds_there() {
+        let mut core = core();
+        let robot = core.robot().clone();
+        let joints = names(&["joint1", "joint2"]);
+        let limit = robot.joints()[1].limits.velocity;
+        let mut effort = [0.0; 2];
+        core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+        assert_eq!(core.step(0.0, 1e-3, &mut effort).fault, None);
+        // Twice the limit: a true state, braked. The effort opposes the motion beyond G(q).
+        let (q, qd) = ([0.1, 0.25], [0.0, 2.0 * limit]);
+        core.on_joint_state(&joints, &q, &qd, 0.001);
+        let r = core.step(0.001, 1e-3, &mut effort);
+        assert!(matches!(r.fault, Some(Fault::OverSpeed(_))), "{r:?}");
+        let text = r.event.expect("said once").to_string();
+        assert!(
+            text.contains("over-speed") && text.contains("joint2"),
+            "{text}"
+        );
+        let mut gravity = [0.0; 2];
+        gravity_torques(
+            &robot,
+            &mut DynamicsWorkspace::new(&robot),
+            &q,
+            &mut gravity,
+        )
+        .unwrap();
+        assert!(effort[1] < gravity[1], "{effort:?} vs G {gravity:?}");
+        // Slower but still moving (within the limit): still braking, and not said again.
+        core.on_joint_state(&joints, &[0.1, 0.26], &[0.0, 0.5 * limit], 0.002);
+        let r = core.step(0.002, 1e-3, &mut effort);
+        assert!(
+            matches!(r.fault, Some(Fault::OverSpeed(_))) && r.event.is_none(),
+            "{r:?}"
+        );
+        // At rest: control resumes, holding where the arm stopped.
+        core.on_joint_state(&joints, &[0.1, 0.27], &[0.0, 0.0], 0.003);
+        let r = core.step(0.003, 1e-3, &mut effort);
+        assert_eq!(r.fault, None);
+        assert!(matches!(r.event, Some(CoreEvent::Resumed { .. })), "{r:?}");
+        assert_eq!(core.reference().q, vec![0.1, 0.27]);
+        // Beyond velocity_plausibility (10 times the limit): not believed, undamped.
+        core.on_joint_state(&joints, &[0.1, 0.27], &[0.0, 20.0 * limit], 0.004);
+        let r = core.step(0.004, 1e-3, &mut effort);
+        assert!(matches!(r.fault, Some(Fault::Implausible(_))), "{r:?}");
+    }
+
+    #[test]
+    fn the_braking_damping_stays_within_the_sampled_data_margin() {
+        // A damping far beyond the margin for a step of 1 s is scaled, not applied.
+        let robot = core().robot().clone();
+        let mut brake = Brake::new(&robot, vec![1e4, 1e4]);
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let (q, qd) = ([0.1, 0.2], [1.0, -1.0]);
+        let mut effort = [0.0; 2];
+        brake.damp(&robot, &mut ws, (&q, &qd), 1.0, &mut effort);
+        let applied: Vec<f64> = effort.iter().zip(&qd).map(|(e, v)| -e / v).collect();
+        // lambda_max(M^-1 D) = lambda_max(D^1/2 M^-1 D^1/2), by nalgebra's eigensolver.
+        let mut m = nalgebra::DMatrix::zeros(2, 2);
+        armctl_dynamics::mass_matrix(&robot, &mut ws, &q, &mut m).unwrap();
+        let inverse = m.cholesky().unwrap().inverse();
+        let root: Vec<f64> = applied.iter().map(|d| d.sqrt()).collect();
+        let w = nalgebra::DMatrix::from_fn(2, 2, |r, c| root[r] * inverse[(r, c)] * root[c]);
+        let load = w.symmetric_eigenvalues().max();
+        assert!(
+            load <= armctl_control::damping_bound::RUNTIME_MARGIN * (1.0 + 1e-9),
+            "{load}"
+        );
+        assert!(applied.iter().all(|d| *d > 0.0), "{applied:?}");
     }
 
     #[test]

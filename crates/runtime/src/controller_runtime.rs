@@ -220,6 +220,7 @@ pub(crate) fn plausibility(parameters: &ParameterStore) -> Plausibility {
     Plausibility {
         position_margin: parameters.double("position_limit_margin"),
         velocity_factor: parameters.double("velocity_plausibility"),
+        over_speed_factor: parameters.double("over_speed"),
     }
 }
 
@@ -419,6 +420,12 @@ pub(crate) fn apply_to_core(
         ("velocity_plausibility", ParameterValue::Double(factor)) => {
             core.set_plausibility(Plausibility {
                 velocity_factor: *factor,
+                ..plausibility(parameters)
+            });
+        }
+        ("over_speed", ParameterValue::Double(factor)) => {
+            core.set_plausibility(Plausibility {
+                over_speed_factor: *factor,
                 ..plausibility(parameters)
             });
         }
