@@ -3,8 +3,6 @@
 
 use armctl_model::Robot;
 
-use crate::damping_bound::DampingBound;
-use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
 
 /// The description of a model-sized proportional gain.
@@ -67,8 +65,8 @@ impl PdGains {
     }
 
     /// `effort_i = s_i^2 kp_i e_i + s_i kd_i de_i + model_i` (`model` may be empty: no model
-    /// term), `s` the factors of [`PdGains::scales`]: the damping ratio stays, the damping
-    /// stays within the sampled-data margin.
+    /// term), `s` the factors of `ModelTerms::damping_scales` for `kd`: the damping ratio
+    /// stays, the damping stays within the sampled-data margin.
     pub(crate) fn pd_plus(
         self,
         parameters: &ParameterSet,
@@ -83,18 +81,6 @@ impl PdGains {
         for (o, m) in step.effort.iter_mut().zip(model) {
             *o += m;
         }
-    }
-
-    /// Per joint the factor in (0, 1] that keeps `kd` within the sampled-data margin at this
-    /// step's configuration ([`crate::damping_bound`]).
-    pub(crate) fn scales<'b>(
-        self,
-        parameters: &ParameterSet,
-        model: &mut ModelTerms,
-        bound: &'b mut DampingBound,
-        step: &Step<'_>,
-    ) -> Result<&'b [f64], ControlError> {
-        model.damping_scales(bound, step.state.q, &parameters[self.kd], step.dt)
     }
 }
 

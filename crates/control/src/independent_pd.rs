@@ -37,7 +37,9 @@ impl Controller for IndependentPd {
     law_accessors!("independent_pd");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
+        let s = self
+            .model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         gains.pd_plus(p, step, &[], s);
         Ok(())
     }

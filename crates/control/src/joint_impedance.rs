@@ -70,7 +70,9 @@ impl Controller for JointImpedance {
     law_accessors!("joint_impedance");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
+        let s = self
+            .model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         if self.parameters[self.coriolis] >= 0.5 {
             self.model.nonlinear(step.state, &mut self.model_terms)?;
         } else {

@@ -8,7 +8,7 @@ use armctl_model::Robot;
 use nalgebra::DMatrix;
 
 use crate::damping_bound::DampingBound;
-use crate::{ControlError, JointState};
+use crate::{ControlError, JointState, Step};
 
 /// The robot model and its workspace.
 #[derive(Debug, Clone)]
@@ -95,14 +95,13 @@ impl ModelTerms {
     }
 
     /// Per joint the factor in (0, 1] that keeps the joint damping `damping` within the
-    /// sampled-data margin at `q` for a step of `dt` ([`crate::damping_bound`]).
+    /// sampled-data margin at this step's configuration and period ([`crate::damping_bound`]).
     pub(crate) fn damping_scales<'b>(
         &mut self,
         bound: &'b mut DampingBound,
-        q: &[f64],
+        step: &Step<'_>,
         damping: &[f64],
-        dt: f64,
     ) -> Result<&'b [f64], ControlError> {
-        bound.diagonal_scales(&self.robot, &mut self.ws, q, damping, dt)
+        bound.diagonal_scales(&self.robot, &mut self.ws, step.state.q, damping, step.dt)
     }
 }

@@ -131,7 +131,9 @@ impl Controller for PdFixedGravity {
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
+        let s = self
+            .model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         self.model.gravity(&step.reference.q, &mut self.gravity)?;
         gains.pd_plus(p, step, &self.gravity, s);
         Ok(())

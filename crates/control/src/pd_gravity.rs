@@ -40,7 +40,9 @@ impl Controller for PdGravity {
     law_accessors!("pd_gravity");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        let s = gains.scales(p, &mut self.model, &mut self.bound, &step)?;
+        let s = self
+            .model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         self.model.gravity(step.state.q, &mut self.gravity)?;
         gains.pd_plus(p, step, &self.gravity, s);
         Ok(())

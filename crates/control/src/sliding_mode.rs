@@ -163,9 +163,7 @@ impl Controller for SlidingMode {
         let linear = &p[self.linear];
         // kd s is torque-valued velocity feedback: within the sampled-data margin (kd = 0,
         // the book's law, is left as it is).
-        let c = self
-            .model
-            .damping_scales(&mut self.bound, step.state.q, linear, step.dt)?;
+        let c = self.model.damping_scales(&mut self.bound, &step, linear)?;
         for (i, (e, de)) in errors(step.state, step.reference).enumerate() {
             let s = de + lambda[i] * e;
             self.acceleration[i] =

@@ -43,18 +43,6 @@ impl SlotineLiGains {
         })
     }
 
-    /// Per joint the factor in (0, 1] that keeps `kd` within the sampled-data margin at this
-    /// step's configuration ([`crate::damping_bound`]); `Lambda` acts through the model.
-    pub(crate) fn damping_scales<'b>(
-        self,
-        parameters: &ParameterSet,
-        model: &mut ModelTerms,
-        bound: &'b mut DampingBound,
-        step: &Step<'_>,
-    ) -> Result<&'b [f64], ControlError> {
-        model.damping_scales(bound, step.state.q, &parameters[self.kd], step.dt)
-    }
-
     /// Reference velocity, acceleration and sliding variable of this step into `terms`.
     pub(crate) fn reference_terms(
         self,
@@ -133,7 +121,10 @@ impl Controller for SlotineLi {
     law_accessors!("slotine_li");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        let scales = gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
+        // Kd is torque-valued velocity feedback; Lambda acts through the model.
+        let scales = self
+            .model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         let terms = &mut self.terms;
         gains.reference_terms(p, step.state, step.reference, terms);
         self.model

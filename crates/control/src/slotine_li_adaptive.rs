@@ -167,7 +167,8 @@ impl Controller for SlotineLiAdaptive {
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
+        self.model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         gains.reference_terms(p, state, reference, &mut self.terms);
         self.command_and_adapt(state, dt, effort)

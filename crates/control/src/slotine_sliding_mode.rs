@@ -168,7 +168,8 @@ impl Controller for SlotineSlidingMode {
     }
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
-        gains.damping_scales(p, &mut self.model, &mut self.bound, &step)?;
+        self.model
+            .damping_scales(&mut self.bound, &step, &p[gains.kd])?;
         self.gains.reference_terms(
             &self.parameters,
             step.state,

@@ -1199,6 +1199,13 @@ mod tests {
         ControllerCore::new(robot, controller, SafeMode::Gravity, 0.05, None).unwrap()
     }
 
+    /// `G(q)` of a two-joint robot.
+    fn gravity_of(robot: &Robot, q: &[f64; 2]) -> [f64; 2] {
+        let mut gravity = [0.0; 2];
+        gravity_torques(robot, &mut DynamicsWorkspace::new(robot), q, &mut gravity).unwrap();
+        gravity
+    }
+
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
     }
@@ -1234,14 +1241,7 @@ mod tests {
         )
         .unwrap();
         let q = [0.1, 0.2];
-        let mut gravity = [0.0; 2];
-        gravity_torques(
-            &robot,
-            &mut DynamicsWorkspace::new(&robot),
-            &q,
-            &mut gravity,
-        )
-        .unwrap();
+        let gravity = gravity_of(&robot, &q);
         let (rate, dt) = (100.0, 1e-3);
         assert!(gravity[1].abs() > 2.0 * rate * dt, "{gravity:?}");
         let controller = PartlyNan(
@@ -1535,14 +1535,7 @@ mod tests {
             .set_rate_limit(Some(1e-3))
             .unwrap();
         core.safe_command(&mut effort);
-        let mut gravity = [0.0; 2];
-        gravity_torques(
-            &core.robot,
-            &mut DynamicsWorkspace::new(&core.robot),
-            &[0.1, 0.2],
-            &mut gravity,
-        )
-        .unwrap();
+        let gravity = gravity_of(&core.robot, &[0.1, 0.2]);
         assert_eq!(
             effort, gravity,
             "the full gravity hold, not a rate-limited step towards it"
@@ -1574,14 +1567,7 @@ mod tests {
         );
         assert_eq!(core.measured().0.len(), 2);
         // Gravity hold at the last plausible configuration.
-        let mut gravity = [0.0; 2];
-        gravity_torques(
-            &core.robot,
-            &mut DynamicsWorkspace::new(&core.robot),
-            &[0.1, 0.2],
-            &mut gravity,
-        )
-        .unwrap();
+        let gravity = gravity_of(&core.robot, &[0.1, 0.2]);
         assert_eq!(effort, gravity);
         // A velocity of 1e6 rad/s.
         core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 1e6], 0.002);
@@ -1619,14 +1605,7 @@ mod tests {
             text.contains("over-speed") && text.contains("joint2"),
             "{text}"
         );
-        let mut gravity = [0.0; 2];
-        gravity_torques(
-            &robot,
-            &mut DynamicsWorkspace::new(&robot),
-            &q,
-            &mut gravity,
-        )
-        .unwrap();
+        let gravity = gravity_of(&robot, &q);
         assert!(effort[1] < gravity[1], "{effort:?} vs G {gravity:?}");
         // Slower but still moving (within the limit): still braking, and not said again.
         core.on_joint_state(&joints, &[0.1, 0.26], &[0.0, 0.5 * limit], 0.002);
