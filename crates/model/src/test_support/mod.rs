@@ -7,6 +7,7 @@
 pub mod random_arm;
 pub mod random_chain;
 pub mod reference;
+pub mod spherical_wrist_arm;
 
 /// A robot of the checkout's `urdf/` folder (`panda.urdf`, ...) with the default chain options.
 ///
