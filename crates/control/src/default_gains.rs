@@ -5,9 +5,8 @@
 //! zero configuration (clamped into the limits; axes often line up there, as the Panda's joints
 //! 1 and 3 at joint 2 = 0) and seeded random ones. Per joint:
 //! - `I_typ`, the diagonal `M_ii` at mid-range: the gains are sized on it;
-//! - the effective inertia `1 / (M^-1)_ii`, the inertia the joint sees when the others move
-//!   freely, which sets the discrete-time limit: its median over the samples sizes the
-//!   defaults, its smallest is where the run-time bound acts;
+//! - `I_min`, the smallest effective inertia `1 / (M^-1)_ii`: the inertia the joint sees when
+//!   the others move freely, which sets the discrete-time limit;
 //! - `I_max`, the largest `M_ii`, and the largest row sum `sum_j |M_ij|`: what a step in the
 //!   reference has to accelerate.
 //!
@@ -15,16 +14,12 @@
 //! the natural frequency `w = min(w_max, w_discrete, w_step)`:
 //! - `w_discrete`: an explicit velocity loop `I qdd = -kd qd` sampled at `dt` is stable for
 //!   `kd dt / I < 2` (about 1 with one step of delay); the defaults keep
-//!   `kd dt / I_eff <= 0.25` at [`DESIGN_RATE`] for the median effective inertia;
+//!   `kd dt / I_min <= 0.25` at [`DESIGN_RATE`];
 //! - `w_step`: a reference step of [`STEP`] must not need more than [`STEP_EFFORT_SHARE`] of the
 //!   joint's effort limit: `kp STEP <= share * limit`.
 //!
-//! Then the median over the samples of `dt * lambda_max(M^-1 Kd)` (coupled joints) is checked
-//! and the damping scaled down, with the stiffness, until it is within the same margin. Where a
-//! configuration has a far lighter mode (aligned axes, a stretched arm pointing up), the laws'
-//! run-time bound ([`crate::damping_bound`]) scales the damping of the joints concerned there,
-//! at every step: sizing the defaults on the worst sample instead had left a light wrist
-//! nearly free at every configuration.
+//! Then `dt * lambda_max(M^-1 Kd)` is checked over the samples (coupled joints) and the damping
+//! scaled down, with the stiffness, until it is within the same margin.
 //!
 //! Gains per unit inertia (computed torque and its relatives, `qdd = Kd de + Kp e` through the
 //! model) take `w = min(w_max, w_step)` with the largest row sum `sum_j |M_ij|` in place of
@@ -42,8 +37,7 @@ use crate::ControlError;
 /// arms'). At a lower rate, scale the damping down with the rate.
 pub const DESIGN_RATE: f64 = 1000.0;
 
-/// Largest `kd dt / I_eff` (and `dt lambda_max(M^-1 Kd)`) the defaults allow at their median
-/// sample.
+/// Largest `kd dt / I` (and `dt lambda_max(M^-1 Kd)`) the defaults allow.
 const DISCRETE_MARGIN: f64 = 0.25;
 
 /// The reference step a default answers without saturating, rad (m).
@@ -122,34 +116,7 @@ impl InertiaBounds {
         Ok(bounds)
     }
 
-    /// The median over the samples of `1 / (M^-1)_ii`: the effective inertia joint i sees at
-    /// most configurations (the singular ones, where it is far smaller, are the run-time
-    /// bound's).
-    fn median_effective(&self, i: usize) -> f64 {
-        let mut values: Vec<f64> = self.inverses.iter().map(|inv| 1.0 / inv[(i, i)]).collect();
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    }
-
-    /// The median over the samples of `dt lambda_max(M^-1 Kd)`.
-    fn median_discrete_load(&self, kd: &[f64]) -> f64 {
-        let root: Vec<f64> = kd.iter().map(|k| k.sqrt()).collect();
-        let mut loads: Vec<f64> = self
-            .inverses
-            .iter()
-            .map(|inverse| {
-                let scaled = DMatrix::from_fn(kd.len(), kd.len(), |r, c| {
-                    root[r] * inverse[(r, c)] * root[c]
-                });
-                SymmetricEigen::new(scaled).eigenvalues.max() / DESIGN_RATE
-            })
-            .collect();
-        loads.sort_by(f64::total_cmp);
-        loads[loads.len() / 2]
-    }
-
     /// `dt lambda_max(M^-1 Kd)` at the worst sample.
-    #[cfg(test)]
     fn discrete_load(&self, kd: &[f64]) -> f64 {
         let root: Vec<f64> = kd.iter().map(|k| k.sqrt()).collect();
         self.inverses
@@ -181,7 +148,7 @@ pub(crate) fn pd_gains(robot: &Robot, w_max: f64) -> Result<(Vec<f64>, Vec<f64>)
         .enumerate()
         .map(|(i, joint)| {
             let typical = bounds.typical[i];
-            let discrete = DISCRETE_MARGIN * bounds.median_effective(i) / (2.0 * typical * dt);
+            let discrete = DISCRETE_MARGIN * bounds.smallest_effective[i] / (2.0 * typical * dt);
             w_max
                 .min(discrete)
                 .min(step_frequency(joint.limits.effort, typical))
@@ -197,7 +164,7 @@ pub(crate) fn pd_gains(robot: &Robot, w_max: f64) -> Result<(Vec<f64>, Vec<f64>)
         .zip(&bounds.typical)
         .map(|(w, m)| 2.0 * w * m)
         .collect();
-    let load = bounds.median_discrete_load(&kd);
+    let load = bounds.discrete_load(&kd);
     if load > DISCRETE_MARGIN {
         let scale = DISCRETE_MARGIN / load;
         kd.iter_mut().for_each(|k| *k *= scale);
@@ -259,21 +226,18 @@ mod tests {
     }
 
     #[test]
-    fn pd_defaults_are_inside_the_discrete_limit_at_most_configurations_and_answer_a_step() {
+    fn pd_defaults_are_inside_the_discrete_limit_and_answer_a_step_within_the_limits() {
         let robot = panda();
         let (kp, kd) = pd_gains(&robot, 20.0).unwrap();
         let bounds = InertiaBounds::of(&robot).unwrap();
-        assert!(bounds.median_discrete_load(&kd) <= DISCRETE_MARGIN + 1e-12);
+        assert!(bounds.discrete_load(&kd) <= DISCRETE_MARGIN + 1e-12);
         for (i, joint) in robot.joints().iter().enumerate() {
-            let load = kd[i] / DESIGN_RATE / bounds.median_effective(i);
-            assert!(load <= DISCRETE_MARGIN + 1e-12);
+            assert!(kd[i] / DESIGN_RATE / bounds.smallest_effective[i] <= DISCRETE_MARGIN + 1e-12);
             assert!(kp[i] * STEP <= STEP_EFFORT_SHARE * joint.limits.effort + 1e-9);
             assert!(kp[i] > 0.0 && kd[i] > 0.0);
         }
-        // Joint 1 of the Panda sees a tiny inertia where it lines up with joint 3: there the
-        // defaults pass the design margin, and the run-time bound (damping_bound.rs) scales
-        // them; they are not cut everywhere for that one configuration.
+        // Joint 1 of the Panda sees a tiny inertia where it lines up with joint 3: its
+        // damping is limited by that, not by M_11.
         assert!(bounds.smallest_effective[0] < 0.2 * bounds.typical[0]);
-        assert!(bounds.discrete_load(&kd) > DISCRETE_MARGIN);
     }
 }
