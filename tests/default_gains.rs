@@ -399,11 +399,11 @@ fn set_point_steps_stay_within_the_velocity_limits() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The PD family: on the spherical-wrist arms below, at their double singularities, the
-/// run-time bound leaves the wrist joints little stiffness and damping, the proximal joints'
-/// motion throws the wrist past `over_speed` and the runtime brakes it (holds), and
-/// `pd_fixed_gravity` and independent PD let a joint sag far from its set point. Safe
-/// (bounded, braked, no clipped effort) but not settled: issue 32 item 3.
+/// The PD family, whose defaults leave a light wrist nearly free (sized on the smallest
+/// sampled effective inertia): on the spherical-wrist arms below the proximal joints' motion
+/// throws the wrist past `over_speed`, the runtime brakes it (holds), and `pd_fixed_gravity`
+/// and independent PD let a joint sag far from its set point. Safe (bounded, braked, no
+/// clipped effort) but not settled: issue 32 item 3.
 const SOFT_DEFAULTS: [&str; 4] = [
     "independent_pd",
     "pd_gravity",
