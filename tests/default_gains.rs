@@ -126,22 +126,32 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     }
 }
 
-/// Whether a run held the arm. Independent PD compensates no gravity, so it settles
-/// `G / kp` away by design, and no law compensates the URDF friction of a damped arm by
-/// default (Coulomb friction holds a joint `coulomb / kp` off; heavy damping slows it): those
-/// must only stay within their limits and not drift away. Adaptive computed torque learns that
-/// friction into the inertial parameters at first (the prediction error at rest cannot tell
-/// friction from gravity): on two damped arms a joint swings up to 0.08 rad beyond the offset
-/// before it comes back (0.07 and 0.03 rad off after 10 s); it must stay within twice the offset.
+/// How close every law but independent PD must come to the set point on a frictionless arm
+/// within [`HOLD_SECONDS`] of a [`STEP`] (issue 32 item 3), rad.
+const SETTLED: f64 = 1e-3;
+
+/// Whether a run held the arm: [`held_within`] [`SETTLED`] on a frictionless arm.
 fn held(controller: &str, offset: f64, damped: bool, outcome: &Outcome) -> bool {
-    let settled = if controller == "independent_pd" {
-        true
-    } else if damped && controller == "adaptive_computed_torque" {
-        outcome.final_error <= 2.0 * offset + 0.02
-    } else if damped {
-        outcome.final_error <= offset + 0.02
-    } else {
-        outcome.final_error < 0.02
+    held_within(controller, offset, (!damped).then_some(SETTLED), outcome)
+}
+
+/// Whether a run held the arm: no clipped effort, no hold, no divergence, and within
+/// `tolerance` of the set point (rad), or for a damped arm (`None`) not drifting away.
+/// Independent PD compensates no gravity, so it settles `G / kp` away by design, and no law
+/// compensates the URDF friction of a damped arm by default (Coulomb friction holds a joint
+/// `coulomb / kp` off; heavy damping slows it): those must only stay within their limits and
+/// not drift away. Adaptive computed torque learns that friction into the inertial parameters
+/// at first (the prediction error at rest cannot tell friction from gravity): on two damped
+/// arms a joint swings up to 0.08 rad beyond the offset before it comes back (0.07 and
+/// 0.03 rad off after 10 s); it must stay within twice the offset.
+fn held_within(controller: &str, offset: f64, tolerance: Option<f64>, outcome: &Outcome) -> bool {
+    let settled = match tolerance {
+        _ if controller == "independent_pd" => true,
+        Some(tolerance) => outcome.final_error < tolerance,
+        None if controller == "adaptive_computed_torque" => {
+            outcome.final_error <= 2.0 * offset + 0.02
+        }
+        None => outcome.final_error <= offset + 0.02,
     };
     outcome.clipped == 0 && outcome.held == 0 && outcome.diverged.is_none() && settled
 }
@@ -252,30 +262,37 @@ fn jaco2_class() -> Robot {
     Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
 }
 
-/// The configurations where M^-1 peaks, which sampling misses: the middle (joint 3 and 5 at
-/// 3.15 rad), exactly aligned wrist axes with the elbow stretched (3 and 5 at pi), and
-/// aligned wrist axes with a bent elbow.
-fn jaco2_singular_configurations() -> [(&'static str, Vec<f64>); 3] {
+/// The configurations where M^-1 peaks, which sampling misses, and how close every law but
+/// independent PD settles there (the arm is frictionless): the middle (joints 3 and 5 at
+/// 3.15 rad: the arm stretched up, joint 1 lined up with joint 4 and the wrist aligned),
+/// exactly aligned wrist axes with the elbow stretched (3 and 5 at pi), and aligned wrist
+/// axes with a bent elbow. Stretched up, turning joint 1 alone moves almost nothing: the
+/// run-time bound cuts its damping to 3% and its stiffness with it, so the PD family is
+/// slower there (1.8e-3 rad left after 3 s).
+fn jaco2_singular_configurations() -> [(&'static str, Vec<f64>, f64); 3] {
     let pi = std::f64::consts::PI;
     [
-        ("middle", jaco2_class().middle_configuration()),
-        ("stretched, aligned", vec![0.0, pi, pi, 0.0, pi, 0.0]),
-        ("bent, aligned", vec![0.3, 2.5, 1.8, 0.4, pi, -0.2]),
+        ("middle", jaco2_class().middle_configuration(), 2.5e-3),
+        (
+            "stretched, aligned",
+            vec![0.0, pi, pi, 0.0, pi, 0.0],
+            2.5e-3,
+        ),
+        ("bent, aligned", vec![0.3, 2.5, 1.8, 0.4, pi, -0.2], SETTLED),
     ]
 }
 
 /// Every law with its defaults holds the Jaco2-class arm at each of its singular
 /// configurations, from rest and from 0.1 rad off, with both integrators: no divergence (the
 /// defaults gave `dt lambda_max(M^-1 D)` up to 4.2 there, twice the limit, before the run-time
-/// bound), no clipped effort, no hold, and not drifting away: within the offset and 0.02 rad
-/// after 3 s. Settling there is slow for the PD family (its defaults are soft; up to 0.04 rad
-/// left after 3 s). Independent PD compensates no gravity: with the elbow bent the arm falls
-/// faster than `over_speed` allows, and is braked (held) until it is at rest.
+/// bound), no clipped effort, no hold, and settled within the configuration's tolerance after
+/// 3 s. Independent PD compensates no gravity: with the elbow bent the arm may fall faster
+/// than `over_speed` allows, and is braked (held) until it is at rest.
 #[test]
 fn every_controller_holds_a_light_spherical_wrist_at_its_singular_configurations() {
     let robot = jaco2_class();
     let mut failures = Vec::new();
-    for (name, at) in jaco2_singular_configurations() {
+    for (name, at, tolerance) in jaco2_singular_configurations() {
         for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
             for controller in CONTROLLERS {
                 for offset in [0.0, STEP] {
@@ -290,7 +307,7 @@ fn every_controller_holds_a_light_spherical_wrist_at_its_singular_configurations
                         held: if braked { 0 } else { outcome.held },
                         ..outcome
                     };
-                    if !held(controller, offset, true, &outcome) {
+                    if !held_within(controller, offset, Some(tolerance), &outcome) {
                         failures.push(format!(
                             "{name} {integrator:?} {controller} offset {offset}: {outcome:?}"
                         ));
@@ -343,7 +360,7 @@ fn the_applied_damping_of_every_law_is_within_the_sampled_data_margin_where_axes
             .values(parameter)
             .to_vec();
         let (mut designed, mut applied) = (0.0f64, 0.0f64);
-        for (_, q) in jaco2_singular_configurations() {
+        for (_, q, _) in jaco2_singular_configurations() {
             designed = designed.max(sampled_load(&robot, &q, &damping));
             let scales = bound
                 .diagonal_scales(&robot, &mut ws, &q, &damping, 1e-3)
@@ -399,24 +416,21 @@ fn set_point_steps_stay_within_the_velocity_limits() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The PD family, whose defaults leave a light wrist nearly free (sized on the smallest
-/// sampled effective inertia): on the spherical-wrist arms below the proximal joints' motion
-/// throws the wrist past `over_speed`, the runtime brakes it (holds), and `pd_fixed_gravity`
-/// and independent PD let a joint sag far from its set point. Safe (bounded, braked, no
-/// clipped effort) but not settled: issue 32 item 3.
-const SOFT_DEFAULTS: [&str; 4] = [
-    "independent_pd",
-    "pd_gravity",
-    "pd_fixed_gravity",
-    "joint_impedance",
-];
+/// The laws that may be braked at these double singularities: their defaults are stable
+/// there, but no model term holds the light wrist against the proximal joints' motion, which
+/// throws it past `over_speed`; the runtime brakes it (holds) and the arm stays where it
+/// stopped. Joint impedance, softer by design (10 rad/s), on three of the four arms with the
+/// elbow bent; PD with fixed gravity on one. Safe (bounded, braked, no clipped effort), not
+/// settled.
+const BRAKED_AT_DOUBLE_SINGULARITIES: [&str; 2] = ["pd_fixed_gravity", "joint_impedance"];
 
 /// Random 6-joint arms with a spherical wrist at their double singularities: the elbow
 /// stretched and the wrist aligned, hanging and held out horizontally, and the wrist aligned
 /// with the elbow bent; light distal links. Every law with its defaults, from rest and from
 /// 0.1 rad off, with both integrators: no divergence and no clipped effort; every law but those
-/// of [`SOFT_DEFAULTS`] also without a hold and not drifting away (within the offset and
-/// 0.02 rad after 3.5 s).
+/// of [`BRAKED_AT_DOUBLE_SINGULARITIES`] also without a hold and not drifting away (within the
+/// offset and 0.02 rad after 3.5 s; the PD family leaves up to 0.08 rad, the model-based laws
+/// settle).
 #[test]
 fn every_controller_holds_random_spherical_wrists_at_their_singular_configurations() {
     use armctl_model::test_support::spherical_wrist_arm::SphericalWristArm;
@@ -444,7 +458,7 @@ fn every_controller_holds_random_spherical_wrists_at_their_singular_configuratio
                         let outcome = run(controller, &case);
                         println!("arm {seed} {name:32} {integrator:?} {controller:26} offset {offset}: {outcome:?}");
                         let safe = outcome.diverged.is_none() && outcome.clipped == 0;
-                        let soft = SOFT_DEFAULTS.contains(&controller);
+                        let soft = BRAKED_AT_DOUBLE_SINGULARITIES.contains(&controller);
                         if !(safe && (soft || held(controller, offset, true, &outcome))) {
                             failures.push(format!(
                                 "arm {seed} {name} {integrator:?} {controller} offset {offset}: {outcome:?}"

@@ -146,6 +146,12 @@ pub trait Controller: Send {
     fn warnings(&self) -> &[String] {
         &[]
     }
+    /// The per-joint parameter the law applies as a damping torque `-D qd` (scaled at run
+    /// time where it would pass the sampled-data margin, [`crate::damping_bound`]); `None`
+    /// when it has none. The safety layer warns when a value passes that margin.
+    fn damping_parameter(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The inputs of a task-space law (see [`Controller::task_space`]).

@@ -17,17 +17,24 @@
 //! allocated.
 //!
 //! Scaling a diagonal damping joint by joint, `D S` with `S = diag(s_j)`: `M^-1 D S` is similar
-//! to `W S` (through `D^1/2`), whose column j sums to `s_j r_j` in magnitude, `r_j` the
-//! absolute row (and column) sum of the symmetric W. So `s_j = min(1, margin / (dt r_j))` keeps
-//! every eigenvalue within the margin (Gershgorin's discs of the columns) and leaves the joints
-//! whose columns are within it untouched: a stretched arm's light base rotation or an aligned
-//! wrist is slowed, the rest of the arm keeps its gains.
+//! to `W S` (through `D^1/2`). For any positive weights `y`, every eigenvalue of `W S` is at
+//! most `max_j s_j r_j` with `r_j = sum_i |W_ij| y_i / y_j` (the Collatz-Wielandt bound of the
+//! non-negative `|W| S`, i.e. Gershgorin's discs of the columns of `Y W S Y^-1`). So
+//! `s_j = min(1, margin / (dt r_j))` keeps every eigenvalue within the margin and leaves the
+//! joints whose `r_j` is within it untouched: a stretched arm's light base rotation or an
+//! aligned wrist is slowed, the rest of the arm keeps its gains. Two weightings are tried and
+//! the one that cuts less is kept (the cuts `-ln s_j` summed, each over `W_jj`: a cut where
+//! the joint's own load is small weighs more): `y = 1` (plain column sums) and
+//! `y_j = W_jj^-1/2`, which measures each joint against its own diagonal
+//! (`r_j = W_jj sum_i |W_ij| / (W_ii W_jj)^1/2`), so that a heavy joint strongly coupled to a
+//! light mode is not cut for that mode's sake: a stiffness cut there would let the arm sag.
 
 use armctl_dynamics::{cholesky_in_place, mass_matrix};
 use armctl_dynamics::{DynamicsError, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
+use crate::default_gains::DESIGN_RATE;
 use crate::ControlError;
 
 /// Largest `dt lambda_max(M^-1 D)` (its upper bound) a step may apply: half the limit of a
@@ -48,6 +55,10 @@ pub struct DampingBound {
     root: Vec<f64>,
     /// The factors of [`DampingBound::diagonal_scales`].
     scales: Vec<f64>,
+    /// The factors of the second weighting, before the better is kept.
+    candidate: Vec<f64>,
+    /// The weights `y` of the second weighting.
+    weights: Vec<f64>,
 }
 
 impl DampingBound {
@@ -59,6 +70,8 @@ impl DampingBound {
             gram: vec![0.0; dof * dof],
             root: vec![0.0; dof],
             scales: vec![1.0; dof],
+            candidate: vec![1.0; dof],
+            weights: vec![1.0; dof],
         }
     }
 
@@ -98,15 +111,37 @@ impl DampingBound {
         damping: &[f64],
         dt: f64,
     ) -> Result<&[f64], ControlError> {
+        self.diagonal_scales_within(robot, ws, q, damping, dt, RUNTIME_MARGIN)
+    }
+
+    /// [`DampingBound::diagonal_scales`] for another margin than [`RUNTIME_MARGIN`] (the
+    /// defaults are sized for a smaller one).
+    pub fn diagonal_scales_within(
+        &mut self,
+        robot: &Robot,
+        ws: &mut DynamicsWorkspace,
+        q: &[f64],
+        damping: &[f64],
+        dt: f64,
+        margin: f64,
+    ) -> Result<&[f64], ControlError> {
         let load = self.diagonal_load(robot, ws, q, damping, dt)?;
         self.scales.fill(1.0);
-        if load > RUNTIME_MARGIN {
+        if load > margin {
             let n = self.scales.len();
-            for (scale, column) in self.scales.iter_mut().zip(self.gram.chunks_exact(n)) {
-                let sum = dt.abs() * column.iter().map(|v| v.abs()).sum::<f64>();
-                if sum > RUNTIME_MARGIN {
-                    *scale = RUNTIME_MARGIN / sum;
-                }
+            self.weights.fill(1.0);
+            weighted_scales(&self.gram, &self.weights, dt, margin, &mut self.scales);
+            for (j, weight) in self.weights.iter_mut().enumerate() {
+                let diagonal = self.gram[j + j * n];
+                *weight = if diagonal > 0.0 {
+                    diagonal.sqrt().recip()
+                } else {
+                    1.0
+                };
+            }
+            weighted_scales(&self.gram, &self.weights, dt, margin, &mut self.candidate);
+            if cut(&self.gram, &self.candidate) < cut(&self.gram, &self.scales) {
+                self.scales.copy_from_slice(&self.candidate);
             }
         }
         Ok(&self.scales)
@@ -147,6 +182,101 @@ impl DampingBound {
             }
         }
     }
+}
+
+/// Checks a law's damping parameter against the sampled-data margin at the configurations the
+/// defaults are sized on ([`crate::default_gains`]), at [`DESIGN_RATE`]: a warning for gains
+/// the run-time bound will cut, naming the joint, the configuration and the bound.
+#[derive(Debug, Clone)]
+pub struct DampingCheck {
+    robot: Robot,
+    configurations: Vec<Vec<f64>>,
+    bound: DampingBound,
+    ws: DynamicsWorkspace,
+}
+
+impl DampingCheck {
+    /// The check for `robot`.
+    pub fn new(robot: &Robot) -> Self {
+        Self {
+            configurations: crate::default_gains::samples(robot),
+            bound: DampingBound::new(robot.dof()),
+            ws: DynamicsWorkspace::new(robot),
+            robot: robot.clone(),
+        }
+    }
+
+    /// Why `damping` (the values of `parameter`) would make the loop unstable at some sampled
+    /// configuration without the run-time bound: `dt lambda_max(M^-1 D)` beyond 1, the limit
+    /// of a loop with one period of delay (2 without), at the worst one; `None` when it stays
+    /// within.
+    pub fn warning(&mut self, parameter: &str, damping: &[f64]) -> Option<String> {
+        let dt = 1.0 / DESIGN_RATE;
+        let configurations = std::mem::take(&mut self.configurations);
+        let worst = configurations
+            .iter()
+            .filter_map(|q| Some((self.exact_load(q, damping, dt)?, q.clone())))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        self.configurations = configurations;
+        let (load, q) = worst?;
+        if load <= UNSTABLE_WITH_DELAY {
+            return None;
+        }
+        let scales = self
+            .bound
+            .diagonal_scales(&self.robot, &mut self.ws, &q, damping, dt)
+            .ok()?;
+        let (joint, scale) = scales
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))?;
+        let name = &self.robot.joints()[joint].name;
+        Some(format!(
+            "{parameter}: at {DESIGN_RATE} Hz this damping is beyond the sampled-data limit at \
+             q = {q:.3?}: dt lambda_max(M^-1 D) = {load:.3} (a loop with one period of delay is \
+             unstable beyond 1, one without beyond 2); the run-time bound limits it to \
+             {RUNTIME_MARGIN} there, most on joint '{name}' (damping x{scale:.3}, stiffness by \
+             the square), so the arm answers more softly than these gains say"
+        ))
+    }
+
+    /// `dt lambda_max(M^-1 D)` at `q`, by an eigensolver on the bound's `W` (outside the
+    /// control loop: it allocates).
+    fn exact_load(&mut self, q: &[f64], damping: &[f64], dt: f64) -> Option<f64> {
+        let robot = &self.robot;
+        self.bound
+            .diagonal_load(robot, &mut self.ws, q, damping, dt)
+            .ok()?;
+        let n = robot.dof();
+        let w = DMatrix::from_column_slice(n, n, &self.bound.gram);
+        Some(dt.abs() * w.symmetric_eigenvalues().max())
+    }
+}
+
+/// `dt lambda_max(M^-1 D)` beyond which a damper sampled with one period of delay diverges.
+const UNSTABLE_WITH_DELAY: f64 = 1.0;
+
+/// Per joint `min(1, margin / (dt r_j))` with `r_j = sum_i |W_ij| y_i / y_j` (module docs): the
+/// scales that bound `dt lambda_max(W S)` by `margin` for the positive weights `y`.
+fn weighted_scales(w: &[f64], weights: &[f64], dt: f64, margin: f64, scales: &mut [f64]) {
+    let n = weights.len();
+    for ((scale, column), own) in scales.iter_mut().zip(w.chunks_exact(n)).zip(weights) {
+        let weighted: f64 = column.iter().zip(weights).map(|(v, y)| v.abs() * y).sum();
+        let sum = dt.abs() * weighted / own;
+        *scale = if sum > margin { margin / sum } else { 1.0 };
+    }
+}
+
+/// How much `scales` cut, weighing each joint's cut `-ln s_j` by `1 / W_jj`: the heavier the
+/// joint against its damping, the more its stiffness holds the arm, the worse a cut there.
+fn cut(w: &[f64], scales: &[f64]) -> f64 {
+    let n = scales.len();
+    scales
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| w[j + j * n] > 0.0)
+        .map(|(j, s)| -s.ln() / w[j + j * n])
+        .sum()
 }
 
 /// `min(max_i sum_j |W_ij|, ||W||_F)` of the symmetric n x n `w` (column-major): both bound its
@@ -239,6 +369,30 @@ mod tests {
             .diagonal_scales(&robot, &mut ws, &q, &[1.0; 7], 1e-3)
             .unwrap();
         assert!(light.iter().all(|s| *s == 1.0));
+    }
+
+    /// A heavy joint strongly coupled to a light one keeps its gains: the light joint is cut.
+    #[test]
+    fn a_heavy_joint_coupled_to_a_light_one_is_spared() {
+        let coupling = 0.95 * (0.1_f64 * 5.0).sqrt();
+        let w = [0.1, coupling, coupling, 5.0];
+        let mut plain = [1.0; 2];
+        weighted_scales(&w, &[1.0, 1.0], 1.0, RUNTIME_MARGIN, &mut plain);
+        assert!(plain[0] < 1.0, "{plain:?}");
+        let mut own = [1.0; 2];
+        let weights = [0.1_f64.sqrt().recip(), 5.0_f64.sqrt().recip()];
+        weighted_scales(&w, &weights, 1.0, RUNTIME_MARGIN, &mut own);
+        assert_eq!(own[0], 1.0, "{own:?}");
+        assert!(cut(&w, &own) < cut(&w, &plain));
+        for scales in [plain, own] {
+            let root = [scales[0].sqrt(), scales[1].sqrt()];
+            let scaled = nalgebra::Matrix2::from_fn(|r, c| root[r] * w[r + 2 * c] * root[c]);
+            let largest = SymmetricEigen::new(scaled).eigenvalues.max();
+            assert!(
+                largest <= RUNTIME_MARGIN * (1.0 + 1e-12),
+                "{scales:?}: {largest}"
+            );
+        }
     }
 
     /// Stretched, aligned and random configurations of random arms: scaled dampings of a

@@ -50,10 +50,12 @@ impl PdGains {
         robot: &Robot,
         kp_description: &str,
     ) -> Result<(ParameterSet, Self), ControlError> {
-        let (kp, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
+        let design = crate::default_gains::pd_design(robot, DEFAULT_BANDWIDTH)?;
+        let kp_description = format!("{kp_description} {}", design.describe(robot));
+        let (kp, kd) = (design.kp, design.kd);
         let mut parameters = ParameterSet::new(robot.dof());
         let gains = Self {
-            kp: parameters.declare_array(joint_gain("kp", kp, kp_description, 1e6))?,
+            kp: parameters.declare_array(joint_gain("kp", kp, &kp_description, 1e6))?,
             kd: parameters.declare_array(joint_gain(
                 "kd",
                 kd,

@@ -34,7 +34,7 @@ impl IndependentPd {
 }
 
 impl Controller for IndependentPd {
-    law_accessors!("independent_pd");
+    law_accessors!("independent_pd", damping = "kd");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
         let s = self

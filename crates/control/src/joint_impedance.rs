@@ -30,15 +30,15 @@ impl JointImpedance {
     /// The controller with default stiffness and damping derived for natural frequencies up
     /// to 10 rad/s, critically damped (see [`crate::default_gains`]).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let (k, d) = crate::default_gains::pd_gains(robot, DEFAULT_FREQUENCY)?;
+        let design = crate::default_gains::pd_design(robot, DEFAULT_FREQUENCY)?;
+        let description = format!(
+            "Joint stiffness K per joint, N m/rad (N/m). {}",
+            design.describe(robot)
+        );
+        let (k, d) = (design.kp, design.kd);
         let mut parameters = ParameterSet::new(robot.dof());
         let gains = PdGains {
-            kp: parameters.declare_array(joint_gain(
-                "stiffness",
-                k,
-                "Joint stiffness K per joint, N m/rad (N/m).",
-                1e6,
-            ))?,
+            kp: parameters.declare_array(joint_gain("stiffness", k, &description, 1e6))?,
             kd: parameters.declare_array(joint_gain(
                 "damping",
                 d,
@@ -67,7 +67,7 @@ impl JointImpedance {
 }
 
 impl Controller for JointImpedance {
-    law_accessors!("joint_impedance");
+    law_accessors!("joint_impedance", damping = "damping");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
         let s = self

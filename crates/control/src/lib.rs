@@ -29,6 +29,12 @@ macro_rules! law_accessors {
             &mut self.parameters
         }
     };
+    ($name:literal, damping = $damping:literal) => {
+        law_accessors!($name);
+        fn damping_parameter(&self) -> Option<&'static str> {
+            Some($damping)
+        }
+    };
 }
 
 mod adaptation;

@@ -104,7 +104,7 @@ impl PdFixedGravity {
 }
 
 impl Controller for PdFixedGravity {
-    law_accessors!("pd_fixed_gravity");
+    law_accessors!("pd_fixed_gravity", damping = "kd");
     fn parameters_changed(&mut self) {
         let kp = self.parameters.target(self.gains.kp);
         self.warnings.clear();

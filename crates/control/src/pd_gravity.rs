@@ -37,7 +37,7 @@ impl PdGravity {
 }
 
 impl Controller for PdGravity {
-    law_accessors!("pd_gravity");
+    law_accessors!("pd_gravity", damping = "kd");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
         let s = self

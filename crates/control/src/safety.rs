@@ -4,6 +4,8 @@
 
 use armctl_model::Robot;
 
+use crate::damping_bound::DampingCheck;
+
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
     TaskSpace,
@@ -129,6 +131,11 @@ pub struct Guarded {
     inner: Box<dyn Controller>,
     safety: EffortSafety,
     last_report: SafetyReport,
+    damping: DampingCheck,
+    /// The damping check's warning for the damping last set.
+    damping_warning: Option<String>,
+    /// The law's warnings and the damping check's.
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Guarded {
@@ -147,11 +154,38 @@ impl Guarded {
         robot: &Robot,
         rate_limit: Option<f64>,
     ) -> Result<Self, ControlError> {
-        Ok(Self {
+        let mut guarded = Self {
+            warnings: Vec::new(),
             inner,
             safety: EffortSafety::new(robot, rate_limit)?,
             last_report: SafetyReport::default(),
-        })
+            damping: DampingCheck::new(robot),
+            damping_warning: None,
+        };
+        // Gains a parameter file gave were set before the law was wrapped.
+        let name = guarded.inner.damping_parameter().unwrap_or_default();
+        guarded.check(name);
+        Ok(guarded)
+    }
+
+    /// After `name` was set: the law's warnings, and one when the damping it sets would be
+    /// unstable somewhere. The defaults are not warned about: they are sized to need the
+    /// run-time bound only near singular configurations (`crate::default_gains`).
+    fn check(&mut self, name: &str) {
+        if self.inner.damping_parameter() == Some(name) {
+            let parameters = self.inner.parameters();
+            let set = parameters.get(name);
+            let default = parameters.declaration(name).map(|d| &d.default);
+            self.damping_warning = match set {
+                Some(value) if Some(value) != default => {
+                    let damping = value.numbers().to_vec();
+                    self.damping.warning(name, &damping)
+                }
+                _ => None,
+            };
+        }
+        self.warnings = self.inner.warnings().to_vec();
+        self.warnings.extend(self.damping_warning.clone());
     }
 
     /// What the safety layer changed in the last update.
@@ -208,10 +242,15 @@ impl Controller for Guarded {
         self.inner.estimates()
     }
     fn warnings(&self) -> &[String] {
-        self.inner.warnings()
+        &self.warnings
+    }
+    fn damping_parameter(&self) -> Option<&'static str> {
+        self.inner.damping_parameter()
     }
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
-        self.inner.set_parameter(name, value)
+        self.inner.set_parameter(name, value)?;
+        self.check(name);
+        Ok(())
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         self.inner.task_space()
@@ -256,6 +295,33 @@ mod tests {
             gravity: Vector3::new(0.0, 0.0, -9.81),
         })
         .unwrap()
+    }
+
+    /// A damping set beyond the sampled-data limit is warned about, naming the parameter,
+    /// the joint and the configuration; the defaults and a safe value are not.
+    #[test]
+    fn a_damping_beyond_the_sampled_data_limit_is_warned_about() {
+        let robot = armctl_model::test_support::bundled_robot("panda.urdf");
+        let law = crate::controller_by_name("pd_gravity", &robot).unwrap();
+        let mut guarded = Guarded::new(law, &robot, None).unwrap();
+        assert!(guarded.warnings().is_empty(), "{:?}", guarded.warnings());
+        let heavy = ParameterValue::DoubleArray(vec![30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0]);
+        guarded.set_parameter("kd", heavy).unwrap();
+        let warning = guarded.warnings().join("\n");
+        assert!(warning.starts_with("kd: at 1000 Hz"), "{warning}");
+        assert!(
+            warning.contains("q = [") && warning.contains("panda_joint"),
+            "{warning}"
+        );
+        let gentle = ParameterValue::DoubleArray(vec![1.0; 7]);
+        guarded.set_parameter("kd", gentle).unwrap();
+        assert!(guarded.warnings().is_empty(), "{:?}", guarded.warnings());
+        // Gains given before the law is wrapped (a parameter file) are checked too.
+        let mut law = crate::controller_by_name("pd_gravity", &robot).unwrap();
+        let heavy = ParameterValue::DoubleArray(vec![30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0]);
+        law.set_parameter("kd", heavy).unwrap();
+        let guarded = Guarded::new(law, &robot, None).unwrap();
+        assert_eq!(guarded.warnings().len(), 1, "{:?}", guarded.warnings());
     }
 
     #[test]

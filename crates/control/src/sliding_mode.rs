@@ -132,7 +132,7 @@ pub(crate) fn saturated(s: f64, phi: f64) -> f64 {
 }
 
 impl Controller for SlidingMode {
-    law_accessors!("sliding_mode");
+    law_accessors!("sliding_mode", damping = "kd");
     /// `lambda`, `k` as set, or designed from `poles` or the LQR weights inside the layer
     /// (`gain_design`).
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {

@@ -118,7 +118,7 @@ impl SlotineLi {
 }
 
 impl Controller for SlotineLi {
-    law_accessors!("slotine_li");
+    law_accessors!("slotine_li", damping = "kd");
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (p, gains) = (&self.parameters, self.gains);
         // Kd is torque-valued velocity feedback; Lambda acts through the model.

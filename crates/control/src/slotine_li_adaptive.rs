@@ -157,6 +157,9 @@ impl Controller for SlotineLiAdaptive {
     fn parameters_mut(&mut self) -> &mut ParameterSet {
         &mut self.parameters
     }
+    fn damping_parameter(&self) -> Option<&'static str> {
+        Some("kd")
+    }
     /// `gamma` is checked against the estimate's names.
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         self.estimate

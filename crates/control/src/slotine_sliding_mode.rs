@@ -159,7 +159,7 @@ impl SlotineSlidingMode {
 }
 
 impl Controller for SlotineSlidingMode {
-    law_accessors!("slotine_sliding_mode");
+    law_accessors!("slotine_sliding_mode", damping = "kd");
     fn parameters_changed(&mut self) {
         self.check_model_free();
     }

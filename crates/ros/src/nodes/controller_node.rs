@@ -481,11 +481,21 @@ impl ControllerNode {
         request: &ParameterRequest,
     ) {
         let snapshot = self.runtime.parameters().clone();
+        let before = self.law_warnings().to_vec();
         answer_request(transport, id, &snapshot, request, |name, value| {
             self.apply_parameter(name, value)
         });
         // A change may have changed others (gain_design writes kp and kd).
         transport.show_parameters(self.runtime.parameters());
+        for warning in self.law_warnings().iter().filter(|w| !before.contains(w)) {
+            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
+        }
+    }
+
+    /// What the law's claims need and its parameters do not give (gain conditions, a damping
+    /// beyond the sampled-data limit).
+    fn law_warnings(&self) -> &[String] {
+        self.runtime.core().controller().warnings()
     }
 
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and
@@ -513,6 +523,9 @@ impl NodeLogic for ControllerNode {
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
         for warning in self.runtime.model_warnings() {
             transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
+        }
+        for warning in self.law_warnings() {
+            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
         }
         while let Some(incoming) = transport.next().await {
             match incoming {
