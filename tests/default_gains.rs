@@ -7,12 +7,14 @@
 use armctl_control::default_gains::STEP;
 use armctl_control::reference::SetPoint;
 use armctl_control::{controller_by_name, ParameterValue, CONTROLLERS};
+use armctl_dynamics::Wrench;
 use armctl_e2e::{scaled, urdf_dir};
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::controller_core::{ControllerCore, SafeMode};
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, Integrator, SimConfig, Simulator};
+use nalgebra::Vector3;
 
 /// What one run did.
 #[derive(Debug)]
@@ -49,6 +51,10 @@ struct Case<'a> {
     seconds: f64,
     rate: Option<f64>,
     integrator: Integrator,
+    /// Parameters set on the law before it starts.
+    set: Vec<(&'static str, ParameterValue)>,
+    /// A constant wrench on the tip (base link axes).
+    wrench: Option<Wrench>,
 }
 
 impl<'a> Case<'a> {
@@ -66,6 +72,8 @@ impl<'a> Case<'a> {
             seconds,
             rate: None,
             integrator: SimConfig::default().integrator,
+            set: Vec::new(),
+            wrench: None,
         }
     }
 }
@@ -81,6 +89,11 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
         Ok(law) => law,
         Err(e) => return Outcome::refused(0, 0, format!("refused to start: {e}")),
     };
+    for (name, value) in &case.set {
+        if let Err(e) = law.set_parameter(name, value.clone()) {
+            return Outcome::refused(0, 0, format!("{name} refused: {e}"));
+        }
+    }
     for name in ["gamma_inertia", "gamma_first_moment", "gamma_mass"] {
         if let Some(rate) = case.rate {
             law.set_parameter(name, ParameterValue::Double(rate))
@@ -100,6 +113,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     let mut control = SimulatedLoop::new(&mut core);
     let config = SimConfig {
         integrator: case.integrator,
+        external_wrench: case.wrench,
         ..SimConfig::default()
     };
     let mut sim = Simulator::new(robot, &start, config).unwrap();
@@ -465,6 +479,43 @@ fn every_controller_holds_random_spherical_wrists_at_their_singular_configuratio
                             ));
                         }
                     }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Cartesian impedance with a stiffness far beyond what 1 kHz can damp at the Jaco2-class
+/// arm's aligned wrist (1e4 N/m, 1e3 N m/rad: rotational modes of about 600 rad/s there, whose
+/// critical damping would be 1.2e3/s, past the sampled-data limit of 1e3/s with one period of
+/// delay): each mode's damping rate is capped at the margin, and the posture damping bounded
+/// like a joint damping, so the arm holds against a tip wrench, with both integrators, from
+/// rest and 0.1 rad off: no divergence, no braking, within the velocity limits (it yields
+/// where the task is singular; without the cap it is braked for over-speed within 25 ms).
+#[test]
+fn a_stiff_cartesian_impedance_is_damped_within_the_sampled_data_limit() {
+    let robot = jaco2_class();
+    let stiffness = ParameterValue::DoubleArray(vec![1e4, 1e4, 1e4, 1e3, 1e3, 1e3]);
+    let mut failures = Vec::new();
+    for (name, at, _) in jaco2_singular_configurations() {
+        for integrator in [Integrator::Rk4, Integrator::SemiImplicitEuler] {
+            for offset in [0.0, STEP] {
+                let case = Case {
+                    integrator,
+                    set: vec![("stiffness", stiffness.clone())],
+                    wrench: Some(Wrench {
+                        force: Vector3::new(2.0, -1.0, 1.5),
+                        torque: Vector3::new(0.05, 0.02, -0.05),
+                    }),
+                    ..Case::at(&robot, at.clone(), offset, 2.0)
+                };
+                let outcome = run("cartesian_impedance", &case);
+                println!("jaco2 {name:18} {integrator:?} offset {offset}: {outcome:?}");
+                if outcome.diverged.is_some() || outcome.held > 0 || outcome.peak_speed > 1.0 {
+                    failures.push(format!(
+                        "{name} {integrator:?} offset {offset}: {outcome:?}"
+                    ));
                 }
             }
         }

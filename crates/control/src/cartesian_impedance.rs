@@ -44,6 +44,7 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
+use crate::damping_bound::{DampingBound, RUNTIME_MARGIN};
 use crate::gains::{cartesian_gain, Configurations};
 use crate::modal_damping::ModalDamping;
 use crate::reference::PoseSample;
@@ -67,6 +68,9 @@ pub struct CartesianImpedance {
     tip: TipTarget,
     /// Force tracking's move of the target, base link axes.
     force_offset: Vector6<f64>,
+    /// The posture damping per joint, and its bound at the measured configuration.
+    null_damping: Vec<f64>,
+    null_bound: DampingBound,
 }
 
 /// The handles of the parameters, in declaration order.
@@ -203,6 +207,8 @@ impl CartesianImpedance {
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
             force_offset: Vector6::zeros(),
+            null_damping: vec![0.0; n],
+            null_bound: DampingBound::new(n),
             robot: robot.clone(),
         })
     }
@@ -276,6 +282,18 @@ impl Controller for CartesianImpedance {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let joint_target = joint_target(&self.parameters, step.reference);
+        // The posture's damping within the sampled-data margin at q (its stiffness with it).
+        self.null_damping
+            .fill(self.parameters[self.gains.nullspace_damping]);
+        self.null_bound.diagonal_scales(
+            &self.robot,
+            &mut self.ws,
+            state.q,
+            &self.null_damping,
+            dt,
+        )?;
+        // The task's modes damped at most this fast (the same margin).
+        let rate_cap = RUNTIME_MARGIN / dt.abs().max(f64::MIN_POSITIVE);
         // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
         let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
         let desired = self
@@ -302,22 +320,23 @@ impl Controller for CartesianImpedance {
         let force = if shaping {
             // Inertia shaping: the target dynamics with M_d, critically damped against it.
             let target = Vector6::from_fn(|i, _| {
-                let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
+                let d = (2.0 * zeta * (k[i] * inertia[i]).sqrt()).min(rate_cap * inertia[i]);
                 (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + wrench[i]) / inertia[i]
             });
             lambda * (desired.acceleration - bias + target) - wrench
         } else {
-            let damped = self
-                .damping
-                .times(&self.task, k, zeta, &(desired.twist - velocity))?;
-            Vector6::from_fn(|i, _| k[i] * error[i]) + damped
+            let twist_error = desired.twist - velocity;
+            self.damping
+                .force(&self.task, (k, zeta), rate_cap, &error, &twist_error)?
         };
         let (kn, dn) = (
             p[self.gains.nullspace_stiffness],
             p[self.gains.nullspace_damping],
         );
+        let s = self.null_bound.scales();
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&force) + self.nonlinear[i];
+            let (kn, dn) = (s[i] * s[i] * kn, s[i] * dn);
             self.posture[i] = kn * (reference.q[i] - state.q[i]) - dn * state.qd[i];
         }
         self.add_nullspace(&lambda, effort)

@@ -128,21 +128,8 @@ impl DampingBound {
         let load = self.diagonal_load(robot, ws, q, damping, dt)?;
         self.scales.fill(1.0);
         if load > margin {
-            let n = self.scales.len();
-            self.weights.fill(1.0);
-            weighted_scales(&self.gram, &self.weights, dt, margin, &mut self.scales);
-            for (j, weight) in self.weights.iter_mut().enumerate() {
-                let diagonal = self.gram[j + j * n];
-                *weight = if diagonal > 0.0 {
-                    diagonal.sqrt().recip()
-                } else {
-                    1.0
-                };
-            }
-            weighted_scales(&self.gram, &self.weights, dt, margin, &mut self.candidate);
-            if cut(&self.gram, &self.candidate) < cut(&self.gram, &self.scales) {
-                self.scales.copy_from_slice(&self.candidate);
-            }
+            let buffers = (&mut self.weights[..], &mut self.candidate[..]);
+            gram_scales(&self.gram, (dt, margin), buffers, &mut self.scales);
         }
         Ok(&self.scales)
     }
@@ -255,6 +242,33 @@ impl DampingCheck {
 
 /// `dt lambda_max(M^-1 D)` beyond which a damper sampled with one period of delay diverges.
 const UNSTABLE_WITH_DELAY: f64 = 1.0;
+
+/// The per-axis factors for the symmetric positive semi-definite `W = D^1/2 A D^1/2` (n x n,
+/// column-major) of a damping `D` on a mobility `A` (`M^-1`, or a task's `J M^-1 J^T`): the
+/// better of the two weightings of the module documentation, so that `dt lambda_max(W S)`
+/// stays within `margin`; `weights` and `candidate` are buffers of n. Allocates nothing.
+pub(crate) fn gram_scales(
+    w: &[f64],
+    (dt, margin): (f64, f64),
+    (weights, candidate): (&mut [f64], &mut [f64]),
+    scales: &mut [f64],
+) {
+    let n = scales.len();
+    weights.fill(1.0);
+    weighted_scales(w, weights, dt, margin, scales);
+    for (j, weight) in weights.iter_mut().enumerate() {
+        let diagonal = w[j + j * n];
+        *weight = if diagonal > 0.0 {
+            diagonal.sqrt().recip()
+        } else {
+            1.0
+        };
+    }
+    weighted_scales(w, weights, dt, margin, candidate);
+    if cut(w, candidate) < cut(w, scales) {
+        scales.copy_from_slice(candidate);
+    }
+}
 
 /// Per joint `min(1, margin / (dt r_j))` with `r_j = sum_i |W_ij| y_i / y_j` (module docs): the
 /// scales that bound `dt lambda_max(W S)` by `margin` for the positive weights `y`.

@@ -344,10 +344,11 @@ pub(crate) fn pd_design(robot: &Robot, w_max: f64) -> Result<PdDesign, ControlEr
     Ok(PdDesign { kp, kd, joints })
 }
 
-/// Damping per joint for a hold that stops a moving arm, N m s/rad (N s/m): the PD family's
-/// default damping, so just as far inside the discrete-time limit.
-pub fn hold_damping(robot: &Robot) -> Result<Vec<f64>, ControlError> {
-    Ok(pd_gains(robot, crate::gains::DEFAULT_BANDWIDTH)?.1)
+/// Stiffness and damping per joint for a hold that stops a moving arm and keeps it where it
+/// stopped, N m/rad and N m s/rad (N/m, N s/m): the PD family's defaults, so just as far inside
+/// the discrete-time limit.
+pub fn hold_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
+    pd_gains(robot, crate::gains::DEFAULT_BANDWIDTH)
 }
 
 /// Default natural frequencies of error dynamics per unit inertia, up to `w_max`, rad/s.

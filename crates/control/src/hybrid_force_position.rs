@@ -18,6 +18,8 @@
 //! `contact_threshold` along the axis), is clamped at `force_integral_limit` (anti-windup) and
 //! is cleared when contact is lost; `Df` damps the force axes, so a tool that lost its
 //! surface approaches the next one at about `F_d (1 + Kf) / Df` instead of accelerating.
+//! `Df` and the nullspace damping are scaled per axis (per joint) where they would pass the
+//! sampled-data margin at the measured configuration ([`crate::damping_bound`]).
 //! With a force-controlled direction, a measured wrench older than `wrench_timeout` (or none)
 //! is an error: the law does not push blind, and the runners hold the arm.
 //! The target comes from the pose target (or the joint reference, `target_source`); the joint
@@ -27,6 +29,7 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, Matrix6, Rotation3, Vector6};
 
+use crate::damping_bound::{gram_scales, DampingBound, RUNTIME_MARGIN};
 use crate::gains::cartesian_gain;
 use crate::task_inertia::TaskInertia;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
@@ -49,6 +52,12 @@ pub struct HybridForcePosition {
     filtered: Vector6<f64>,
     /// The force error's integral per axis of C.
     integral: Vector6<f64>,
+    /// The factors on `force_damping` per axis of C that keep it within the sampled-data
+    /// margin on the task's mobility at the measured configuration.
+    force_damping_scales: [f64; 6],
+    /// The posture damping per joint, and its bound at the measured configuration.
+    null_damping: Vec<f64>,
+    null_bound: DampingBound,
 }
 
 /// The handles of the parameters.
@@ -148,6 +157,9 @@ impl HybridForcePosition {
             posture: DVector::zeros(n),
             filtered: Vector6::zeros(),
             integral: Vector6::zeros(),
+            force_damping_scales: [1.0; 6],
+            null_damping: vec![0.0; robot.dof()],
+            null_bound: DampingBound::new(robot.dof()),
         })
     }
 
@@ -191,8 +203,34 @@ impl HybridForcePosition {
             } else {
                 0.0
             };
-            desired[i] + kf[i] * error + ki[i] * self.integral[i] - df[i] * v_c[i]
+            let damping = self.force_damping_scales[i] * df[i];
+            desired[i] + kf[i] * error + ki[i] * self.integral[i] - damping * v_c[i]
         })
+    }
+
+    /// [`HybridForcePosition::force_damping_scales`] for the constraint frame `rotation`, from
+    /// `W = Df^1/2 R^T (J M^-1 J^T) R Df^1/2` on the force axes (`J M^-1 J^T = U U^T`, the
+    /// task's mobility factor at its last inertia): the eigenvalues of `M^-1 J^T R Df R^T J`.
+    fn bound_force_damping(&mut self, rotation: &Matrix6<f64>, dt: f64) {
+        let p = &self.parameters;
+        let (selection, df) = (&p[self.gains.selection], &p[self.gains.force_damping]);
+        let root = Vector6::from_fn(|i, _| {
+            let on = if selection[i] < 0.5 { 0.0 } else { 1.0 };
+            (on * df[i]).max(0.0).sqrt()
+        });
+        let b = self.task.mobility_factor.tr_mul(rotation);
+        let gram = b.tr_mul(&b);
+        let w = Matrix6::from_fn(|r, c| root[r] * gram[(r, c)] * root[c]);
+        let (mut weights, mut candidate) = ([1.0; 6], [1.0; 6]);
+        self.force_damping_scales = [1.0; 6];
+        let margin = (dt.abs(), RUNTIME_MARGIN);
+        let buffers = (&mut weights[..], &mut candidate[..]);
+        gram_scales(
+            w.as_slice(),
+            margin,
+            buffers,
+            &mut self.force_damping_scales,
+        );
     }
 }
 
@@ -212,6 +250,16 @@ impl Controller for HybridForcePosition {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
         let joint = joint_target(&self.parameters, step.reference);
+        // The posture's damping within the sampled-data margin at q.
+        self.null_damping
+            .fill(self.parameters[self.gains.nullspace_damping]);
+        self.null_bound.diagonal_scales(
+            &self.robot,
+            &mut self.ws,
+            state.q,
+            &self.null_damping,
+            dt,
+        )?;
         // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
         let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
         let desired = self.tip.update_with(&self.robot, &mut terms, dt, joint)?;
@@ -227,6 +275,7 @@ impl Controller for HybridForcePosition {
         let cutoff = self.parameters[self.gains.force_filter_frequency];
         let alpha = 1.0 - (-2.0 * std::f64::consts::PI * cutoff * dt).exp();
         self.filtered += (exerted - self.filtered) * alpha;
+        self.bound_force_damping(&rotation, dt);
         let force = self.force_command(&(to_c * velocity), dt);
         let p = &self.parameters;
         let (kp, kd, selection) = (
@@ -242,14 +291,56 @@ impl Controller for HybridForcePosition {
         });
         let task_force = lambda * (rotation * a_c) + rotation * force;
         let d_n = p[self.gains.nullspace_damping];
+        let s = self.null_bound.scales();
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&task_force) + self.nonlinear[i];
-            self.posture[i] = -d_n * state.qd[i];
+            self.posture[i] = -s[i] * d_n * state.qd[i];
         }
         let y = self.task.task_part(&lambda, &self.posture)?;
         for (k, e) in effort.iter_mut().enumerate() {
             *e += self.posture[k] - self.tip.jac.column(k).dot(&y);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{JointReference, ParameterValue};
+
+    /// The force-axis damping is kept as set where it is within the sampled-data margin and
+    /// cut where it is not. The default 5 N m s/rad on the tip's rotations is past it already
+    /// about the flange's axis at the Panda's middle (`dt lambda` about 1.3 there, beyond the
+    /// limit of a delayed loop): cut; 1e4 N m s/rad on every rotation far past it.
+    #[test]
+    fn force_damping_is_cut_only_past_the_sampled_data_margin() {
+        let robot = armctl_model::test_support::bundled_robot("panda.urdf");
+        let q = robot.middle_configuration();
+        let state = JointState {
+            q: &q,
+            qd: &[0.0; 7],
+        };
+        let scales = |damping: [f64; 6]| {
+            let mut law = HybridForcePosition::new(&robot).unwrap();
+            let set = |law: &mut HybridForcePosition, name: &str, v: Vec<f64>| {
+                law.set_parameter(name, ParameterValue::DoubleArray(v))
+                    .unwrap()
+            };
+            set(&mut law, "selection", vec![1.0; 6]);
+            set(&mut law, "force_damping", damping.to_vec());
+            law.reset(&state);
+            law.task_space().unwrap().set_external_wrench(&[0.0; 6]);
+            let mut effort = [0.0; 7];
+            law.update(&state, &JointReference::hold(&q), 1e-3, &mut effort)
+                .unwrap();
+            law.force_damping_scales
+        };
+        assert_eq!(scales([150.0, 150.0, 150.0, 1.0, 1.0, 1.0]), [1.0; 6]);
+        let default = scales([150.0, 150.0, 150.0, 5.0, 5.0, 5.0]);
+        assert!(default[..3] == [1.0; 3] && default[5] < 0.5, "{default:?}");
+        let cut = scales([150.0, 150.0, 150.0, 1e4, 1e4, 1e4]);
+        assert!(cut[3..].iter().all(|s| *s < 0.1), "{cut:?}");
+        assert!(cut[..3].iter().all(|s| *s > 0.5), "{cut:?}");
     }
 }

@@ -25,12 +25,33 @@ pub(crate) struct ModalDamping {
 
 impl ModalDamping {
     /// `D v` for the stiffness `diag(k)` (6 values), the damping ratio `zeta` and the task
-    /// inertia's mobility factor at its last [`TaskInertia::inertia`].
-    pub(crate) fn times(
+    /// inertia's mobility factor at its last [`TaskInertia::inertia`], each mode's damping
+    /// rate at most `rate_cap` ([`ModalDamping::force`] with no position error).
+    #[cfg(test)]
+    fn times(
         &mut self,
         task: &TaskInertia,
         k: &[f64],
         zeta: f64,
+        rate_cap: f64,
+        v: &Vector6<f64>,
+    ) -> Result<Vector6<f64>, ControlError> {
+        self.force(task, (k, zeta), rate_cap, &Vector6::zeros(), v)
+    }
+
+    /// The impedance's force `K' e + D v` for the stiffness `diag(k)` (6 values) and the damping
+    /// ratio `zeta`, at the task inertia's mobility factor of its last
+    /// [`TaskInertia::inertia`]. A mode whose damping rate `2 zeta sqrt(k0)` (the eigenvalue of
+    /// `Lambda^-1 D`, and of `M^-1 J^T D J`) passes `rate_cap`, 1/s, is scaled like a joint
+    /// past the sampled-data margin ([`crate::damping_bound`]): its damping by
+    /// `c = rate_cap / rate`, its stiffness by `c^2`, so it keeps its damping ratio and stays
+    /// within the limit. `K' = K` when no mode passes.
+    pub(crate) fn force(
+        &mut self,
+        task: &TaskInertia,
+        (k, zeta): (&[f64], f64),
+        rate_cap: f64,
+        e: &Vector6<f64>,
         v: &Vector6<f64>,
     ) -> Result<Vector6<f64>, ControlError> {
         let k: &[f64; 6] = k.try_into().map_err(|_| ControlError::Dimension {
@@ -41,9 +62,21 @@ impl ModalDamping {
         let modal = self.diagonalise(&task.mobility_factor, k)?;
         let inverse_factor = &task.inverse_mobility_factor;
         let vectors = self.eigen.vectors();
-        let in_modes = vectors.tr_mul(&(inverse_factor * v));
-        let damped = in_modes.zip_map(&modal, |x, k0| 2.0 * zeta * k0.max(0.0).sqrt() * x);
-        Ok(inverse_factor.tr_mul(&(vectors * damped)))
+        let velocity = vectors.tr_mul(&(inverse_factor * v));
+        let error = vectors.tr_mul(&(inverse_factor * e));
+        // In modal coordinates: the damping, minus the stiffness a capped mode gives up.
+        let in_modes = Vector6::from_fn(|i, _| {
+            let k0 = modal[i].max(0.0);
+            let rate = 2.0 * zeta * k0.sqrt();
+            let cut = if rate > rate_cap {
+                rate_cap / rate
+            } else {
+                1.0
+            };
+            cut * rate * velocity[i] - (1.0 - cut * cut) * k0 * error[i]
+        });
+        let spring = Vector6::from_fn(|i, _| k[i] * e[i]);
+        Ok(spring + inverse_factor.tr_mul(&(vectors * in_modes)))
     }
 
     /// The eigenvalues k0 of `U^T K U`, its eigenvectors in the kept basis: in a basis V the
@@ -98,7 +131,7 @@ mod tests {
     ) -> Matrix6<f64> {
         let mut d = Matrix6::zeros();
         for c in 0..6 {
-            let column = damping.times(task, k, zeta, &Vector6::ith(c, 1.0));
+            let column = damping.times(task, k, zeta, f64::INFINITY, &Vector6::ith(c, 1.0));
             d.set_column(c, &column.unwrap());
         }
         d
@@ -280,14 +313,57 @@ mod tests {
         let mut damping = ModalDamping::default();
         let task = task_of(&Matrix6::identity());
         let v = Vector6::repeat(1.0);
-        let _ = damping.times(&task, &[1.0; 6], 1.0, &v).unwrap();
+        let _ = damping
+            .times(&task, &[1.0; 6], 1.0, f64::INFINITY, &v)
+            .unwrap();
         let nan = [f64::NAN, 1.0, 1.0, 1.0, 1.0, 1.0];
-        assert!(damping.times(&task, &nan, 1.0, &v).is_err());
+        assert!(damping.times(&task, &nan, 1.0, f64::INFINITY, &v).is_err());
         // The next finite design starts afresh rather than from a poisoned basis.
-        let d = damping.times(&task, &[4.0; 6], 1.0, &v).unwrap();
+        let d = damping
+            .times(&task, &[4.0; 6], 1.0, f64::INFINITY, &v)
+            .unwrap();
         assert!((d - Vector6::repeat(4.0)).amax() < 1e-12, "{d}");
         // A stiffness of the wrong length is refused, naming it.
-        let error = damping.times(&task, &[1.0; 5], 1.0, &v).unwrap_err();
+        let error = damping
+            .times(&task, &[1.0; 5], 1.0, f64::INFINITY, &v)
+            .unwrap_err();
         assert!(error.to_string().contains("stiffness"), "{error}");
+    }
+
+    /// A mode the stiffness would damp faster than the cap is damped at the cap and its
+    /// stiffness cut by the square of the same factor; the others keep theirs.
+    #[test]
+    fn each_mode_s_damping_rate_is_capped() {
+        let mut damping = ModalDamping::default();
+        let task = task_of(&Matrix6::identity());
+        let k = [1e6, 1e6, 1e6, 4.0, 4.0, 4.0];
+        let d = matrix_capped(&mut damping, &task, &k, 500.0);
+        let expected = Matrix6::from_diagonal(&Vector6::new(500.0, 500.0, 500.0, 4.0, 4.0, 4.0));
+        assert!((d - expected).amax() < 1e-9, "{d}");
+        // The spring of a capped mode: (500 / 2000)^2 1e6 = 62500.
+        let e = Vector6::repeat(1.0);
+        let f = damping
+            .force(&task, (&k, 1.0), 500.0, &e, &Vector6::zeros())
+            .unwrap();
+        let expected = Vector6::new(62500.0, 62500.0, 62500.0, 4.0, 4.0, 4.0);
+        assert!((f - expected).amax() < 1e-6, "{f}");
+        // Uncapped, the spring is K e exactly.
+        let f = damping
+            .force(&task, (&k, 1.0), f64::INFINITY, &e, &Vector6::zeros())
+            .unwrap();
+        assert_eq!(f, Vector6::from_column_slice(&k));
+    }
+
+    fn matrix_capped(
+        damping: &mut ModalDamping,
+        task: &TaskInertia,
+        k: &[f64],
+        cap: f64,
+    ) -> Matrix6<f64> {
+        Matrix6::from_fn(|r, c| {
+            damping
+                .times(task, k, 1.0, cap, &Vector6::ith(c, 1.0))
+                .unwrap()[r]
+        })
     }
 }

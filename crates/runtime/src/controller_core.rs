@@ -439,7 +439,7 @@ impl ControllerCore {
                     reason: e.to_string(),
                 }
             })?;
-        let hold_damping = armctl_control::default_gains::hold_damping(&robot).map_err(|e| {
+        let hold_gains = armctl_control::default_gains::hold_gains(&robot).map_err(|e| {
             RuntimeError::Parameter {
                 name: "safe_mode".into(),
                 reason: e.to_string(),
@@ -447,7 +447,7 @@ impl ControllerCore {
         })?;
         Ok(Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
-            brake: Brake::new(&robot, hold_damping),
+            brake: Brake::new(&robot, hold_gains),
             approach_speeds: vec![0.0; n],
             approach_accelerations: vec![0.0; n],
             acceleration_limits: accelerations.clone(),
@@ -1014,7 +1014,10 @@ impl ControllerCore {
                 self.hold(effort, dt, controlled, true)
             }
             Some(_) => self.hold(effort, dt, controlled, false),
-            None => self.controller.last_report(),
+            None => {
+                self.brake.release();
+                self.controller.last_report()
+            }
         };
         let event = match (&fault, &self.fault) {
             (Some(new), old)
@@ -1172,7 +1175,7 @@ impl ControllerCore {
         if trusted {
             let state = (self.q.as_slice(), self.qd.as_slice());
             self.brake
-                .damp(&self.robot, &mut self.ws, state, dt, effort);
+                .hold(&self.robot, &mut self.ws, state, dt, effort);
         }
         let safety = self.controller.safety_mut();
         if replaces {
@@ -1274,7 +1277,7 @@ mod tests {
         let mut gravity = [0.0; 2];
         let mut ws = DynamicsWorkspace::new(&robot);
         gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
-        let damping = armctl_control::default_gains::hold_damping(&robot).unwrap();
+        let (_, damping) = armctl_control::default_gains::hold_gains(&robot).unwrap();
         let controller = PartlyNan(armctl_control::ParameterSet::new(2), 0.0);
         let mut core =
             ControllerCore::new(robot, Box::new(controller), SafeMode::Gravity, 0.05, None)
@@ -1630,11 +1633,11 @@ mod tests {
     fn the_braking_damping_stays_within_the_sampled_data_margin() {
         // A damping far beyond the margin for a step of 1 s is scaled, not applied.
         let robot = core().robot().clone();
-        let mut brake = Brake::new(&robot, vec![1e4, 1e4]);
+        let mut brake = Brake::new(&robot, (vec![0.0; 2], vec![1e4, 1e4]));
         let mut ws = DynamicsWorkspace::new(&robot);
         let (q, qd) = ([0.1, 0.2], [1.0, -1.0]);
         let mut effort = [0.0; 2];
-        brake.damp(&robot, &mut ws, (&q, &qd), 1.0, &mut effort);
+        brake.hold(&robot, &mut ws, (&q, &qd), 1.0, &mut effort);
         let applied: Vec<f64> = effort.iter().zip(&qd).map(|(e, v)| -e / v).collect();
         // lambda_max(M^-1 D) = lambda_max(D^1/2 M^-1 D^1/2), by nalgebra's eigensolver.
         let mut m = nalgebra::DMatrix::zeros(2, 2);
