@@ -282,16 +282,6 @@ impl Controller for CartesianImpedance {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, reference, dt, effort) = (step.state, step.reference, step.dt, step.effort);
         let joint_target = joint_target(&self.parameters, step.reference);
-        // The posture's damping within the sampled-data margin at q (its stiffness with it).
-        self.null_damping
-            .fill(self.parameters[self.gains.nullspace_damping]);
-        self.null_bound.diagonal_scales(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            &self.null_damping,
-            dt,
-        )?;
         // The task's modes damped at most this fast (the same margin).
         let rate_cap = RUNTIME_MARGIN / dt.abs().max(f64::MIN_POSITIVE);
         // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
@@ -303,6 +293,15 @@ impl Controller for CartesianImpedance {
         let stiffness = self.parameters.target(self.gains.stiffness);
         self.tip.leave_out_axes(stiffness);
         let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
+        // The posture's damping within the sampled-data margin at q (on the task inertia's
+        // factor of M).
+        self.null_damping
+            .fill(self.parameters[self.gains.nullspace_damping]);
+        self.null_bound.diagonal_scales_from_factor(
+            self.task.mass_factor(),
+            &self.null_damping,
+            dt,
+        )?;
         terms.nonlinear_effects(&mut self.nonlinear)?;
         let inertia = &self.parameters[self.gains.inertia];
         let shaping = inertia.iter().all(|&m| m > 0.0);

@@ -85,12 +85,38 @@ impl DampingBound {
         damping: &[f64],
         dt: f64,
     ) -> Result<f64, ControlError> {
+        self.set_damping(damping)?;
+        mass_matrix(robot, ws, q, &mut self.factor)?;
+        cholesky_in_place(&mut self.factor)?;
+        self.load_from_factor(dt)
+    }
+
+    /// [`DampingBound::diagonal_scales`] from the lower Cholesky factor `L` of `M(q)`
+    /// (`M = L L^T`; only the lower triangle is read) that the caller already has.
+    pub(crate) fn diagonal_scales_from_factor(
+        &mut self,
+        factor: &DMatrix<f64>,
+        damping: &[f64],
+        dt: f64,
+    ) -> Result<&[f64], ControlError> {
+        self.set_damping(damping)?;
+        self.factor.copy_from(factor);
+        let load = self.load_from_factor(dt)?;
+        self.scale(load, dt, RUNTIME_MARGIN);
+        Ok(&self.scales)
+    }
+
+    /// `|d_i|^1/2` of `damping`.
+    fn set_damping(&mut self, damping: &[f64]) -> Result<(), ControlError> {
         armctl_model::check_length("damping", self.root.len(), damping.len())?;
         for (r, d) in self.root.iter_mut().zip(damping) {
             *r = d.abs().sqrt();
         }
-        mass_matrix(robot, ws, q, &mut self.factor)?;
-        cholesky_in_place(&mut self.factor)?;
+        Ok(())
+    }
+
+    /// The bound from the factor in place and the damping set.
+    fn load_from_factor(&mut self, dt: f64) -> Result<f64, ControlError> {
         self.invert_factor();
         self.fill_gram();
         let bound = symmetric_norm_bound(&self.gram, self.root.len());
@@ -98,6 +124,15 @@ impl DampingBound {
             return Err(DynamicsError::SingularMassMatrix.into());
         }
         Ok(dt.abs() * bound)
+    }
+
+    /// The factors for a `load` from the last gram, within `margin`.
+    fn scale(&mut self, load: f64, dt: f64, margin: f64) {
+        self.scales.fill(1.0);
+        if load > margin {
+            let buffers = (&mut self.weights[..], &mut self.candidate[..]);
+            gram_scales(&self.gram, (dt, margin), buffers, &mut self.scales);
+        }
     }
 
     /// Per joint the factor `s_j` in (0, 1] by which `diag(damping)` (and a stiffness with
@@ -126,11 +161,7 @@ impl DampingBound {
         margin: f64,
     ) -> Result<&[f64], ControlError> {
         let load = self.diagonal_load(robot, ws, q, damping, dt)?;
-        self.scales.fill(1.0);
-        if load > margin {
-            let buffers = (&mut self.weights[..], &mut self.candidate[..]);
-            gram_scales(&self.gram, (dt, margin), buffers, &mut self.scales);
-        }
+        self.scale(load, dt, margin);
         Ok(&self.scales)
     }
 
@@ -383,6 +414,28 @@ mod tests {
             .diagonal_scales(&robot, &mut ws, &q, &[1.0; 7], 1e-3)
             .unwrap();
         assert!(light.iter().all(|s| *s == 1.0));
+    }
+
+    /// From a factor the caller has, the same factors as from the configuration.
+    #[test]
+    fn scales_from_a_given_factor_match_those_from_q() {
+        let robot = bundled_robot("panda.urdf");
+        let q = configuration(&robot, 5);
+        let damping = [30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0];
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let mut bound = DampingBound::new(7);
+        let from_q = bound
+            .diagonal_scales(&robot, &mut ws, &q, &damping, 1e-3)
+            .unwrap()
+            .to_vec();
+        assert!(from_q.iter().any(|s| *s < 1.0), "{from_q:?}");
+        let mut factor = DMatrix::zeros(7, 7);
+        mass_matrix(&robot, &mut ws, &q, &mut factor).unwrap();
+        cholesky_in_place(&mut factor).unwrap();
+        let given = bound
+            .diagonal_scales_from_factor(&factor, &damping, 1e-3)
+            .unwrap();
+        assert_eq!(given, from_q.as_slice());
     }
 
     /// A heavy joint strongly coupled to a light one keeps its gains: the light joint is cut.

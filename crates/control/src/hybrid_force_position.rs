@@ -214,6 +214,10 @@ impl HybridForcePosition {
     fn bound_force_damping(&mut self, rotation: &Matrix6<f64>, dt: f64) {
         let p = &self.parameters;
         let (selection, df) = (&p[self.gains.selection], &p[self.gains.force_damping]);
+        self.force_damping_scales = [1.0; 6];
+        if selection.iter().all(|s| *s < 0.5) {
+            return; // no force axis: nothing damped
+        }
         let root = Vector6::from_fn(|i, _| {
             let on = if selection[i] < 0.5 { 0.0 } else { 1.0 };
             (on * df[i]).max(0.0).sqrt()
@@ -222,7 +226,6 @@ impl HybridForcePosition {
         let gram = b.tr_mul(&b);
         let w = Matrix6::from_fn(|r, c| root[r] * gram[(r, c)] * root[c]);
         let (mut weights, mut candidate) = ([1.0; 6], [1.0; 6]);
-        self.force_damping_scales = [1.0; 6];
         let margin = (dt.abs(), RUNTIME_MARGIN);
         let buffers = (&mut weights[..], &mut candidate[..]);
         gram_scales(
@@ -250,20 +253,19 @@ impl Controller for HybridForcePosition {
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
         let (state, dt, effort) = (step.state, step.dt, step.effort);
         let joint = joint_target(&self.parameters, step.reference);
-        // The posture's damping within the sampled-data margin at q.
-        self.null_damping
-            .fill(self.parameters[self.gains.nullspace_damping]);
-        self.null_bound.diagonal_scales(
-            &self.robot,
-            &mut self.ws,
-            state.q,
-            &self.null_damping,
-            dt,
-        )?;
         // One pass at (q, qd) for the tip, M, C qd + G and Jdot qd.
         let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
         let desired = self.tip.update_with(&self.robot, &mut terms, dt, joint)?;
         let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
+        // The posture's damping within the sampled-data margin at q (on the task inertia's
+        // factor of M).
+        self.null_damping
+            .fill(self.parameters[self.gains.nullspace_damping]);
+        self.null_bound.diagonal_scales_from_factor(
+            self.task.mass_factor(),
+            &self.null_damping,
+            dt,
+        )?;
         let bias = terms.tip_jacobian_dot_qd();
         terms.nonlinear_effects(&mut self.nonlinear)?;
         self.check_measurement()?;

@@ -53,6 +53,12 @@ impl TaskInertia {
         }
     }
 
+    /// The lower Cholesky factor `L` of `M` (`M = L L^T`, lower triangle) at the last
+    /// [`TaskInertia::mobility`].
+    pub(crate) fn mass_factor(&self) -> &DMatrix<f64> {
+        &self.mass
+    }
+
     /// `W = L^-1 J^T` and the task mobility `J M^-1 J^T = W^T W` at the terms' q.
     pub(crate) fn mobility(
         &mut self,
