@@ -44,7 +44,7 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
-use crate::damping_bound::{DampingBound, RUNTIME_MARGIN};
+use crate::damping_bound::{PostureDampingBound, RUNTIME_MARGIN};
 use crate::gains::{cartesian_gain, Configurations};
 use crate::modal_damping::ModalDamping;
 use crate::reference::PoseSample;
@@ -68,9 +68,8 @@ pub struct CartesianImpedance {
     tip: TipTarget,
     /// Force tracking's move of the target, base link axes.
     force_offset: Vector6<f64>,
-    /// The posture damping per joint, and its bound at the measured configuration.
-    null_damping: Vec<f64>,
-    null_bound: DampingBound,
+    /// The posture damping's bound at the measured configuration.
+    posture_bound: PostureDampingBound,
 }
 
 /// The handles of the parameters, in declaration order.
@@ -207,8 +206,7 @@ impl CartesianImpedance {
             posture: DVector::zeros(n),
             tip: TipTarget::new(robot),
             force_offset: Vector6::zeros(),
-            null_damping: vec![0.0; n],
-            null_bound: DampingBound::new(n),
+            posture_bound: PostureDampingBound::new(n),
             robot: robot.clone(),
         })
     }
@@ -293,15 +291,10 @@ impl Controller for CartesianImpedance {
         let stiffness = self.parameters.target(self.gains.stiffness);
         self.tip.leave_out_axes(stiffness);
         let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
-        // The posture's damping within the sampled-data margin at q (on the task inertia's
-        // factor of M).
-        self.null_damping
-            .fill(self.parameters[self.gains.nullspace_damping]);
-        self.null_bound.diagonal_scales_from_factor(
-            self.task.mass_factor(),
-            &self.null_damping,
-            dt,
-        )?;
+        // The posture's damping within the sampled-data margin at q.
+        let posture_damping = self.parameters[self.gains.nullspace_damping];
+        self.posture_bound
+            .update(self.task.mass_factor(), posture_damping, dt)?;
         terms.nonlinear_effects(&mut self.nonlinear)?;
         let inertia = &self.parameters[self.gains.inertia];
         let shaping = inertia.iter().all(|&m| m > 0.0);
@@ -332,7 +325,7 @@ impl Controller for CartesianImpedance {
             p[self.gains.nullspace_stiffness],
             p[self.gains.nullspace_damping],
         );
-        let s = self.null_bound.scales();
+        let s = self.posture_bound.scales();
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&force) + self.nonlinear[i];
             let (kn, dn) = (s[i] * s[i] * kn, s[i] * dn);

@@ -202,6 +202,43 @@ impl DampingBound {
     }
 }
 
+/// The bound of one damping value applied at every joint (a task-space law's posture
+/// damping), from the factor of M the law already has.
+#[derive(Debug, Clone)]
+pub(crate) struct PostureDampingBound {
+    damping: Vec<f64>,
+    bound: DampingBound,
+}
+
+impl PostureDampingBound {
+    /// Buffers for `dof` joints.
+    pub(crate) fn new(dof: usize) -> Self {
+        Self {
+            damping: vec![0.0; dof],
+            bound: DampingBound::new(dof),
+        }
+    }
+
+    /// The per-joint factors for `damping` on every joint at the configuration whose mass
+    /// matrix has the lower Cholesky factor `factor`.
+    pub(crate) fn update(
+        &mut self,
+        factor: &DMatrix<f64>,
+        damping: f64,
+        dt: f64,
+    ) -> Result<(), ControlError> {
+        self.damping.fill(damping);
+        self.bound
+            .diagonal_scales_from_factor(factor, &self.damping, dt)?;
+        Ok(())
+    }
+
+    /// The factors of the last [`PostureDampingBound::update`].
+    pub(crate) fn scales(&self) -> &[f64] {
+        self.bound.scales()
+    }
+}
+
 /// Checks a law's damping parameter against the sampled-data margin at the configurations the
 /// defaults are sized on ([`crate::default_gains`]), at [`DESIGN_RATE`]: a warning for gains
 /// the run-time bound will cut, naming the joint, the configuration and the bound.

@@ -29,7 +29,7 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, Matrix6, Rotation3, Vector6};
 
-use crate::damping_bound::{gram_scales, DampingBound, RUNTIME_MARGIN};
+use crate::damping_bound::{gram_scales, PostureDampingBound, RUNTIME_MARGIN};
 use crate::gains::cartesian_gain;
 use crate::task_inertia::TaskInertia;
 use crate::tip_target::{declare_target_source, joint_target, TipTarget};
@@ -55,9 +55,8 @@ pub struct HybridForcePosition {
     /// The factors on `force_damping` per axis of C that keep it within the sampled-data
     /// margin on the task's mobility at the measured configuration.
     force_damping_scales: [f64; 6],
-    /// The posture damping per joint, and its bound at the measured configuration.
-    null_damping: Vec<f64>,
-    null_bound: DampingBound,
+    /// The posture damping's bound at the measured configuration.
+    posture_bound: PostureDampingBound,
 }
 
 /// The handles of the parameters.
@@ -158,8 +157,7 @@ impl HybridForcePosition {
             filtered: Vector6::zeros(),
             integral: Vector6::zeros(),
             force_damping_scales: [1.0; 6],
-            null_damping: vec![0.0; robot.dof()],
-            null_bound: DampingBound::new(robot.dof()),
+            posture_bound: PostureDampingBound::new(robot.dof()),
         })
     }
 
@@ -257,15 +255,10 @@ impl Controller for HybridForcePosition {
         let mut terms = self.ws.update(&self.robot, state.q, state.qd)?;
         let desired = self.tip.update_with(&self.robot, &mut terms, dt, joint)?;
         let lambda = self.task.inertia(&mut terms, &self.tip.jac)?;
-        // The posture's damping within the sampled-data margin at q (on the task inertia's
-        // factor of M).
-        self.null_damping
-            .fill(self.parameters[self.gains.nullspace_damping]);
-        self.null_bound.diagonal_scales_from_factor(
-            self.task.mass_factor(),
-            &self.null_damping,
-            dt,
-        )?;
+        // The posture's damping within the sampled-data margin at q.
+        let posture_damping = self.parameters[self.gains.nullspace_damping];
+        self.posture_bound
+            .update(self.task.mass_factor(), posture_damping, dt)?;
         let bias = terms.tip_jacobian_dot_qd();
         terms.nonlinear_effects(&mut self.nonlinear)?;
         self.check_measurement()?;
@@ -293,7 +286,7 @@ impl Controller for HybridForcePosition {
         });
         let task_force = lambda * (rotation * a_c) + rotation * force;
         let d_n = p[self.gains.nullspace_damping];
-        let s = self.null_bound.scales();
+        let s = self.posture_bound.scales();
         for (i, e) in effort.iter_mut().enumerate() {
             *e = self.tip.jac.column(i).dot(&task_force) + self.nonlinear[i];
             self.posture[i] = -s[i] * d_n * state.qd[i];
