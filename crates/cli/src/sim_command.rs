@@ -265,6 +265,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
+    runtime.core_mut().controller_mut().check_damping();
     let controller = runtime.core().controller();
     let mut warnings: Vec<String> = model_warnings
         .iter()

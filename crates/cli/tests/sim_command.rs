@@ -636,3 +636,46 @@ fn the_fr3_file_runs_without_g_on_an_arm_that_adds_its_own() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A damping beyond the sampled-data limit in a parameter file is warned about in the run's
+/// summary, naming the parameter, the configuration and the joint the run-time bound cuts; the
+/// run itself stays bounded (the bound limits it at every step).
+#[test]
+fn a_damping_beyond_the_sampled_data_limit_is_warned_about() {
+    let dir = out_dir("heavy_damping");
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("heavy.yaml");
+    std::fs::write(
+        &params,
+        "/**:\n  ros__parameters:\n    controller: pd_gravity\n    kd: [30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0]\n",
+    )
+    .unwrap();
+    let urdf = common::workspace().join("urdf/panda.urdf");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        urdf.to_str().unwrap(),
+        "--params",
+        params.to_str().unwrap(),
+        "--trajectory",
+        "setpoint:0.3,-0.5,0.2,-2.0,0.4,1.5,0.6",
+        "--duration",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for joint in summary["joints"].as_array().unwrap() {
+        let final_error = joint["final_error"].as_f64().unwrap();
+        assert!(final_error < 1e-2, "{}: {final_error}", joint["joint"]);
+    }
+    let warnings = summary["warnings"].to_string();
+    assert!(
+        warnings.contains("kd: at 1000 Hz") && warnings.contains("panda_joint"),
+        "{warnings}"
+    );
+    assert_eq!(summary["saturated_commands"].as_u64(), Some(0), "{summary}");
+    let _ = std::fs::remove_dir_all(dir);
+}

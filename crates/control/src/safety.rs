@@ -132,8 +132,10 @@ pub struct Guarded {
     safety: EffortSafety,
     last_report: SafetyReport,
     damping: DampingCheck,
-    /// The damping check's warning for the damping last set.
+    /// The damping check's warning for the damping last checked.
     damping_warning: Option<String>,
+    /// A damping was set since the last check.
+    damping_unchecked: bool,
     /// The law's warnings and the damping check's.
     warnings: Vec<String>,
 }
@@ -161,6 +163,7 @@ impl Guarded {
             last_report: SafetyReport::default(),
             damping: DampingCheck::new(robot),
             damping_warning: None,
+            damping_unchecked: false,
         };
         // Gains a parameter file gave were set before the law was wrapped.
         let name = guarded.inner.damping_parameter().unwrap_or_default();
@@ -168,10 +171,23 @@ impl Guarded {
         Ok(guarded)
     }
 
+    /// Checks a damping set since the last check ([`Guarded::check_damping`]'s warning). Not
+    /// done in `set_parameter`: a real-time host (the C ABI) sets gains between two updates,
+    /// and the check takes eigensolvers at a few dozen configurations.
+    pub fn check_damping(&mut self) {
+        if let Some(name) = self
+            .damping_unchecked
+            .then(|| self.inner.damping_parameter())
+        {
+            self.check(name.unwrap_or_default());
+        }
+    }
+
     /// After `name` was set: the law's warnings, and one when the damping it sets would be
     /// unstable somewhere. The defaults are not warned about: they are sized to need the
     /// run-time bound only near singular configurations (`crate::default_gains`).
     fn check(&mut self, name: &str) {
+        self.damping_unchecked = false;
         if self.inner.damping_parameter() == Some(name) {
             let parameters = self.inner.parameters();
             let set = parameters.get(name);
@@ -249,7 +265,12 @@ impl Controller for Guarded {
     }
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         self.inner.set_parameter(name, value)?;
-        self.check(name);
+        if self.inner.damping_parameter() == Some(name) {
+            self.damping_unchecked = true;
+        } else {
+            self.warnings = self.inner.warnings().to_vec();
+            self.warnings.extend(self.damping_warning.clone());
+        }
         Ok(())
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
@@ -307,6 +328,8 @@ mod tests {
         assert!(guarded.warnings().is_empty(), "{:?}", guarded.warnings());
         let heavy = ParameterValue::DoubleArray(vec![30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0]);
         guarded.set_parameter("kd", heavy).unwrap();
+        assert!(guarded.warnings().is_empty(), "checked only when asked");
+        guarded.check_damping();
         let warning = guarded.warnings().join("\n");
         assert!(warning.starts_with("kd: at 1000 Hz"), "{warning}");
         assert!(
@@ -315,6 +338,7 @@ mod tests {
         );
         let gentle = ParameterValue::DoubleArray(vec![1.0; 7]);
         guarded.set_parameter("kd", gentle).unwrap();
+        guarded.check_damping();
         assert!(guarded.warnings().is_empty(), "{:?}", guarded.warnings());
         // Gains given before the law is wrapped (a parameter file) are checked too.
         let mut law = crate::controller_by_name("pd_gravity", &robot).unwrap();
