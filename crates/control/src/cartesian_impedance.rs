@@ -311,9 +311,12 @@ impl Controller for CartesianImpedance {
         let wrench = self.tip.external_wrench;
         let force = if shaping {
             // Inertia shaping: the target dynamics with M_d, critically damped against it.
+            // Per axis `D/M_d` at most the cap: past it damping by c, stiffness by c^2.
             let target = Vector6::from_fn(|i, _| {
-                let d = (2.0 * zeta * (k[i] * inertia[i]).sqrt()).min(rate_cap * inertia[i]);
-                (k[i] * error[i] + d * (desired.twist[i] - velocity[i]) + wrench[i]) / inertia[i]
+                let d = 2.0 * zeta * (k[i] * inertia[i]).sqrt();
+                let c = (rate_cap * inertia[i] / d).min(1.0);
+                let (k, d) = (c * c * k[i], c * d);
+                (k * error[i] + d * (desired.twist[i] - velocity[i]) + wrench[i]) / inertia[i]
             });
             lambda * (desired.acceleration - bias + target) - wrench
         } else {

@@ -115,15 +115,21 @@ impl DampingBound {
         Ok(())
     }
 
-    /// The bound from the factor in place and the damping set.
+    /// The bound from the factor in place and the damping set. A period that is not a
+    /// positive number is refused: the limit depends on it, and a NaN would disable every cut.
     fn load_from_factor(&mut self, dt: f64) -> Result<f64, ControlError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(ControlError::NonFinite {
+                what: "control period dt (the sampled-data bound needs a positive one)",
+            });
+        }
         self.invert_factor();
         self.fill_gram();
         let bound = symmetric_norm_bound(&self.gram, self.root.len());
         if !bound.is_finite() {
             return Err(DynamicsError::SingularMassMatrix.into());
         }
-        Ok(dt.abs() * bound)
+        Ok(dt * bound)
     }
 
     /// The factors for a `load` from the last gram, within `margin`.
@@ -451,6 +457,20 @@ mod tests {
             .diagonal_scales(&robot, &mut ws, &q, &[1.0; 7], 1e-3)
             .unwrap();
         assert!(light.iter().all(|s| *s == 1.0));
+    }
+
+    /// A period that is not a positive number is refused (a NaN would disable every cut).
+    #[test]
+    fn a_period_that_is_not_positive_is_refused() {
+        let robot = bundled_robot("panda.urdf");
+        let q = configuration(&robot, 1);
+        let mut ws = DynamicsWorkspace::new(&robot);
+        let mut bound = DampingBound::new(7);
+        for dt in [f64::NAN, 0.0, -1e-3, f64::INFINITY] {
+            let result = bound.diagonal_scales(&robot, &mut ws, &q, &[1.0; 7], dt);
+            let error = result.unwrap_err().to_string();
+            assert!(error.contains("control period"), "{dt}: {error}");
+        }
     }
 
     /// From a factor the caller has, the same factors as from the configuration.

@@ -33,8 +33,9 @@
 //! limited the frequency (`--print-params` prints it in the gains' descriptions).
 //!
 //! Gains per unit inertia (computed torque and its relatives, `qdd = Kd de + Kp e` through the
-//! model) take `w = min(w_max, w_step)` with the largest row sum `sum_j |M_ij|` in place of
-//! `I_typ` (a step of every joint at once loads each joint through the whole row of M); `kd dt`
+//! model) take `w = min(w_max, w_step)` with the largest row sum `sum_j |M_ij|` over the
+//! samples as the inertia (a step of every joint at once loads each joint through the whole
+//! row of M); `kd dt`
 //! is far inside the discrete limit for any `w` below 250 rad/s.
 
 use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
@@ -51,8 +52,9 @@ use crate::ControlError;
 /// arms'). At a lower rate, scale the damping down with the rate.
 pub const DESIGN_RATE: f64 = 1000.0;
 
-/// Largest `kd dt / I_eff` (and `dt lambda_max(M^-1 Kd)`) the defaults allow at their median
-/// sample.
+/// Largest `kd dt / I_eff` the defaults allow on the median effective inertia, and the margin
+/// of the coupled check at each sample (whose per-joint factors are then taken at their
+/// median: the coupled load stays within the run-time margin at most samples, not within this).
 const DISCRETE_MARGIN: f64 = 0.25;
 
 /// The reference step a default answers without saturating, rad (m).

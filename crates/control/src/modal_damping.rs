@@ -354,6 +354,54 @@ mod tests {
         assert_eq!(f, Vector6::from_column_slice(&k));
     }
 
+    /// On a general task inertia, a capped mode's spring and damper are those of the modal
+    /// design with `c^2 k0` and `c 2 zeta sqrt(k0)`: `Q diag(.) Q^T`, `Q = U^-T V`, checked
+    /// against nalgebra's eigensolver.
+    #[test]
+    fn capped_modes_match_the_modal_design_on_a_general_inertia() {
+        let mut unit = uniform(23);
+        let mut damping = ModalDamping::default();
+        for _ in 0..20 {
+            let a = Matrix6::from_fn(|r, c| unit() - 0.5 + if r == c { 1.0 } else { 0.0 });
+            let task = task_of(&(a * a.transpose()));
+            let k: Vec<f64> = (0..6).map(|_| 10f64.powf(1.0 + 4.0 * unit())).collect();
+            let zeta = 0.8;
+            let u = &task.mobility_factor;
+            let kk = Matrix6::from_diagonal(&Vector6::from_column_slice(&k));
+            let c = u.transpose() * kk * u;
+            let eigen = nalgebra::SymmetricEigen::new((c + c.transpose()) * 0.5);
+            // The cap between the modes' rates: some capped, some not.
+            let mut uncapped: Vec<f64> = eigen.eigenvalues.iter().map(|k0| k0.sqrt()).collect();
+            uncapped.sort_by(f64::total_cmp);
+            let cap = 2.0 * zeta * uncapped[3];
+            let q = task.inverse_mobility_factor.transpose() * eigen.eigenvectors;
+            let cut = eigen.eigenvalues.map(|k0| {
+                let rate = 2.0 * zeta * k0.max(0.0).sqrt();
+                (cap / rate).min(1.0)
+            });
+            let springs = eigen.eigenvalues.zip_map(&cut, |k0, c| c * c * k0);
+            let rates = eigen
+                .eigenvalues
+                .zip_map(&cut, |k0, c| c * 2.0 * zeta * k0.sqrt());
+            let spring = q * Matrix6::from_diagonal(&springs) * q.transpose();
+            let damper = q * Matrix6::from_diagonal(&rates) * q.transpose();
+            let zero = Vector6::zeros();
+            for col in 0..6 {
+                let unit_vector = Vector6::ith(col, 1.0);
+                let f = damping
+                    .force(&task, (&k, zeta), cap, &unit_vector, &zero)
+                    .unwrap();
+                let d = damping
+                    .force(&task, (&k, zeta), cap, &zero, &unit_vector)
+                    .unwrap();
+                let scale = spring.amax().max(damper.amax());
+                assert!((f - spring.column(col)).amax() < 1e-8 * scale, "{f}");
+                assert!((d - damper.column(col)).amax() < 1e-8 * scale, "{d}");
+            }
+            assert!(cut.min() < 1.0 && cut.max() == 1.0, "{cut}");
+        }
+    }
+
     fn matrix_capped(
         damping: &mut ModalDamping,
         task: &TaskInertia,

@@ -200,8 +200,14 @@ impl Guarded {
                 _ => None,
             };
         }
-        self.warnings = self.inner.warnings().to_vec();
-        self.warnings.extend(self.damping_warning.clone());
+        self.collect_warnings();
+    }
+
+    /// The law's warnings now, and the damping check's last.
+    fn collect_warnings(&mut self) {
+        self.warnings.clear();
+        self.warnings.extend_from_slice(self.inner.warnings());
+        self.warnings.extend(self.damping_warning.iter().cloned());
     }
 
     /// What the safety layer changed in the last update.
@@ -265,12 +271,8 @@ impl Controller for Guarded {
     }
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         self.inner.set_parameter(name, value)?;
-        if self.inner.damping_parameter() == Some(name) {
-            self.damping_unchecked = true;
-        } else {
-            self.warnings = self.inner.warnings().to_vec();
-            self.warnings.extend(self.damping_warning.clone());
-        }
+        self.damping_unchecked |= self.inner.damping_parameter() == Some(name);
+        self.collect_warnings();
         Ok(())
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {

@@ -63,11 +63,11 @@ impl SlotineLiGains {
 /// Default `(Lambda, Kd)`. With the exact model the loop is `M sdot + (C + Kd) s = 0`,
 /// `s = de + Lambda e`: per joint the poles `-Lambda` and about `-Kd / M_ii`. `Kd` is plain
 /// velocity feedback, so it is bounded like the damping of the PD defaults
-/// ([`crate::default_gains`]: discrete limit on the lightest effective inertia, step effort):
-/// `Kd = kd_pd / 2 = w I_typ`. `Lambda` acts through the model, like the gains of computed
-/// torque, and takes their frequency `w_ct` (up to 20 rad/s, sized for a step of every joint
-/// at once). A 0.1 rad step then starts with `Kd Lambda e <= w w_ct I_typ STEP`, within the
-/// step's effort share.
+/// ([`crate::default_gains`]: discrete limit on the median effective inertia, step effort,
+/// coupled joints): `Kd = kd_pd / 2 = w (R_i M_ii)^1/2`. `Lambda` acts through the model, like
+/// the gains of computed torque, and takes their frequency `w_ct` (up to 20 rad/s, sized for a
+/// step of every joint at once). A 0.1 rad step then starts with `Kd Lambda e`, within the
+/// step's effort share for these frequencies.
 pub(crate) fn slotine_li_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
     let (_, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
     let lambda = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_BANDWIDTH)?;

@@ -1161,9 +1161,10 @@ impl ControllerCore {
     /// The hold effort, through the safety layer; when the controller ran this cycle (and its
     /// effort went through the layer already) the hold replaces that effort, so the rate limit
     /// applies once per cycle. With a `trusted` state (the controller failed, or an over-speed)
-    /// the hold brakes the arm: `G(q) - s D qd` (`-s D qd` in `safe_mode: zero`), the damping
-    /// within the sampled-data bound at `q` ([`Brake`]); otherwise the state is not to be
-    /// believed and it is `G` at the last valid configuration (or zero), undamped.
+    /// the hold brakes the arm: `G(q) - s D qd + s^2 K (q_b - q)` (without `G` in
+    /// `safe_mode: zero`), `q_b` where the braking began, within the sampled-data bound at `q`
+    /// ([`Brake`]); otherwise the state is not to be believed and it is `G` at the last valid
+    /// configuration (or zero), undamped.
     fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
@@ -1176,6 +1177,10 @@ impl ControllerCore {
             let state = (self.q.as_slice(), self.qd.as_slice());
             self.brake
                 .hold(&self.robot, &mut self.ws, state, dt, effort);
+        } else {
+            // Undamped, the arm may drift: a later braking holds where it begins, not where
+            // an earlier one did.
+            self.brake.release();
         }
         let safety = self.controller.safety_mut();
         if replaces {
@@ -1293,10 +1298,25 @@ mod tests {
                 "{effort:?}"
             );
         }
+        // Still failing, the arm moved on: the spring pulls back to where braking began.
+        let (moved, rest) = ([0.15, 0.2], [0.0, 0.0]);
+        core.on_joint_state(&names(&["joint1", "joint2"]), &moved, &rest, 0.0015);
+        core.step(0.0015, 5e-4, &mut effort);
+        let g_moved = gravity_of(core.robot(), &moved);
+        assert!(
+            effort[0] < g_moved[0] - 1e-3,
+            "pulled back: {effort:?} vs {g_moved:?}"
+        );
         // A state that cannot be believed holds gravity only, at the last valid configuration.
         core.on_joint_state(&names(&["joint1", "joint2"]), &[0.1, f64::NAN], &qd, 0.002);
         core.step(0.002, 1e-3, &mut effort);
-        assert_eq!(effort, gravity);
+        assert_eq!(effort, g_moved);
+        // A braking after that undamped hold holds where it begins, not where the first did.
+        core.on_joint_state(&names(&["joint1", "joint2"]), &moved, &rest, 0.003);
+        core.step(0.003, 1e-3, &mut effort);
+        for (e, g) in effort.iter().zip(g_moved) {
+            assert!((e - g).abs() < 1e-9, "{effort:?} vs {g_moved:?}");
+        }
     }
 
     #[test]
