@@ -235,7 +235,9 @@ enum ArmctlStatus armctl_set_parameter(struct ArmctlController *handle,
 // Follows the trajectory of `count` points from time `start` (s, the clock of
 // `armctl_update`), checked as controller_node checks a JointTrajectory (limits, velocities
 // and accelerations the points imply, point count; a start in the past is never a step).
-// `now` is the current time. `Refused` with the reason; the old reference stays.
+// `now` is the current time. `Refused` with the reason; the old reference stays. No points
+// (`count` 0, `points` may be null) stops following and holds where the arm is, as an empty
+// JointTrajectory does for controller_node and joint_trajectory_controller.
 enum ArmctlStatus armctl_set_trajectory(struct ArmctlController *handle,
                                         const struct ArmctlTrajectoryPoint *points,
                                         size_t count,

@@ -50,7 +50,9 @@ unsafe fn point(p: &ArmctlTrajectoryPoint, k: usize, n: usize) -> Result<Traject
 /// Follows the trajectory of `count` points from time `start` (s, the clock of
 /// `armctl_update`), checked as controller_node checks a JointTrajectory (limits, velocities
 /// and accelerations the points imply, point count; a start in the past is never a step).
-/// `now` is the current time. `Refused` with the reason; the old reference stays.
+/// `now` is the current time. `Refused` with the reason; the old reference stays. No points
+/// (`count` 0, `points` may be null) stops following and holds where the arm is, as an empty
+/// JointTrajectory does for controller_node and joint_trajectory_controller.
 #[no_mangle]
 pub extern "C" fn armctl_set_trajectory(
     handle: *mut ArmctlController,
@@ -60,6 +62,10 @@ pub extern "C" fn armctl_set_trajectory(
     now: f64,
 ) -> ArmctlStatus {
     guarded(handle, |h| {
+        if count == 0 {
+            h.runtime.core_mut().cancel_trajectory();
+            return Ok(());
+        }
         h.runtime.core().check_point_count(count).map_err(refused)?;
         // SAFETY: `count` points by the caller's contract.
         let raw = unsafe { slice(points, count, "points") }.map_err(invalid)?;

@@ -934,3 +934,39 @@ fn handing_over_a_change_allocates_a_few_blocks_in_proportion_to_its_size() {
     assert!(trajectory <= 40, "{trajectory}");
     armctl_free(handle);
 }
+
+/// No points (a null array of 0, as an empty JointTrajectory hands over) stop the trajectory:
+/// the arm is held where it is, as a handle that never had a trajectory holds it, and the old
+/// reference does not come back.
+#[test]
+fn no_points_stop_the_trajectory_and_hold_where_the_arm_is() {
+    let handle = panda("computed_torque");
+    let q = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    update(handle, 0.0, &q, &[0.0; 7]);
+    send_trajectory(handle, &reach(&q), 0.0);
+    let (_, moving) = update(handle, 1.0, &q, &[0.0; 7]);
+    assert_eq!(
+        armctl_set_trajectory(handle, null(), 0, 1.0, 1.0),
+        ArmctlStatus::Ok,
+        "{}",
+        last_error(handle)
+    );
+    let (status, held) = update(handle, 1.1, &q, &[0.0; 7]);
+    assert!(!status.holding, "{status:?}");
+    let fresh = panda("computed_torque");
+    update(fresh, 0.0, &q, &[0.0; 7]);
+    let (_, expected) = update(fresh, 1.1, &q, &[0.0; 7]);
+    let differs = moving
+        .iter()
+        .zip(&expected)
+        .any(|(a, b)| (a - b).abs() > 1e-6);
+    assert!(
+        differs,
+        "the trajectory was pulling: {moving:?} vs {expected:?}"
+    );
+    for (a, b) in held.iter().zip(&expected) {
+        assert!((a - b).abs() < 1e-9, "{held:?} vs {expected:?}");
+    }
+    armctl_free(handle);
+    armctl_free(fresh);
+}

@@ -741,6 +741,8 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
   trajectory_subscription_.reset();
   pose_subscription_.reset();
   wrench_subscription_.reset();
+  // What update() queued since the timer last ran (deactivation's line, often) is not lost.
+  guarded("logging", [&] { flush_log(); });
   log_timer_.reset();
   free_handles();
   return CallbackReturn::SUCCESS;

@@ -291,6 +291,33 @@ void refusal(const std::string &urdf, const std::vector<std::string> &joints) {
   std::printf("refusal: %s\n", reason.c_str());
 }
 
+// 5: no points (an empty JointTrajectory) stop the trajectory and hold where the arm is.
+void cancel(const std::string &urdf, const std::vector<std::string> &joints) {
+  Controller moving, fresh;
+  if (!create(moving, urdf, joints, "computed_torque") || !create(fresh, urdf, joints, "computed_torque"))
+    return ++failures, void();
+  const std::vector<double> q{0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8}, still(7, 0.0);
+  step(moving.handle, 0.0, q, still);
+  std::vector<std::vector<double>> reach{{0.5}, {2.0}};
+  for (double v : q) {
+    reach[0].push_back(v);
+    reach[1].push_back(v + 0.3);
+  }
+  send_waypoints(moving.handle, reach, 0.0);
+  step(moving.handle, 1.0, q, still);
+  check(armctl_set_trajectory(moving.handle, nullptr, 0, 1.0, 1.0) == ARMCTL_STATUS_OK,
+        std::string("no points accepted: ") + armctl_last_error(moving.handle));
+  std::vector<double> held(7), expected(7);
+  ArmctlUpdateStatus status{};
+  armctl_update(moving.handle, 1.1, 1e-3, q.data(), still.data(), held.data(), &status);
+  step(fresh.handle, 0.0, q, still);
+  armctl_update(fresh.handle, 1.1, 1e-3, q.data(), still.data(), expected.data(), &status);
+  double largest = 0.0;
+  for (size_t i = 0; i < held.size(); ++i) largest = std::max(largest, std::fabs(held[i] - expected[i]));
+  check(largest < 1e-9, "after no points the arm is held where it is: " + std::to_string(largest));
+  std::printf("cancel: no points hold where the arm is (largest difference %.1e N m)\n", largest);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -305,5 +332,6 @@ int main(int argc, char **argv) {
   std::getline(run, header);
   faults(urdf, joints_of(header));
   refusal(urdf, joints_of(header));
+  cancel(urdf, joints_of(header));
   return failures == 0 ? 0 : 1;
 }
