@@ -47,6 +47,20 @@ pub enum ParameterResponse {
     SetAtomically(Result<(), String>),
 }
 
+/// The `prefixes` of a `list_parameters` result, as rclcpp and rclpy give them: for each
+/// listed name with a `.`, the part before its last `.`, once, in the order met.
+pub fn prefixes_of(names: &[String]) -> Vec<String> {
+    let mut prefixes: Vec<String> = Vec::new();
+    for name in names {
+        if let Some((prefix, _)) = name.rsplit_once('.') {
+            if !prefixes.iter().any(|p| p == prefix) {
+                prefixes.push(prefix.to_string());
+            }
+        }
+    }
+    prefixes
+}
+
 fn listed(name: &str, prefixes: &[String], depth: u64) -> bool {
     let levels = |rest: &str| rest.split('.').filter(|s| !s.is_empty()).count() as u64;
     if prefixes.is_empty() {
@@ -180,6 +194,16 @@ mod tests {
             Declaration::double("limits.upper", 1.0, "upper"),
             Declaration::string("robot", "a", "robot").read_only(),
         ])
+    }
+
+    #[test]
+    fn listed_names_give_their_prefixes_as_rclcpp_does() {
+        let names: Vec<String> = ["kp", "constraints.goal_time", "constraints.j1.goal", "a.b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(prefixes_of(&names), ["constraints", "constraints.j1", "a"]);
+        assert!(prefixes_of(&["kp".to_string()]).is_empty());
     }
 
     #[test]

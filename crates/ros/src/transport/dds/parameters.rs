@@ -297,8 +297,8 @@ impl ParameterServers {
                 rmw_id,
                 ListParametersResponse {
                     result: ListParametersResult {
+                        prefixes: crate::parameter_services::prefixes_of(&names),
                         names,
-                        prefixes: vec![],
                     },
                 },
             ),
