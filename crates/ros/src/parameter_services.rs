@@ -41,10 +41,11 @@ pub enum ParameterResponse {
     GetTypes(Vec<Option<ParameterType>>),
     /// Declarations (`None`: not declared).
     Describe(Vec<Option<Declaration>>),
-    /// One result per change: `Err(reason)` when rejected.
-    Set(Vec<Result<(), String>>),
-    /// One result for all.
-    SetAtomically(Result<(), String>),
+    /// One result per change: the value as stored (an integer for a double widened), or
+    /// `Err(reason)` when rejected.
+    Set(Vec<Result<ParameterValue, String>>),
+    /// One result for all: the values as stored, in the order of the changes.
+    SetAtomically(Result<Vec<ParameterValue>, String>),
 }
 
 /// The `prefixes` of a `list_parameters` result, as rclcpp and rclpy give them: for each
@@ -104,12 +105,27 @@ pub fn answer_query(
 }
 
 /// `set_parameters`: `apply` each change on its own (it validates, applies and stores, or
-/// returns the reason and changes nothing).
+/// returns the reason and changes nothing); an accepted value is answered as `store`'s
+/// declaration types it.
 pub fn set_each(
+    store: &ParameterStore,
     changes: &[(String, ParameterValue)],
     mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
 ) -> ParameterResponse {
-    ParameterResponse::Set(changes.iter().map(|(n, v)| apply(n, v)).collect())
+    ParameterResponse::Set(
+        changes
+            .iter()
+            .map(|(n, v)| apply(n, v).map(|()| stored(store, n, v)))
+            .collect(),
+    )
+}
+
+/// `value` as the declaration of `name` in `store` types it (an integer for a double
+/// widened); as given when it cannot say.
+fn stored(store: &ParameterStore, name: &str, value: &ParameterValue) -> ParameterValue {
+    store
+        .validate(name, value, false)
+        .unwrap_or_else(|_| value.clone())
 }
 
 /// `set_parameters_atomically`: every change is checked against `store` first; then applied
@@ -136,7 +152,8 @@ pub fn set_atomically(
             return ParameterResponse::SetAtomically(Err(reason));
         }
     }
-    ParameterResponse::SetAtomically(Ok(()))
+    let typed = changes.iter().map(|(n, v)| stored(store, n, v)).collect();
+    ParameterResponse::SetAtomically(Ok(typed))
 }
 
 /// Answers a node's parameter request `id` on `transport`: queries from `store` (the node's
@@ -178,7 +195,7 @@ pub fn handle_request(
     apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
 ) -> ParameterResponse {
     match request {
-        ParameterRequest::Set(changes) => set_each(changes, apply),
+        ParameterRequest::Set(changes) => set_each(store, changes, apply),
         ParameterRequest::SetAtomically(changes) => set_atomically(store, changes, apply),
         query => answer_query(store, query).unwrap_or(ParameterResponse::List(vec![])),
     }
@@ -194,6 +211,23 @@ mod tests {
             Declaration::double("limits.upper", 1.0, "upper"),
             Declaration::string("robot", "a", "robot").read_only(),
         ])
+    }
+
+    /// An integer set on a double is answered (and so announced on /parameter_events) as the
+    /// double it is stored as, one by one and atomically.
+    #[test]
+    fn accepted_values_are_answered_as_stored() {
+        let store = store();
+        let changes = vec![("kp".to_string(), ParameterValue::Integer(2))];
+        let accept = |_: &str, _: &ParameterValue| Ok(());
+        assert_eq!(
+            set_each(&store, &changes, accept),
+            ParameterResponse::Set(vec![Ok(ParameterValue::Double(2.0))])
+        );
+        assert_eq!(
+            set_atomically(&store, &changes, accept),
+            ParameterResponse::SetAtomically(Ok(vec![ParameterValue::Double(2.0)]))
+        );
     }
 
     #[test]

@@ -288,10 +288,6 @@ impl ParameterServers {
         let Some((rmw_id, pending)) = self.pending.remove(&id) else {
             return;
         };
-        let result = |r: &Result<(), String>| raw::SetParametersResult {
-            successful: r.is_ok(),
-            reason: r.as_ref().err().cloned().unwrap_or_default(),
-        };
         let sent = match (pending, response) {
             (Pending::List, ParameterResponse::List(names)) => self.list.send_response(
                 rmw_id,
@@ -331,12 +327,13 @@ impl ParameterServers {
                     .send_response(rmw_id, DescribeParametersResponse { values })
             }
             (Pending::Set(changes), ParameterResponse::Set(results)) => {
-                let accepted = changes
+                // The values as stored, which may be typed otherwise than sent.
+                let accepted: Vec<(String, RosValue)> = changes
                     .iter()
                     .zip(&results)
-                    .filter(|(_, r)| r.is_ok())
-                    .map(|(c, _)| c);
-                self.announce(accepted);
+                    .filter_map(|((name, _), r)| Some((name.clone(), r.as_ref().ok()?.clone())))
+                    .collect();
+                self.announce(accepted.iter());
                 self.set.send_response(
                     rmw_id,
                     SetParametersResponse {
@@ -345,8 +342,10 @@ impl ParameterServers {
                 )
             }
             (Pending::SetAtomically(changes), ParameterResponse::SetAtomically(r)) => {
-                if r.is_ok() {
-                    self.announce(changes.iter());
+                if let Ok(values) = &r {
+                    let names = changes.iter().map(|(name, _)| name.clone());
+                    let stored: Vec<(String, RosValue)> = names.zip(values.clone()).collect();
+                    self.announce(stored.iter());
                 }
                 self.set_atomically.send_response(
                     rmw_id,
@@ -383,6 +382,14 @@ impl ParameterServers {
         if let Err(e) = self.events.publish(event) {
             eprintln!("parameter events: {e:?}");
         }
+    }
+}
+
+/// The wire result of one change (or of an atomic set).
+fn result<T>(r: &Result<T, String>) -> raw::SetParametersResult {
+    raw::SetParametersResult {
+        successful: r.is_ok(),
+        reason: r.as_ref().err().cloned().unwrap_or_default(),
     }
 }
 
