@@ -118,6 +118,12 @@ async fn nan_state_holds_with_gravity_says_so_once_and_resumes() {
     );
     let warnings = probe.received.logs_containing("NaN");
     assert_eq!(warnings.len(), 1, "one warning per incident: {warnings:?}");
+    // The line names where the node logged it, not the transport's wrapper.
+    let source = &probe.received.logs_containing("resumed")[0];
+    assert!(
+        source.file.ends_with("controller_node.rs") && source.line > 0,
+        "{source:?}"
+    );
     assert!(
         warnings[0].msg.contains("panda_joint3") && warnings[0].level == 30,
         "{:?}",

@@ -15,8 +15,9 @@ use futures::FutureExt;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::qos::{Durability, History};
 use ros2_client::ros2::LogLevel as RosLogLevel;
+use ros2_client::rosout::RosoutRaw;
 use ros2_client::{
-    rosout, Context as DdsContext, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher,
+    Context as DdsContext, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher,
     QosProfile, ServiceMapping, Subscription,
 };
 
@@ -499,7 +500,11 @@ impl Transport for DdsTransport {
         }
     }
 
+    /// Also on /rosout, with the file and line of the caller (the function is not known in
+    /// Rust).
+    #[track_caller]
     fn log(&self, level: LogLevel, text: &str) {
+        let caller = std::panic::Location::caller();
         eprintln!(
             "[{}] {}: {text}",
             if level == LogLevel::Warn {
@@ -514,6 +519,14 @@ impl Transport for DdsTransport {
         } else {
             RosLogLevel::Info
         };
-        rosout!(self.node, level, "{}", text);
+        self.node.rosout_raw(
+            ros2_client::builtin_interfaces::Time::now(),
+            level,
+            self.node.base_name(),
+            text,
+            caller.file(),
+            "<unknown_func>",
+            caller.line(),
+        );
     }
 }
