@@ -142,6 +142,7 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
         self.inner.publish_action(output);
     }
 
+    #[track_caller]
     fn log(&self, level: LogLevel, text: &str) {
         self.inner.log(level, text);
     }
