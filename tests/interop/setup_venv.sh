@@ -4,9 +4,12 @@
 # tests check armctl against, Eclipse Cyclone DDS's binding (a DDS peer), the MCAP project's
 # writer and reader with ROS 2 support (rosbag2 files), the rosbags package (rosbag2 SQLite
 # bags), the MuJoCo physics engine with NumPy (tests/mujoco/peer.py, the simulator's
-# reference) and the xacro program (without ROS); and CMake, which builds the C ABI's C++ test
-# program (crates/capi/tests/cpp_program.rs). All come from PyPI: the first run downloads about 80 MB
-# and installs about 330 MB; later runs reuse the venv. Usage: setup_venv.sh DIR; prints the venv's python. A venv made before a package was
+# reference) and the xacro program (without ROS); CMake, which builds the C ABI's C++ test
+# program (crates/capi/tests/cpp_program.rs); the core of ROS 2 Jazzy from its PyPI wheels
+# (rcl, rclpy on Fast DDS and the message packages the nodes use: the venv is a ROS prefix that
+# the r2r backend builds against and whose rclpy nodes are the tests' ROS 2 peers); and
+# libclang, which r2r's bindgen needs (tests/interop/build_r2r_nodes.sh). All come from PyPI:
+# the first run downloads about 150 MB and installs about 600 MB; later runs reuse the venv. Usage: setup_venv.sh DIR; prints the venv's python. A venv made before a package was
 # added here is completed. Test binaries and their threads call this at once: a lock on
 # DIR.lock lets one of them install while the others wait.
 set -eu
@@ -15,7 +18,7 @@ mkdir -p "$(dirname "$dir")"
 exec 9>"$dir.lock"
 flock 9
 if [ ! -x "$dir/bin/python" ] || [ ! -x "$dir/bin/cmake" ] \
-    || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags, cmake" 2>/dev/null; then
+    || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags, cmake, clang, rclpy, sensor_msgs.msg, trajectory_msgs.msg, diagnostic_msgs.msg" 2>/dev/null; then
     python3 -m venv "$dir" >&2 || {
         echo "setup_venv.sh: 'python3 -m venv $dir' failed: the tests need Python 3 with venv (Debian: apt-get install python3-venv)" >&2
         exit 1
@@ -24,8 +27,10 @@ if [ ! -x "$dir/bin/python" ] || [ ! -x "$dir/bin/cmake" ] \
     # first line names the original venv, and would install there.
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
         "cyclonedds==11.0.1" "mcap==1.6.0" "mcap-ros2-support==0.6.0" \
-        "mujoco==3.3.7" "numpy==2.4.6" "xacro==2.1.1" "rosbags==0.11.9" "cmake==4.4.5" >&2 || {
-        echo "setup_venv.sh: pip could not install the tests' peers into $dir (the first run needs access to PyPI, about 80 MB): see pip's message above" >&2
+        "mujoco==3.3.7" "numpy==2.4.6" "xacro==2.1.1" "rosbags==0.11.9" "cmake==4.4.5" \
+        "ros-jazzy-rclpy[fastrtps]==7.1.6" "ros-jazzy-sensor-msgs==5.3.6" \
+        "ros-jazzy-trajectory-msgs==5.3.6" "ros-jazzy-diagnostic-msgs==5.3.6" "libclang==18.1.1" >&2 || {
+        echo "setup_venv.sh: pip could not install the tests' peers into $dir (the first run needs access to PyPI, about 150 MB): see pip's message above" >&2
         exit 1
     }
 fi

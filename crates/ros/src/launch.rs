@@ -14,7 +14,6 @@ use crate::realtime::RealtimeSettings;
 use crate::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use crate::RosError;
 use armctl_runtime::names::resolve;
-use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::parse_ros_args;
 use armctl_runtime::startup::NodeStart;
 
@@ -145,10 +144,6 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
     #[track_caller]
     fn log(&self, level: LogLevel, text: &str) {
         self.inner.log(level, text);
-    }
-
-    fn show_parameters(&mut self, store: &ParameterStore) {
-        self.inner.show_parameters(store);
     }
 
     fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send {

@@ -62,6 +62,73 @@ pub fn prefixes_of(names: &[String]) -> Vec<String> {
     prefixes
 }
 
+/// rcl_interfaces/ParameterType's number for a declared type (`None`: not set).
+pub fn type_id(kind: Option<ParameterType>) -> u8 {
+    match kind {
+        None => 0,
+        Some(ParameterType::Bool) => 1,
+        Some(ParameterType::Integer) => 2,
+        Some(ParameterType::Double) => 3,
+        Some(ParameterType::String) => 4,
+        Some(ParameterType::DoubleArray) => 8,
+        Some(ParameterType::StringArray) => 9,
+    }
+}
+
+/// rcl_interfaces/ParameterDescriptor's fields, whatever the middleware's type for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Descriptor {
+    /// Name.
+    pub name: String,
+    /// [`type_id`].
+    pub type_id: u8,
+    /// Description.
+    pub description: String,
+    /// The choices, or that each element of an array is within the range.
+    pub additional_constraints: String,
+    /// Read-only.
+    pub read_only: bool,
+    /// The range of a double or double-array parameter.
+    pub floating_point_range: Option<(f64, f64)>,
+    /// The range of an integer parameter.
+    pub integer_range: Option<(i64, i64)>,
+}
+
+/// How `describe_parameters` answers for `name` (`None`: not declared, described read-only).
+pub fn descriptor(name: &str, declaration: Option<&Declaration>) -> Descriptor {
+    let Some(d) = declaration else {
+        return Descriptor {
+            name: name.into(),
+            type_id: 0,
+            description: "not declared by this node".into(),
+            additional_constraints: String::new(),
+            read_only: true,
+            floating_point_range: None,
+            integer_range: None,
+        };
+    };
+    let integer = d.kind == ParameterType::Integer;
+    let additional_constraints = match (&d.choices, d.kind) {
+        (Some(choices), _) => format!("one of: {}", choices.join(", ")),
+        (None, ParameterType::DoubleArray) if d.range.is_some() => {
+            "each element within the range".into()
+        }
+        _ => String::new(),
+    };
+    Descriptor {
+        name: d.name.clone(),
+        type_id: type_id(Some(d.kind)),
+        description: d.description.clone(),
+        additional_constraints,
+        read_only: d.read_only,
+        floating_point_range: d.range.filter(|_| !integer),
+        integer_range: d
+            .range
+            .filter(|_| integer)
+            .map(|(lo, hi)| (lo as i64, hi as i64)),
+    }
+}
+
 fn listed(name: &str, prefixes: &[String], depth: u64) -> bool {
     let levels = |rest: &str| rest.split('.').filter(|s| !s.is_empty()).count() as u64;
     if prefixes.is_empty() {

@@ -485,8 +485,6 @@ impl ControllerNode {
         answer_request(transport, id, &snapshot, request, |name, value| {
             self.apply_parameter(name, value)
         });
-        // A change may have changed others (gain_design writes kp and kd).
-        transport.show_parameters(self.runtime.parameters());
         self.runtime.core_mut().controller_mut().check_damping();
         for warning in self.law_warnings().iter().filter(|w| !before.contains(w)) {
             transport.log(LogLevel::Warn, &format!("controller: {warning}"));

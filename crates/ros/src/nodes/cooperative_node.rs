@@ -374,7 +374,6 @@ impl CooperativeNode {
             let applied = pair.set_parameter(name, value).map(|_| ());
             applied.inspect_err(|_| diagnostics.on_refusal())
         });
-        transport.show_parameters(self.pair.parameters());
     }
 }
 

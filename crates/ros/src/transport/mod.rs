@@ -196,11 +196,6 @@ pub trait Transport {
     fn publish_action(&mut self, output: ActionOutput<'_>);
     /// Logs to rosout (and stderr).
     fn log(&self, level: LogLevel, text: &str);
-    /// The node's parameter values after a change, for a middleware that answers parameter
-    /// queries from a copy of its own (rcl); one whose queries reach the node needs nothing.
-    fn show_parameters(&mut self, store: &ParameterStore) {
-        let _ = store;
-    }
     /// Gives the middleware time to send what was published, before the process exits (the
     /// DDS writer and rcl hand samples to threads of their own).
     fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send {

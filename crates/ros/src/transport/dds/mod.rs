@@ -62,6 +62,7 @@ impl DdsOptions {
     /// refused, naming it (it used to mean domain 0 in silence).
     pub fn from_env() -> Result<Self, RosError> {
         let var = |name: &str| std::env::var(name).ok();
+        Self::check_fast_dds_transports(var("FASTDDS_BUILTIN_TRANSPORTS").as_deref())?;
         Ok(Self {
             domain_id: Self::domain_from_env()?.unwrap_or(0),
             localhost_only: var("ROS_LOCALHOST_ONLY").is_some_and(|v| v == "1")
@@ -69,6 +70,24 @@ impl DdsOptions {
                     .is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST")),
             cyclone_services: var("RMW_IMPLEMENTATION").is_some_and(|v| v.contains("cyclonedds")),
         })
+    }
+
+    /// Refuses a `FASTDDS_BUILTIN_TRANSPORTS` that takes the Fast DDS peers off UDPv4
+    /// (`LARGE_DATA`: discovery and data over TCP and shared memory; `SHM`, `UDPv6`): the DDS
+    /// backend (RustDDS) speaks UDPv4 only, and those peers would never see the node.
+    pub fn check_fast_dds_transports(value: Option<&str>) -> Result<(), RosError> {
+        match value.map(str::trim) {
+            None | Some("") => Ok(()),
+            Some(v) if v.eq_ignore_ascii_case("DEFAULT") || v.eq_ignore_ascii_case("UDPv4") => {
+                Ok(())
+            }
+            Some(v) => Err(RosError::Transport {
+                reason: format!(
+                    "FASTDDS_BUILTIN_TRANSPORTS={}: Fast DDS nodes then talk over transports this DDS backend lacks (it speaks UDPv4 only), so none of them would see this node; unset it or set DEFAULT or UDPv4, or run the nodes built with the r2r backend",
+                    armctl_control::shown(v)
+                ),
+            }),
+        }
     }
 
     /// `ROS_DOMAIN_ID`, when set and not empty.
@@ -485,7 +504,10 @@ impl Transport for DdsTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        self.parameters.respond(id, response);
+        let withheld = self.parameters.respond(id, response);
+        if !withheld.is_empty() {
+            self.log(LogLevel::Warn, &format!("get_parameters answered {} as not set: a reply above 60 kB does not reach a Fast DDS client from this backend (RustDDS fragments it in a form Fast DDS drops); read the URDF from /robot_description, or run the r2r backend", withheld.join(", ")));
+        }
     }
 
     fn respond_action(&mut self, id: u64, response: ActionResponse) {
@@ -528,5 +550,29 @@ impl Transport for DdsTransport {
             "<unknown_func>",
             caller.line(),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DdsOptions;
+
+    #[test]
+    fn fast_dds_transports_off_udpv4_are_refused_by_name() {
+        for fine in [None, Some(""), Some("DEFAULT"), Some("udpv4")] {
+            assert!(
+                DdsOptions::check_fast_dds_transports(fine).is_ok(),
+                "{fine:?}"
+            );
+        }
+        for refused in ["LARGE_DATA", "SHM", "UDPv6"] {
+            let reason = DdsOptions::check_fast_dds_transports(Some(refused))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                reason.contains(refused) && reason.contains("UDPv4"),
+                "{reason}"
+            );
+        }
     }
 }

@@ -22,7 +22,7 @@ use ros2_client::{
 
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
-use armctl_control::{Declaration, ParameterType as RosKind, ParameterValue as RosValue};
+use armctl_control::{Declaration, ParameterValue as RosValue};
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
@@ -60,65 +60,33 @@ fn from_ros(value: &RosValue) -> raw::ParameterValue {
     })
 }
 
-/// rcl_interfaces/ParameterType numbers.
-fn type_id(kind: Option<RosKind>) -> u8 {
-    match kind {
-        None => 0,
-        Some(RosKind::Bool) => 1,
-        Some(RosKind::Integer) => 2,
-        Some(RosKind::Double) => 3,
-        Some(RosKind::String) => 4,
-        Some(RosKind::DoubleArray) => 8,
-        Some(RosKind::StringArray) => 9,
-    }
-}
-
 fn descriptor(name: &str, declaration: Option<&Declaration>) -> raw::ParameterDescriptor {
-    let Some(d) = declaration else {
-        return raw::ParameterDescriptor {
-            name: name.into(),
-            r#type: 0,
-            description: "not declared by this node".into(),
-            additional_constraints: String::new(),
-            read_only: true,
-            dynamic_typing: false,
-            floating_point_range: vec![],
-            integer_range: vec![],
-        };
-    };
-    let (floating_point_range, integer_range) = match (d.range, d.kind) {
-        (Some((lo, hi)), RosKind::Integer) => (
-            vec![],
-            vec![raw::IntegerRange {
-                from_value: lo as i64,
-                to_value: hi as i64,
-                step: 0,
-            }],
-        ),
-        (Some((lo, hi)), _) => (
-            vec![raw::FloatingPointRange {
-                from_value: lo,
-                to_value: hi,
-                step: 0.0,
-            }],
-            vec![],
-        ),
-        (None, _) => (vec![], vec![]),
-    };
-    let additional_constraints = match (&d.choices, d.kind) {
-        (Some(choices), _) => format!("one of: {}", choices.join(", ")),
-        (None, RosKind::DoubleArray) if d.range.is_some() => "each element within the range".into(),
-        _ => String::new(),
-    };
+    let d = crate::parameter_services::descriptor(name, declaration);
     raw::ParameterDescriptor {
-        name: d.name.clone(),
-        r#type: type_id(Some(d.kind)),
-        description: d.description.clone(),
-        additional_constraints,
+        name: d.name,
+        r#type: d.type_id,
+        description: d.description,
+        additional_constraints: d.additional_constraints,
         read_only: d.read_only,
         dynamic_typing: false,
-        floating_point_range,
-        integer_range,
+        floating_point_range: d
+            .floating_point_range
+            .map(|(from_value, to_value)| raw::FloatingPointRange {
+                from_value,
+                to_value,
+                step: 0.0,
+            })
+            .into_iter()
+            .collect(),
+        integer_range: d
+            .integer_range
+            .map(|(from_value, to_value)| raw::IntegerRange {
+                from_value,
+                to_value,
+                step: 0,
+            })
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -134,6 +102,26 @@ fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
         .collect()
 }
 
+/// The largest `get_parameters` reply sent with the Enhanced mapping (Fast DDS clients, whose
+/// replies carry the request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS
+/// one byte off in a fragmented sample (an `Option` tag before the parameter list), so Fast DDS
+/// drops every fragment of a reply above one UDP datagram (about 64 kB), and its reliable reader
+/// then waits for that reply and takes none of the client's later ones either. Values beyond
+/// this are answered "not set" and the node says why: one unanswered value, not a client that
+/// hangs.
+const ENHANCED_REPLY_LIMIT: usize = 60_000;
+
+/// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
+fn reply_size(value: &RosValue) -> usize {
+    64 + match value {
+        RosValue::String(s) => s.len(),
+        RosValue::StringArray(a) => a.iter().map(|s| s.len() + 8).sum(),
+        RosValue::DoubleArray(a) => 8 * a.len(),
+        RosValue::BoolArray(a) => a.len(),
+        RosValue::Bool(_) | RosValue::Integer(_) | RosValue::Double(_) => 8,
+    }
+}
+
 /// Requests waiting for the node's answer, at most.
 const MAX_PENDING: usize = 64;
 
@@ -141,7 +129,7 @@ const MAX_PENDING: usize = 64;
 #[derive(Debug)]
 enum Pending {
     List,
-    Get,
+    Get(Vec<String>),
     GetTypes,
     Describe(Vec<String>),
     Set(Vec<(String, RosValue)>),
@@ -158,6 +146,8 @@ pub(crate) struct ParameterServers {
     set_atomically: Server<SetParametersRequest, SetParametersAtomicallyResponse>,
     events: Publisher<raw::ParameterEvent>,
     node_name: String,
+    /// [`ENHANCED_REPLY_LIMIT`] with the Enhanced mapping.
+    reply_limit: Option<usize>,
     pending: HashMap<u64, (RmwRequestId, Pending)>,
     next_id: u64,
 }
@@ -217,6 +207,7 @@ impl ParameterServers {
                 .create_publisher(&events_topic, None)
                 .map_err(transport)?,
             node_name: node.fully_qualified_name(),
+            reply_limit: (mapping == ServiceMapping::Enhanced).then_some(ENHANCED_REPLY_LIMIT),
             pending: HashMap::new(),
             next_id: 0,
         })
@@ -251,7 +242,11 @@ impl ParameterServers {
                     depth: q.depth,
                 },
             ),
-            Received::Get(id, q) => (id, Pending::Get, ParameterRequest::Get(q.names)),
+            Received::Get(id, q) => (
+                id,
+                Pending::Get(q.names.clone()),
+                ParameterRequest::Get(q.names),
+            ),
             Received::GetTypes(id, q) => {
                 (id, Pending::GetTypes, ParameterRequest::GetTypes(q.names))
             }
@@ -283,11 +278,13 @@ impl ParameterServers {
         (self.next_id, request)
     }
 
-    /// Sends the response to request `id`, and a parameter event for accepted changes.
-    pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) {
+    /// Sends the response to request `id`, and a parameter event for accepted changes; gives
+    /// the names of values answered "not set" because they exceed the reply limit.
+    pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) -> Vec<String> {
         let Some((rmw_id, pending)) = self.pending.remove(&id) else {
-            return;
+            return vec![];
         };
+        let mut withheld = vec![];
         let sent = match (pending, response) {
             (Pending::List, ParameterResponse::List(names)) => self.list.send_response(
                 rmw_id,
@@ -298,14 +295,9 @@ impl ParameterServers {
                     },
                 },
             ),
-            (Pending::Get, ParameterResponse::Get(values)) => {
-                let values = values
-                    .iter()
-                    .map(|v| {
-                        v.as_ref()
-                            .map_or_else(|| ParameterValue::NotSet.into(), from_ros)
-                    })
-                    .collect();
+            (Pending::Get(names), ParameterResponse::Get(values)) => {
+                let (values, unsent) = self.within_limit(&names, values);
+                withheld = unsent;
                 self.get
                     .send_response(rmw_id, GetParametersResponse { values })
             }
@@ -313,7 +305,10 @@ impl ParameterServers {
                 self.get_types.send_response(
                     rmw_id,
                     GetParameterTypesResponse {
-                        values: kinds.into_iter().map(type_id).collect(),
+                        values: kinds
+                            .into_iter()
+                            .map(crate::parameter_services::type_id)
+                            .collect(),
                     },
                 )
             }
@@ -360,6 +355,33 @@ impl ParameterServers {
         if let Err(e) = sent {
             eprintln!("parameter services: response not sent: {e:?}");
         }
+        withheld
+    }
+
+    /// The values as sent, and the names of those over the reply limit (sent as not set).
+    fn within_limit(
+        &self,
+        names: &[String],
+        values: Vec<Option<RosValue>>,
+    ) -> (Vec<raw::ParameterValue>, Vec<String>) {
+        let mut room = self.reply_limit.unwrap_or(usize::MAX);
+        let mut withheld = vec![];
+        let sent = names
+            .iter()
+            .zip(values)
+            .map(|(name, value)| match value {
+                Some(v) if reply_size(&v) <= room => {
+                    room -= reply_size(&v);
+                    from_ros(&v)
+                }
+                Some(v) => {
+                    withheld.push(format!("{name} ({} bytes)", reply_size(&v)));
+                    ParameterValue::NotSet.into()
+                }
+                None => ParameterValue::NotSet.into(),
+            })
+            .collect();
+        (sent, withheld)
     }
 
     fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {

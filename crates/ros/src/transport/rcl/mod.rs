@@ -2,41 +2,43 @@
 //! sourced, and so any middleware ROS 2 supports. rcl reads `--ros-args` itself as well;
 //! parameter files and overrides agree because both read the same arguments.
 //!
-//! Parameters: r2r serves the parameter services. Our declarations are registered with their
-//! descriptions through r2r's `RosParams` hook, which checks each change against the shared
-//! declaration (type, per-joint length, range, choices, read-only) and refuses it with the
-//! reason before r2r answers, as the DDS backend does. That check is the whole check: the
-//! runtime refuses nothing it accepts (`the_declaration_check_is_the_whole_check_for_every_controller`
-//! in armctl_runtime). A change that passes reaches the node, over a channel of ours, as a
-//! one-item [`ParameterRequest::Set`]; should the node still refuse it, the old value is put back
-//! (unless a later change replaced it) and the reason logged.
-//! rcl is spun by a thread of its own; the node's task never takes that lock. Limitation:
-//! r2r's describe service shows only descriptions, not ranges or read-only flags.
+//! Parameters: the six parameter services and `/parameter_events` are served by us
+//! ([`parameters`]), as on DDS: each request reaches the node, which answers it from its store.
+//! /rosout: Jazzy's `rcl_node_init` no longer creates the node's rosout publisher and r2r does
+//! not either, so the transport publishes rcl_interfaces/Log on `/rosout` itself.
+//! rcl is spun by a thread of its own; the node's task never takes that lock. Dropping the
+//! transport stops and joins that thread, which destroys the node: it never outlives `main`
+//! into the middleware's own teardown at exit.
 
-use std::collections::HashMap;
+mod parameters;
+
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender};
 use futures::stream::{BoxStream, StreamExt};
-use r2r::indexmap::IndexMap;
 use r2r::{
     builtin_interfaces, diagnostic_msgs, geometry_msgs, rcl_interfaces, rosgraph_msgs, sensor_msgs,
-    std_msgs, trajectory_msgs, Parameter, ParameterValue, QosProfile, RosParams,
+    std_msgs, trajectory_msgs, QosProfile,
 };
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::msgs;
 use crate::msgs::Message;
-use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
 use crate::transport::LogLevel;
 use crate::transport::{Codec, Incoming, NodeSpec, Outgoing, Topic, TopicVisitor, Transport};
 use crate::RosError;
-use armctl_control::ParameterValue as RosValue;
-use armctl_runtime::node_parameters::ParameterStore;
+
+/// The time now, as ROS stamps wall-clock messages.
+fn wall_clock() -> msgs::Time {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    msgs::Time::from_seconds(since_epoch.as_secs_f64())
+}
 
 fn rcl(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {
@@ -387,105 +389,6 @@ macro_rules! not_carried {
 
 not_carried!(ControllerState, ControllerStateHumble);
 
-fn value_in(value: &ParameterValue) -> Option<RosValue> {
-    Some(match value {
-        ParameterValue::Bool(b) => RosValue::Bool(*b),
-        ParameterValue::Integer(i) => RosValue::Integer(*i),
-        ParameterValue::Double(d) => RosValue::Double(*d),
-        ParameterValue::String(s) => RosValue::String(s.clone()),
-        ParameterValue::DoubleArray(v) => RosValue::DoubleArray(v.clone()),
-        ParameterValue::IntegerArray(v) => {
-            RosValue::DoubleArray(v.iter().map(|i| *i as f64).collect())
-        }
-        ParameterValue::StringArray(v) => RosValue::StringArray(v.clone()),
-        ParameterValue::BoolArray(v) => RosValue::BoolArray(v.clone()),
-        ParameterValue::NotSet | ParameterValue::ByteArray(_) => return None,
-    })
-}
-
-fn value_out(value: &RosValue) -> ParameterValue {
-    match value {
-        RosValue::Bool(b) => ParameterValue::Bool(*b),
-        RosValue::Integer(i) => ParameterValue::Integer(*i),
-        RosValue::Double(d) => ParameterValue::Double(*d),
-        RosValue::String(s) => ParameterValue::String(s.clone()),
-        RosValue::DoubleArray(v) => ParameterValue::DoubleArray(v.clone()),
-        RosValue::StringArray(v) => ParameterValue::StringArray(v.clone()),
-        RosValue::BoolArray(v) => ParameterValue::BoolArray(v.clone()),
-    }
-}
-
-/// The node's declarations as r2r parameters, checked on every change.
-struct DeclaredParameters {
-    store: Arc<Mutex<ParameterStore>>,
-    /// Every accepted change, `(name, new, old)`, for the node to apply (our own channel:
-    /// r2r's drops changes beyond ten waiting).
-    changes: UnboundedSender<Change>,
-}
-
-/// An accepted change: name, new value, the value before.
-type Change = (String, RosValue, RosValue);
-
-fn refused(name: &str, msg: String) -> r2r::Error {
-    r2r::Error::ParameterValueConv {
-        name: name.to_string(),
-        msg,
-    }
-}
-
-impl RosParams for DeclaredParameters {
-    fn register_parameters(
-        &mut self,
-        _prefix: &str,
-        _param: Option<Parameter>,
-        params: &mut IndexMap<String, Parameter>,
-    ) -> r2r::Result<()> {
-        let store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        for d in store.declarations() {
-            let value = store.get(&d.name).unwrap_or(&d.default);
-            // r2r wants 'static descriptions: one small leak per parameter and node start.
-            let description: &'static str = Box::leak(d.description.clone().into_boxed_str());
-            params.insert(
-                d.name.clone(),
-                Parameter {
-                    value: value_out(value),
-                    description,
-                },
-            );
-        }
-        Ok(())
-    }
-
-    fn get_parameter(&mut self, name: &str) -> r2r::Result<ParameterValue> {
-        let store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        store
-            .get(name)
-            .map(value_out)
-            .ok_or_else(|| r2r::Error::InvalidParameterName { name: name.into() })
-    }
-
-    fn set_parameter(&mut self, name: &str, value: &ParameterValue) -> r2r::Result<()> {
-        self.check_parameter(name, value)?;
-        let value = value_in(value).ok_or_else(|| refused(name, "unsupported type".into()))?;
-        let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        let old = store.get(name).cloned().unwrap_or_else(|| value.clone());
-        store
-            .set(name, &value, false)
-            .map_err(|e| refused(name, e.to_string()))?;
-        let _ = self.changes.unbounded_send((name.to_string(), value, old));
-        Ok(())
-    }
-
-    fn check_parameter(&self, name: &str, value: &ParameterValue) -> r2r::Result<()> {
-        let value = value_in(value).ok_or_else(|| refused(name, "unsupported type".into()))?;
-        let store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        store
-            .validate(name, &value, false)
-            .map(|_| ())
-            .map_err(|e| refused(name, e.to_string()))
-    }
-}
-
 /// A subscription as the node receives it, and whether only the newest waiting message is
 /// handed over (joint states: after a stall the node controls on the present, as on DDS).
 struct Input {
@@ -578,6 +481,8 @@ impl TopicVisitor for Subscribe<'_> {
 struct Advertise<'a> {
     node: &'a mut r2r::Node,
     name: &'a str,
+    /// What is not published, said once the node can log.
+    not_carried: &'a mut Vec<String>,
 }
 
 impl TopicVisitor for Advertise<'_> {
@@ -588,13 +493,12 @@ impl TopicVisitor for Advertise<'_> {
             return Err(rcl("/rosout is written through Transport::log"));
         }
         if !M::CARRIED {
-            r2r::log_warn!(
-                self.node.logger(),
+            self.not_carried.push(format!(
                 "{} ({}/{}) is published by the DDS backend only",
                 self.name,
                 M::PACKAGE,
                 M::NAME
-            );
+            ));
             return Ok(Box::new(NotCarried));
         }
         let publisher = self
@@ -610,49 +514,51 @@ impl TopicVisitor for Advertise<'_> {
 
 /// A node on rcl.
 pub struct RclTransport {
-    spinning: Arc<AtomicBool>,
+    /// Spins and owns the node; dropping it (first: fields drop in order) joins the thread.
+    _spinner: Spinner,
+    /// The node's logger name (its fully qualified name without the leading '/', dotted).
     logger: String,
+    /// The node's fully qualified name.
+    node_name: String,
+    rosout: r2r::Publisher<rcl_interfaces::msg::Log>,
     /// Subscriptions in the order of [`Topic::ALL`] (served first to last).
     inputs: Vec<Input>,
     /// Publications in the spec's order.
     outputs: Vec<(Topic, Box<dyn Output>)>,
     /// The subscription of the last message handed over.
     received_on: usize,
-    parameter_changes: UnboundedReceiver<Change>,
-    /// r2r's parameter table, shared with its services (never locked with the node).
-    params: Arc<Mutex<IndexMap<String, Parameter>>>,
-    store: Arc<Mutex<ParameterStore>>,
-    pending: HashMap<u64, Change>,
-    next_id: u64,
+    parameters: parameters::ParameterServers,
     ticker: Option<Ticker>,
 }
 
 impl std::fmt::Debug for RclTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RclTransport")
-            .field("node", &self.logger)
+            .field("node", &self.node_name)
             .finish_non_exhaustive()
     }
 }
 
+/// rcl's /rosout profile: reliable, transient local, keep last 1000, 10 s lifespan (late
+/// joiners such as rqt_console get the recent lines).
+fn rosout_qos() -> QosProfile {
+    QosProfile::default()
+        .reliable()
+        .transient_local()
+        .keep_last(1000)
+        .lifespan(Duration::from_secs(10))
+}
+
 impl RclTransport {
-    /// Starts the node (inside a tokio runtime: the parameter services are spawned on it);
-    /// a thread spins rcl until the transport is dropped.
+    /// Starts the node (inside a tokio runtime); a thread spins rcl until the transport is
+    /// dropped.
     pub fn start(spec: &NodeSpec) -> Result<Self, RosError> {
         let context = r2r::Context::create().map_err(rcl)?;
         let mut node = r2r::Node::create(context, &spec.name, &spec.namespace).map_err(rcl)?;
-        let store = Arc::new(Mutex::new(spec.parameters.clone()));
-        let (changes, parameter_changes) = futures::channel::mpsc::unbounded();
-        let declared = DeclaredParameters {
-            store: store.clone(),
-            changes,
-        };
-        // r2r's own change stream is not read: ours carries every change.
-        let (services, _r2r_changes) = node
-            .make_derived_parameter_handler(Arc::new(Mutex::new(declared)))
+        let parameters = parameters::ParameterServers::new(&mut node)?;
+        let rosout = node
+            .create_publisher("/rosout", rosout_qos())
             .map_err(rcl)?;
-        tokio::spawn(services);
-        let params = node.params.clone();
         let mut inputs = Vec::new();
         for topic in Topic::ALL {
             let of_topic = spec.subscriptions.iter().enumerate();
@@ -666,56 +572,40 @@ impl RclTransport {
             }
         }
         let mut outputs = Vec::new();
+        let mut not_carried = Vec::new();
         for (topic, name) in &spec.publications {
             let output = topic.visit(Advertise {
                 node: &mut node,
                 name,
+                not_carried: &mut not_carried,
             })?;
             outputs.push((*topic, output));
         }
         let logger = node.logger().to_string();
-        if let Some(action) = &spec.action {
-            // r2r serves actions only of types generated at build time, and its generated
-            // bindings without a ROS installation lack control_msgs: not served yet.
-            r2r::log_warn!(&logger, "{action} (control_msgs/FollowJointTrajectory) is served by the DDS backend only; with r2r, send trajectories on ~/reference");
-        }
-        let node = Arc::new(Mutex::new(node));
-        let spinning = Arc::new(AtomicBool::new(true));
-        spawn_spinner(node, spinning.clone())?;
-        Ok(Self {
-            spinning,
+        let node_name = node.fully_qualified_name().map_err(rcl)?;
+        let transport = Self {
+            _spinner: Spinner::start(node)?,
             logger,
+            node_name,
+            rosout,
             inputs,
             outputs,
             received_on: 0,
-            parameter_changes,
-            params,
-            store,
-            pending: HashMap::new(),
-            next_id: 0,
+            parameters,
             ticker: spec
                 .tick_rate
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
                 .transpose()?,
-        })
-    }
-
-    /// Puts a change the node refused back to the value before, unless a later change has
-    /// already replaced it; says why either way.
-    fn restore(&mut self, (name, new, old): Change, reason: &str) {
-        let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-        if store.get(&name) == Some(&new) {
-            let _ = store.set(&name, &old, false);
-            let mut params = self.params.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(p) = params.get_mut(&name) {
-                p.value = value_out(&old);
-            }
+        };
+        for text in &not_carried {
+            transport.log(LogLevel::Warn, text);
         }
-        drop(store);
-        self.log(
-            LogLevel::Warn,
-            &format!("parameter {name} refused and restored: {reason}"),
-        );
+        if let Some(action) = &spec.action {
+            // r2r serves actions only of types generated at build time, and the ROS 2 wheels
+            // lack control_msgs: not served.
+            transport.log(LogLevel::Warn, &format!("{action} (control_msgs/FollowJointTrajectory) is served by the DDS backend only; with r2r, send trajectories on ~/reference"));
+        }
+        Ok(transport)
     }
 }
 
@@ -736,43 +626,57 @@ pub async fn receive_latched_string(
     let mut strings = node
         .subscribe::<std_msgs::msg::String>(topic, qos)
         .map_err(rcl)?;
-    let node = Arc::new(Mutex::new(node));
-    let spinning = Arc::new(AtomicBool::new(true));
-    spawn_spinner(node, spinning.clone())?;
+    let spinner = Spinner::start(node)?;
     let received = strings.next().await;
-    spinning.store(false, Ordering::Relaxed);
+    spinner.stop();
     received.map(|m| m.data).ok_or_else(|| RosError::Transport {
         reason: format!("the subscription of {topic} ended"),
     })
 }
 
-fn spawn_spinner(node: Arc<Mutex<r2r::Node>>, spinning: Arc<AtomicBool>) -> Result<(), RosError> {
-    std::thread::Builder::new()
-        .name("armctl-rcl-spin".into())
-        .spawn(move || {
-            while spinning.load(Ordering::Relaxed) {
-                node.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .spin_once(Duration::from_millis(1));
-            }
-        })
-        .map(|_| ())
-        .map_err(rcl)
+/// The thread that spins a node; it owns the node and destroys it when stopped, before
+/// [`Spinner::stop`] (or dropping it) returns.
+struct Spinner {
+    spinning: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl RclTransport {
-    /// A change r2r accepted, for the node to apply.
-    fn parameter_request(&mut self, change: Change) -> Incoming {
-        let request = ParameterRequest::Set(vec![(change.0.clone(), change.1.clone())]);
-        self.next_id += 1;
-        self.pending.insert(self.next_id, change);
-        Incoming::ParameterRequest(self.next_id, request)
+impl Spinner {
+    fn start(mut node: r2r::Node) -> Result<Self, RosError> {
+        let spinning = Arc::new(AtomicBool::new(true));
+        let flag = spinning.clone();
+        let thread = std::thread::Builder::new()
+            .name("armctl-rcl-spin".into())
+            .spawn(move || {
+                while flag.load(Ordering::Relaxed) {
+                    node.spin_once(Duration::from_millis(1));
+                }
+            })
+            .map_err(rcl)?;
+        Ok(Self {
+            spinning,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops spinning and waits until the node is destroyed.
+    fn stop(mut self) {
+        self.join();
+    }
+
+    fn join(&mut self) {
+        self.spinning.store(false, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                eprintln!("the rcl spin thread panicked");
+            }
+        }
     }
 }
 
-impl Drop for RclTransport {
+impl Drop for Spinner {
     fn drop(&mut self) {
-        self.spinning.store(false, Ordering::Relaxed);
+        self.join();
     }
 }
 
@@ -806,8 +710,8 @@ impl Transport for RclTransport {
         let inputs = &mut self.inputs;
         let (slot, incoming) = tokio::select! {
             biased;
-            // None: r2r's parameter services stopped, and the node with them.
-            change = self.parameter_changes.next() => (None, change.map(|c| self.parameter_request(c))),
+            // None: the parameter services ended with the node.
+            request = self.parameters.next() => (None, request.map(|(id, r)| Incoming::ParameterRequest(id, r))),
             (slot, taken) = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => (Some(slot), taken),
             _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
         };
@@ -843,15 +747,7 @@ impl Transport for RclTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        // r2r answered the caller already; only a refusal by the node needs action.
-        let Some(change) = self.pending.remove(&id) else {
-            return;
-        };
-        if let ParameterResponse::Set(results) = response {
-            if let Some(Err(reason)) = results.first() {
-                self.restore(change, reason);
-            }
-        }
+        self.parameters.respond(id, response);
     }
 
     /// No action is served on rcl (see [`RclTransport::start`]): nothing to answer.
@@ -859,33 +755,27 @@ impl Transport for RclTransport {
 
     fn publish_action(&mut self, _output: ActionOutput<'_>) {}
 
-    /// Values the node changed besides the one set (a gain design's kp and kd) go into the
-    /// copy r2r answers queries from.
-    fn show_parameters(&mut self, node: &ParameterStore) {
-        let mut changed = Vec::new();
-        {
-            let mut store = self.store.lock().unwrap_or_else(PoisonError::into_inner);
-            for declaration in node.declarations() {
-                let name = &declaration.name;
-                if let Some(value) = node.get(name).filter(|v| store.get(name) != Some(*v)) {
-                    let _ = store.set(name, value, false);
-                    changed.push((name.clone(), value_out(value)));
-                }
-            }
-        }
-        // One lock at a time: r2r's services take the table and then call into the store.
-        let mut params = self.params.lock().unwrap_or_else(PoisonError::into_inner);
-        for (name, value) in changed {
-            if let Some(p) = params.get_mut(&name) {
-                p.value = value;
-            }
-        }
-    }
-
+    /// On stderr and /rosout, with the file and line of the caller (the function is not
+    /// known in Rust).
+    #[track_caller]
     fn log(&self, level: LogLevel, text: &str) {
-        match level {
-            LogLevel::Warn => r2r::log_warn!(&self.logger, "{}", text),
-            LogLevel::Info => r2r::log_info!(&self.logger, "{}", text),
+        let caller = std::panic::Location::caller();
+        let (tag, severity) = match level {
+            LogLevel::Warn => ("WARN", 30),
+            LogLevel::Info => ("INFO", 20),
+        };
+        eprintln!("[{tag}] {}: {text}", self.node_name);
+        let line = rcl_interfaces::msg::Log {
+            stamp: time_out(&wall_clock()),
+            level: severity,
+            name: self.logger.clone(),
+            msg: text.to_string(),
+            file: caller.file().to_string(),
+            function: "<unknown_func>".into(),
+            line: caller.line(),
+        };
+        if let Err(e) = self.rosout.publish(&line) {
+            eprintln!("/rosout: {e}");
         }
     }
 }

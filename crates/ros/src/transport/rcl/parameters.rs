@@ -1,0 +1,278 @@
+//! The ROS 2 parameter services on rcl, served by us rather than by r2r's parameter handler,
+//! as on DDS: every request reaches the node, which answers it from its own store with the
+//! controller's checks, so both backends list, describe (with ranges and read-only flags),
+//! refuse (with the node's reason, logged and counted) and announce on `/parameter_events`
+//! alike.
+
+use std::collections::HashMap;
+
+use futures::stream::{select_all, BoxStream, StreamExt};
+use r2r::rcl_interfaces::msg as wire;
+use r2r::rcl_interfaces::srv;
+use r2r::{QosProfile, ServiceRequest};
+
+use super::rcl;
+use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::RosError;
+use armctl_control::{Declaration, ParameterValue as RosValue};
+
+/// A parameter value from the wire (integer arrays widen to double arrays; byte arrays and
+/// "not set" are not parameter values here).
+fn to_ros(v: wire::ParameterValue) -> Option<RosValue> {
+    Some(match v.type_ {
+        1 => RosValue::Bool(v.bool_value),
+        2 => RosValue::Integer(v.integer_value),
+        3 => RosValue::Double(v.double_value),
+        4 => RosValue::String(v.string_value),
+        6 => RosValue::BoolArray(v.bool_array_value),
+        7 => RosValue::DoubleArray(v.integer_array_value.iter().map(|i| *i as f64).collect()),
+        8 => RosValue::DoubleArray(v.double_array_value),
+        9 => RosValue::StringArray(v.string_array_value),
+        _ => return None,
+    })
+}
+
+fn from_ros(value: &RosValue) -> wire::ParameterValue {
+    let mut v = wire::ParameterValue::default();
+    match value {
+        RosValue::Bool(b) => (v.type_, v.bool_value) = (1, *b),
+        RosValue::Integer(i) => (v.type_, v.integer_value) = (2, *i),
+        RosValue::Double(d) => (v.type_, v.double_value) = (3, *d),
+        RosValue::String(s) => (v.type_, v.string_value) = (4, s.clone()),
+        RosValue::BoolArray(b) => (v.type_, v.bool_array_value) = (6, b.clone()),
+        RosValue::DoubleArray(d) => (v.type_, v.double_array_value) = (8, d.clone()),
+        RosValue::StringArray(s) => (v.type_, v.string_array_value) = (9, s.clone()),
+    }
+    v
+}
+
+fn descriptor(name: &str, declaration: Option<&Declaration>) -> wire::ParameterDescriptor {
+    let d = crate::parameter_services::descriptor(name, declaration);
+    wire::ParameterDescriptor {
+        name: d.name,
+        type_: d.type_id,
+        description: d.description,
+        additional_constraints: d.additional_constraints,
+        read_only: d.read_only,
+        dynamic_typing: false,
+        floating_point_range: d
+            .floating_point_range
+            .map(|(from_value, to_value)| wire::FloatingPointRange {
+                from_value,
+                to_value,
+                step: 0.0,
+            })
+            .into_iter()
+            .collect(),
+        integer_range: d
+            .integer_range
+            .map(|(from_value, to_value)| wire::IntegerRange {
+                from_value,
+                to_value,
+                step: 0,
+            })
+            .into_iter()
+            .collect(),
+    }
+}
+
+fn changes(parameters: &[wire::Parameter]) -> Vec<(String, RosValue)> {
+    // Byte arrays and "not set" have no RosValue: such a change arrives as an empty string
+    // array, which no declaration accepts, so the node refuses it with the expected type.
+    parameters
+        .iter()
+        .map(|p| {
+            let value = to_ros(p.value.clone()).unwrap_or(RosValue::StringArray(vec![]));
+            (p.name.clone(), value)
+        })
+        .collect()
+}
+
+/// A request waiting for the node's answer (it answers itself when responded to).
+enum Pending {
+    List(ServiceRequest<srv::ListParameters::Service>),
+    Get(ServiceRequest<srv::GetParameters::Service>),
+    GetTypes(ServiceRequest<srv::GetParameterTypes::Service>),
+    Describe(ServiceRequest<srv::DescribeParameters::Service>),
+    Set(ServiceRequest<srv::SetParameters::Service>),
+    SetAtomically(ServiceRequest<srv::SetParametersAtomically::Service>),
+}
+
+impl Pending {
+    fn request(&self) -> ParameterRequest {
+        match self {
+            Pending::List(r) => ParameterRequest::List {
+                prefixes: r.message.prefixes.clone(),
+                depth: r.message.depth,
+            },
+            Pending::Get(r) => ParameterRequest::Get(r.message.names.clone()),
+            Pending::GetTypes(r) => ParameterRequest::GetTypes(r.message.names.clone()),
+            Pending::Describe(r) => ParameterRequest::Describe(r.message.names.clone()),
+            Pending::Set(r) => ParameterRequest::Set(changes(&r.message.parameters)),
+            Pending::SetAtomically(r) => {
+                ParameterRequest::SetAtomically(changes(&r.message.parameters))
+            }
+        }
+    }
+}
+
+/// Requests waiting for the node's answer, at most.
+const MAX_PENDING: usize = 64;
+
+/// The six parameter services of one node and its `/parameter_events` publisher.
+pub(super) struct ParameterServers {
+    requests: BoxStream<'static, Pending>,
+    events: r2r::Publisher<wire::ParameterEvent>,
+    node_name: String,
+    pending: HashMap<u64, Pending>,
+    next_id: u64,
+}
+
+fn serve<S, F>(
+    node: &mut r2r::Node,
+    service: &str,
+    wrap: F,
+) -> Result<BoxStream<'static, Pending>, RosError>
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+    F: Fn(ServiceRequest<S>) -> Pending + Send + 'static,
+{
+    let name = format!("{}/{service}", node.fully_qualified_name().map_err(rcl)?);
+    // rmw_qos_profile_services_default: reliable, volatile, keep last 10.
+    let qos = QosProfile::services_default();
+    Ok(node
+        .create_service::<S>(&name, qos)
+        .map_err(rcl)?
+        .map(wrap)
+        .boxed())
+}
+
+impl ParameterServers {
+    /// Creates the services under the node's name.
+    pub(super) fn new(node: &mut r2r::Node) -> Result<Self, RosError> {
+        let requests = select_all([
+            serve(node, "list_parameters", Pending::List)?,
+            serve(node, "get_parameters", Pending::Get)?,
+            serve(node, "get_parameter_types", Pending::GetTypes)?,
+            serve(node, "describe_parameters", Pending::Describe)?,
+            serve(node, "set_parameters", Pending::Set)?,
+            serve(node, "set_parameters_atomically", Pending::SetAtomically)?,
+        ])
+        .boxed();
+        // rcl's /parameter_events profile: reliable, volatile, keep last 1000.
+        let events = node
+            .create_publisher("/parameter_events", QosProfile::parameter_events())
+            .map_err(rcl)?;
+        Ok(Self {
+            requests,
+            events,
+            node_name: node.fully_qualified_name().map_err(rcl)?,
+            pending: HashMap::new(),
+            next_id: 0,
+        })
+    }
+
+    /// The next request, numbered for [`ParameterServers::respond`] (`None`: the services
+    /// ended with the node).
+    pub(super) async fn next(&mut self) -> Option<(u64, ParameterRequest)> {
+        let pending = self.requests.next().await?;
+        let request = pending.request();
+        self.next_id += 1;
+        // A node that never answers must not grow this without bound: the oldest go.
+        if self.pending.len() >= MAX_PENDING {
+            let oldest = self.next_id.saturating_sub(MAX_PENDING as u64);
+            self.pending.retain(|id, _| *id > oldest);
+        }
+        self.pending.insert(self.next_id, pending);
+        Some((self.next_id, request))
+    }
+
+    /// Sends the response to request `id`, and a parameter event for accepted changes.
+    pub(super) fn respond(&mut self, id: u64, response: ParameterResponse) {
+        let Some(pending) = self.pending.remove(&id) else {
+            return;
+        };
+        let sent = match (pending, response) {
+            (Pending::List(r), ParameterResponse::List(names)) => {
+                let result = wire::ListParametersResult {
+                    prefixes: crate::parameter_services::prefixes_of(&names),
+                    names,
+                };
+                r.respond(srv::ListParameters::Response { result })
+            }
+            (Pending::Get(r), ParameterResponse::Get(values)) => {
+                let values = values
+                    .iter()
+                    .map(|v| v.as_ref().map_or_else(Default::default, from_ros))
+                    .collect();
+                r.respond(srv::GetParameters::Response { values })
+            }
+            (Pending::GetTypes(r), ParameterResponse::GetTypes(kinds)) => {
+                let types = kinds
+                    .into_iter()
+                    .map(crate::parameter_services::type_id)
+                    .collect();
+                r.respond(srv::GetParameterTypes::Response { types })
+            }
+            (Pending::Describe(r), ParameterResponse::Describe(found)) => {
+                let names = r.message.names.iter();
+                let descriptors = names
+                    .zip(&found)
+                    .map(|(n, d)| descriptor(n, d.as_ref()))
+                    .collect();
+                r.respond(srv::DescribeParameters::Response { descriptors })
+            }
+            (Pending::Set(r), ParameterResponse::Set(results)) => {
+                // The values as stored, which may be typed otherwise than sent.
+                let accepted = r.message.parameters.iter().zip(&results);
+                self.announce(accepted.filter_map(|(p, r)| Some((&p.name, r.as_ref().ok()?))));
+                let results = results.iter().map(result).collect();
+                r.respond(srv::SetParameters::Response { results })
+            }
+            (Pending::SetAtomically(r), ParameterResponse::SetAtomically(stored)) => {
+                if let Ok(values) = &stored {
+                    self.announce(r.message.parameters.iter().map(|p| &p.name).zip(values));
+                }
+                let result = result(&stored);
+                r.respond(srv::SetParametersAtomically::Response { result })
+            }
+            (_, response) => {
+                eprintln!("parameter services: {response:?} answers another request");
+                Ok(())
+            }
+        };
+        if let Err(e) = sent {
+            eprintln!("parameter services: response not sent: {e}");
+        }
+    }
+
+    fn announce<'a>(&self, accepted: impl Iterator<Item = (&'a String, &'a RosValue)>) {
+        let changed_parameters: Vec<wire::Parameter> = accepted
+            .map(|(name, value)| wire::Parameter {
+                name: name.clone(),
+                value: from_ros(value),
+            })
+            .collect();
+        if changed_parameters.is_empty() {
+            return;
+        }
+        let event = wire::ParameterEvent {
+            stamp: super::time_out(&super::wall_clock()),
+            node: self.node_name.clone(),
+            new_parameters: vec![],
+            changed_parameters,
+            deleted_parameters: vec![],
+        };
+        if let Err(e) = self.events.publish(&event) {
+            eprintln!("parameter events: {e}");
+        }
+    }
+}
+
+/// The wire result of one change (or of an atomic set).
+fn result<T>(r: &Result<T, String>) -> wire::SetParametersResult {
+    wire::SetParametersResult {
+        successful: r.is_ok(),
+        reason: r.as_ref().err().cloned().unwrap_or_default(),
+    }
+}
