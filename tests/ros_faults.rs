@@ -1,11 +1,15 @@
 //! controller_node under bad input, over DDS on loopback: a probe node plays the robot
 //! (publishing `/joint_states`) and the operator (references, parameters), and reads the
-//! commands, `~/state` and `/rosout`. Each test runs on its own ROS domain.
+//! commands, `~/state` and `/rosout`. Every scenario runs on both backends: in `dds::`, the
+//! node in this process on the DDS backend; in `r2r::`, the `controller_node` binary built on
+//! the r2r backend against ROS 2 Jazzy from its PyPI wheels, on Fast DDS. Each test runs on
+//! its own ROS domain.
 
 use std::time::Duration;
 
 use armctl_control::ParameterValue;
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
 use armctl_e2e::ros_probe::{Probe, Received};
 use armctl_model::{ChainOptions, Robot};
 use armctl_ros::launch::{spawn, RunningNode};
@@ -50,14 +54,94 @@ fn args(extra: &[(&str, &str)]) -> RosArgs {
     }
 }
 
+/// Which build of controller_node a scenario runs.
+#[derive(Debug, Clone, Copy)]
+enum Backend {
+    /// In this process, on the DDS backend.
+    Dds,
+    /// The r2r build's binary, on rcl and Fast DDS.
+    R2r,
+}
+
+/// The r2r scenarios' domains are the DDS ones plus this.
+const R2R_DOMAINS: u16 = 140;
+
+/// A running controller node of either backend.
+enum Node {
+    InProcess(RunningNode),
+    Process(NodeProcess),
+}
+
+impl Node {
+    fn is_finished(&mut self) -> bool {
+        match self {
+            Node::InProcess(node) => node.is_finished(),
+            Node::Process(node) => node.is_finished(),
+        }
+    }
+}
+
 /// A controller node and a connected probe on `domain`.
-async fn start(domain: u16, extra: &[(&str, &str)]) -> (RunningNode, Probe) {
-    let node = ControllerNode::new(&args(extra)).expect("controller node configures");
-    let running = spawn(node, &DdsOptions::loopback(domain)).expect("controller node starts");
+async fn start(backend: Backend, domain: u16, extra: &[(&str, &str)]) -> (Node, Probe) {
+    let args = args(extra);
+    let (domain, node) = match backend {
+        Backend::Dds => {
+            let node = ControllerNode::new(&args).expect("controller node configures");
+            let running =
+                spawn(node, &DdsOptions::loopback(domain)).expect("controller node starts");
+            (domain, Node::InProcess(running))
+        }
+        Backend::R2r => {
+            let domain = domain + R2R_DOMAINS;
+            let nodes = r2r_nodes(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+            let mut command = nodes.command("controller_node", domain);
+            command.arg("--ros-args");
+            for (name, value) in &args.overrides {
+                command.arg("-p").arg(format!("{name}:={value}"));
+            }
+            let child = command
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("the r2r controller_node starts");
+            (domain, Node::Process(NodeProcess(child)))
+        }
+    };
     let mut probe = Probe::start(domain, "/computed_torque/commands");
     probe.connect(&JOINTS, &Q0).await;
-    (running, probe)
+    (node, probe)
 }
+
+/// Runs each scenario (an `async fn(Backend)`) on both backends: `dds::name` and `r2r::name`.
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {
+        mod dds {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $scenario() {
+                super::$scenario(super::Backend::Dds).await
+            })*
+        }
+        mod r2r {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $scenario() {
+                super::$scenario(super::Backend::R2r).await
+            })*
+        }
+    };
+}
+
+on_both_backends!(
+    nan_state_holds_with_gravity_says_so_once_and_resumes,
+    missing_joint_holds_and_names_the_joint,
+    impossible_states_hold_and_name_the_joint,
+    joints_in_another_order_and_extra_joints_give_the_same_command,
+    stopped_state_publisher_makes_the_node_hold_after_the_timeout,
+    wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept,
+    a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound,
+    unknown_parameters_are_refused_at_start_and_at_run_time,
+    live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_value_kept,
+    efforts_stay_within_the_urdf_limits_far_from_the_reference,
+);
 
 fn gravity(q: &[f64]) -> Vec<f64> {
     let robot = Robot::from_urdf_file(panda_path(), &ChainOptions::default()).unwrap();
@@ -83,9 +167,8 @@ fn controlling(received: &Received) -> bool {
     received.last_state("holding") == Some(vec![0.0])
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn nan_state_holds_with_gravity_says_so_once_and_resumes() {
-    let (_node, mut probe) = start(62, &[]).await;
+async fn nan_state_holds_with_gravity_says_so_once_and_resumes(backend: Backend) {
+    let (_node, mut probe) = start(backend, 62, &[]).await;
     let mut bad = Q0;
     bad[2] = f64::NAN;
     let hold = probe.command_for(&JOINTS, &bad, &ZERO).await;
@@ -131,9 +214,8 @@ async fn nan_state_holds_with_gravity_says_so_once_and_resumes() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missing_joint_holds_and_names_the_joint() {
-    let (_node, mut probe) = start(63, &[]).await;
+async fn missing_joint_holds_and_names_the_joint(backend: Backend) {
+    let (_node, mut probe) = start(backend, 63, &[]).await;
     let names: Vec<&str> = JOINTS
         .iter()
         .copied()
@@ -158,9 +240,8 @@ async fn missing_joint_holds_and_names_the_joint() {
 /// A finite state that cannot be true (100 rad against limits of +-2.9, 1e6 rad/s, a joint
 /// listed twice) is a fault like NaN: the hold at the last plausible configuration, and a
 /// rosout line naming the joint and the value (it was answered with efforts at the limits).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn impossible_states_hold_and_name_the_joint() {
-    let (_node, mut probe) = start(71, &[]).await;
+async fn impossible_states_hold_and_name_the_joint(backend: Backend) {
+    let (_node, mut probe) = start(backend, 71, &[]).await;
     let mut far = Q0.to_vec();
     far[1] = 100.0;
     let hold = probe.command_for(&JOINTS, &far, &ZERO).await;
@@ -196,9 +277,8 @@ async fn impossible_states_hold_and_name_the_joint() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn joints_in_another_order_and_extra_joints_give_the_same_command() {
-    let (_node, mut probe) = start(64, &[]).await;
+async fn joints_in_another_order_and_extra_joints_give_the_same_command(backend: Backend) {
+    let (_node, mut probe) = start(backend, 64, &[]).await;
     let q = [0.1, -0.2, 0.3, -1.9, 0.2, 1.7, 0.6];
     let qd = [0.2, -0.1, 0.05, 0.3, -0.2, 0.1, 0.4];
     let in_order = probe.command_for(&JOINTS, &q, &qd).await;
@@ -226,9 +306,8 @@ async fn joints_in_another_order_and_extra_joints_give_the_same_command() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stopped_state_publisher_makes_the_node_hold_after_the_timeout() {
-    let (_node, mut probe) = start(65, &[]).await;
+async fn stopped_state_publisher_makes_the_node_hold_after_the_timeout(backend: Backend) {
+    let (_node, mut probe) = start(backend, 65, &[]).await;
     for _ in 0..100 {
         probe.send_state(&JOINTS, &Q0, &ZERO);
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -277,9 +356,8 @@ fn trajectory(names: &[&str], positions: Vec<f64>) -> JointTrajectory {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept() {
-    let (_node, mut probe) = start(66, &[]).await;
+async fn wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept(backend: Backend) {
+    let (_node, mut probe) = start(backend, 66, &[]).await;
     probe.send_reference(&trajectory(&JOINTS, vec![0.1; 6]));
     let logged = probe
         .wait_until(Duration::from_secs(3), |r| {
@@ -306,9 +384,8 @@ async fn wrong_length_reference_is_rejected_with_a_reason_and_the_old_one_kept()
     assert!(logged, "{:?}", probe.received.logs);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound() {
-    let (node, mut probe) = start(67, &[]).await;
+async fn a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound(backend: Backend) {
+    let (mut node, mut probe) = start(backend, 67, &[]).await;
     let burst = 10_000;
     let started = std::time::Instant::now();
     for k in 0..burst {
@@ -339,8 +416,7 @@ async fn a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
+async fn unknown_parameters_are_refused_at_start_and_at_run_time(backend: Backend) {
     let error = ControllerNode::new(&args(&[("kq", "[1.0]")]))
         .unwrap_err()
         .to_string();
@@ -348,7 +424,7 @@ async fn unknown_parameters_are_refused_at_start_and_at_run_time() {
         error.contains("kq") && error.contains("not declared"),
         "{error}"
     );
-    let (_node, mut probe) = start(68, &[]).await;
+    let (_node, mut probe) = start(backend, 68, &[]).await;
     let client = probe.parameter_client();
     let refused = set_when_ready(&client, "kq", &ParameterValue::Double(1.0)).await;
     let reason = refused.unwrap_err();
@@ -400,9 +476,10 @@ async fn set_when_ready(
     when_ready(|| client.set(name, value)).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_value_kept() {
-    let (_node, mut probe) = start(69, &[]).await;
+async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_value_kept(
+    backend: Backend,
+) {
+    let (_node, mut probe) = start(backend, 69, &[]).await;
     let client = probe.parameter_client();
     let q = [0.05, -0.25, 0.02, -1.95, 0.03, 1.82, 0.78];
     let before = probe.command_for(&JOINTS, &q, &ZERO).await;
@@ -464,9 +541,8 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn efforts_stay_within_the_urdf_limits_far_from_the_reference() {
-    let (_node, mut probe) = start(70, &[]).await;
+async fn efforts_stay_within_the_urdf_limits_far_from_the_reference(backend: Backend) {
+    let (_node, mut probe) = start(backend, 70, &[]).await;
     let robot = Robot::from_urdf_file(panda_path(), &ChainOptions::default()).unwrap();
     let far = [2.5, 1.5, -2.5, -0.2, 2.5, 3.5, -2.5];
     let fast = [2.0; 7];

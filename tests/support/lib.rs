@@ -1,5 +1,5 @@
 //! Helpers shared by the end-to-end tests: where the workspace lives, launch-file checks, the
-//! Python interop environment and a ROS probe node. (Random chains and the third-party
+//! Python interop environment, the nodes built on the r2r backend and a ROS probe node. (Random chains and the third-party
 //! reference data are in `armctl_model::test_support`, with the crate tests that use them.)
 
 use std::path::PathBuf;
@@ -29,4 +29,5 @@ pub fn scaled(robot: &armctl_model::Robot, factor: f64) -> armctl_model::Robot {
 
 pub mod interop_python;
 pub mod launch_check;
+pub mod r2r_nodes;
 pub mod ros_probe;

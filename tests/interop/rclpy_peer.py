@@ -1,0 +1,229 @@
+"""A real ROS 2 peer for armctl's controller_node: rclpy on Fast DDS (ROS 2 Jazzy from its PyPI
+wheels), doing what `ros2 node`, `ros2 topic`, `ros2 param` and rqt do against a running node.
+
+Checks, one line each on stdout and a JSON summary on the last line:
+- discovery: the node's name, its topics with their types;
+- the node drives the arm: joint states published here are answered with efforts;
+- list, describe (ranges, read-only flags), get, set, refuse (the node's reason, no library
+  prefix), atomic sets (all or nothing), and the accepted change on /parameter_events;
+- /rosout: the node's lines, with the file and line of the node's code;
+- robot_description read back through get_parameters (the size given), or, where the backend
+  cannot send it, "not set" with the reason on /rosout, and the next call still answered;
+- 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
+  first call of each is answered, with the time it took.
+
+Exit status 0 when every check passes. Run by tests/rclpy_peers.rs with the expected values."""
+
+import argparse
+import json
+import sys
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import Log, Parameter, ParameterEvent, ParameterType, ParameterValue
+from rcl_interfaces.srv import (
+    DescribeParameters,
+    GetParameters,
+    ListParameters,
+    SetParameters,
+    SetParametersAtomically,
+)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append({"check": name, "ok": bool(ok), "detail": str(detail)[:300]})
+    print(("ok   " if ok else "FAIL ") + name + (": " + str(detail)[:300] if detail else ""), flush=True)
+    return ok
+
+
+class Peer:
+    def __init__(self, args):
+        self.args = args
+        self.node = Node("rclpy_peer")
+        self.target = args.node
+        self.efforts = []
+        self.logs = []
+        self.events = []
+        self.node.create_subscription(Float64MultiArray, args.command_topic, self.efforts.append, 10)
+        rosout_qos = QoSProfile(
+            depth=1000,
+            history=HistoryPolicy.KEEP_LAST,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        self.node.create_subscription(Log, "/rosout", self.logs.append, rosout_qos)
+        self.node.create_subscription(ParameterEvent, "/parameter_events", self.events.append, 100)
+        self.states = self.node.create_publisher(JointState, "/joint_states", 10)
+        self.clients = {
+            kind: self.node.create_client(srv, f"{self.target}/{name}")
+            for kind, srv, name in [
+                ("list", ListParameters, "list_parameters"),
+                ("describe", DescribeParameters, "describe_parameters"),
+                ("get", GetParameters, "get_parameters"),
+                ("set", SetParameters, "set_parameters"),
+                ("atomic", SetParametersAtomically, "set_parameters_atomically"),
+            ]
+        }
+
+    def spin_for(self, seconds, until=lambda: False):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not until():
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+        return until()
+
+    def call(self, kind, request, timeout=10.0):
+        client = self.clients[kind]
+        if not client.wait_for_service(timeout_sec=timeout):
+            return None
+        future = client.call_async(request)
+        rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout)
+        return future.result()
+
+    def discovery(self):
+        name = self.target.rsplit("/", 1)[-1]
+        found = self.spin_for(15, lambda: name in self.node.get_node_names())
+        check("the node is discovered by name", found, self.node.get_node_names())
+        want = {
+            self.args.command_topic: "std_msgs/msg/Float64MultiArray",
+            "/joint_states": "sensor_msgs/msg/JointState",
+            f"{self.target}/state": "std_msgs/msg/Float64MultiArray",
+            "/rosout": "rcl_interfaces/msg/Log",
+            "/parameter_events": "rcl_interfaces/msg/ParameterEvent",
+        }
+        listed = lambda: dict(self.node.get_topic_names_and_types())
+        self.spin_for(5, lambda: all(t in listed() for t in want))
+        topics = listed()
+        for topic, kind in want.items():
+            check(f"topic {topic} has type {kind}", topics.get(topic) == [kind], topics.get(topic))
+
+    def drives_the_arm(self):
+        state = JointState(name=self.args.joints, position=self.args.q, velocity=[0.0] * len(self.args.q))
+
+        def answered():
+            self.states.publish(state)
+            return len(self.efforts) > 0
+
+        ok = self.spin_for(15, answered)
+        check("joint states are answered with efforts", ok and len(self.efforts[-1].data) == len(self.args.joints))
+
+    def parameters(self):
+        listed = self.call("list", ListParameters.Request())
+        names = listed.result.names if listed else []
+        check("list_parameters names kp, kd and robot_description",
+              all(n in names for n in ["kp", "kd", "robot_description"]), len(names))
+        described = self.call("describe", DescribeParameters.Request(names=["kp", "controller"]))
+        kp_d, controller_d = described.descriptors if described else (None, None)
+        check("describe kp: a double array, writable, with its range and description",
+              kp_d is not None and kp_d.type == ParameterType.PARAMETER_DOUBLE_ARRAY and not kp_d.read_only
+              and len(kp_d.floating_point_range) == 1 and len(kp_d.description) > 10, kp_d)
+        check("describe controller: read-only", controller_d is not None and controller_d.read_only, controller_d)
+        got = self.call("get", GetParameters.Request(names=["kp"]))
+        kp = list(got.values[0].double_array_value) if got else []
+        check("get kp: one value per joint", len(kp) == len(self.args.joints), kp)
+        doubled = [2.0 * k for k in kp]
+        set_ok = self.call("set", SetParameters.Request(parameters=[double_array("kp", doubled)]))
+        check("set kp: accepted", set_ok and set_ok.results[0].successful, set_ok)
+        announced = self.spin_for(5, lambda: any(
+            e.node == self.target and any(p.name == "kp" and list(p.value.double_array_value) == doubled
+                                          for p in e.changed_parameters) for e in self.events))
+        check("/parameter_events announces the accepted kp", announced, len(self.events))
+        refused = self.call("set", SetParameters.Request(parameters=[double_array("kp", [-1.0] * len(kp))]))
+        reason = refused.results[0].reason if refused else ""
+        check("a negative kp is refused with the node's reason, no library prefix",
+              refused and not refused.results[0].successful and "-1" in reason
+              and "conversion failed" not in reason, reason)
+        atomic = self.call("atomic", SetParametersAtomically.Request(parameters=[
+            double_array("kp", kp), double_array("kd", [-1.0] * len(kp))]))
+        after = self.call("get", GetParameters.Request(names=["kp"]))
+        check("an atomic set with one bad value changes nothing",
+              atomic and not atomic.result.successful and after
+              and list(after.values[0].double_array_value) == doubled, atomic)
+        logged = self.spin_for(5, lambda: any("kp" in l.msg and "not set" in l.msg for l in self.node_logs()))
+        check("the refusal is on /rosout", logged, [l.msg for l in self.node_logs()][-5:])
+        lines = self.node_logs()
+        controlling = [l for l in lines if l.msg.startswith("controlling ")]
+        check("/rosout lines name the source file and line of the code that logged them",
+              lines and all(l.file.endswith(".rs") and l.line > 0 for l in lines)
+              and controlling and controlling[0].file.endswith("nodes/controller_node.rs"),
+              [(l.file, l.line) for l in lines][:6])
+
+    def node_logs(self):
+        name = self.target.strip("/").replace("/", ".")
+        return [l for l in self.logs if l.name == name]
+
+    def robot_description(self):
+        got = self.call("get", GetParameters.Request(names=["robot_description"]), timeout=20)
+        value = got.values[0] if got else None
+        size = len(value.string_value) if value is not None else None
+        if self.args.description_over_limit:
+            warned = self.spin_for(5, lambda: any("robot_description" in l.msg and "not set" in l.msg
+                                                  for l in self.node_logs()))
+            check("robot_description above the DDS backend's reply limit: not set, and the reason on /rosout",
+                  value is not None and value.type == ParameterType.PARAMETER_NOT_SET and warned, size)
+        else:
+            check(f"robot_description read back whole ({self.args.description_bytes} bytes)",
+                  value is not None and size == self.args.description_bytes, size)
+        again = self.call("get", GetParameters.Request(names=["kp"]), timeout=5)
+        check("the next call of the same client is answered", again is not None)
+
+
+def double_array(name, values):
+    return Parameter(name=name, value=ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[float(v) for v in values]))
+
+
+def fresh_clients(target, count):
+    """Each client in a context of its own (a participant of its own), as `ros2 param get`."""
+    times = []
+    for k in range(count):
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        node = rclpy.create_node(f"fresh_client_{k}", context=context)
+        executor = rclpy.executors.SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        client = node.create_client(GetParameters, f"{target}/get_parameters")
+        if client.wait_for_service(timeout_sec=15):
+            started = time.monotonic()
+            future = client.call_async(GetParameters.Request(names=["kp"]))
+            executor.spin_until_future_complete(future, timeout_sec=5)
+            times.append(time.monotonic() - started if future.done() else None)
+        else:
+            times.append(None)
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    return times
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--expected", required=True, help="JSON: node, command_topic, joints, q, ...")
+    expected = json.loads(parser.parse_args().expected)
+    args = argparse.Namespace(**expected)
+    rclpy.init()
+    peer = Peer(args)
+    try:
+        peer.discovery()
+        peer.drives_the_arm()
+        peer.parameters()
+        peer.robot_description()
+    finally:
+        peer.node.destroy_node()
+        rclpy.shutdown()
+    times = fresh_clients(args.node, args.fresh_clients)
+    answered = [t for t in times if t is not None]
+    check(f"the first call of each of {len(times)} fresh clients is answered within {args.first_call_limit} s",
+          len(answered) == len(times) and max(answered) <= args.first_call_limit,
+          [None if t is None else round(t * 1000, 2) for t in times])
+    failed = [r["check"] for r in results if not r["ok"]]
+    print(json.dumps({"failed": failed, "first_call_ms": [None if t is None else round(t * 1000, 2) for t in times]}))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

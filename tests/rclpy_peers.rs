@@ -1,0 +1,135 @@
+//! A real ROS 2 peer against controller_node on both backends: `tests/interop/rclpy_peer.py`,
+//! rclpy on Fast DDS from ROS 2 Jazzy's PyPI wheels, does what `ros2 node`, `ros2 topic`,
+//! `ros2 param` and rqt do (discovery and types, driving the arm, list / describe / get / set /
+//! atomic parameters, /parameter_events, /rosout, robot_description through get_parameters,
+//! 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
+//! backend's is the binary built against the wheels. Discovery on loopback only.
+
+use std::path::{Path, PathBuf};
+
+use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
+use armctl_ros::launch::{spawn, RunningNode};
+use armctl_ros::nodes::controller_node::ControllerNode;
+use armctl_ros::transport::dds::DdsOptions;
+use armctl_runtime::ros_args::RosArgs;
+
+const JOINTS: [&str; 7] = [
+    "panda_joint1",
+    "panda_joint2",
+    "panda_joint3",
+    "panda_joint4",
+    "panda_joint5",
+    "panda_joint6",
+    "panda_joint7",
+];
+const Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+/// Above what the DDS backend sends a Fast DDS client in one reply (see its parameter
+/// services): such a value is answered "not set", with the reason on /rosout.
+const DDS_REPLY_LIMIT: usize = 60_000;
+/// A first call slower than this is the defect where the reply waits for a heartbeat (3 s);
+/// the measured times are printed.
+const FIRST_CALL_LIMIT_S: f64 = 0.5;
+
+fn tmp() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// A parameter file giving controller_node the Panda's URDF, padded by a comment to `bytes`,
+/// as `robot_description` (as robot_state_publisher's users pass it).
+fn description_file(bytes: usize) -> PathBuf {
+    let urdf = std::fs::read_to_string(armctl_e2e::urdf_dir().join("panda.urdf")).unwrap();
+    let filler = "x".repeat(bytes - urdf.len() - "<!--  -->\n".len());
+    let padded = urdf.replace("</robot>", &format!("<!-- {filler} -->\n</robot>"));
+    assert_eq!(padded.len(), bytes);
+    let dir = tmp().join("rclpy_peers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("panda_{bytes}.yaml"));
+    let quoted = serde_json::to_string(&padded).unwrap();
+    let yaml = format!("controller_node:\n  ros__parameters:\n    robot_description: {quoted}\n");
+    std::fs::write(&path, yaml).unwrap();
+    path
+}
+
+/// The node under test, kept running while it lives.
+#[allow(dead_code)]
+enum Node {
+    InProcess(RunningNode),
+    Process(NodeProcess),
+}
+
+fn start_dds(domain: u16, params: &Path) -> Node {
+    let args = RosArgs {
+        node_name: Some("controller_node".into()),
+        params_files: vec![params.display().to_string()],
+        ..RosArgs::default()
+    };
+    let node = ControllerNode::new(&args).expect("controller node configures");
+    Node::InProcess(spawn(node, &DdsOptions::loopback(domain)).expect("controller node starts"))
+}
+
+fn start_r2r(domain: u16, params: &Path) -> Node {
+    let child = r2r_nodes(tmp())
+        .command("controller_node", domain)
+        .args(["--ros-args", "--params-file"])
+        .arg(params)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the r2r controller_node starts");
+    Node::Process(NodeProcess(child))
+}
+
+async fn meet(domain: u16, description_bytes: usize, r2r: bool) {
+    let params = description_file(description_bytes);
+    let _node = if r2r {
+        start_r2r(domain, &params)
+    } else {
+        start_dds(domain, &params)
+    };
+    let expected = serde_json::json!({
+        "node": "/controller_node",
+        "command_topic": "/computed_torque/commands",
+        "joints": JOINTS,
+        "q": Q0,
+        "description_bytes": description_bytes,
+        "description_over_limit": !r2r && description_bytes > DDS_REPLY_LIMIT,
+        "fresh_clients": 20,
+        "first_call_limit": FIRST_CALL_LIMIT_S,
+    });
+    let python = armctl_e2e::interop_python::interop_python(tmp());
+    let peer = tokio::process::Command::new(python)
+        .arg(armctl_e2e::workspace_dir().join("tests/interop/rclpy_peer.py"))
+        .args(["--expected", &expected.to_string()])
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+        .output()
+        .await
+        .expect("running the rclpy peer");
+    let stdout = String::from_utf8_lossy(&peer.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&peer.stderr));
+    assert!(
+        peer.status.success() && stdout.contains("\"failed\": []"),
+        "the rclpy peer reported failures:\n{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rclpy_meets_the_dds_backend_with_a_100_kb_description() {
+    meet(215, 100_000, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rclpy_meets_the_dds_backend_with_a_400_kb_description() {
+    meet(216, 400_000, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rclpy_meets_the_r2r_backend_with_a_100_kb_description() {
+    meet(217, 100_000, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rclpy_meets_the_r2r_backend_with_a_400_kb_description() {
+    meet(218, 400_000, true).await;
+}

@@ -1,0 +1,140 @@
+//! `controller_node` and `sim_node` on the r2r backend (rcl), built by
+//! `tests/interop/build_r2r_nodes.sh` against ROS 2 Jazzy from the PyPI wheels in the tests'
+//! venv, and started as `ros2 run` would start them there: Fast DDS, the default RMW, on
+//! loopback only.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The r2r nodes and the venv whose ROS 2 they run on.
+#[derive(Debug, Clone)]
+pub struct R2rNodes {
+    bin_dir: PathBuf,
+    venv: PathBuf,
+    libpython: PathBuf,
+}
+
+/// Builds the r2r nodes once per test process (cargo's lock makes concurrent test processes
+/// wait for one build) in `target_tmpdir` (a test's `CARGO_TARGET_TMPDIR`).
+pub fn r2r_nodes(target_tmpdir: &Path) -> R2rNodes {
+    static NODES: OnceLock<R2rNodes> = OnceLock::new();
+    NODES.get_or_init(|| build(target_tmpdir)).clone()
+}
+
+fn build(target_tmpdir: &Path) -> R2rNodes {
+    let python = crate::interop_python::interop_python(target_tmpdir);
+    let venv = PathBuf::from(&python)
+        .parent()
+        .and_then(Path::parent)
+        .expect("the venv of its python")
+        .to_path_buf();
+    let script = crate::workspace_dir().join("tests/interop/build_r2r_nodes.sh");
+    let out = Command::new("sh")
+        .arg(script)
+        .arg(&venv)
+        .arg(target_tmpdir.join("r2r-target"))
+        .output()
+        .expect("running build_r2r_nodes.sh");
+    assert!(
+        out.status.success(),
+        "building the r2r nodes failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin_dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    R2rNodes {
+        bin_dir,
+        libpython: libpython(&python),
+        venv,
+    }
+}
+
+/// The shared libpython of the venv's Python: the wheels' librcl links the rclpy type
+/// support libraries, which need Python's C API in the process.
+fn libpython(python: &str) -> PathBuf {
+    let query = "import os, sysconfig as s; print(os.path.join(s.get_config_var('LIBDIR'), s.get_config_var('INSTSONAME')))";
+    let out = Command::new(python)
+        .args(["-c", query])
+        .output()
+        .expect("asking python for its libpython");
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(
+        path.is_file(),
+        "{} not found: the ROS 2 wheels' librcl needs Python's shared library (Debian: apt-get install libpython3-dev)",
+        path.display()
+    );
+    path
+}
+
+impl R2rNodes {
+    /// A command that runs the r2r build of `binary` (`controller_node`, `sim_node`) on
+    /// `domain`, with the wheels' libraries, Fast DDS and discovery on loopback only.
+    pub fn command(&self, binary: &str, domain: u16) -> Command {
+        let mut command = Command::new(self.bin_dir.join(binary));
+        for (name, value) in self.environment(domain) {
+            command.env(name, value);
+        }
+        command
+    }
+
+    /// The environment a sourced ROS 2 would give, with `domain` and loopback-only discovery.
+    pub fn environment(&self, domain: u16) -> Vec<(&'static str, String)> {
+        let venv = self.venv.display().to_string();
+        vec![
+            ("AMENT_PREFIX_PATH", venv.clone()),
+            ("LD_LIBRARY_PATH", self.library_path()),
+            ("LD_PRELOAD", self.libpython.display().to_string()),
+            ("ROS_DISTRO", "jazzy".into()),
+            ("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp".into()),
+            ("ROS_DOMAIN_ID", domain.to_string()),
+            ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST".into()),
+        ]
+    }
+
+    /// The venv's `lib` and the wheels' own library folders (`site-packages/ros_*.libs`), as
+    /// the wheels' bootstrapper sets them for Python.
+    fn library_path(&self) -> String {
+        let mut dirs = vec![self.venv.join("lib")];
+        let lib = std::fs::read_dir(self.venv.join("lib")).expect("the venv's lib");
+        for python in lib
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        {
+            let site = python.path().join("site-packages");
+            let Ok(entries) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if name.starts_with("ros_") && name.ends_with(".libs") {
+                    dirs.push(entry.path());
+                }
+            }
+        }
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        dirs.join(":")
+    }
+
+    /// The venv's python (rclpy, for ROS 2 peers).
+    pub fn python(&self) -> PathBuf {
+        self.venv.join("bin/python")
+    }
+}
+
+/// A node process, killed if the test ends before stopping it.
+#[derive(Debug)]
+pub struct NodeProcess(pub std::process::Child);
+
+impl NodeProcess {
+    /// Whether it has exited.
+    pub fn is_finished(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(Some(_)))
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
