@@ -2,7 +2,7 @@
 //! rclpy on Fast DDS from ROS 2 Jazzy's PyPI wheels, does what `ros2 node`, `ros2 topic`,
 //! `ros2 param` and rqt do (discovery and types, driving the arm, list / describe / get / set /
 //! atomic parameters, /parameter_events, /rosout, robot_description through get_parameters,
-//! 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
+//! /diagnostics, simulated time on rosgraph_msgs/Clock, 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
 //! backend's is the binary built against the wheels. Discovery on loopback only.
 
 use std::path::{Path, PathBuf};
@@ -45,7 +45,9 @@ fn description_file(bytes: usize) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("panda_{bytes}.yaml"));
     let quoted = serde_json::to_string(&padded).unwrap();
-    let yaml = format!("controller_node:\n  ros__parameters:\n    robot_description: {quoted}\n");
+    let yaml = format!(
+        "controller_node:\n  ros__parameters:\n    use_sim_time: true\n    robot_description: {quoted}\n"
+    );
     std::fs::write(&path, yaml).unwrap();
     path
 }
@@ -94,6 +96,8 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool) {
         "description_bytes": description_bytes,
         "description_over_limit": !r2r && description_bytes > DDS_REPLY_LIMIT,
         "fresh_clients": 20,
+        // ros2-client 0.12.1's spinner reads /clock as builtin_interfaces/msg/Time.
+        "extra_clock_reader": !r2r,
         "first_call_limit": FIRST_CALL_LIMIT_S,
     });
     let python = armctl_e2e::interop_python::interop_python(tmp());

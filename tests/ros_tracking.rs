@@ -1,13 +1,19 @@
-//! End to end over DDS on loopback: `sim_node` and `controller_node` (each its own DDS
-//! participant, as separate processes would be) follow the Panda waypoint trajectory, and the
-//! tracking error is compared with the same setup run in-process, without middleware.
+//! End to end over DDS on loopback: `sim_node` and `controller_node` follow the Panda waypoint
+//! trajectory, and the tracking error is compared with the same setup run in-process, without
+//! middleware. On the DDS backend the nodes run in this process (each its own DDS participant,
+//! as separate processes would be); on the r2r backend they are the binaries built against
+//! ROS 2 Jazzy's wheels, on Fast DDS, and a DDS-backend probe sends the trajectory and reads
+//! `~/state`.
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};
+use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
 use armctl_model::{ChainOptions, Robot};
 use armctl_ros::demo::{run_demo, DemoSetup};
-use armctl_ros::msgs::{Duration, JointTrajectory, JointTrajectoryPoint};
-use armctl_ros::transport::dds::DdsOptions;
+use armctl_ros::msgs::{labelled_block, Duration, JointTrajectory, JointTrajectoryPoint};
+use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_runtime::node_parameters::ParameterStore;
 use armctl_sim::{run_closed_loop, SimConfig, Simulator};
 use serde::Deserialize;
 
@@ -136,5 +142,114 @@ async fn computed_torque_over_dds_tracks_within_twice_the_in_process_error() {
     assert!(
         rms <= 2.0 * expected,
         "RMS over DDS {rms:.3e} vs in-process {expected:.3e}"
+    );
+}
+
+/// One r2r node binary on `domain`, its output discarded.
+fn r2r_node(binary: &str, domain: u16, params: &[String]) -> NodeProcess {
+    let mut command =
+        r2r_nodes(std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))).command(binary, domain);
+    command.arg("--ros-args");
+    for param in params {
+        command.args(["-p", param]);
+    }
+    let child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the r2r node starts");
+    NodeProcess(child)
+}
+
+/// Reads `~/state` for `seconds` after the first one that shows the trajectory under way:
+/// the sum of squared errors, the number of values, and the steps that held.
+async fn tracking(probe: &mut DdsTransport, seconds: f64) -> (f64, usize, usize) {
+    let (mut sum, mut count, mut holding) = (0.0, 0, 0);
+    let mut started: Option<tokio::time::Instant> = None;
+    let mut window = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while let Ok(Some(incoming)) = tokio::time::timeout_at(window, probe.next()).await {
+        let Incoming::State(state) = incoming else {
+            continue;
+        };
+        let (Some(r), Some(q), Some(h)) = (
+            labelled_block(&state, "reference"),
+            labelled_block(&state, "position"),
+            labelled_block(&state, "holding"),
+        ) else {
+            continue;
+        };
+        if started.is_none() && r.iter().zip(Q0).any(|(r, q0)| (r - q0).abs() > 1e-9) {
+            let now = tokio::time::Instant::now();
+            started = Some(now);
+            window = now + std::time::Duration::from_secs_f64(seconds);
+        }
+        if started.is_some() {
+            sum += r.iter().zip(q).map(|(r, q)| (r - q).powi(2)).sum::<f64>();
+            count += r.len();
+            holding += usize::from(h[0] != 0.0);
+        }
+    }
+    (sum, count, holding)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn computed_torque_on_the_r2r_nodes_tracks_within_twice_the_in_process_error() {
+    let domain = 220;
+    let expected = in_process_rms("computed_torque");
+    let urdf = format!("urdf_path:={}", workspace_path("urdf/panda.urdf"));
+    let q0 = format!("initial_positions:={Q0:?}");
+    let sim_params = [
+        urdf.clone(),
+        q0,
+        "command_topic:=computed_torque/commands".into(),
+    ];
+    let _sim = r2r_node("sim_node", domain, &sim_params);
+    let controller_params = [
+        urdf,
+        "controller:=computed_torque".into(),
+        "state_publish_rate:=0.0".into(),
+    ];
+    let _controller = r2r_node("controller_node", domain, &controller_params);
+    let spec = NodeSpec {
+        action: None,
+        name: "tracking_probe".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::State, "/controller_node/state".into())],
+        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut probe = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    // Running: a state that does not hold, and the reference subscription matched.
+    let running = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            if let Some(Incoming::State(s)) = probe.next().await {
+                let controlling = labelled_block(&s, "holding") == Some(&[0.0][..]);
+                if controlling && probe.subscriber_count(Topic::Reference) > 0 {
+                    return;
+                }
+            }
+        }
+    });
+    assert!(
+        running.await.is_ok(),
+        "the r2r nodes did not start controlling within 30 s"
+    );
+    probe.publish(Outgoing::Reference(&joint_trajectory()));
+    let (sum, count, holding) = tracking(&mut probe, DURATION).await;
+    let rms = (sum / count.max(1) as f64).sqrt();
+    eprintln!(
+        "computed_torque RMS error: r2r nodes {rms:.3e} rad ({} steps, {holding} holding), in-process {expected:.3e} rad",
+        count / 7
+    );
+    assert_eq!(holding, 0);
+    assert!(
+        count / 7 > (0.9 * DURATION * 1000.0) as usize,
+        "{} control steps recorded",
+        count / 7
+    );
+    assert!(
+        rms <= 2.0 * expected,
+        "RMS on the r2r nodes {rms:.3e} vs in-process {expected:.3e}"
     );
 }

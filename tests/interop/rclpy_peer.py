@@ -30,10 +30,13 @@ from rcl_interfaces.srv import (
     SetParameters,
     SetParametersAtomically,
 )
+from diagnostic_msgs.msg import DiagnosticArray
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 results = []
+SIM_START = 1000.0
 
 
 def check(name, ok, detail=""):
@@ -59,6 +62,14 @@ class Peer:
         )
         self.node.create_subscription(Log, "/rosout", self.logs.append, rosout_qos)
         self.node.create_subscription(ParameterEvent, "/parameter_events", self.events.append, 100)
+        # A simulator's clock (the node runs with use_sim_time), from 1000 s on.
+        self.clock_pub = self.node.create_publisher(Clock, "/clock", 10)
+        self.clock_origin = time.monotonic()
+        self.node.create_timer(0.005, self.tick_clock)
+        self.state_times = []
+        self.node.create_subscription(Float64MultiArray, f"{self.target}/state", self.on_state, 10)
+        self.diagnostics = []
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
         self.states = self.node.create_publisher(JointState, "/joint_states", 10)
         self.clients = {
             kind: self.node.create_client(srv, f"{self.target}/{name}")
@@ -70,6 +81,23 @@ class Peer:
                 ("atomic", SetParametersAtomically, "set_parameters_atomically"),
             ]
         }
+
+    def sim_now(self):
+        return SIM_START + time.monotonic() - self.clock_origin
+
+    def tick_clock(self):
+        t = self.sim_now()
+        msg = Clock()
+        msg.clock.sec = int(t)
+        msg.clock.nanosec = int((t - int(t)) * 1e9)
+        self.clock_pub.publish(msg)
+
+    def on_state(self, msg):
+        offset = msg.layout.data_offset
+        for dim in msg.layout.dim:
+            if dim.label == "time":
+                self.state_times.append(msg.data[offset])
+            offset += dim.size
 
     def spin_for(self, seconds, until=lambda: False):
         end = time.monotonic() + seconds
@@ -153,6 +181,33 @@ class Peer:
               and controlling and controlling[0].file.endswith("nodes/controller_node.rs"),
               [(l.file, l.line) for l in lines][:6])
 
+    def diagnosed(self):
+        """/diagnostics counts the refused changes (the negative kp and the atomic set)."""
+        name = self.target.strip("/") + ": control loop"
+
+        def refusals():
+            for array in reversed(self.diagnostics):
+                for status in array.status:
+                    if status.name == name:
+                        values = {kv.key: kv.value for kv in status.values}
+                        return next((int(v) for k, v in values.items() if "refused" in k), None)
+            return None
+
+        counted = self.spin_for(5, lambda: (refusals() or 0) >= 2)
+        check("/diagnostics has the node's status counting the refused changes", counted, refusals())
+
+    def clock(self):
+        """The node reads rosgraph_msgs/Clock on /clock (use_sim_time); the graph shows which
+        types the node's /clock reader has."""
+        types = dict(self.node.get_topic_names_and_types()).get("/clock", [])
+        check("/clock carries rosgraph_msgs/msg/Clock" + (" (and ros2-client's own builtin_interfaces/msg/Time reader)" if self.args.extra_clock_reader else " only"),
+              sorted(types) == sorted(["rosgraph_msgs/msg/Clock"] + (["builtin_interfaces/msg/Time"] if self.args.extra_clock_reader else [])),
+              types)
+        self.spin_for(2, lambda: len(self.state_times) > 0)
+        last = self.state_times[-1] if self.state_times else None
+        check("~/state is stamped on the simulated clock",
+              last is not None and SIM_START <= last <= self.sim_now() + 0.5, (last, self.sim_now()))
+
     def node_logs(self):
         name = self.target.strip("/").replace("/", ".")
         return [l for l in self.logs if l.name == name]
@@ -212,6 +267,8 @@ def main():
         peer.drives_the_arm()
         peer.parameters()
         peer.robot_description()
+        peer.diagnosed()
+        peer.clock()
     finally:
         peer.node.destroy_node()
         rclpy.shutdown()

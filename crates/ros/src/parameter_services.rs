@@ -204,7 +204,19 @@ pub fn set_atomically(
 ) -> ParameterResponse {
     for (name, value) in changes {
         if let Err(e) = store.validate(name, value, false) {
-            return ParameterResponse::SetAtomically(Err(e.to_string()));
+            // The refusal goes through `apply` too, so the node logs and counts it as any
+            // other; `apply` refuses what the declaration refuses (should it not, the value
+            // before is put back).
+            let reason = match apply(name, value) {
+                Err(reason) => reason,
+                Ok(()) => {
+                    if let Some(old) = store.get(name) {
+                        let _ = apply(name, old);
+                    }
+                    e.to_string()
+                }
+            };
+            return ParameterResponse::SetAtomically(Err(reason));
         }
     }
     let old: Vec<Option<ParameterValue>> =
@@ -356,6 +368,32 @@ mod tests {
             Some(("gain", Some((0.0, 10.0))))
         );
         assert_eq!(answer_query(&store, &ParameterRequest::Set(vec![])), None);
+    }
+
+    #[test]
+    fn an_atomic_set_refused_by_a_declaration_is_refused_through_apply_and_changes_nothing() {
+        let store = store();
+        let mut calls: Vec<(String, ParameterValue)> = vec![];
+        let response = set_atomically(
+            &store,
+            &[
+                ("kp".into(), ParameterValue::Double(2.0)),
+                ("kp".into(), ParameterValue::Double(20.0)),
+            ],
+            |name, value| {
+                calls.push((name.into(), value.clone()));
+                store
+                    .validate(name, value, false)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            },
+        );
+        assert!(
+            matches!(&response, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("outside")),
+            "{response:?}"
+        );
+        // Only the refused change reaches the node (which logs and counts the refusal).
+        assert_eq!(calls, vec![("kp".into(), ParameterValue::Double(20.0))]);
     }
 
     #[test]
