@@ -34,22 +34,25 @@ fn tmp() -> &'static Path {
     Path::new(env!("CARGO_TARGET_TMPDIR"))
 }
 
-/// A parameter file giving controller_node the Panda's URDF, padded by a comment to `bytes`,
-/// as `robot_description` (as robot_state_publisher's users pass it).
-fn description_file(bytes: usize) -> PathBuf {
+/// The Panda's URDF padded by a comment to `bytes`, in a file of its own and as
+/// `robot_description` in a parameter file (as robot_state_publisher's users pass it), with
+/// `use_sim_time`: the two paths.
+fn description_files(bytes: usize) -> (PathBuf, PathBuf) {
     let urdf = std::fs::read_to_string(armctl_e2e::urdf_dir().join("panda.urdf")).unwrap();
     let filler = "x".repeat(bytes - urdf.len() - "<!--  -->\n".len());
     let padded = urdf.replace("</robot>", &format!("<!-- {filler} -->\n</robot>"));
     assert_eq!(padded.len(), bytes);
     let dir = tmp().join("rclpy_peers");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("panda_{bytes}.yaml"));
+    let urdf_path = dir.join(format!("panda_{bytes}.urdf"));
+    std::fs::write(&urdf_path, &padded).unwrap();
+    let params_path = dir.join(format!("panda_{bytes}.yaml"));
     let quoted = serde_json::to_string(&padded).unwrap();
     let yaml = format!(
         "controller_node:\n  ros__parameters:\n    use_sim_time: true\n    robot_description: {quoted}\n"
     );
-    std::fs::write(&path, yaml).unwrap();
-    path
+    std::fs::write(&params_path, yaml).unwrap();
+    (urdf_path, params_path)
 }
 
 /// The node under test, kept running while it lives.
@@ -69,11 +72,14 @@ fn start_dds(domain: u16, params: &Path) -> Node {
     Node::InProcess(spawn(node, &DdsOptions::loopback(domain)).expect("controller node starts"))
 }
 
-fn start_r2r(domain: u16, params: &Path) -> Node {
-    let child = r2r_nodes(tmp())
-        .command("controller_node", domain)
-        .args(["--ros-args", "--params-file"])
-        .arg(params)
+/// The r2r binary, given its URDF by `params`, or (none) waiting for it on /robot_description.
+fn start_r2r(domain: u16, params: Option<&Path>) -> Node {
+    let mut command = r2r_nodes(tmp()).command("controller_node", domain);
+    command.args(["--ros-args", "-p", "use_sim_time:=true"]);
+    if let Some(params) = params {
+        command.arg("--params-file").arg(params);
+    }
+    let child = command
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -81,12 +87,14 @@ fn start_r2r(domain: u16, params: &Path) -> Node {
     Node::Process(NodeProcess(child))
 }
 
-async fn meet(domain: u16, description_bytes: usize, r2r: bool) {
-    let params = description_file(description_bytes);
-    let _node = if r2r {
-        start_r2r(domain, &params)
-    } else {
-        start_dds(domain, &params)
+/// `via_topic`: the peer publishes the URDF on /robot_description (latched, as
+/// robot_state_publisher does) for the r2r binary, which starts without one.
+async fn meet(domain: u16, description_bytes: usize, r2r: bool, via_topic: bool) {
+    let (urdf, params) = description_files(description_bytes);
+    let _node = match (r2r, via_topic) {
+        (true, true) => start_r2r(domain, None),
+        (true, false) => start_r2r(domain, Some(&params)),
+        (false, _) => start_dds(domain, &params),
     };
     let expected = serde_json::json!({
         "node": "/controller_node",
@@ -94,6 +102,7 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool) {
         "joints": JOINTS,
         "q": Q0,
         "description_bytes": description_bytes,
+        "publish_description": via_topic.then(|| urdf.display().to_string()),
         "description_over_limit": !r2r && description_bytes > DDS_REPLY_LIMIT,
         "fresh_clients": 20,
         // ros2-client 0.12.1's spinner reads /clock as builtin_interfaces/msg/Time.
@@ -120,20 +129,20 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rclpy_meets_the_dds_backend_with_a_100_kb_description() {
-    meet(215, 100_000, false).await;
+    meet(215, 100_000, false, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rclpy_meets_the_dds_backend_with_a_400_kb_description() {
-    meet(216, 400_000, false).await;
+    meet(216, 400_000, false, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rclpy_meets_the_r2r_backend_with_a_100_kb_description() {
-    meet(217, 100_000, true).await;
+async fn rclpy_meets_the_r2r_backend_with_a_100_kb_description_from_the_topic() {
+    meet(217, 100_000, true, true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rclpy_meets_the_r2r_backend_with_a_400_kb_description() {
-    meet(218, 400_000, true).await;
+    meet(218, 400_000, true, false).await;
 }

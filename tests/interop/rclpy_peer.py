@@ -7,6 +7,7 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - list, describe (ranges, read-only flags), get, set, refuse (the node's reason, no library
   prefix), atomic sets (all or nothing), and the accepted change on /parameter_events;
 - /rosout: the node's lines, with the file and line of the node's code;
+- the URDF from the /robot_description topic, when this peer publishes it (latched);
 - robot_description read back through get_parameters (the size given), or, where the backend
   cannot send it, "not set" with the reason on /rosout, and the next call still answered;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
@@ -33,7 +34,7 @@ from rcl_interfaces.srv import (
 from diagnostic_msgs.msg import DiagnosticArray
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 
 results = []
 SIM_START = 1000.0
@@ -71,6 +72,13 @@ class Peer:
         self.diagnostics = []
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
         self.states = self.node.create_publisher(JointState, "/joint_states", 10)
+        if args.publish_description:
+            # As robot_state_publisher does: reliable, transient local, the URDF once.
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.description = self.node.create_publisher(String, "/robot_description", latched)
+            with open(args.publish_description) as f:
+                self.description.publish(String(data=f.read()))
         self.clients = {
             kind: self.node.create_client(srv, f"{self.target}/{name}")
             for kind, srv, name in [
