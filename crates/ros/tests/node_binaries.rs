@@ -146,6 +146,20 @@ fn bad_starts_fail_with_the_item_named() {
             "{all:?}: the error does not name '{named}': {stderr}"
         );
     }
+    // Fast DDS told to leave UDPv4 (its large-data mode): no Fast DDS node could see this one.
+    let out = node(
+        env!("CARGO_BIN_EXE_controller_node"),
+        90,
+        &["--ros-args", "-p", &sim_urdf],
+    )
+    .env("FASTDDS_BUILTIN_TRANSPORTS", "LARGE_DATA")
+    .output()
+    .expect("running the node binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
