@@ -24,8 +24,14 @@ fn workspace(relative: &str) -> String {
         .to_string()
 }
 
-fn start(nodes: &R2rNodes, binary: &str, args: &[&str]) -> NodeProcess {
-    let child = nodes
+/// A node whose stderr is read as it comes (a full pipe would stall it).
+struct Started {
+    process: NodeProcess,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+fn start(nodes: &R2rNodes, binary: &str, args: &[&str]) -> Started {
+    let mut child = nodes
         .command(binary, DOMAIN)
         .arg("--ros-args")
         .args(args)
@@ -33,7 +39,16 @@ fn start(nodes: &R2rNodes, binary: &str, args: &[&str]) -> NodeProcess {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the r2r node starts");
-    NodeProcess(child)
+    let mut pipe = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    });
+    Started {
+        process: NodeProcess(child),
+        stderr,
+    }
 }
 
 fn signal(child: &Child, signal: &str) {
@@ -45,17 +60,14 @@ fn signal(child: &Child, signal: &str) {
 }
 
 /// Waits (bounded) for the exit, and gives its status and stderr.
-fn exited(child: &mut Child) -> (std::process::ExitStatus, String) {
+fn exited(node: Started) -> (std::process::ExitStatus, String) {
+    let Started {
+        mut process,
+        stderr,
+    } = node;
     for _ in 0..1000 {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            return (status, stderr);
+        if let Some(status) = process.0.try_wait().unwrap() {
+            return (status, stderr.join().unwrap());
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -101,16 +113,24 @@ async fn until_controlling(watcher: &mut DdsTransport) -> bool {
     .is_ok()
 }
 
-/// The last command within `window`.
-async fn last_command(watcher: &mut DdsTransport, window: Duration) -> Option<Vec<f64>> {
+/// The last command sent until `child` exited (and a grace period after, for the last sample
+/// on its way), or within 10 s.
+async fn last_command(watcher: &mut DdsTransport, child: &mut Child) -> Option<Vec<f64>> {
     let mut last = None;
-    let deadline = tokio::time::Instant::now() + window;
-    while let Ok(incoming) = tokio::time::timeout_at(deadline, watcher.next()).await {
-        if let Some(Incoming::Commands(c)) = incoming {
-            last = Some(c.data);
+    let give_up = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut deadline = give_up;
+    loop {
+        let window = deadline.min(tokio::time::Instant::now() + Duration::from_millis(20));
+        match tokio::time::timeout_at(window, watcher.next()).await {
+            Ok(Some(Incoming::Commands(c))) => last = Some(c.data),
+            Ok(_) => {}
+            Err(_) if tokio::time::Instant::now() >= deadline => return last,
+            Err(_) => {}
+        }
+        if deadline == give_up && matches!(child.try_wait(), Ok(Some(_))) {
+            deadline = tokio::time::Instant::now() + Duration::from_millis(300);
         }
     }
-    last
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,7 +146,7 @@ async fn twenty_stops_of_each_r2r_node_are_clean_and_leave_the_safe_command() {
             ("TERM", "INT")
         };
         let sim_args = ["-p", &urdf, "-p", "command_topic:=pd_gravity/commands"];
-        let mut sim = start(&nodes, "sim_node", &sim_args);
+        let sim = start(&nodes, "sim_node", &sim_args);
         let controller_args = [
             "--params-file",
             &params,
@@ -140,9 +160,9 @@ async fn twenty_stops_of_each_r2r_node_are_clean_and_leave_the_safe_command() {
             until_controlling(&mut watcher).await,
             "stop {k}: no control effort within 30 s"
         );
-        signal(&controller.0, controller_sig);
-        let last = last_command(&mut watcher, Duration::from_secs(1)).await;
-        let (status, stderr) = exited(&mut controller.0);
+        signal(&controller.process.0, controller_sig);
+        let last = last_command(&mut watcher, &mut controller.process.0).await;
+        let (status, stderr) = exited(controller);
         assert_clean_stop(
             &format!("stop {k}: controller_node"),
             status,
@@ -150,8 +170,8 @@ async fn twenty_stops_of_each_r2r_node_are_clean_and_leave_the_safe_command() {
             controller_sig,
         );
         assert_eq!(last, Some(vec![0.0; 7]), "stop {k}: the last command");
-        signal(&sim.0, sim_sig);
-        let (status, stderr) = exited(&mut sim.0);
+        signal(&sim.process.0, sim_sig);
+        let (status, stderr) = exited(sim);
         assert_clean_stop(&format!("stop {k}: sim_node"), status, &stderr, sim_sig);
     }
 }

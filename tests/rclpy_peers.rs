@@ -116,8 +116,12 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool, via_topic: bool)
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-        .output()
+        .env("ROS_LOG_DIR", tmp().join("ros-log"))
+        .kill_on_drop(true)
+        .output();
+    let peer = tokio::time::timeout(std::time::Duration::from_secs(300), peer)
         .await
+        .expect("the rclpy peer did not finish within 300 s")
         .expect("running the rclpy peer");
     let stdout = String::from_utf8_lossy(&peer.stdout);
     eprintln!("{stdout}{}", String::from_utf8_lossy(&peer.stderr));

@@ -417,9 +417,19 @@ async fn a_10_khz_burst_of_states_neither_crashes_nor_queues_without_bound(backe
 }
 
 async fn unknown_parameters_are_refused_at_start_and_at_run_time(backend: Backend) {
-    let error = ControllerNode::new(&args(&[("kq", "[1.0]")]))
-        .unwrap_err()
-        .to_string();
+    let error = match backend {
+        Backend::Dds => ControllerNode::new(&args(&[("kq", "[1.0]")]))
+            .unwrap_err()
+            .to_string(),
+        Backend::R2r => {
+            let nodes = r2r_nodes(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+            let mut command = nodes.command("controller_node", 68 + R2R_DOMAINS);
+            command.args(["--ros-args", "-p", &format!("urdf_path:={}", panda_path())]);
+            let out = command.args(["-p", "kq:=[1.0]"]).output().unwrap();
+            assert!(!out.status.success(), "started with kq");
+            String::from_utf8_lossy(&out.stderr).to_string()
+        }
+    };
     assert!(
         error.contains("kq") && error.contains("not declared"),
         "{error}"

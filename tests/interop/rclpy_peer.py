@@ -180,8 +180,10 @@ class Peer:
         check("an atomic set with one bad value changes nothing",
               atomic and not atomic.result.successful and after
               and list(after.values[0].double_array_value) == doubled, atomic)
-        logged = self.spin_for(5, lambda: any("kp" in l.msg and "not set" in l.msg for l in self.node_logs()))
-        check("the refusal is on /rosout", logged, [l.msg for l in self.node_logs()][-5:])
+        for name in ["kp", "kd"]:
+            logged = self.spin_for(5, lambda: any(f"parameter {name} not set" in l.msg for l in self.node_logs()))
+            check(f"the refusal of {name} ({'atomic' if name == 'kd' else 'single'} set) is on /rosout",
+                  logged, [l.msg for l in self.node_logs()][-5:])
         lines = self.node_logs()
         controlling = [l for l in lines if l.msg.startswith("controlling ")]
         check("/rosout lines name the source file and line of the code that logged them",

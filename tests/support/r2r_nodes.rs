@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 pub struct R2rNodes {
     bin_dir: PathBuf,
     venv: PathBuf,
-    libpython: PathBuf,
+    /// Where rcl writes its log files (not the user's `~/.ros/log`).
+    log_dir: PathBuf,
 }
 
 /// Builds the r2r nodes once per test process (cargo's lock makes concurrent test processes
@@ -44,26 +45,9 @@ fn build(target_tmpdir: &Path) -> R2rNodes {
     let bin_dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     R2rNodes {
         bin_dir,
-        libpython: libpython(&python),
         venv,
+        log_dir: target_tmpdir.join("ros-log"),
     }
-}
-
-/// The shared libpython of the venv's Python: the wheels' librcl links the rclpy type
-/// support libraries, which need Python's C API in the process.
-fn libpython(python: &str) -> PathBuf {
-    let query = "import os, sysconfig as s; print(os.path.join(s.get_config_var('LIBDIR'), s.get_config_var('INSTSONAME')))";
-    let out = Command::new(python)
-        .args(["-c", query])
-        .output()
-        .expect("asking python for its libpython");
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    assert!(
-        path.is_file(),
-        "{} not found: the ROS 2 wheels' librcl needs Python's shared library (Debian: apt-get install libpython3-dev)",
-        path.display()
-    );
-    path
 }
 
 impl R2rNodes {
@@ -83,8 +67,14 @@ impl R2rNodes {
         vec![
             ("AMENT_PREFIX_PATH", venv.clone()),
             ("LD_LIBRARY_PATH", self.library_path()),
-            ("LD_PRELOAD", self.libpython.display().to_string()),
+            // The wheels' librcl links rclpy's converters, which import Python's C API: the
+            // stub build_r2r_nodes.sh made stands in for libpython (never called).
+            (
+                "LD_PRELOAD",
+                self.bin_dir.join("libpython_stub.so").display().to_string(),
+            ),
             ("ROS_DISTRO", "jazzy".into()),
+            ("ROS_LOG_DIR", self.log_dir.display().to_string()),
             ("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp".into()),
             ("ROS_DOMAIN_ID", domain.to_string()),
             ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST".into()),

@@ -129,10 +129,11 @@ impl Probe {
         }
     }
 
-    /// Waits until the controller and the probe see each other (commands answer states).
+    /// Waits until the controller and the probe see each other (commands answer states): up to
+    /// 30 s, for a node process starting on a loaded machine.
     pub async fn connect(&mut self, names: &[&str], position: &[f64]) {
         let velocity = vec![0.0; position.len()];
-        for _ in 0..200 {
+        for _ in 0..600 {
             self.send_state(names, position, &velocity);
             let before = self.received.commands.len();
             if self
@@ -142,7 +143,7 @@ impl Probe {
                 return;
             }
         }
-        panic!("the controller node did not answer joint states within 10 s");
+        panic!("the controller node did not answer joint states within 30 s");
     }
 
     /// Sends a state and returns the command answering it. The state goes twice: the first

@@ -147,17 +147,23 @@ fn bad_starts_fail_with_the_item_named() {
         );
     }
     // Fast DDS told to leave UDPv4 (its large-data mode): no Fast DDS node could see this one.
-    let out = node(
-        env!("CARGO_BIN_EXE_controller_node"),
-        90,
-        &["--ros-args", "-p", &sim_urdf],
-    )
-    .env("FASTDDS_BUILTIN_TRANSPORTS", "LARGE_DATA")
-    .output()
-    .expect("running the node binary");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut large_data = Running(
+        node(
+            env!("CARGO_BIN_EXE_controller_node"),
+            90,
+            &["--ros-args", "-p", &sim_urdf],
+        )
+        .env("FASTDDS_BUILTIN_TRANSPORTS", "LARGE_DATA")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running the node binary"),
+    );
+    // Bounded: a node that started anyway is killed, not waited for.
+    let status = exit_status(&mut large_data.0);
+    let stderr = stderr_of(&mut large_data.0);
     assert!(
-        !out.status.success() && stderr.contains("FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA"),
+        !status.success() && stderr.contains("FASTDDS_BUILTIN_TRANSPORTS=LARGE_DATA"),
         "{stderr}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

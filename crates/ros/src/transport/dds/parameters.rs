@@ -102,14 +102,20 @@ fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
         .collect()
 }
 
-/// The largest `get_parameters` reply sent with the Enhanced mapping (Fast DDS clients, whose
-/// replies carry the request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS
-/// one byte off in a fragmented sample (an `Option` tag before the parameter list), so Fast DDS
-/// drops every fragment of a reply above one UDP datagram (about 64 kB), and its reliable reader
-/// then waits for that reply and takes none of the client's later ones either. Values beyond
-/// this are answered "not set" and the node says why: one unanswered value, not a client that
-/// hangs.
-const ENHANCED_REPLY_LIMIT: usize = 60_000;
+/// The largest reply sent with the Enhanced mapping (Fast DDS clients, whose replies carry the
+/// request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS one byte off in a
+/// fragmented sample (an `Option` tag before the parameter list), so Fast DDS drops every
+/// fragment of a reply that RustDDS splits, and its reliable reader then waits for it and takes
+/// none of that client's later replies either. RustDDS splits what exceeds one datagram to the
+/// client: about 64 kB to a client on loopback only, about 1.4 kB to one on an Ethernet
+/// interface (its MTU). A node on loopback only (`ROS_LOCALHOST_ONLY`,
+/// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`) has clients on loopback: [`LOOPBACK_REPLY_LIMIT`];
+/// otherwise [`NETWORK_REPLY_LIMIT`]. What would exceed it is cut and the node says so: values
+/// answered "not set", descriptions and refusal reasons shortened: an incomplete answer with
+/// its reason on /rosout, not a client that hangs.
+const LOOPBACK_REPLY_LIMIT: usize = 60_000;
+/// See [`LOOPBACK_REPLY_LIMIT`].
+const NETWORK_REPLY_LIMIT: usize = 1_200;
 
 /// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
 fn reply_size(value: &RosValue) -> usize {
@@ -146,7 +152,7 @@ pub(crate) struct ParameterServers {
     set_atomically: Server<SetParametersRequest, SetParametersAtomicallyResponse>,
     events: Publisher<raw::ParameterEvent>,
     node_name: String,
-    /// [`ENHANCED_REPLY_LIMIT`] with the Enhanced mapping.
+    /// What a reply may take (see [`LOOPBACK_REPLY_LIMIT`]); none with the Cyclone mapping.
     reply_limit: Option<usize>,
     pending: HashMap<u64, (RmwRequestId, Pending)>,
     next_id: u64,
@@ -183,7 +189,16 @@ enum Received {
 
 impl ParameterServers {
     /// Creates the servers under the node's name.
-    pub(crate) fn new(node: &mut Node, mapping: ServiceMapping) -> Result<Self, RosError> {
+    pub(crate) fn new(
+        node: &mut Node,
+        mapping: ServiceMapping,
+        loopback_only: bool,
+    ) -> Result<Self, RosError> {
+        let limit = if loopback_only {
+            LOOPBACK_REPLY_LIMIT
+        } else {
+            NETWORK_REPLY_LIMIT
+        };
         let events_topic = node
             .create_topic(
                 &Name::new("/", "parameter_events").map_err(transport)?,
@@ -207,7 +222,7 @@ impl ParameterServers {
                 .create_publisher(&events_topic, None)
                 .map_err(transport)?,
             node_name: node.fully_qualified_name(),
-            reply_limit: (mapping == ServiceMapping::Enhanced).then_some(ENHANCED_REPLY_LIMIT),
+            reply_limit: (mapping == ServiceMapping::Enhanced).then_some(limit),
             pending: HashMap::new(),
             next_id: 0,
         })
@@ -286,40 +301,41 @@ impl ParameterServers {
         };
         let mut withheld = vec![];
         let sent = match (pending, response) {
-            (Pending::List, ParameterResponse::List(names)) => self.list.send_response(
-                rmw_id,
-                ListParametersResponse {
-                    result: ListParametersResult {
-                        prefixes: crate::parameter_services::prefixes_of(&names),
-                        names,
-                    },
-                },
-            ),
+            (Pending::List, ParameterResponse::List(names)) => {
+                let result = ListParametersResult {
+                    prefixes: crate::parameter_services::prefixes_of(&names),
+                    names,
+                };
+                let reply = ListParametersResponse { result };
+                self.send(&self.list, rmw_id, reply, "list_parameters", &mut withheld)
+            }
             (Pending::Get(names), ParameterResponse::Get(values)) => {
                 let (values, unsent) = self.within_limit(&names, values);
                 withheld = unsent;
-                self.get
-                    .send_response(rmw_id, GetParametersResponse { values })
+                let reply = GetParametersResponse { values };
+                self.send(&self.get, rmw_id, reply, "get_parameters", &mut withheld)
             }
             (Pending::GetTypes, ParameterResponse::GetTypes(kinds)) => {
-                self.get_types.send_response(
-                    rmw_id,
-                    GetParameterTypesResponse {
-                        values: kinds
-                            .into_iter()
-                            .map(crate::parameter_services::type_id)
-                            .collect(),
-                    },
-                )
+                let values = kinds
+                    .into_iter()
+                    .map(crate::parameter_services::type_id)
+                    .collect();
+                let reply = GetParameterTypesResponse { values };
+                let what = "get_parameter_types";
+                self.send(&self.get_types, rmw_id, reply, what, &mut withheld)
             }
             (Pending::Describe(names), ParameterResponse::Describe(found)) => {
-                let values = names
+                let mut values: Vec<raw::ParameterDescriptor> = names
                     .iter()
                     .zip(&found)
                     .map(|(n, d)| descriptor(n, d.as_ref()))
                     .collect();
-                self.describe
-                    .send_response(rmw_id, DescribeParametersResponse { values })
+                if self.shorten_descriptions(&mut values) {
+                    withheld.push("descriptions shortened".into());
+                }
+                let reply = DescribeParametersResponse { values };
+                let what = "describe_parameters";
+                self.send(&self.describe, rmw_id, reply, what, &mut withheld)
             }
             (Pending::Set(changes), ParameterResponse::Set(results)) => {
                 // The values as stored, which may be typed otherwise than sent.
@@ -329,12 +345,12 @@ impl ParameterServers {
                     .filter_map(|((name, _), r)| Some((name.clone(), r.as_ref().ok()?.clone())))
                     .collect();
                 self.announce(accepted.iter());
-                self.set.send_response(
-                    rmw_id,
-                    SetParametersResponse {
-                        results: results.iter().map(result).collect(),
-                    },
-                )
+                // Each result's share of the reply.
+                let limit = self.reply_limit.unwrap_or(usize::MAX);
+                let room = (limit / results.len().max(1)).saturating_sub(16);
+                let results = results.iter().map(|r| result(r, room)).collect();
+                let reply = SetParametersResponse { results };
+                self.send(&self.set, rmw_id, reply, "set_parameters", &mut withheld)
             }
             (Pending::SetAtomically(changes), ParameterResponse::SetAtomically(r)) => {
                 if let Ok(values) = &r {
@@ -342,10 +358,12 @@ impl ParameterServers {
                     let stored: Vec<(String, RosValue)> = names.zip(values.clone()).collect();
                     self.announce(stored.iter());
                 }
-                self.set_atomically.send_response(
-                    rmw_id,
-                    SetParametersAtomicallyResponse { result: result(&r) },
-                )
+                let room = self.reply_limit.unwrap_or(usize::MAX).saturating_sub(16);
+                let reply = SetParametersAtomicallyResponse {
+                    result: result(&r, room),
+                };
+                let what = "set_parameters_atomically";
+                self.send(&self.set_atomically, rmw_id, reply, what, &mut withheld)
             }
             (pending, response) => {
                 eprintln!("parameter services: {response:?} does not answer {pending:?}");
@@ -353,9 +371,56 @@ impl ParameterServers {
             }
         };
         if let Err(e) = sent {
-            eprintln!("parameter services: response not sent: {e:?}");
+            eprintln!("parameter services: response not sent: {e}");
         }
         withheld
+    }
+
+    /// Sends `reply` unless its serialized size exceeds the reply limit (see
+    /// [`LOOPBACK_REPLY_LIMIT`]): a reply Fast DDS would drop is not sent, so that only this
+    /// call goes unanswered and not every later one of the client; `notes` says so.
+    fn send<Req: Message + 'static, Resp: Message + 'static>(
+        &self,
+        server: &Server<Req, Resp>,
+        rmw_id: RmwRequestId,
+        reply: Resp,
+        service: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        if let Some(limit) = self.reply_limit {
+            let size = cdr_encoding::to_vec::<Resp, byteorder::LittleEndian>(&reply)
+                .map_or(usize::MAX, |bytes| bytes.len());
+            if size > limit {
+                notes.push(format!(
+                    "the whole {service} reply ({size} bytes): not sent"
+                ));
+                return Ok(());
+            }
+        }
+        server
+            .send_response(rmw_id, reply)
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    /// Shortens descriptions and constraints until `values` fit the reply limit (the types,
+    /// ranges and read-only flags stay whole); whether it had to.
+    fn shorten_descriptions(&self, values: &mut [raw::ParameterDescriptor]) -> bool {
+        let limit = self.reply_limit.unwrap_or(usize::MAX);
+        let size = |v: &[raw::ParameterDescriptor]| -> usize {
+            v.iter()
+                .map(|d| 96 + d.name.len() + d.description.len() + d.additional_constraints.len())
+                .sum()
+        };
+        if size(values) <= limit {
+            return false;
+        }
+        let fixed: usize = values.iter().map(|d| 96 + d.name.len()).sum();
+        let each = limit.saturating_sub(fixed) / values.len().max(1) / 2;
+        for d in values.iter_mut() {
+            shorten(&mut d.description, each);
+            shorten(&mut d.additional_constraints, each);
+        }
+        true
     }
 
     /// The values as sent, and the names of those over the reply limit (sent as not set).
@@ -375,10 +440,16 @@ impl ParameterServers {
                     from_ros(&v)
                 }
                 Some(v) => {
-                    withheld.push(format!("{name} ({} bytes)", reply_size(&v)));
+                    withheld.push(format!(
+                        "{name} ({} bytes) answered as not set",
+                        reply_size(&v)
+                    ));
                     ParameterValue::NotSet.into()
                 }
-                None => ParameterValue::NotSet.into(),
+                None => {
+                    room = room.saturating_sub(64);
+                    ParameterValue::NotSet.into()
+                }
             })
             .collect();
         (sent, withheld)
@@ -407,12 +478,27 @@ impl ParameterServers {
     }
 }
 
-/// The wire result of one change (or of an atomic set).
-fn result<T>(r: &Result<T, String>) -> raw::SetParametersResult {
+/// The wire result of one change (or of an atomic set), its reason cut to `room` bytes.
+fn result<T>(r: &Result<T, String>, room: usize) -> raw::SetParametersResult {
+    let mut reason = r.as_ref().err().cloned().unwrap_or_default();
+    shorten(&mut reason, room);
     raw::SetParametersResult {
         successful: r.is_ok(),
-        reason: r.as_ref().err().cloned().unwrap_or_default(),
+        reason,
     }
+}
+
+/// Cuts `text` to at most `room` bytes (at a character boundary), marking the cut.
+fn shorten(text: &mut String, room: usize) {
+    if text.len() <= room {
+        return;
+    }
+    let mut end = room.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str("...");
 }
 
 fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(

@@ -438,14 +438,19 @@ impl Output for NotCarried {
     }
 }
 
-/// Creates the subscription of one topic.
+/// Moves what r2r received on one subscription into the node's channel; run by the spin
+/// thread after each spin, since r2r's own channel holds 10 messages and drops the newest
+/// beyond (after a stall the node would control on old joint states).
+type Pump = Box<dyn FnMut() + Send>;
+
+/// Creates the subscription of one topic, and its [`Pump`].
 struct Subscribe<'a> {
     node: &'a mut r2r::Node,
     name: &'a str,
 }
 
 impl TopicVisitor for Subscribe<'_> {
-    type Output = Result<Input, RosError>;
+    type Output = Result<(Input, Pump), RosError>;
 
     fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output {
         if !M::CARRIED {
@@ -463,17 +468,20 @@ impl TopicVisitor for Subscribe<'_> {
             _ => QosProfile::default(),
         };
         let wrap = codec.wrap;
-        let messages = self
-            .node
-            .subscribe::<M::Rcl>(self.name, qos)
-            .map_err(rcl)?
-            .map(move |m| wrap(M::from_rcl(m)))
-            .boxed();
-        Ok(Input {
-            messages,
+        let mut received = self.node.subscribe::<M::Rcl>(self.name, qos).map_err(rcl)?;
+        let (sender, messages) = futures::channel::mpsc::unbounded();
+        let pump: Pump = Box::new(move || {
+            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+            while let Poll::Ready(Some(m)) = received.poll_next_unpin(&mut cx) {
+                let _ = sender.unbounded_send(wrap(M::from_rcl(m)));
+            }
+        });
+        let input = Input {
+            messages: messages.boxed(),
             newest_only: codec.topic == Topic::JointStates,
             slot: 0,
-        })
+        };
+        Ok((input, pump))
     }
 }
 
@@ -560,15 +568,17 @@ impl RclTransport {
             .create_publisher("/rosout", rosout_qos())
             .map_err(rcl)?;
         let mut inputs = Vec::new();
+        let mut pumps = Vec::new();
         for topic in Topic::ALL {
             let of_topic = spec.subscriptions.iter().enumerate();
             for (slot, (_, name)) in of_topic.filter(|(_, (t, _))| t == topic) {
-                let mut input = topic.visit(Subscribe {
+                let (mut input, pump) = topic.visit(Subscribe {
                     node: &mut node,
                     name,
                 })?;
                 input.slot = slot;
                 inputs.push(input);
+                pumps.push(pump);
             }
         }
         let mut outputs = Vec::new();
@@ -584,7 +594,7 @@ impl RclTransport {
         let logger = node.logger().to_string();
         let node_name = node.fully_qualified_name().map_err(rcl)?;
         let transport = Self {
-            _spinner: Spinner::start(node)?,
+            _spinner: Spinner::start(node, pumps)?,
             logger,
             node_name,
             rosout,
@@ -626,7 +636,7 @@ pub async fn receive_latched_string(
     let mut strings = node
         .subscribe::<std_msgs::msg::String>(topic, qos)
         .map_err(rcl)?;
-    let spinner = Spinner::start(node)?;
+    let spinner = Spinner::start(node, vec![])?;
     let received = strings.next().await;
     spinner.stop();
     received.map(|m| m.data).ok_or_else(|| RosError::Transport {
@@ -634,15 +644,15 @@ pub async fn receive_latched_string(
     })
 }
 
-/// The thread that spins a node; it owns the node and destroys it when stopped, before
-/// [`Spinner::stop`] (or dropping it) returns.
+/// The thread that spins a node and runs the subscriptions' [`Pump`]s; it owns the node and
+/// destroys it when stopped, before [`Spinner::stop`] (or dropping it) returns.
 struct Spinner {
     spinning: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Spinner {
-    fn start(mut node: r2r::Node) -> Result<Self, RosError> {
+    fn start(mut node: r2r::Node, mut pumps: Vec<Pump>) -> Result<Self, RosError> {
         let spinning = Arc::new(AtomicBool::new(true));
         let flag = spinning.clone();
         let thread = std::thread::Builder::new()
@@ -650,6 +660,9 @@ impl Spinner {
             .spawn(move || {
                 while flag.load(Ordering::Relaxed) {
                     node.spin_once(Duration::from_millis(1));
+                    for pump in &mut pumps {
+                        pump();
+                    }
                 }
             })
             .map_err(rcl)?;
