@@ -450,6 +450,21 @@ async fn unknown_parameters_are_refused_at_start_and_at_run_time(backend: Backen
         "{} bytes",
         reason.len()
     );
+    // NUL bytes (C strings end there; r2r panicked copying one) are refused, not a crash.
+    let reason = set_when_ready(&client, "k\0q", &ParameterValue::Double(1.0))
+        .await
+        .unwrap_err();
+    assert!(!reason.contains('\0'), "{reason:?}");
+    let nul = ParameterValue::String("zero\0".into());
+    match (backend, set_when_ready(&client, "safe_mode", &nul).await) {
+        (_, Err(reason)) => assert!(reason.contains("NUL"), "{reason}"),
+        // rcl reads a request's strings as C strings: the node got "zero".
+        (Backend::R2r, Ok(())) => assert_eq!(
+            when_ready(|| client.get("safe_mode")).await,
+            Some(ParameterValue::String("zero".into()))
+        ),
+        (Backend::Dds, Ok(())) => panic!("a NUL byte was accepted"),
+    }
     // Later requests are still answered.
     let reason = set_when_ready(
         &client,

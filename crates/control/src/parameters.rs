@@ -62,16 +62,18 @@ pub enum Length {
 }
 
 /// `text` as it may appear in a refusal, a reply or a log line: cut at 64 bytes (on a character
-/// boundary) with its length, so that unbounded input is never echoed.
+/// boundary) with its length, so that unbounded input is never echoed, and a NUL byte written
+/// `\0` (C strings, as rcl's, end at one).
 pub fn shown(text: &str) -> String {
+    let escaped = |t: &str| t.replace('\0', "\\0");
     if text.len() <= 64 {
-        return text.to_string();
+        return escaped(text);
     }
     let cut = (0..=64)
         .rev()
         .find(|&i| text.is_char_boundary(i))
         .unwrap_or(0);
-    format!("{}... ({} bytes)", &text[..cut], text.len())
+    format!("{}... ({} bytes)", escaped(&text[..cut]), text.len())
 }
 
 /// A parameter value.

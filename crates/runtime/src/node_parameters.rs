@@ -109,6 +109,16 @@ impl ParameterStore {
             ParameterValue::StringArray(texts) => texts.iter().map(String::len).sum(),
             _ => 0,
         };
+        let texts: &[String] = match value {
+            ParameterValue::String(text) => std::slice::from_ref(text),
+            ParameterValue::StringArray(texts) => texts,
+            _ => &[],
+        };
+        if texts.iter().any(|t| t.contains('\0')) {
+            return Err(reject(
+                "the text holds a NUL byte, which ROS strings cannot carry".into(),
+            ));
+        }
         if !starting && longest > MAX_STRING_LENGTH {
             return Err(reject(format!(
                 "{longest} bytes of text is more than a running node takes ({MAX_STRING_LENGTH})"
@@ -262,5 +272,26 @@ mod tests {
         assert!(e.len() < 300 && e.contains("10000 bytes"), "{e}");
         assert_eq!(shown("short"), "short");
         assert!(shown(&"é".repeat(100)).ends_with("(200 bytes)"));
+    }
+
+    /// rcl's strings end at a NUL byte and r2r panics on one: refused in values, at start as
+    /// while running, and written `\0` where a name is echoed.
+    #[test]
+    fn nul_bytes_are_refused_in_texts_and_escaped_in_echoed_names() {
+        let store = ParameterStore::new(vec![Declaration::string("mode", "a", "Mode.")]);
+        for starting in [true, false] {
+            for value in [
+                ParameterValue::String("a\0b".into()),
+                ParameterValue::StringArray(vec!["ok".into(), "\0".into()]),
+            ] {
+                let e = store.validate("mode", &value, starting).unwrap_err();
+                assert!(e.to_string().contains("NUL"), "{e}");
+            }
+        }
+        let e = store
+            .validate("mo\0de", &ParameterValue::Double(1.0), false)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains('\0') && e.contains("mo\\0de"), "{e}");
     }
 }

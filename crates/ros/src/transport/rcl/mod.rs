@@ -40,6 +40,22 @@ fn wall_clock() -> msgs::Time {
     msgs::Time::from_seconds(since_epoch.as_secs_f64())
 }
 
+/// `s` as rcl can carry it: r2r copies strings into C strings and panics on a NUL byte, which
+/// a peer's message or request can hold (joint names, parameter names echoed in replies): each
+/// goes out as the two characters `\0`.
+pub(crate) fn text(s: &str) -> String {
+    if s.contains('\0') {
+        s.replace('\0', "\\0")
+    } else {
+        s.to_string()
+    }
+}
+
+/// [`text`] for each string of a list.
+fn texts(list: &[String]) -> Vec<String> {
+    list.iter().map(|s| text(s)).collect()
+}
+
 fn rcl(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {
         reason: format!("rcl: {e}"),
@@ -77,7 +93,7 @@ fn header_in(h: &std_msgs::msg::Header) -> msgs::Header {
 fn header_out(h: &msgs::Header) -> std_msgs::msg::Header {
     std_msgs::msg::Header {
         stamp: time_out(&h.stamp),
-        frame_id: h.frame_id.clone(),
+        frame_id: text(&h.frame_id),
     }
 }
 
@@ -108,15 +124,15 @@ fn diagnostics_out(m: &msgs::DiagnosticArray) -> diagnostic_msgs::msg::Diagnosti
         .iter()
         .map(|s| diagnostic_msgs::msg::DiagnosticStatus {
             level: s.level,
-            name: s.name.clone(),
-            message: s.message.clone(),
-            hardware_id: s.hardware_id.clone(),
+            name: text(&s.name),
+            message: text(&s.message),
+            hardware_id: text(&s.hardware_id),
             values: s
                 .values
                 .iter()
                 .map(|kv| diagnostic_msgs::msg::KeyValue {
-                    key: kv.key.clone(),
-                    value: kv.value.clone(),
+                    key: text(&kv.key),
+                    value: text(&kv.value),
                 })
                 .collect(),
         });
@@ -139,7 +155,7 @@ fn joint_state_in(m: sensor_msgs::msg::JointState) -> msgs::JointState {
 fn joint_state_out(m: &msgs::JointState) -> sensor_msgs::msg::JointState {
     sensor_msgs::msg::JointState {
         header: header_out(&m.header),
-        name: m.name.clone(),
+        name: texts(&m.name),
         position: m.position.clone(),
         velocity: m.velocity.clone(),
         effort: m.effort.clone(),
@@ -172,7 +188,7 @@ fn array_out(m: &msgs::Float64MultiArray) -> std_msgs::msg::Float64MultiArray {
         .dim
         .iter()
         .map(|d| std_msgs::msg::MultiArrayDimension {
-            label: d.label.clone(),
+            label: text(&d.label),
             size: d.size,
             stride: d.stride,
         })
@@ -222,7 +238,7 @@ fn trajectory_out(m: &msgs::JointTrajectory) -> trajectory_msgs::msg::JointTraje
         .collect();
     trajectory_msgs::msg::JointTrajectory {
         header: header_out(&m.header),
-        joint_names: m.joint_names.clone(),
+        joint_names: texts(&m.joint_names),
         points,
     }
 }
@@ -319,10 +335,10 @@ fn log_out(m: &msgs::Log) -> rcl_interfaces::msg::Log {
     rcl_interfaces::msg::Log {
         stamp: time_out(&m.stamp),
         level: m.level,
-        name: m.name.clone(),
-        msg: m.msg.clone(),
-        file: m.file.clone(),
-        function: m.function.clone(),
+        name: text(&m.name),
+        msg: text(&m.msg),
+        file: text(&m.file),
+        function: text(&m.function),
         line: m.line,
     }
 }
@@ -363,7 +379,7 @@ rcl_messages! {
     DiagnosticArray = diagnostic_msgs::msg::DiagnosticArray, diagnostics_in, diagnostics_out;
     StringMsg = std_msgs::msg::String,
         |m: std_msgs::msg::String| msgs::StringMsg { data: m.data },
-        |m: &msgs::StringMsg| std_msgs::msg::String { data: m.data.clone() };
+        |m: &msgs::StringMsg| std_msgs::msg::String { data: text(&m.data) };
     Clock = rosgraph_msgs::msg::Clock,
         |c: rosgraph_msgs::msg::Clock| msgs::Clock { clock: time_in(&c.clock) },
         |c: &msgs::Clock| rosgraph_msgs::msg::Clock { clock: time_out(&c.clock) };
@@ -782,7 +798,7 @@ impl Transport for RclTransport {
             stamp: time_out(&wall_clock()),
             level: severity,
             name: self.logger.clone(),
-            msg: text.to_string(),
+            msg: self::text(text),
             file: caller.file().to_string(),
             function: "<unknown_func>".into(),
             line: caller.line(),

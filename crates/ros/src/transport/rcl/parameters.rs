@@ -11,7 +11,7 @@ use r2r::rcl_interfaces::msg as wire;
 use r2r::rcl_interfaces::srv;
 use r2r::{QosProfile, ServiceRequest};
 
-use super::rcl;
+use super::{rcl, text, texts};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
@@ -38,10 +38,10 @@ fn from_ros(value: &RosValue) -> wire::ParameterValue {
         RosValue::Bool(b) => (v.type_, v.bool_value) = (1, *b),
         RosValue::Integer(i) => (v.type_, v.integer_value) = (2, *i),
         RosValue::Double(d) => (v.type_, v.double_value) = (3, *d),
-        RosValue::String(s) => (v.type_, v.string_value) = (4, s.clone()),
+        RosValue::String(s) => (v.type_, v.string_value) = (4, text(s)),
         RosValue::BoolArray(b) => (v.type_, v.bool_array_value) = (6, b.clone()),
         RosValue::DoubleArray(d) => (v.type_, v.double_array_value) = (8, d.clone()),
-        RosValue::StringArray(s) => (v.type_, v.string_array_value) = (9, s.clone()),
+        RosValue::StringArray(s) => (v.type_, v.string_array_value) = (9, texts(s)),
     }
     v
 }
@@ -49,10 +49,10 @@ fn from_ros(value: &RosValue) -> wire::ParameterValue {
 fn descriptor(name: &str, declaration: Option<&Declaration>) -> wire::ParameterDescriptor {
     let d = crate::parameter_services::descriptor(name, declaration);
     wire::ParameterDescriptor {
-        name: d.name,
+        name: text(&d.name),
         type_: d.type_id,
-        description: d.description,
-        additional_constraints: d.additional_constraints,
+        description: text(&d.description),
+        additional_constraints: text(&d.additional_constraints),
         read_only: d.read_only,
         dynamic_typing: false,
         floating_point_range: d
@@ -195,8 +195,8 @@ impl ParameterServers {
         let sent = match (pending, response) {
             (Pending::List(r), ParameterResponse::List(names)) => {
                 let result = wire::ListParametersResult {
-                    prefixes: crate::parameter_services::prefixes_of(&names),
-                    names,
+                    prefixes: texts(&crate::parameter_services::prefixes_of(&names)),
+                    names: texts(&names),
                 };
                 r.respond(srv::ListParameters::Response { result })
             }
@@ -249,7 +249,7 @@ impl ParameterServers {
     fn announce<'a>(&self, accepted: impl Iterator<Item = (&'a String, &'a RosValue)>) {
         let changed_parameters: Vec<wire::Parameter> = accepted
             .map(|(name, value)| wire::Parameter {
-                name: name.clone(),
+                name: text(name),
                 value: from_ros(value),
             })
             .collect();
@@ -273,6 +273,6 @@ impl ParameterServers {
 fn result<T>(r: &Result<T, String>) -> wire::SetParametersResult {
     wire::SetParametersResult {
         successful: r.is_ok(),
-        reason: r.as_ref().err().cloned().unwrap_or_default(),
+        reason: text(r.as_ref().err().map_or("", String::as_str)),
     }
 }
