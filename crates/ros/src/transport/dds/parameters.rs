@@ -310,7 +310,7 @@ impl ParameterServers {
                 self.send(&self.list, rmw_id, reply, "list_parameters", &mut withheld)
             }
             (Pending::Get(names), ParameterResponse::Get(values)) => {
-                let (values, unsent) = self.within_limit(&names, values);
+                let (values, unsent) = within_limit(self.reply_limit, &names, values);
                 withheld = unsent;
                 let reply = GetParametersResponse { values };
                 self.send(&self.get, rmw_id, reply, "get_parameters", &mut withheld)
@@ -330,7 +330,7 @@ impl ParameterServers {
                     .zip(&found)
                     .map(|(n, d)| descriptor(n, d.as_ref()))
                     .collect();
-                if self.shorten_descriptions(&mut values) {
+                if shorten_descriptions(self.reply_limit, &mut values) {
                     withheld.push("descriptions shortened".into());
                 }
                 let reply = DescribeParametersResponse { values };
@@ -402,59 +402,6 @@ impl ParameterServers {
             .map_err(|e| format!("{e:?}"))
     }
 
-    /// Shortens descriptions and constraints until `values` fit the reply limit (the types,
-    /// ranges and read-only flags stay whole); whether it had to.
-    fn shorten_descriptions(&self, values: &mut [raw::ParameterDescriptor]) -> bool {
-        let limit = self.reply_limit.unwrap_or(usize::MAX);
-        let size = |v: &[raw::ParameterDescriptor]| -> usize {
-            v.iter()
-                .map(|d| 96 + d.name.len() + d.description.len() + d.additional_constraints.len())
-                .sum()
-        };
-        if size(values) <= limit {
-            return false;
-        }
-        let fixed: usize = values.iter().map(|d| 96 + d.name.len()).sum();
-        let each = limit.saturating_sub(fixed) / values.len().max(1) / 2;
-        for d in values.iter_mut() {
-            shorten(&mut d.description, each);
-            shorten(&mut d.additional_constraints, each);
-        }
-        true
-    }
-
-    /// The values as sent, and the names of those over the reply limit (sent as not set).
-    fn within_limit(
-        &self,
-        names: &[String],
-        values: Vec<Option<RosValue>>,
-    ) -> (Vec<raw::ParameterValue>, Vec<String>) {
-        let mut room = self.reply_limit.unwrap_or(usize::MAX);
-        let mut withheld = vec![];
-        let sent = names
-            .iter()
-            .zip(values)
-            .map(|(name, value)| match value {
-                Some(v) if reply_size(&v) <= room => {
-                    room -= reply_size(&v);
-                    from_ros(&v)
-                }
-                Some(v) => {
-                    withheld.push(format!(
-                        "{name} ({} bytes) answered as not set",
-                        reply_size(&v)
-                    ));
-                    ParameterValue::NotSet.into()
-                }
-                None => {
-                    room = room.saturating_sub(64);
-                    ParameterValue::NotSet.into()
-                }
-            })
-            .collect();
-        (sent, withheld)
-    }
-
     fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {
         let changed_parameters: Vec<raw::Parameter> = accepted
             .map(|(name, value)| raw::Parameter {
@@ -476,6 +423,59 @@ impl ParameterServers {
             eprintln!("parameter events: {e:?}");
         }
     }
+}
+
+/// Shortens descriptions and constraints until `values` fit the reply limit (the types,
+/// ranges and read-only flags stay whole); whether it had to.
+fn shorten_descriptions(limit: Option<usize>, values: &mut [raw::ParameterDescriptor]) -> bool {
+    let limit = limit.unwrap_or(usize::MAX);
+    let size = |v: &[raw::ParameterDescriptor]| -> usize {
+        v.iter()
+            .map(|d| 96 + d.name.len() + d.description.len() + d.additional_constraints.len())
+            .sum()
+    };
+    if size(values) <= limit {
+        return false;
+    }
+    let fixed: usize = values.iter().map(|d| 96 + d.name.len()).sum();
+    let each = limit.saturating_sub(fixed) / values.len().max(1) / 2;
+    for d in values.iter_mut() {
+        shorten(&mut d.description, each);
+        shorten(&mut d.additional_constraints, each);
+    }
+    true
+}
+
+/// The values as sent, and the names of those over the reply limit (sent as not set).
+fn within_limit(
+    limit: Option<usize>,
+    names: &[String],
+    values: Vec<Option<RosValue>>,
+) -> (Vec<raw::ParameterValue>, Vec<String>) {
+    let mut room = limit.unwrap_or(usize::MAX);
+    let mut withheld = vec![];
+    let sent = names
+        .iter()
+        .zip(values)
+        .map(|(name, value)| match value {
+            Some(v) if reply_size(&v) <= room => {
+                room -= reply_size(&v);
+                from_ros(&v)
+            }
+            Some(v) => {
+                withheld.push(format!(
+                    "{name} ({} bytes) answered as not set",
+                    reply_size(&v)
+                ));
+                ParameterValue::NotSet.into()
+            }
+            None => {
+                room = room.saturating_sub(64);
+                ParameterValue::NotSet.into()
+            }
+        })
+        .collect();
+    (sent, withheld)
 }
 
 /// The wire result of one change (or of an atomic set), its reason cut to `room` bytes.
@@ -616,5 +616,66 @@ impl ParameterClient {
             "{}: {} (type {}, read_only {}{range})",
             d.name, d.description, d.r#type, d.read_only
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serialized<T: serde::Serialize>(value: &T) -> usize {
+        cdr_encoding::to_vec::<T, byteorder::LittleEndian>(value)
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn shortened_text_keeps_whole_characters_and_marks_the_cut() {
+        let mut short = "kp".to_string();
+        shorten(&mut short, 10);
+        assert_eq!(short, "kp");
+        let mut long = "é".repeat(50);
+        shorten(&mut long, 10);
+        assert!(long.len() <= 10 && long.ends_with("..."), "{long}");
+    }
+
+    /// On a network a reply must fit about 1.2 kB: a 7 kB URDF is answered not set and named,
+    /// the small values stay, and the reply as serialized fits.
+    #[test]
+    fn a_get_reply_over_the_network_limit_answers_the_large_values_not_set() {
+        let names = ["robot_description".to_string(), "kp".to_string()];
+        let values = vec![
+            Some(RosValue::String("x".repeat(7_000))),
+            Some(RosValue::DoubleArray(vec![100.0; 7])),
+        ];
+        let (sent, withheld) = within_limit(Some(NETWORK_REPLY_LIMIT), &names, values);
+        assert_eq!(withheld.len(), 1);
+        assert!(withheld[0].starts_with("robot_description"), "{withheld:?}");
+        assert_eq!(to_ros(sent[0].clone()), None);
+        assert_eq!(
+            to_ros(sent[1].clone()),
+            Some(RosValue::DoubleArray(vec![100.0; 7]))
+        );
+        let reply = GetParametersResponse { values: sent };
+        assert!(serialized(&reply) <= NETWORK_REPLY_LIMIT);
+    }
+
+    #[test]
+    fn long_descriptions_are_shortened_to_fit_and_the_rest_kept() {
+        let declaration =
+            Declaration::double_array("kp", vec![1.0; 7], &"d".repeat(300)).range(0.0, 1e6);
+        let mut values: Vec<raw::ParameterDescriptor> = (0..4)
+            .map(|_| descriptor("kp", Some(&declaration)))
+            .collect();
+        assert!(shorten_descriptions(Some(NETWORK_REPLY_LIMIT), &mut values));
+        assert!(values
+            .iter()
+            .all(|d| d.floating_point_range.len() == 1 && d.r#type == 8));
+        let reply = DescribeParametersResponse { values };
+        assert!(
+            serialized(&reply) <= NETWORK_REPLY_LIMIT,
+            "{}",
+            serialized(&reply)
+        );
     }
 }
