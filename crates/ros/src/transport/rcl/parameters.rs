@@ -11,7 +11,8 @@ use r2r::rcl_interfaces::msg as wire;
 use r2r::rcl_interfaces::srv;
 use r2r::{QosProfile, ServiceRequest};
 
-use super::{rcl, text, texts};
+use super::convert::{text, texts, time_out, wall_clock};
+use super::rcl;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
@@ -257,7 +258,7 @@ impl ParameterServers {
             return;
         }
         let event = wire::ParameterEvent {
-            stamp: super::time_out(&super::wall_clock()),
+            stamp: time_out(&wall_clock()),
             node: self.node_name.clone(),
             new_parameters: vec![],
             changed_parameters,
