@@ -1,0 +1,61 @@
+//! What a step reports: its outcome and the events the node says once.
+
+use super::*;
+
+/// One control step's outcome.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StepReport {
+    /// Holding, and why.
+    pub fault: Option<Fault>,
+    /// What changed in this step, to tell the operator (once per incident).
+    pub event: Option<CoreEvent>,
+    /// What the safety layer did to this step's efforts (clipped, rate-limited, replaced).
+    pub safety: SafetyReport,
+}
+
+/// A change of the core's situation worth telling the operator once.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CoreEvent {
+    /// The core started holding (or holds for a new reason).
+    Holding {
+        /// Why.
+        fault: Fault,
+        /// What it sends meanwhile.
+        mode: SafeMode,
+    },
+    /// Valid states came back and control resumed.
+    Resumed {
+        /// A trajectory that ran on meanwhile was cancelled; the arm holds where it is.
+        trajectory_cancelled: bool,
+    },
+}
+
+impl CoreEvent {
+    /// Whether the operator should be warned (otherwise it is information).
+    pub fn is_warning(&self) -> bool {
+        matches!(self, CoreEvent::Holding { .. })
+    }
+}
+
+impl std::fmt::Display for CoreEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CoreEvent::Holding { fault, mode } => {
+                let sending = match mode {
+                    SafeMode::Gravity => "gravity compensation",
+                    SafeMode::Zero => "zero effort",
+                };
+                write!(f, "holding ({sending}): {fault}")
+            }
+            CoreEvent::Resumed {
+                trajectory_cancelled: true,
+            } => write!(
+                f,
+                "joint states valid again: control resumed, holding where the arm is (trajectory cancelled)"
+            ),
+            CoreEvent::Resumed {
+                trajectory_cancelled: false,
+            } => write!(f, "joint states valid again: control resumed"),
+        }
+    }
+}

@@ -1,0 +1,590 @@
+//! The controller node without the middleware: the newest joint state in, efforts out, with
+//! the safety rules of docs/safety.md. A state that lacks a controlled joint, holds NaN, or is older
+//! than `state_timeout` makes the node hold (`safe_mode`: zero effort, or gravity compensation
+//! at the last valid configuration), says so once per incident, and resumes when valid states
+//! return. Efforts always pass the safety layer (NaN guard, effort limits, optional rate limit).
+//! The faults and plausibility rules are in `faults.rs`, trajectory acceptance in
+//! `trajectory_acceptance.rs`, a step's report and events in `events.rs`; this file is the state
+//! and the step with its hold and resume.
+
+use armctl_control::reference::{Approach, MultiPoint, Trajectory, TrajectoryPoint};
+use armctl_control::{
+    ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
+};
+use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_model::Robot;
+
+use std::sync::Arc;
+
+mod events;
+mod faults;
+mod trajectory_acceptance;
+
+pub use events::{CoreEvent, StepReport};
+pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
+
+use crate::braking::Brake;
+use crate::joint_map::JointMap;
+use crate::RuntimeError;
+
+/// Default of `max_reference_points`.
+pub const DEFAULT_MAX_POINTS: usize = 10_000;
+
+/// How far (rad or m) a trajectory's point due at once may lie from the reference in effect:
+/// a start point MoveIt sends (its start state, within its own 0.01 rad start tolerance) is
+/// taken, a step is refused.
+pub const START_TOLERANCE: f64 = 0.02;
+
+/// The share of each velocity limit the move that joins a trajectory at the start may use:
+/// the law's tracking error adds to the reference's speed.
+pub const APPROACH_SPEED_SHARE: f64 = 0.5;
+
+/// The share of each acceleration limit that move may use: the proximal joints' acceleration
+/// throws a soft, light wrist about (a 0.3 rad step at the full limits swung a random arm's
+/// wrist under joint impedance to 1.3 times its velocity limit).
+pub const APPROACH_ACCELERATION_SHARE: f64 = 0.25;
+
+/// The share of each effort limit the viscous friction of that move may take.
+pub const APPROACH_FRICTION_SHARE: f64 = 0.25;
+
+/// The peak speed of the move that joins a trajectory: [`APPROACH_SPEED_SHARE`] of the velocity
+/// limit, and no faster than the model's viscous friction allows with
+/// [`APPROACH_FRICTION_SHARE`] of the effort limit (a heavily damped joint with a small effort
+/// limit saturated at half its velocity limit).
+fn approach_speed(joint: &armctl_model::Joint) -> f64 {
+    let limits = &joint.limits;
+    let by_friction = if joint.friction.viscous > 0.0 {
+        APPROACH_FRICTION_SHARE * limits.effort / joint.friction.viscous
+    } else {
+        f64::INFINITY
+    };
+    (APPROACH_SPEED_SHARE * limits.velocity).min(by_friction)
+}
+
+/// The node's state between steps.
+pub struct ControllerCore {
+    robot: Robot,
+    /// The chain's joint names, shared into faults.
+    joint_names: Vec<Arc<str>>,
+    controller: Guarded,
+    map: JointMap,
+    safe_mode: SafeMode,
+    state_timeout: f64,
+    ws: DynamicsWorkspace,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    last_valid_q: Option<Vec<f64>>,
+    /// The buffer `last_valid_q` takes at the first valid state (allocated once, up front).
+    spare_q: Vec<f64>,
+    state_time: Option<f64>,
+    /// What is wrong with the newest state, if anything.
+    state_fault: Option<Fault>,
+    plausibility: Plausibility,
+    /// `max_reference_points`.
+    max_points: usize,
+    fault: Option<Fault>,
+    /// The trajectory and when it started; joined by a move from where the arm is when
+    /// control starts ([`Approach`]).
+    trajectory: Option<(f64, Approach)>,
+    reference: JointReference,
+    was_holding: bool,
+    /// Largest reference acceleration per joint, rad/s^2 (m/s^2).
+    acceleration_limits: Vec<f64>,
+    /// The arm-derived default of `acceleration_limits`.
+    default_acceleration_limits: Vec<f64>,
+    /// The damped hold for a state that is believed (a controller failure, an over-speed).
+    brake: Brake,
+    /// Peak speeds and accelerations of the move that joins a trajectory
+    /// ([`APPROACH_SPEED_SHARE`], [`APPROACH_ACCELERATION_SHARE`] of the limits), kept to plan
+    /// it without allocating.
+    approach_speeds: Vec<f64>,
+    approach_accelerations: Vec<f64>,
+}
+
+impl std::fmt::Debug for ControllerCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerCore")
+            .field("controller", &self.controller.name())
+            .field("fault", &self.fault)
+            .finish()
+    }
+}
+
+impl ControllerCore {
+    /// A core for `robot`, controlling every joint of its chain (in chain order) with
+    /// `controller` behind the safety layer (effort limits from the URDF, optional
+    /// `rate_limit`); it holds in `safe_mode` when the newest state is older than
+    /// `state_timeout` seconds.
+    pub fn new(
+        robot: Robot,
+        controller: Box<dyn Controller>,
+        safe_mode: SafeMode,
+        state_timeout: f64,
+        rate_limit: Option<f64>,
+    ) -> Result<Self, RuntimeError> {
+        let controller = Guarded::new(controller, &robot, rate_limit).map_err(|e| match e {
+            ControlError::InvalidParameter { name, reason } => {
+                RuntimeError::Parameter { name, reason }
+            }
+            other => RuntimeError::Parameter {
+                name: "rate_limit".into(),
+                reason: other.to_string(),
+            },
+        })?;
+        let n = robot.dof();
+        let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let accelerations =
+            armctl_control::default_gains::acceleration_limits(&robot).map_err(|e| {
+                RuntimeError::Parameter {
+                    name: "acceleration_limits".into(),
+                    reason: e.to_string(),
+                }
+            })?;
+        let hold_gains = armctl_control::default_gains::hold_gains(&robot).map_err(|e| {
+            RuntimeError::Parameter {
+                name: "safe_mode".into(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(Self {
+            joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
+            brake: Brake::new(&robot, hold_gains),
+            approach_speeds: vec![0.0; n],
+            approach_accelerations: vec![0.0; n],
+            acceleration_limits: accelerations.clone(),
+            default_acceleration_limits: accelerations,
+            ws: DynamicsWorkspace::new(&robot),
+            map: JointMap::new(joints),
+            controller,
+            safe_mode,
+            state_timeout,
+            q: vec![0.0; n],
+            qd: vec![0.0; n],
+            last_valid_q: None,
+            spare_q: vec![0.0; n],
+            state_time: None,
+            state_fault: None,
+            plausibility: Plausibility::default(),
+            max_points: DEFAULT_MAX_POINTS,
+            fault: Some(Fault::NoState),
+            trajectory: None,
+            reference: JointReference::hold(&vec![0.0; n]),
+            was_holding: true,
+            robot,
+        })
+    }
+
+    /// The model the controller and the hold compute with.
+    pub fn robot(&self) -> &Robot {
+        &self.robot
+    }
+
+    /// The controlled joints, in the order of the command array.
+    pub fn joints(&self) -> &[String] {
+        self.map.joints()
+    }
+
+    /// The controller, to change parameters or hand over targets.
+    pub fn controller_mut(&mut self) -> &mut Guarded {
+        &mut self.controller
+    }
+
+    /// The controller.
+    pub fn controller(&self) -> &Guarded {
+        &self.controller
+    }
+
+    /// The fault the last step held for.
+    pub fn fault(&self) -> Option<&Fault> {
+        self.fault.as_ref()
+    }
+
+    /// When the newest joint state arrived (the node's clock), if one has.
+    pub fn state_time(&self) -> Option<f64> {
+        self.state_time
+    }
+
+    /// The newest valid measured configuration (chain order), if any state was valid.
+    pub fn last_valid_q(&self) -> Option<&[f64]> {
+        self.last_valid_q.as_deref()
+    }
+
+    /// The reference in effect (for `~/state`).
+    pub fn reference(&self) -> &JointReference {
+        &self.reference
+    }
+
+    /// The newest measured positions and velocities in the controller's order.
+    pub fn measured(&self) -> (&[f64], &[f64]) {
+        (&self.q, &self.qd)
+    }
+
+    /// Forgets the states and the trajectory (simulated time went back): as at the start.
+    pub fn restart(&mut self) {
+        self.state_time = None;
+        self.state_fault = None;
+        if let Some(q) = self.last_valid_q.take() {
+            self.spare_q = q;
+        }
+        self.trajectory = None;
+        self.fault = Some(Fault::NoState);
+        self.was_holding = true;
+        self.brake.forget();
+    }
+
+    /// Whether states came and then stopped: the newest is older than `state_timeout`.
+    pub fn states_stopped(&self, now: f64) -> bool {
+        self.state_time
+            .is_some_and(|t| now - t > self.state_timeout)
+    }
+
+    /// Changes what counts as an implausible state (live parameters).
+    pub fn set_plausibility(&mut self, plausibility: Plausibility) {
+        self.plausibility = plausibility;
+    }
+
+    /// The first joint of the newest state that cannot be true, as a fault naming it.
+    fn implausible(&self) -> Option<Fault> {
+        let Plausibility {
+            position_margin,
+            velocity_factor,
+            ..
+        } = self.plausibility;
+        self.robot
+            .joints()
+            .iter()
+            .zip(&self.joint_names)
+            .zip(self.q.iter().zip(&self.qd))
+            .find_map(|((joint, name), (&q, &qd))| {
+                let limits = &joint.limits;
+                let (lo, hi) = (
+                    limits.lower - position_margin,
+                    limits.upper + position_margin,
+                );
+                let (value, rule) = if limits.is_bounded() && !(lo..=hi).contains(&q) {
+                    let (lower, upper) = (limits.lower, limits.upper);
+                    let margin = position_margin;
+                    (
+                        q,
+                        ImplausibleRule::Position {
+                            lower,
+                            upper,
+                            margin,
+                        },
+                    )
+                } else if limits.velocity > 0.0 && qd.abs() > velocity_factor * limits.velocity {
+                    let (limit, factor) = (limits.velocity, velocity_factor);
+                    (qd, ImplausibleRule::Velocity { limit, factor })
+                } else {
+                    return None;
+                };
+                let joint = name.clone();
+                Some(Fault::Implausible(Implausible { joint, value, rule }))
+            })
+    }
+
+    /// Changes the hold behaviour and timeout (live parameters).
+    pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
+        self.safe_mode = safe_mode;
+        self.state_timeout = state_timeout;
+    }
+
+    /// Prepares the joint mapping for states that list `names` in this order, so that the
+    /// first such state allocates nothing (a real-time host calls it before its loop).
+    pub fn expect_state_layout(&mut self, names: &[String]) {
+        let zeros = vec![0.0; names.len()];
+        let (mut q, mut qd) = (zeros.clone(), zeros.clone());
+        let _ = self.map.extract(names, &zeros, &zeros, &mut q, &mut qd);
+    }
+
+    /// A new joint state, received at `now` (s).
+    pub fn on_joint_state(
+        &mut self,
+        names: &[String],
+        position: &[f64],
+        velocity: &[f64],
+        now: f64,
+    ) {
+        self.state_fault =
+            match self
+                .map
+                .extract(names, position, velocity, &mut self.q, &mut self.qd)
+            {
+                Err(fault) => Some(Fault::from(fault)),
+                Ok(()) => self.implausible().or_else(|| {
+                    let factor = self.plausibility.over_speed_factor;
+                    self.brake
+                        .over_speed(&self.robot, &self.joint_names, &self.qd, factor)
+                }),
+            };
+        self.state_time = Some(now);
+        if matches!(self.state_fault, None | Some(Fault::OverSpeed(_))) {
+            match &mut self.last_valid_q {
+                Some(q) => q.copy_from_slice(&self.q),
+                None => {
+                    let mut q = std::mem::take(&mut self.spare_q);
+                    q.clear();
+                    q.extend_from_slice(&self.q);
+                    self.last_valid_q = Some(q);
+                }
+            }
+        }
+    }
+
+    /// A state in which controlled joint `joint` (chain index) has no reading at `now`: a
+    /// host whose state interface could not be read. Holds as a joint missing from a state.
+    pub fn on_unreadable_joint(&mut self, joint: usize, now: f64) {
+        self.state_fault = Some(Fault::Unreadable(self.map.shared_name(joint)));
+        self.state_time = Some(now);
+    }
+
+    /// Changes a controller parameter (live gains ramp; invalid values are rejected).
+    pub fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), RuntimeError> {
+        self.controller
+            .set_parameter(name, value)
+            .map_err(|e| RuntimeError::Parameter {
+                name: name.into(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Why a step at `now` would hold (none: it would control).
+    pub fn holds_at(&self, now: f64) -> Option<Fault> {
+        self.current_fault(now)
+    }
+
+    fn current_fault(&self, now: f64) -> Option<Fault> {
+        let Some(time) = self.state_time else {
+            return Some(Fault::NoState);
+        };
+        if let Some(fault) = &self.state_fault {
+            return Some(fault.clone());
+        }
+        let age = now - time;
+        (age > self.state_timeout).then_some(Fault::Stale(age))
+    }
+
+    /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
+    pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
+        self.step_from(now, dt, effort, None)
+    }
+
+    /// A step whose efforts a law over two arms computed ([`crate::pair_runtime`]): `given`
+    /// is this arm's share, or why there is none (then the arm holds, as after a controller
+    /// failure). The state checks, the safety layer, hold and resume are those of
+    /// [`ControllerCore::step`]; the core's own controller does not run.
+    pub fn step_given(
+        &mut self,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+        given: Result<&[f64], &str>,
+    ) -> StepReport {
+        self.step_from(now, dt, effort, Some(given))
+    }
+
+    fn step_from(
+        &mut self,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+        given: Option<Result<&[f64], &str>>,
+    ) -> StepReport {
+        let mut fault = self.current_fault(now);
+        let mut cancelled = false;
+        let mut controlled = false;
+        if fault.is_none() {
+            if self.was_holding {
+                let first_start = self.fault == Some(Fault::NoState);
+                cancelled = self.resume(first_start, now);
+            }
+            fault = match given {
+                None => self.control(now, dt, effort),
+                Some(given) => self.pass_on(given, dt, effort),
+            };
+            controlled = true;
+        }
+        let safety = match fault {
+            Some(Fault::Controller(_) | Fault::OverSpeed(_)) => {
+                self.hold(effort, dt, controlled, true)
+            }
+            Some(_) => self.hold(effort, dt, controlled, false),
+            None => {
+                self.brake.release();
+                self.controller.last_report()
+            }
+        };
+        let event = match (&fault, &self.fault) {
+            (Some(new), old)
+                if old.as_ref().map(std::mem::discriminant)
+                    != Some(std::mem::discriminant(new)) =>
+            {
+                Some(CoreEvent::Holding {
+                    fault: new.clone(),
+                    mode: self.safe_mode,
+                })
+            }
+            (None, Some(old)) if *old != Fault::NoState => Some(CoreEvent::Resumed {
+                trajectory_cancelled: cancelled,
+            }),
+            _ => None,
+        };
+        self.was_holding = fault.is_some();
+        self.fault = fault.clone();
+        StepReport {
+            fault,
+            event,
+            safety,
+        }
+    }
+
+    /// Starts the controller and the reference from where the arm is. After a hold, a
+    /// trajectory that ran on meanwhile would jump: it is cancelled (returns whether one was).
+    /// At the first start a trajectory sent since the first state is kept, and joined from
+    /// where the arm is by a move within half the velocity limits (slower where viscous
+    /// friction would take more than a quarter of the effort limit) and a quarter of the
+    /// smallest acceleration limit (a set point or a trajectory that starts elsewhere is not
+    /// a step).
+    fn resume(&mut self, first_start: bool, now: f64) -> bool {
+        let state = JointState {
+            q: &self.q,
+            qd: &self.qd,
+        };
+        self.controller.reset(&state);
+        self.reference.set_hold(&self.q);
+        if !first_start {
+            return self.trajectory.take().is_some();
+        }
+        if let Some((start, trajectory)) = &mut self.trajectory {
+            let offset = (now - *start).max(0.0);
+            for (v, joint) in self.approach_speeds.iter_mut().zip(self.robot.joints()) {
+                *v = approach_speed(joint);
+            }
+            // One bound for every joint, the smallest: each joint's limit is what its own
+            // effort gives when every joint accelerates at most that much (row sums of M), so
+            // a faster neighbour would load a weak joint through the coupling.
+            let slowest = self
+                .acceleration_limits
+                .iter()
+                .fold(f64::INFINITY, |m, a| m.min(*a));
+            self.approach_accelerations
+                .fill(APPROACH_ACCELERATION_SHARE * slowest);
+            trajectory.plan(
+                &self.q,
+                offset,
+                &self.approach_speeds,
+                &self.approach_accelerations,
+            );
+            *start = now;
+        }
+        false
+    }
+
+    /// One controller update on the newest state; a failure or a non-finite effort (which the
+    /// safety layer would silently replace by the last one) is a fault.
+    fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
+        if let Some((start, trajectory)) = &self.trajectory {
+            trajectory.sample(now - start, &mut self.reference);
+        }
+        let state = JointState {
+            q: &self.q,
+            qd: &self.qd,
+        };
+        if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
+            return Some(Fault::Controller(e.to_string()));
+        }
+        let non_finite = self.controller.last_report().non_finite;
+        (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
+    }
+
+    /// Another law's efforts through the safety layer; none, or non-finite ones, are a fault.
+    fn pass_on(
+        &mut self,
+        given: Result<&[f64], &str>,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Option<Fault> {
+        match given {
+            Ok(given) if given.len() == effort.len() => effort.copy_from_slice(given),
+            Ok(given) => {
+                let reason = format!("{} efforts for {} joints", given.len(), effort.len());
+                effort.fill(f64::NAN);
+                self.controller.guard(effort, dt);
+                return Some(Fault::Controller(reason));
+            }
+            Err(reason) => {
+                effort.fill(f64::NAN);
+                self.controller.guard(effort, dt);
+                return Some(Fault::Controller(reason.to_string()));
+            }
+        }
+        self.controller.guard(effort, dt);
+        let non_finite = self.controller.last_report().non_finite;
+        (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
+    }
+
+    /// The `safe_mode` effort for a last command (gravity compensation at the last valid
+    /// configuration, or zero; zero too before any valid state), within the effort limits and
+    /// finite. Unlike a hold, no rate limit applies: the command must be the safe one itself,
+    /// since it stays in effect after the node is gone. Returns what it is.
+    pub fn safe_command(&mut self, effort: &mut [f64]) -> &'static str {
+        effort.fill(0.0);
+        let mut what = "zero effort";
+        let robot_compensates = self.robot.gravity().iter().all(|g| *g == 0.0);
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+            what = if robot_compensates {
+                "zero effort (gravity_compensation is false: the robot holds its own weight)"
+            } else {
+                "gravity compensation at the last valid configuration"
+            };
+            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+                effort.fill(0.0);
+                what = "zero effort (gravity could not be computed)";
+            }
+        }
+        for (e, joint) in effort.iter_mut().zip(self.robot.joints()) {
+            let limit = joint.limits.effort;
+            *e = if e.is_finite() {
+                e.clamp(-limit, limit)
+            } else {
+                0.0
+            };
+        }
+        what
+    }
+
+    /// The hold effort, through the safety layer; when the controller ran this cycle (and its
+    /// effort went through the layer already) the hold replaces that effort, so the rate limit
+    /// applies once per cycle. With a `trusted` state (the controller failed, or an over-speed)
+    /// the hold brakes the arm: `G(q) - s D qd + s^2 K (q_b - q)` (without `G` in
+    /// `safe_mode: zero`), `q_b` where the braking began, within the sampled-data bound at `q`
+    /// ([`Brake`]); otherwise the state is not to be believed and it is `G` at the last valid
+    /// configuration (or zero), undamped.
+    fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
+        effort.fill(0.0);
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+            let q = if trusted { &self.q } else { q };
+            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+                effort.fill(0.0);
+            }
+        }
+        if trusted {
+            let state = (self.q.as_slice(), self.qd.as_slice());
+            self.brake
+                .hold(&self.robot, &mut self.ws, state, dt, effort);
+        } else {
+            // Undamped, the arm may drift: a later braking holds where it begins, not where
+            // an earlier one did.
+            self.brake.release();
+        }
+        let safety = self.controller.safety_mut();
+        if replaces {
+            safety.replace(effort, dt)
+        } else {
+            safety.apply(effort, dt)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,604 @@
+//! The core's rules, step by step on a two-joint arm.
+
+use super::*;
+use armctl_control::controller_by_name;
+use armctl_model::ChainOptions;
+
+fn core() -> ControllerCore {
+    let robot = Robot::from_urdf_file(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+        &ChainOptions::default(),
+    )
+    .unwrap();
+    let controller = controller_by_name("pd_gravity", &robot).unwrap();
+    ControllerCore::new(robot, controller, SafeMode::Gravity, 0.05, None).unwrap()
+}
+
+/// `G(q)` of a two-joint robot.
+fn gravity_of(robot: &Robot, q: &[f64; 2]) -> [f64; 2] {
+    let mut gravity = [0.0; 2];
+    gravity_torques(robot, &mut DynamicsWorkspace::new(robot), q, &mut gravity).unwrap();
+    gravity
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Efforts `[NaN, big]` in the direction of gravity: the safety layer after the controller
+/// moves the finite one a step towards `big`, then the hold replaces the whole effort.
+struct PartlyNan(armctl_control::ParameterSet, f64);
+
+impl Controller for PartlyNan {
+    fn name(&self) -> &'static str {
+        "partly_nan"
+    }
+    fn parameters(&self) -> &armctl_control::ParameterSet {
+        &self.0
+    }
+    fn parameters_mut(&mut self) -> &mut armctl_control::ParameterSet {
+        &mut self.0
+    }
+    fn compute(
+        &mut self,
+        step: armctl_control::Step<'_>,
+    ) -> Result<(), armctl_control::ControlError> {
+        step.effort.copy_from_slice(&[f64::NAN, self.1]);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_hold_after_non_finite_efforts_moves_no_effort_more_than_one_rate_limit_step() {
+    let robot = Robot::from_urdf_file(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
+        &ChainOptions::default(),
+    )
+    .unwrap();
+    let q = [0.1, 0.2];
+    let gravity = gravity_of(&robot, &q);
+    let (rate, dt) = (100.0, 1e-3);
+    assert!(gravity[1].abs() > 2.0 * rate * dt, "{gravity:?}");
+    let controller = PartlyNan(
+        armctl_control::ParameterSet::new(2),
+        1e3 * gravity[1].signum(),
+    );
+    let mut core = ControllerCore::new(
+        robot,
+        Box::new(controller),
+        SafeMode::Gravity,
+        0.05,
+        Some(rate),
+    )
+    .unwrap();
+    core.on_joint_state(&names(&["joint1", "joint2"]), &q, &[0.0, 0.0], 0.0);
+    let mut effort = [0.0; 2];
+    let r = core.step(0.001, dt, &mut effort);
+    assert!(matches!(r.fault, Some(Fault::Controller(_))), "{r:?}");
+    // The effort sent before was 0: one step of the rate limit at most, not two.
+    for e in effort {
+        assert!(e.abs() <= rate * dt * (1.0 + 1e-12), "{effort:?}");
+    }
+    assert!((effort[1] - rate * dt * gravity[1].signum()).abs() < 1e-12);
+}
+
+#[test]
+fn a_controller_fault_holds_with_damping_against_the_measured_velocity() {
+    let robot = core().robot().clone();
+    let (q, qd) = ([0.1, 0.2], [0.5, -0.3]);
+    let mut gravity = [0.0; 2];
+    let mut ws = DynamicsWorkspace::new(&robot);
+    gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
+    let (_, damping) = armctl_control::default_gains::hold_gains(&robot).unwrap();
+    let controller = PartlyNan(armctl_control::ParameterSet::new(2), 0.0);
+    let mut core =
+        ControllerCore::new(robot, Box::new(controller), SafeMode::Gravity, 0.05, None).unwrap();
+    core.on_joint_state(&names(&["joint1", "joint2"]), &q, &qd, 0.0);
+    let mut effort = [0.0; 2];
+    let r = core.step(0.001, 1e-3, &mut effort);
+    assert!(matches!(r.fault, Some(Fault::Controller(_))), "{r:?}");
+    for i in 0..2 {
+        let expected = gravity[i] - damping[i] * qd[i];
+        assert!(
+            damping[i] > 0.0 && (effort[i] - expected).abs() < 1e-9,
+            "{effort:?}"
+        );
+    }
+    // Still failing, the arm moved on: the spring pulls back to where braking began.
+    let (moved, rest) = ([0.15, 0.2], [0.0, 0.0]);
+    core.on_joint_state(&names(&["joint1", "joint2"]), &moved, &rest, 0.0015);
+    core.step(0.0015, 5e-4, &mut effort);
+    let g_moved = gravity_of(core.robot(), &moved);
+    assert!(
+        effort[0] < g_moved[0] - 1e-3,
+        "pulled back: {effort:?} vs {g_moved:?}"
+    );
+    // A state that cannot be believed holds gravity only, at the last valid configuration.
+    core.on_joint_state(&names(&["joint1", "joint2"]), &[0.1, f64::NAN], &qd, 0.002);
+    core.step(0.002, 1e-3, &mut effort);
+    assert_eq!(effort, g_moved);
+    // A braking after that undamped hold holds where it begins, not where the first did.
+    core.on_joint_state(&names(&["joint1", "joint2"]), &moved, &rest, 0.003);
+    core.step(0.003, 1e-3, &mut effort);
+    for (e, g) in effort.iter().zip(g_moved) {
+        assert!((e - g).abs() < 1e-9, "{effort:?} vs {g_moved:?}");
+    }
+}
+
+#[test]
+fn holds_on_every_fault_says_so_once_and_resumes() {
+    let mut core = core();
+    let mut effort = [0.0; 2];
+    let joints = names(&["joint1", "joint2"]);
+    // No state yet: gravity hold needs a configuration, so zero effort; no log (expected at start).
+    let r = core.step(0.0, 1e-3, &mut effort);
+    assert_eq!(r.fault, Some(Fault::NoState));
+    assert_eq!(effort, [0.0, 0.0]);
+    // Valid state: control.
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.001);
+    let r = core.step(0.002, 1e-3, &mut effort);
+    assert_eq!(r.fault, None);
+    assert!(effort[0].abs() > 1.0, "gravity is compensated: {effort:?}");
+    // A missing joint: hold with gravity at the last valid configuration, log once.
+    core.on_joint_state(&names(&["joint1"]), &[0.1], &[0.0], 0.003);
+    let r = core.step(0.003, 1e-3, &mut effort);
+    assert_eq!(r.fault, Some(Fault::MissingJoint("joint2".into())));
+    let event = r.event.unwrap();
+    assert!(event.is_warning());
+    let text = event.to_string();
+    assert!(
+        text.contains("joint2") && text.contains("gravity"),
+        "{text}"
+    );
+    assert!(
+        core.step(0.004, 1e-3, &mut effort).event.is_none(),
+        "said once per incident"
+    );
+    // NaN in a state.
+    core.on_joint_state(&joints, &[f64::NAN, 0.2], &[0.0, 0.0], 0.005);
+    let r = core.step(0.005, 1e-3, &mut effort);
+    assert_eq!(r.fault, Some(Fault::NonFinite("joint1".into())));
+    assert!(r.event.is_some());
+    assert!(effort.iter().all(|e| e.is_finite()));
+    // Valid again: resumes, and says so.
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.006);
+    let r = core.step(0.006, 1e-3, &mut effort);
+    assert_eq!(r.fault, None);
+    assert!(!r.event.unwrap().is_warning());
+    // The publisher stops: stale after state_timeout (0.05 s).
+    assert_eq!(core.step(0.05, 1e-3, &mut effort).fault, None);
+    let r = core.step(0.0571, 1e-3, &mut effort);
+    assert!(matches!(r.fault, Some(Fault::Stale(_))), "{:?}", r.fault);
+    // Zero mode holds with zero effort.
+    core.set_safety(SafeMode::Zero, 0.05);
+    core.step(0.06, 1e-3, &mut effort);
+    assert_eq!(effort, [0.0, 0.0]);
+}
+
+fn point(t: f64, p: Vec<f64>) -> TrajectoryPoint {
+    TrajectoryPoint {
+        time: t,
+        positions: p,
+        velocities: None,
+        accelerations: None,
+    }
+}
+
+#[test]
+fn trajectories_are_matched_by_name_and_bad_ones_refused() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let e = core.set_trajectory(&joints, &[point(1.0, vec![0.5, -0.3])], 0.0, 0.0);
+    assert!(e
+        .unwrap_err()
+        .to_string()
+        .contains("no valid joint state yet"));
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 0.0);
+    // Joints in another order.
+    core.set_trajectory(
+        &names(&["joint2", "joint1"]),
+        &[point(1.0, vec![0.5, -0.3])],
+        0.0,
+        0.0,
+    )
+    .unwrap();
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
+    let mut effort = [0.0; 2];
+    core.step(1.0, 1e-3, &mut effort);
+    // Control starts after the point was due: the arm is brought there by a move from
+    // where it is, not by a step.
+    assert_eq!(core.reference().q, vec![0.0, 0.0]);
+    let end = core.trajectory_end().unwrap();
+    assert!(end > 1.1, "{end}");
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], end);
+    core.step(end, 1e-3, &mut effort);
+    assert_eq!(core.reference().q, vec![-0.3, 0.5]);
+    let refused = |core: &mut ControllerCore, names: &[String], p: TrajectoryPoint| {
+        core.set_trajectory(names, &[p], 1.0, 1.0)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refused(&mut core, &joints, point(1.0, vec![0.5]));
+    assert!(e.contains("1 values for 2 joint names"), "{e}");
+    let e = refused(&mut core, &names(&["joint1"]), point(1.0, vec![0.5]));
+    assert!(e.contains("'joint2' is missing"), "{e}");
+    let e = refused(
+        &mut core,
+        &names(&["joint1", "joint1"]),
+        point(1.0, vec![0.5, 0.5]),
+    );
+    assert!(e.contains("listed twice"), "{e}");
+    let e = refused(
+        &mut core,
+        &names(&["joint1", "joint2", "gripper"]),
+        point(1.0, vec![0.0; 3]),
+    );
+    assert!(e.contains("'gripper' is not controlled"), "{e}");
+    let e = refused(&mut core, &joints, point(1.0, vec![1e308, 0.0]));
+    assert!(e.contains("outside"), "{e}");
+    let e = refused(&mut core, &joints, point(1.0, vec![f64::NAN, 0.0]));
+    assert!(e.contains("NaN"), "{e}");
+    // The refused ones left the first trajectory in place.
+    core.step(end, 1e-3, &mut effort);
+    assert_eq!(core.reference().q, vec![-0.3, 0.5]);
+}
+
+/// Found by a review of the FollowJointTrajectory action, each for `~/reference` too: a
+/// newer trajectory starts from the reference's velocity (no step in it); a later start is
+/// reached smoothly, not by a step at once; a point due at once far from the reference is
+/// refused; times must increase from 0, said with the message's point numbers.
+#[test]
+fn newer_and_later_trajectories_start_smoothly_and_bad_times_are_refused() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [0.0; 2];
+    let mut state = |core: &mut ControllerCore, t: f64| {
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], t);
+        core.step(t, 1e-3, &mut effort);
+        (core.reference().q.clone(), core.reference().qd.clone())
+    };
+    state(&mut core, 0.0);
+    core.set_trajectory(&joints, &[point(2.0, vec![0.5, 0.5])], 0.0, 0.0)
+        .unwrap();
+    let (_, qd_before) = state(&mut core, 1.0);
+    assert!(qd_before[0] > 0.3, "{qd_before:?}");
+    // Replaced mid-motion: the reference velocity carries on.
+    core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 1.0, 1.0)
+        .unwrap();
+    let (_, qd_after) = state(&mut core, 1.0);
+    assert!(
+        (qd_after[0] - qd_before[0]).abs() < 1e-9,
+        "{qd_before:?} -> {qd_after:?}"
+    );
+    // A start 3 s ahead whose first point is due then: the reference does not jump now.
+    let (q_now, _) = state(&mut core, 2.0);
+    let later = [point(0.0, vec![0.2, 0.2]), point(1.0, vec![0.3, 0.3])];
+    core.set_trajectory(&joints, &later, 5.0, 2.0).unwrap();
+    let (q_soon, _) = state(&mut core, 2.001);
+    assert!(
+        (q_soon[0] - q_now[0]).abs() < 1e-4,
+        "{q_now:?} -> {q_soon:?}"
+    );
+    assert!((core.trajectory_end().unwrap() - 6.0).abs() < 1e-12);
+    // A point due now far from the reference: refused; one within the start tolerance: taken.
+    let far = core
+        .set_trajectory(
+            &joints,
+            &[point(0.0, vec![0.2, 0.2]), point(1.0, vec![0.3, 0.3])],
+            3.0,
+            3.0,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(far.contains("due now") && far.contains("joint1"), "{far}");
+    let (q, _) = state(&mut core, 3.0);
+    let near = [
+        point(0.0, vec![q[0] + 0.01, q[1]]),
+        point(1.0, vec![0.3, 0.3]),
+    ];
+    core.set_trajectory(&joints, &near, 3.0, 3.0).unwrap();
+    // Times: out of order, negative, not finite; numbered as in the message.
+    let mut times = |t: [f64; 3]| {
+        let points: Vec<_> = t.iter().map(|t| point(*t, vec![0.3, 0.3])).collect();
+        core.set_trajectory(&joints, &points, 3.0, 3.0)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = times([0.5, 1e-9, 1.0]);
+    assert!(
+        e.contains("point 1: time_from_start 1e-9 s must be after point 0's 0.5 s"),
+        "{e}"
+    );
+    assert!(times([-1.0, 1.0, 2.0]).contains("point 0: time_from_start -1.0 s must be 0 or later"));
+    assert!(times([0.5, f64::NAN, 2.0]).contains("point 1"));
+    assert!(
+        !times([0.5, 0.5, 2.0]).contains("invalid reference"),
+        "no doubled prefix"
+    );
+}
+
+#[test]
+fn a_hold_cancels_the_trajectory_and_resumes_where_the_arm_is() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [0.0; 2];
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 0.0);
+    core.step(0.0, 1e-3, &mut effort);
+    core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 0.0, 0.0)
+        .unwrap();
+    core.on_joint_state(&joints, &[0.1, 0.1], &[0.0, 0.0], 0.5);
+    assert_eq!(core.step(0.5, 1e-3, &mut effort).fault, None);
+    // States stop; they come back at t = 2 with the arm somewhere else.
+    assert!(core.step(0.6, 1e-3, &mut effort).fault.is_some());
+    core.on_joint_state(&joints, &[0.2, -0.1], &[0.0, 0.0], 2.0);
+    let r = core.step(2.0, 1e-3, &mut effort);
+    assert_eq!(r.fault, None);
+    assert!(r
+        .event
+        .unwrap()
+        .to_string()
+        .contains("trajectory cancelled"));
+    assert_eq!(core.reference().q, vec![0.2, -0.1]);
+    // An empty JointTrajectory cancels too: hold at the measured position.
+    core.set_trajectory(&joints, &[point(1.0, vec![0.5, 0.5])], 2.0, 2.0)
+        .unwrap();
+    core.cancel_trajectory();
+    core.step(2.5, 1e-3, &mut effort);
+    assert_eq!(core.reference().q, vec![0.2, -0.1]);
+}
+
+#[test]
+fn the_safe_command_is_the_hold_itself_without_a_rate_limit() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [5.0, -5.0];
+    // Before any state: zero.
+    assert_eq!(core.safe_command(&mut effort), "zero effort");
+    assert_eq!(effort, [0.0, 0.0]);
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+    core.step(0.0, 1e-3, &mut effort);
+    core.controller_mut()
+        .safety_mut()
+        .set_rate_limit(Some(1e-3))
+        .unwrap();
+    core.safe_command(&mut effort);
+    let gravity = gravity_of(&core.robot, &[0.1, 0.2]);
+    assert_eq!(
+        effort, gravity,
+        "the full gravity hold, not a rate-limited step towards it"
+    );
+    core.set_safety(SafeMode::Zero, 0.05);
+    core.safe_command(&mut effort);
+    assert_eq!(effort, [0.0, 0.0]);
+}
+
+#[test]
+fn states_that_cannot_be_true_hold_name_the_joint_and_resume() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [0.0; 2];
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+    assert_eq!(core.step(0.0, 1e-3, &mut effort).fault, None);
+    // A finite position 100 rad away: hold, say so once, naming the joint and the value.
+    core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.001);
+    let r = core.step(0.001, 1e-3, &mut effort);
+    let text = r.event.expect("said").to_string();
+    assert!(
+        matches!(r.fault, Some(Fault::Implausible(_))),
+        "{:?}",
+        r.fault
+    );
+    assert!(
+        text.contains("joint1 at 100") && text.contains("position_limit_margin"),
+        "{text}"
+    );
+    assert_eq!(core.measured().0.len(), 2);
+    // Gravity hold at the last plausible configuration.
+    let gravity = gravity_of(&core.robot, &[0.1, 0.2]);
+    assert_eq!(effort, gravity);
+    // A velocity of 1e6 rad/s.
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 1e6], 0.002);
+    let r = core.step(0.002, 1e-3, &mut effort);
+    assert!(
+        matches!(&r.fault, Some(Fault::Implausible(t)) if t.to_string().contains("joint2 moves at 1000000"))
+    );
+    // Plausible again: resume. A wider margin accepts what was refused.
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.003);
+    assert_eq!(core.step(0.003, 1e-3, &mut effort).fault, None);
+    core.set_plausibility(Plausibility {
+        position_margin: 200.0,
+        ..Plausibility::default()
+    });
+    core.on_joint_state(&joints, &[100.0, 0.2], &[0.0, 0.0], 0.004);
+    assert_eq!(core.step(0.004, 1e-3, &mut effort).fault, None);
+}
+
+#[test]
+fn an_over_speed_brakes_with_damping_until_the_arm_is_at_rest_then_holds_there() {
+    let mut core = core();
+    let robot = core.robot().clone();
+    let joints = names(&["joint1", "joint2"]);
+    let limit = robot.joints()[1].limits.velocity;
+    let mut effort = [0.0; 2];
+    core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
+    assert_eq!(core.step(0.0, 1e-3, &mut effort).fault, None);
+    // Twice the limit: a true state, braked. The effort opposes the motion beyond G(q).
+    let (q, qd) = ([0.1, 0.25], [0.0, 2.0 * limit]);
+    core.on_joint_state(&joints, &q, &qd, 0.001);
+    let r = core.step(0.001, 1e-3, &mut effort);
+    assert!(matches!(r.fault, Some(Fault::OverSpeed(_))), "{r:?}");
+    let text = r.event.expect("said once").to_string();
+    assert!(
+        text.contains("over-speed") && text.contains("joint2"),
+        "{text}"
+    );
+    let gravity = gravity_of(&robot, &q);
+    assert!(effort[1] < gravity[1], "{effort:?} vs G {gravity:?}");
+    // Slower but still moving (within the limit): still braking, and not said again.
+    core.on_joint_state(&joints, &[0.1, 0.26], &[0.0, 0.5 * limit], 0.002);
+    let r = core.step(0.002, 1e-3, &mut effort);
+    assert!(
+        matches!(r.fault, Some(Fault::OverSpeed(_))) && r.event.is_none(),
+        "{r:?}"
+    );
+    // At rest: control resumes, holding where the arm stopped.
+    core.on_joint_state(&joints, &[0.1, 0.27], &[0.0, 0.0], 0.003);
+    let r = core.step(0.003, 1e-3, &mut effort);
+    assert_eq!(r.fault, None);
+    assert!(matches!(r.event, Some(CoreEvent::Resumed { .. })), "{r:?}");
+    assert_eq!(core.reference().q, vec![0.1, 0.27]);
+    // Beyond velocity_plausibility (10 times the limit): not believed, undamped.
+    core.on_joint_state(&joints, &[0.1, 0.27], &[0.0, 20.0 * limit], 0.004);
+    let r = core.step(0.004, 1e-3, &mut effort);
+    assert!(matches!(r.fault, Some(Fault::Implausible(_))), "{r:?}");
+}
+
+#[test]
+fn the_braking_damping_stays_within_the_sampled_data_margin() {
+    // A damping far beyond the margin for a step of 1 s is scaled, not applied.
+    let robot = core().robot().clone();
+    let mut brake = Brake::new(&robot, (vec![0.0; 2], vec![1e4, 1e4]));
+    let mut ws = DynamicsWorkspace::new(&robot);
+    let (q, qd) = ([0.1, 0.2], [1.0, -1.0]);
+    let mut effort = [0.0; 2];
+    brake.hold(&robot, &mut ws, (&q, &qd), 1.0, &mut effort);
+    let applied: Vec<f64> = effort.iter().zip(&qd).map(|(e, v)| -e / v).collect();
+    // lambda_max(M^-1 D) = lambda_max(D^1/2 M^-1 D^1/2), by nalgebra's eigensolver.
+    let mut m = nalgebra::DMatrix::zeros(2, 2);
+    armctl_dynamics::mass_matrix(&robot, &mut ws, &q, &mut m).unwrap();
+    let inverse = m.cholesky().unwrap().inverse();
+    let root: Vec<f64> = applied.iter().map(|d| d.sqrt()).collect();
+    let w = nalgebra::DMatrix::from_fn(2, 2, |r, c| root[r] * inverse[(r, c)] * root[c]);
+    let load = w.symmetric_eigenvalues().max();
+    assert!(
+        load <= armctl_control::damping_bound::RUNTIME_MARGIN * (1.0 + 1e-9),
+        "{load}"
+    );
+    assert!(applied.iter().all(|d| *d > 0.0), "{applied:?}");
+}
+
+#[test]
+fn a_late_reference_is_never_a_step_and_a_too_fast_one_is_refused() {
+    let mut core = core();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [0.0; 2];
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 10.0);
+    core.step(10.0, 1e-3, &mut effort);
+    // Stamped 10 s ago: points at 1 s and 12 s. The first is due already and dropped; the
+    // second is reached from the reference in effect in the 2 s still ahead.
+    core.set_trajectory(
+        &joints,
+        &[point(1.0, vec![1.5, 0.0]), point(12.0, vec![0.2, 0.0])],
+        0.0,
+        10.0,
+    )
+    .unwrap();
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 10.001);
+    core.step(10.001, 1e-3, &mut effort);
+    assert!(
+        core.reference().q[0].abs() < 1e-3,
+        "no step: {:?}",
+        core.reference().q
+    );
+    // (States keep coming; a stall would hold and cancel the trajectory.)
+    for k in 1..=2000 {
+        let t = 10.001 + k as f64 * 1e-3;
+        core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], t);
+        core.step(t, 1e-3, &mut effort);
+    }
+    assert!(
+        (core.reference().q[0] - 0.2).abs() < 1e-9,
+        "{:?}",
+        core.reference().q
+    );
+    let e = core
+        .set_trajectory(&joints, &[point(1.0, vec![0.5, 0.0])], 0.0, 10.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("every point lies in the past"), "{e}");
+    // 2 rad in 10 ms, through waypoints within the limits: refused, naming the joint.
+    let e = core
+        .set_trajectory(&joints, &[point(0.01, vec![2.0, 0.0])], 12.0, 12.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("joint1 would move at") && e.contains("velocity limit 4"),
+        "{e}"
+    );
+    core.set_max_points(3);
+    let many: Vec<TrajectoryPoint> = (1..=4).map(|k| point(k as f64, vec![0.1, 0.0])).collect();
+    let e = core
+        .set_trajectory(&joints, &many, 12.0, 12.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("4 points exceed max_reference_points (3)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn references_beyond_the_acceleration_limits_are_refused_naming_the_joint() {
+    let mut core = core();
+    let joints = vec!["joint1".to_string(), "joint2".to_string()];
+    core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], 1.0);
+    let mut effort = [0.0; 2];
+    core.step(1.0, 1e-3, &mut effort);
+    // The derived defaults are positive and finite for every joint.
+    assert!(core
+        .acceleration_limits()
+        .iter()
+        .all(|a| a.is_finite() && *a > 0.0));
+    core.set_acceleration_limits(&[2.0, 2.0]).unwrap();
+    // 0.5 rad in 1 s from rest (a quintic peaks at 5.77 s^-2 per rad: 2.9 rad/s^2).
+    let e = core
+        .set_trajectory(&joints, &[point(1.0, vec![0.5, 0.0])], 1.0, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("joint1 would accelerate at") && e.contains("acceleration_limits"),
+        "{e}"
+    );
+    // The same move over 2 s needs 0.72 rad/s^2: accepted.
+    core.set_trajectory(&joints, &[point(2.0, vec![0.5, 0.0])], 1.0, 1.0)
+        .unwrap();
+    // A given waypoint acceleration above the limit is refused too.
+    let mut fast = point(3.0, vec![0.5, 0.0]);
+    fast.accelerations = Some(vec![0.0, 3.0]);
+    let e = core
+        .set_trajectory(&joints, &[fast], 1.0, 1.0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("point 0: joint2 acceleration 3"), "{e}");
+    assert!(core.set_acceleration_limits(&[1.0]).is_err());
+    assert!(core.set_acceleration_limits(&[1.0, -1.0]).is_err());
+    core.set_acceleration_limits(&[]).unwrap();
+}
+
+#[test]
+fn in_process_waypoints_are_checked_to_the_end_and_between_every_point() {
+    let mut core = core();
+    let follow = |core: &mut ControllerCore, points: &[TrajectoryPoint]| {
+        let trajectory = MultiPoint::new(2, points).unwrap();
+        core.follow(Box::new(trajectory), 0.0)
+            .map_err(|e| e.to_string())
+    };
+    let mut points: Vec<TrajectoryPoint> =
+        (0..=60).map(|k| point(k as f64, vec![0.0, 0.0])).collect();
+    points.push(point(200.0, vec![3.0, 0.0]));
+    follow(&mut core, &points).unwrap();
+    // Beyond the limit (3.1) 200 s in: once, only the first minute was checked.
+    points[61].positions[0] = 3.5;
+    let e = follow(&mut core, &points).unwrap_err();
+    assert!(
+        e.contains("joint1 = 3.") && e.contains("outside [-3.1, 3.1]"),
+        "{e}"
+    );
+    // A spike of 0.5 ms between the 1000 even samples of 70 s.
+    let mut spike = vec![point(0.0, vec![0.0, 0.0]), point(35.0, vec![0.0, 0.0])];
+    spike.push(point(35.0005, vec![0.0, 0.0]));
+    spike.push(point(70.0, vec![0.0, 0.0]));
+    spike[1].positions[1] = 1e-3;
+    let e = follow(&mut core, &spike).unwrap_err();
+    assert!(e.contains("joint2 would"), "{e}");
+}
