@@ -140,6 +140,10 @@ impl Probe {
                 .wait_until(Duration::from_millis(50), |r| r.commands.len() > before)
                 .await
             {
+                // Answers to the states sent while waiting may still come (late, from a node
+                // in another process): taken here, they are not mistaken for the answer to a
+                // test's first state.
+                self.pump(Duration::from_millis(300)).await;
                 return;
             }
         }
