@@ -18,16 +18,8 @@ use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
 
-const JOINTS: [&str; 7] = [
-    "panda_joint1",
-    "panda_joint2",
-    "panda_joint3",
-    "panda_joint4",
-    "panda_joint5",
-    "panda_joint6",
-    "panda_joint7",
-];
-const Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+const JOINTS: [&str; 7] = armctl_e2e::PANDA_JOINTS;
+const Q0: [f64; 7] = armctl_e2e::PANDA_Q0;
 const ZERO: [f64; 7] = [0.0; 7];
 const STATE_TIMEOUT: f64 = 0.05;
 

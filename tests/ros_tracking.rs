@@ -29,7 +29,7 @@ struct Waypoint {
     time_from_start: f64,
 }
 
-const Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+const Q0: [f64; 7] = armctl_e2e::PANDA_Q0;
 const DURATION: f64 = 5.5;
 
 fn workspace_path(relative: &str) -> String {

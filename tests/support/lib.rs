@@ -11,6 +11,20 @@ pub fn workspace_dir() -> PathBuf {
         .map_or_else(|| PathBuf::from(".."), PathBuf::from)
 }
 
+/// The bundled Panda's joints, in chain order.
+pub const PANDA_JOINTS: [&str; 7] = [
+    "panda_joint1",
+    "panda_joint2",
+    "panda_joint3",
+    "panda_joint4",
+    "panda_joint5",
+    "panda_joint6",
+    "panda_joint7",
+];
+
+/// The Panda's start configuration in the ROS tests (the waypoint file's first point).
+pub const PANDA_Q0: [f64; 7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+
 /// The bundled robot descriptions (`urdf/` of the workspace).
 pub fn urdf_dir() -> PathBuf {
     workspace_dir().join("urdf")
