@@ -218,6 +218,15 @@ enum ArmctlStatus armctl_parameter_info(struct ArmctlController *handle,
                                         size_t index,
                                         struct ArmctlParameterInfo *info);
 
+// The number of parameters `ArmctlConfig`'s fields give (scope `Config`: the URDF, the links,
+// the joints, the law), which a host declares before it has a handle.
+size_t armctl_config_parameter_count(void);
+
+// `ArmctlConfig` parameter `index` (below `armctl_config_parameter_count`) into `*info`, its
+// value the declared default; its strings live as long as the library. `InvalidArgument` for
+// a null `info` or an index out of range (there is no handle to say why).
+enum ArmctlStatus armctl_config_parameter_info(size_t index, struct ArmctlParameterInfo *info);
+
 // Checks a value for a running controller without applying it (type, range, length,
 // choices, read-only): for a host's parameter callback. `Refused` with the reason in
 // `armctl_last_error`. The law may still refuse a value that passes (e.g. a model it cannot

@@ -210,6 +210,10 @@ void parameters(armctl_controllers::ModelBasedEffortController & controller, std
     safe_mode && safe_mode->additional_constraints == "one of: gravity, zero",
     "safe_mode's choices are in its descriptor");
   check(!node->has_parameter("update_rate"), "controller_node's update_rate is not declared");
+  const auto * tip = node->standin_descriptor("tip_link");
+  check(
+    tip && tip->read_only && tip->description.rfind("Tip link of the chain", 0) == 0,
+    "tip_link is declared read-only in on_init with armctl's description");
   check(
     node->standin_descriptor("effort_limits") && node->standin_descriptor("effort_limits")->read_only,
     "effort_limits is read-only");

@@ -60,6 +60,17 @@ pub(crate) struct DeclaredText {
     pub(crate) choices: CString,
 }
 
+impl DeclaredText {
+    /// The texts of `d`.
+    pub(crate) fn of(d: &armctl_control::Declaration) -> Self {
+        Self {
+            name: c_string(&d.name),
+            description: c_string(&d.description),
+            choices: c_string(&d.choices.as_deref().unwrap_or_default().join(", ")),
+        }
+    }
+}
+
 impl ArmctlController {
     /// Records `reason` for `armctl_last_error` and returns `status`.
     pub(crate) fn fail(&mut self, status: ArmctlStatus, reason: &str) -> ArmctlStatus {
@@ -182,14 +193,9 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
     let mut runtime = ControllerRuntime::new(&start).map_err(refused)?;
     runtime.core_mut().expect_state_layout(&joints);
     let names = runtime
-        .parameters()
         .declarations()
         .iter()
-        .map(|d| DeclaredText {
-            name: c_string(&d.name),
-            description: c_string(&d.description),
-            choices: c_string(&d.choices.as_deref().unwrap_or_default().join(", ")),
-        })
+        .map(DeclaredText::of)
         .collect();
     let robot = runtime.core().robot();
     let links = [c_string(robot.base_link()), c_string(robot.tip_link())];

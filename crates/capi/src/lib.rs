@@ -47,8 +47,9 @@ pub use handle::{
     armctl_tip_link, ArmctlConfig,
 };
 pub use parameters::{
-    armctl_parameter_count, armctl_parameter_info, armctl_set_parameter, armctl_validate_parameter,
-    ArmctlParameterInfo, ArmctlParameterScope,
+    armctl_config_parameter_count, armctl_config_parameter_info, armctl_parameter_count,
+    armctl_parameter_info, armctl_set_parameter, armctl_validate_parameter, ArmctlParameterInfo,
+    ArmctlParameterScope,
 };
 pub use reference::{
     armctl_set_external_wrench, armctl_set_external_wrench_in, armctl_set_target_pose,

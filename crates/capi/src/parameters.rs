@@ -2,12 +2,15 @@
 //! validating and applying a value.
 
 use std::ffi::c_char;
+use std::panic::catch_unwind;
+use std::sync::OnceLock;
 
-use armctl_control::ParameterValue;
+use armctl_control::{Declaration, ParameterValue};
+use armctl_runtime::declarations::controller_node_declarations;
 
-use crate::handle::{guarded, invalid, refused, ArmctlController};
+use crate::handle::{guarded, invalid, refused, ArmctlController, DeclaredText};
 use crate::status::ArmctlStatus;
-use crate::values::{text, ArmctlParameterType, ArmctlValue};
+use crate::values::{text, ArmctlParameterType, ArmctlValue, ValueCache};
 
 /// Which part of a host a declared parameter belongs to.
 #[repr(C)]
@@ -113,29 +116,88 @@ pub extern "C" fn armctl_parameter_info(
         // SAFETY: null or writable by the caller's contract.
         let info =
             unsafe { info.as_mut() }.ok_or_else(|| invalid("info is a null pointer".into()))?;
-        let declarations = h.runtime.parameters().declarations();
+        let declarations = h.runtime.declarations();
         let d = declarations.get(index).ok_or_else(|| {
             invalid(format!(
                 "parameter index {index}: there are {}",
                 declarations.len()
             ))
         })?;
-        let current = h.runtime.parameters().get(&d.name).unwrap_or(&d.default);
-        let text = &h.names[index];
-        *info = ArmctlParameterInfo {
-            name: text.name.as_ptr(),
-            description: text.description.as_ptr(),
-            kind: ArmctlParameterType::of(d.kind),
-            has_range: d.range.is_some(),
-            min: d.range.map_or(f64::NEG_INFINITY, |r| r.0),
-            max: d.range.map_or(f64::INFINITY, |r| r.1),
-            read_only: d.read_only,
-            choices: text.choices.as_ptr(),
-            scope: ArmctlParameterScope::of(&d.name),
-            value: h.value.show(current),
-        };
+        let current = h.runtime.parameter(&d.name).unwrap_or(&d.default);
+        *info = info_of(d, &h.names[index], h.value.show(current));
         Ok(())
     })
+}
+
+/// The declarations of the parameters `ArmctlConfig`'s fields give, with their defaults as C
+/// values: built once, kept for the library's lifetime.
+struct ConfigDeclarations(Vec<(Declaration, DeclaredText, ValueCache)>);
+
+// SAFETY: the raw pointers inside each `ValueCache` point into that cache's own strings, which
+// are never changed after the list is built; sharing them between threads reads only.
+unsafe impl Sync for ConfigDeclarations {}
+// SAFETY: as for `Sync`: nothing is changed after construction.
+unsafe impl Send for ConfigDeclarations {}
+
+fn config_declarations() -> &'static ConfigDeclarations {
+    static LIST: OnceLock<ConfigDeclarations> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let entries = controller_node_declarations()
+            .into_iter()
+            .filter(|d| ArmctlParameterScope::of(&d.name) == ArmctlParameterScope::Config)
+            .map(|d| {
+                let mut value = ValueCache::default();
+                value.show(&d.default);
+                (d.clone(), DeclaredText::of(&d), value)
+            })
+            .collect();
+        ConfigDeclarations(entries)
+    })
+}
+
+/// The number of parameters `ArmctlConfig`'s fields give (scope `Config`: the URDF, the links,
+/// the joints, the law), which a host declares before it has a handle.
+#[no_mangle]
+pub extern "C" fn armctl_config_parameter_count() -> usize {
+    catch_unwind(|| config_declarations().0.len()).unwrap_or(0)
+}
+
+/// `ArmctlConfig` parameter `index` (below `armctl_config_parameter_count`) into `*info`, its
+/// value the declared default; its strings live as long as the library. `InvalidArgument` for
+/// a null `info` or an index out of range (there is no handle to say why).
+#[no_mangle]
+pub extern "C" fn armctl_config_parameter_info(
+    index: usize,
+    info: *mut ArmctlParameterInfo,
+) -> ArmctlStatus {
+    // SAFETY: null or writable by the caller's contract.
+    let Some(info) = (unsafe { info.as_mut() }) else {
+        return ArmctlStatus::InvalidArgument;
+    };
+    let Ok(list) = catch_unwind(config_declarations) else {
+        return ArmctlStatus::Panicked;
+    };
+    let Some((d, text, value)) = list.0.get(index) else {
+        return ArmctlStatus::InvalidArgument;
+    };
+    *info = info_of(d, text, value.shown());
+    ArmctlStatus::Ok
+}
+
+/// The C view of declaration `d`, with its texts and `value`.
+fn info_of(d: &Declaration, text: &DeclaredText, value: ArmctlValue) -> ArmctlParameterInfo {
+    ArmctlParameterInfo {
+        name: text.name.as_ptr(),
+        description: text.description.as_ptr(),
+        kind: ArmctlParameterType::of(d.kind),
+        has_range: d.range.is_some(),
+        min: d.range.map_or(f64::NEG_INFINITY, |r| r.0),
+        max: d.range.map_or(f64::INFINITY, |r| r.1),
+        read_only: d.read_only,
+        choices: text.choices.as_ptr(),
+        scope: ArmctlParameterScope::of(&d.name),
+        value,
+    }
 }
 
 /// The name and value of a call, checked for null and UTF-8.
@@ -173,8 +235,7 @@ pub extern "C" fn armctl_validate_parameter(
         // SAFETY: the caller's contract.
         let (name, value) = unsafe { named_value(name, value) }?;
         h.runtime
-            .parameters()
-            .validate(&name, &value, false)
+            .validate_parameter(&name, &value)
             .map(|_| ())
             .map_err(refused)
     })

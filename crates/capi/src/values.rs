@@ -58,6 +58,22 @@ pub struct ArmctlValue {
     pub count: usize,
 }
 
+impl Default for ArmctlValue {
+    /// `false`, no pointers.
+    fn default() -> Self {
+        Self {
+            kind: ArmctlParameterType::Bool as u32,
+            boolean: false,
+            integer: 0,
+            number: 0.0,
+            text: std::ptr::null(),
+            numbers: std::ptr::null(),
+            texts: std::ptr::null(),
+            count: 0,
+        }
+    }
+}
+
 /// A parameter name with its value (the start values of `ArmctlConfig`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -148,22 +164,19 @@ pub(crate) struct ValueCache {
     texts: Vec<CString>,
     pointers: Vec<*const c_char>,
     numbers: Vec<f64>,
+    last: ArmctlValue,
 }
 
 impl ValueCache {
+    /// The value last shown, pointing into this cache (what [`Self::show`] returned).
+    pub(crate) fn shown(&self) -> ArmctlValue {
+        self.last
+    }
+
     /// `value` as an [`ArmctlValue`] pointing into this cache. A string holding a NUL byte
     /// (none is declared so) is cut there.
     pub(crate) fn show(&mut self, value: &ParameterValue) -> ArmctlValue {
-        let mut out = ArmctlValue {
-            kind: ArmctlParameterType::Bool as u32,
-            boolean: false,
-            integer: 0,
-            number: 0.0,
-            text: std::ptr::null(),
-            numbers: std::ptr::null(),
-            texts: std::ptr::null(),
-            count: 0,
-        };
+        let mut out = ArmctlValue::default();
         match value {
             ParameterValue::Bool(b) => out.boolean = *b,
             ParameterValue::Integer(i) => {
@@ -195,6 +208,7 @@ impl ValueCache {
             // Never declared; shown as an empty string array.
             ParameterValue::BoolArray(_) => out.kind = ArmctlParameterType::StringArray as u32,
         }
+        self.last = out;
         out
     }
 }

@@ -970,3 +970,62 @@ fn no_points_stop_the_trajectory_and_hold_where_the_arm_is() {
     armctl_free(handle);
     armctl_free(fresh);
 }
+
+/// A host declares the parameters `ArmctlConfig`'s fields give before it has a handle: armctl
+/// lists them with their descriptions and defaults (the plugin no longer writes its own), and
+/// the handle's list gives the same ones with scope `Config`.
+#[test]
+fn the_configuration_parameters_are_listed_without_a_handle() {
+    let text = |p: *const c_char| unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string();
+    let mut info = std::mem::MaybeUninit::<ArmctlParameterInfo>::uninit();
+    let mut listed = vec![];
+    for k in 0..armctl_config_parameter_count() {
+        assert_eq!(
+            armctl_config_parameter_info(k, info.as_mut_ptr()),
+            ArmctlStatus::Ok
+        );
+        let info = unsafe { info.assume_init() };
+        assert_eq!(info.scope, ArmctlParameterScope::Config);
+        assert!(info.read_only && !text(info.description).is_empty());
+        if text(info.name) == "controller" {
+            assert_eq!(text(info.value.text), "computed_torque");
+            assert!(text(info.choices).contains("cartesian_impedance"));
+        }
+        listed.push(text(info.name));
+    }
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "base_link",
+            "controller",
+            "joints",
+            "robot_description",
+            "tip_link"
+        ]
+    );
+    let past = armctl_config_parameter_count();
+    assert_eq!(
+        armctl_config_parameter_info(past, info.as_mut_ptr()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert_eq!(
+        armctl_config_parameter_info(0, null_mut()),
+        ArmctlStatus::InvalidArgument
+    );
+    let handle = panda("computed_torque");
+    let mut config_scoped = vec![];
+    for k in 0..armctl_parameter_count(handle) {
+        assert_eq!(
+            armctl_parameter_info(handle, k, info.as_mut_ptr()),
+            ArmctlStatus::Ok
+        );
+        let info = unsafe { info.assume_init() };
+        if info.scope == ArmctlParameterScope::Config {
+            config_scoped.push(text(info.name));
+        }
+    }
+    config_scoped.sort();
+    assert_eq!(config_scoped, listed);
+    armctl_free(handle);
+}

@@ -240,7 +240,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         bail!("--object-move moves the object of a pair scene (--scene, e.g. config/scenes/two_pandas_carry.yaml)");
     }
     let mut runtime = controller_runtime(args, &robot)?;
-    let gravity_warning = gravity_mismatch(&config, runtime.parameters());
+    let gravity_warning = gravity_mismatch(&config, runtime.settings());
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)?;
@@ -294,10 +294,9 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
 /// twice, or not at all.
 fn gravity_mismatch(
     config: &SimConfig,
-    parameters: &armctl_runtime::node_parameters::ParameterStore,
+    settings: &armctl_runtime::declarations::ControllerNodeSettings,
 ) -> Option<String> {
-    let law_adds_gravity = parameters.get("gravity_compensation") != Some(&RosValue::Bool(false));
-    match (law_adds_gravity, config.robot_compensates_gravity) {
+    match (settings.gravity_compensation, config.robot_compensates_gravity) {
         (true, true) => Some("the simulated arm compensates its own gravity (robot_compensates_gravity) and the controller adds G too (gravity_compensation: true): G is applied twice".into()),
         (false, false) => Some("the controller leaves out G (gravity_compensation: false) and the simulated arm does not add it (robot_compensates_gravity: false): nothing holds the arm's weight".into()),
         _ => None,
@@ -435,7 +434,7 @@ fn target_pose(
 /// no `--target-pose`) follows it with its tip: `target_source` is `joint_reference`.
 fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime> {
     let runtime = configured_runtime(args, robot, None)?;
-    let task_space = runtime.parameters().get("target_source").is_some();
+    let task_space = runtime.parameter("target_source").is_some();
     if !task_space || args.trajectory == "hold" {
         return Ok(runtime);
     }

@@ -9,8 +9,8 @@ use armctl_control::{
 };
 use armctl_model::Robot;
 
-use crate::controller_core::{ControllerCore, Plausibility, SafeMode};
-use crate::declarations::controller_node_declarations;
+use crate::controller_core::ControllerCore;
+use crate::declarations::{controller_node_declarations, ControllerNodeSettings, LiveSettings};
 use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
 use crate::node_parameters::ParameterStore;
@@ -68,7 +68,10 @@ pub fn controller_node_parameters(
     start: &NodeStart,
 ) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
     let configured = configure(start, None)?;
-    Ok((configured.store, configured.controller, configured.robot))
+    let store = configured
+        .store
+        .with_values_of(configured.controller.parameters());
+    Ok((store, configured.controller, configured.robot))
 }
 
 /// A law the node parameters configure: its parameters, set by name.
@@ -105,6 +108,7 @@ impl Tunable for Cooperative {
 /// What configuring produced.
 pub(crate) struct Configured<L> {
     pub(crate) store: ParameterStore,
+    pub(crate) settings: ControllerNodeSettings,
     pub(crate) controller: L,
     pub(crate) robot: Robot,
     /// What the URDF conversion noticed.
@@ -139,10 +143,11 @@ pub(crate) fn configure_law<L: Tunable>(
 ) -> Result<Configured<L>, RuntimeError> {
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
+    let settings = ControllerNodeSettings::from_store(&store);
     let (mut robot, warnings, link_frames) = match robot {
         Some(robot) => (robot, vec![], vec![]),
         None => {
-            let conversion = load_conversion(&store)?;
+            let conversion = load_conversion(&settings.robot)?;
             let report = conversion.report;
             (conversion.robot, report.warnings, report.link_frames)
         }
@@ -158,25 +163,21 @@ pub(crate) fn configure_law<L: Tunable>(
     }
     // URDF <dynamics damping friction> is usually a simulator's tuning, not a measurement:
     // compensated only when asked, or when an identified model measured it.
-    if store.get("friction_compensation") != Some(&ParameterValue::Bool(true))
-        && !identified_friction
-    {
+    if !settings.friction_compensation && !identified_friction {
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;
     }
     // A robot that compensates its own gravity (libfranka does) must not get G twice: the
     // law, its model and the gravity hold all compute with no gravity.
-    if store.get("gravity_compensation") == Some(&ParameterValue::Bool(false)) {
+    if !settings.gravity_compensation {
         robot = robot.with_gravity(nalgebra::Vector3::zeros())?;
     }
-    if let Some(ParameterValue::DoubleArray(efforts)) = store.get("effort_limits") {
-        if !efforts.is_empty() {
-            robot = robot
-                .with_effort_limits(efforts)
-                .map_err(|e| invalid("effort_limits", e.to_string()))?;
-        }
+    if !settings.effort_limits.is_empty() {
+        robot = robot
+            .with_effort_limits(&settings.effort_limits)
+            .map_err(|e| invalid("effort_limits", e.to_string()))?;
     }
-    let controller_name = store.string("controller");
+    let controller_name = settings.controller.clone();
     let mut controller = build(&controller_name, &robot)?;
     store.declare_controller(controller.parameters());
     for name in unknown {
@@ -208,6 +209,7 @@ pub(crate) fn configure_law<L: Tunable>(
     controller.parameters_mut().settle();
     Ok(Configured {
         store,
+        settings,
         controller,
         robot,
         warnings,
@@ -215,46 +217,74 @@ pub(crate) fn configure_law<L: Tunable>(
     })
 }
 
-/// The plausibility rules the parameters set.
-pub(crate) fn plausibility(parameters: &ParameterStore) -> Plausibility {
-    Plausibility {
-        position_margin: parameters.double("position_limit_margin"),
-        velocity_factor: parameters.double("velocity_plausibility"),
-        over_speed_factor: parameters.double("over_speed"),
-    }
-}
-
-/// A core for `robot` under `controller`, with the safety and reference parameters applied.
+/// A core for `robot` under `controller`, with the safety and reference settings applied.
 pub(crate) fn core_from(
-    parameters: &ParameterStore,
+    settings: &LiveSettings,
     robot: Robot,
     controller: Box<dyn Controller>,
 ) -> Result<ControllerCore, RuntimeError> {
-    let safe_mode = SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
-    let rate_limit = Some(parameters.double("rate_limit")).filter(|r| *r > 0.0);
     let mut core = ControllerCore::new(
         robot,
         controller,
-        safe_mode,
-        parameters.double("state_timeout"),
-        rate_limit,
+        settings.safe_mode,
+        settings.state_timeout,
+        settings.rate_limit(),
     )?;
-    core.set_plausibility(plausibility(parameters));
-    core.set_max_points(parameters.double("max_reference_points") as usize);
-    if let Some(ParameterValue::DoubleArray(limits)) = parameters.get("acceleration_limits") {
-        core.set_acceleration_limits(limits)
-            .map_err(|reason| RuntimeError::Parameter {
-                name: "acceleration_limits".into(),
-                reason,
-            })?;
+    core.set_plausibility(settings.plausibility());
+    core.set_max_points(usize::try_from(settings.max_reference_points).unwrap_or(0));
+    if !settings.acceleration_limits.is_empty() {
+        core.set_acceleration_limits(&settings.acceleration_limits)
+            .map_err(|reason| invalid("acceleration_limits", reason))?;
     }
     Ok(core)
+}
+
+/// Applies to `core` what changed from `old` to `new` (the safety and reference settings; the
+/// others are read where they act). The fallible changes come first, so a refusal changes
+/// nothing.
+pub(crate) fn apply_settings(
+    core: &mut ControllerCore,
+    old: &LiveSettings,
+    new: &LiveSettings,
+) -> Result<(), String> {
+    if new.acceleration_limits != old.acceleration_limits {
+        core.set_acceleration_limits(&new.acceleration_limits)?;
+    }
+    if new.rate_limit != old.rate_limit {
+        core.controller_mut()
+            .safety_mut()
+            .set_rate_limit(new.rate_limit())
+            .map_err(|e| e.to_string())?;
+    }
+    if new.max_reference_points != old.max_reference_points {
+        core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));
+    }
+    if new.plausibility() != old.plausibility() {
+        core.set_plausibility(new.plausibility());
+    }
+    if (new.safe_mode, new.state_timeout) != (old.safe_mode, old.state_timeout) {
+        core.set_safety(new.safe_mode, new.state_timeout);
+    }
+    Ok(())
+}
+
+/// The live settings with `name` set to `typed` (checked by its declaration), or `None` when
+/// `name` is not one of them (a start-only or model parameter: stored only).
+pub(crate) fn changed_settings(
+    live: &LiveSettings,
+    name: &str,
+    typed: &ParameterValue,
+) -> Result<Option<LiveSettings>, String> {
+    let mut changed = live.clone();
+    Ok(changed.set(name, typed)?.then_some(changed))
 }
 
 /// A controller configured from node parameters, ready to step.
 pub struct ControllerRuntime {
     core: ControllerCore,
+    /// The node's values (the law's are the law's own: see [`Self::parameters`]).
     parameters: ParameterStore,
+    settings: ControllerNodeSettings,
     /// Command index -> chain index.
     order: Vec<usize>,
     warnings: Vec<String>,
@@ -285,6 +315,7 @@ impl ControllerRuntime {
     fn configured(configured: Configured<Box<dyn Controller>>) -> Result<Self, RuntimeError> {
         let Configured {
             store: parameters,
+            settings,
             controller,
             robot,
             warnings,
@@ -292,21 +323,16 @@ impl ControllerRuntime {
         } = configured;
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let joints = match parameters.get("joints") {
-            Some(ParameterValue::StringArray(j)) => j.clone(),
-            _ => vec![],
-        };
-        let order = command_order(&joints, &chain)?;
-        let core = core_from(&parameters, robot, controller)?;
-        let mut runtime = Self {
+        let order = command_order(&settings.joints, &chain)?;
+        let core = core_from(&settings.live, robot, controller)?;
+        Ok(Self {
             core,
             parameters,
+            settings,
             order,
             warnings,
             frames,
-        };
-        runtime.show_law_values(None);
-        Ok(runtime)
+        })
     }
 
     /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
@@ -345,9 +371,36 @@ impl ControllerRuntime {
         &mut self.core
     }
 
-    /// The declared parameters and their current values.
-    pub fn parameters(&self) -> &ParameterStore {
-        &self.parameters
+    /// The declared parameters and their current values (the law's as the law holds them:
+    /// a gain design writes `kp` and `kd`), for a parameter query.
+    pub fn parameters(&self) -> ParameterStore {
+        self.parameters
+            .with_values_of(self.core.controller().parameters())
+    }
+
+    /// Every declaration: the node's and the law's.
+    pub fn declarations(&self) -> &[armctl_control::Declaration] {
+        self.parameters.declarations()
+    }
+
+    /// The current value of `name` (the law's as the law holds it).
+    pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
+        let law = self.core.controller().parameters();
+        law.get(name).or_else(|| self.parameters.get(name))
+    }
+
+    /// Checks `value` for `name` as [`Self::set_parameter`] does first, without applying it.
+    pub fn validate_parameter(
+        &self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, RuntimeError> {
+        self.parameters.validate(name, value, false)
+    }
+
+    /// The node's settings as the loop reads them.
+    pub fn settings(&self) -> &ControllerNodeSettings {
+        &self.settings
     }
 
     /// Command index -> chain index (the `joints` parameter).
@@ -376,93 +429,23 @@ impl ControllerRuntime {
             .validate(name, value, false)
             .map_err(|e| e.to_string())?;
         self.apply(name, &typed)?;
-        self.parameters
-            .set(name, &typed, false)
-            .map_err(|e| e.to_string())?;
         Ok(typed)
     }
 
     fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
-        if apply_to_core(&mut self.core, &self.parameters, name, typed)? {
-            return Ok(());
-        }
         if self.core.controller().parameters().get(name).is_some() {
-            self.core
+            return self
+                .core
                 .set_parameter(name, typed.clone())
-                .map_err(|e| e.to_string())?;
-            self.show_law_values(Some(name));
+                .map_err(|e| e.to_string());
         }
-        Ok(())
-    }
-}
-
-/// Applies a node-level safety or reference parameter to `core` (`parameters`: the values
-/// before the change); `false` when `name` is not one of them.
-pub(crate) fn apply_to_core(
-    core: &mut ControllerCore,
-    parameters: &ParameterStore,
-    name: &str,
-    typed: &ParameterValue,
-) -> Result<bool, String> {
-    match (name, typed) {
-        ("acceleration_limits", ParameterValue::DoubleArray(limits)) => {
-            core.set_acceleration_limits(limits)?;
+        if let Some(live) = changed_settings(&self.settings.live, name, typed)? {
+            apply_settings(&mut self.core, &self.settings.live, &live)?;
+            self.settings.live = live;
         }
-        ("max_reference_points", ParameterValue::Integer(n)) => {
-            core.set_max_points(usize::try_from(*n).unwrap_or(0));
-        }
-        ("position_limit_margin", ParameterValue::Double(margin)) => {
-            core.set_plausibility(Plausibility {
-                position_margin: *margin,
-                ..plausibility(parameters)
-            });
-        }
-        ("velocity_plausibility", ParameterValue::Double(factor)) => {
-            core.set_plausibility(Plausibility {
-                velocity_factor: *factor,
-                ..plausibility(parameters)
-            });
-        }
-        ("over_speed", ParameterValue::Double(factor)) => {
-            core.set_plausibility(Plausibility {
-                over_speed_factor: *factor,
-                ..plausibility(parameters)
-            });
-        }
-        ("state_timeout", ParameterValue::Double(t)) => {
-            let mode =
-                SafeMode::parse(&parameters.string("safe_mode")).unwrap_or(SafeMode::Gravity);
-            core.set_safety(mode, *t);
-        }
-        ("safe_mode", ParameterValue::String(s)) => {
-            let mode = SafeMode::parse(s).ok_or_else(|| format!("unknown mode '{s}'"))?;
-            core.set_safety(mode, parameters.double("state_timeout"));
-        }
-        ("rate_limit", ParameterValue::Double(r)) => core
-            .controller_mut()
-            .safety_mut()
-            .set_rate_limit(Some(*r).filter(|r| *r > 0.0))
-            .map_err(|e| e.to_string())?,
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-impl ControllerRuntime {
-    /// Copies the law's parameter values into the store where they differ (a law may derive
-    /// some from others: `gain_design` writes `kp` and `kd`), so a parameter query shows what
-    /// the law holds. `except` is the parameter being set, which the caller stores itself.
-    fn show_law_values(&mut self, except: Option<&str>) {
-        let law = self.core.controller().parameters();
-        for declaration in law.declarations() {
-            let name = declaration.name.as_str();
-            let value = law.get(name);
-            if except != Some(name) && value.is_some() && value != self.parameters.get(name) {
-                if let Some(value) = value.cloned() {
-                    let _ = self.parameters.set(name, &value, false);
-                }
-            }
-        }
+        self.parameters
+            .set(name, typed, false)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -532,7 +515,7 @@ mod tests {
                 }
                 candidates.push(ParameterValue::String("x".into()));
                 for value in candidates {
-                    let checked = runtime.parameters().validate(&d.name, &value, false);
+                    let checked = runtime.validate_parameter(&d.name, &value);
                     let applied = runtime.set_parameter(&d.name, &value);
                     assert_eq!(
                         checked.is_ok(),

@@ -20,9 +20,12 @@ pub mod names;
 pub mod node_clock;
 pub mod node_parameters;
 pub mod pair_runtime;
+pub mod parameter_reference;
 pub mod params_file;
 pub mod ros_args;
 pub mod scene_file;
+
+pub mod settings;
 pub mod simulated_loop;
 pub mod startup;
 pub mod trajectory_goal;

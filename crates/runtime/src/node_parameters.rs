@@ -53,6 +53,18 @@ impl ParameterStore {
         }
     }
 
+    /// This store with the values `law` holds now for its parameters (what a parameter query
+    /// shows: a law may derive some values from others, as `gain_design` writes `kp`).
+    pub fn with_values_of(&self, law: &ParameterSet) -> Self {
+        let mut shown = self.clone();
+        for d in law.declarations() {
+            if let Some(value) = law.get(&d.name) {
+                shown.values.insert(d.name.clone(), value.clone());
+            }
+        }
+        shown
+    }
+
     /// The declarations.
     pub fn declarations(&self) -> &[Declaration] {
         &self.declarations
@@ -66,23 +78,6 @@ impl ParameterStore {
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&ParameterValue> {
         self.values.get(name)
-    }
-
-    /// A string parameter (empty when unset or of another type).
-    pub fn string(&self, name: &str) -> String {
-        match self.get(name) {
-            Some(ParameterValue::String(s)) => s.clone(),
-            _ => String::new(),
-        }
-    }
-
-    /// A double parameter (NaN when unset).
-    pub fn double(&self, name: &str) -> f64 {
-        match self.get(name) {
-            Some(ParameterValue::Double(v)) => *v,
-            Some(ParameterValue::Integer(v)) => *v as f64,
-            _ => f64::NAN,
-        }
     }
 
     /// Checks `value` for `name`; `starting` allows read-only parameters. A name longer than
@@ -215,10 +210,10 @@ mod tests {
         assert!(
             reason(s.set("kp_typo", &ParameterValue::Double(1.0), false)).contains("not declared")
         );
-        assert_eq!(s.double("state_timeout"), 0.1);
+        assert_eq!(s.get("state_timeout"), Some(&ParameterValue::Double(0.1)));
         s.set("state_timeout", &ParameterValue::Integer(2), false)
             .unwrap();
-        assert_eq!(s.double("state_timeout"), 2.0);
+        assert_eq!(s.get("state_timeout"), Some(&ParameterValue::Double(2.0)));
         assert!(s.describe().contains("state_timeout:\n  type: double"));
     }
 

@@ -12,8 +12,9 @@ use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, StepReport};
 use crate::controller_runtime::{
-    apply_to_core, command_order, configure_law, core_from, invalid, COOPERATIVE,
+    apply_settings, changed_settings, command_order, configure_law, core_from, invalid, COOPERATIVE,
 };
+use crate::declarations::ControllerNodeSettings;
 use crate::node_parameters::ParameterStore;
 use crate::scene_file::{self, PairSetup};
 use crate::startup::NodeStart;
@@ -47,7 +48,9 @@ pub struct PairRuntime {
     law: Cooperative,
     cores: [ControllerCore; 2],
     arms: [String; 2],
+    /// The node's values (the law's are the law's own: see [`Self::parameters`]).
     parameters: ParameterStore,
+    settings: ControllerNodeSettings,
     /// Command index -> chain index (the same joints on both arms).
     order: Vec<usize>,
     /// The law's efforts of the step, per arm.
@@ -156,25 +159,22 @@ impl PairRuntime {
             warnings.extend(object_differs(&configured.controller, mass, &inertia));
         }
         let arms = arms.ok_or_else(|| invalid("scene_file", "no pair".into()))?;
-        let (store, robot) = (configured.store, configured.robot);
+        let (store, settings, robot) = (configured.store, configured.settings, configured.robot);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let joints = match store.get("joints") {
-            Some(ParameterValue::StringArray(j)) => j.clone(),
-            _ => vec![],
-        };
-        let order = command_order(&joints, &chain)?;
+        let order = command_order(&settings.joints, &chain)?;
         let n = robot.dof();
         let core = |robot: Robot| {
             let slot = Box::new(ArmOfPair {
                 parameters: ParameterSet::new(n),
             });
-            core_from(&store, robot, slot)
+            core_from(&settings.live, robot, slot)
         };
         Ok(Self {
             law: configured.controller,
             cores: [core(robot.clone())?, core(robot)?],
             arms,
             parameters: store,
+            settings,
             order,
             efforts: [vec![0.0; n], vec![0.0; n]],
             controlling: false,
@@ -209,9 +209,14 @@ impl PairRuntime {
         &mut self.law
     }
 
-    /// The node parameters and the law's, as stored.
-    pub fn parameters(&self) -> &ParameterStore {
-        &self.parameters
+    /// The node parameters and the law's (as the law holds them), for a parameter query.
+    pub fn parameters(&self) -> ParameterStore {
+        self.parameters.with_values_of(self.law.parameters())
+    }
+
+    /// The node's settings as the loop reads them.
+    pub fn settings(&self) -> &ControllerNodeSettings {
+        &self.settings
     }
 
     /// What the URDF conversion noticed.
@@ -296,12 +301,17 @@ impl PairRuntime {
             .parameters
             .validate(name, value, false)
             .map_err(|e| e.to_string())?;
-        if apply_to_core(&mut self.cores[0], &self.parameters, name, &typed)? {
-            apply_to_core(&mut self.cores[1], &self.parameters, name, &typed)?;
-        } else if self.law.parameters().get(name).is_some() {
+        if self.law.parameters().get(name).is_some() {
             self.law
                 .set_parameter(name, typed.clone())
                 .map_err(|e| e.to_string())?;
+            return Ok(typed);
+        }
+        if let Some(live) = changed_settings(&self.settings.live, name, &typed)? {
+            for core in &mut self.cores {
+                apply_settings(core, &self.settings.live, &live)?;
+            }
+            self.settings.live = live;
         }
         self.parameters
             .set(name, &typed, false)
@@ -401,7 +411,7 @@ mod tests {
             .is_err());
         pair.set_parameter("state_timeout", &ParameterValue::Double(0.05))
             .unwrap();
-        assert_eq!(pair.parameters().double("state_timeout"), 0.05);
+        assert_eq!(pair.settings().live.state_timeout, 0.05);
     }
 
     #[test]

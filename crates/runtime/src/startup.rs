@@ -7,6 +7,7 @@ use armctl_model::{
     urdf_file_to_robot, urdf_to_robot, BranchPolicy, ChainOptions, Conversion, Robot,
 };
 
+use crate::declarations::RobotSettings;
 use crate::node_parameters::ParameterStore;
 use crate::params_file::{parameters_for_node, value_from_text};
 use crate::ros_args::{for_node, normalize_namespace, RosArgs};
@@ -112,29 +113,26 @@ impl NodeStart {
 }
 
 /// The robot from `robot_description` (URDF text) or `urdf_path`, cut at `base_link`/`tip_link`.
-pub fn load_robot(store: &ParameterStore) -> Result<Robot, RuntimeError> {
-    Ok(load_conversion(store)?.robot)
+pub fn load_robot(settings: &RobotSettings) -> Result<Robot, RuntimeError> {
+    Ok(load_conversion(settings)?.robot)
 }
 
 /// As [`load_robot`], with what the conversion noticed (nearly parallel axes, inertias no
 /// real body has), for the node to tell the operator.
-pub fn load_conversion(store: &ParameterStore) -> Result<Conversion, RuntimeError> {
+pub fn load_conversion(settings: &RobotSettings) -> Result<Conversion, RuntimeError> {
+    let given = |link: &String| Some(link.clone()).filter(|s| !s.is_empty());
     let options = ChainOptions {
-        base_link: Some(store.string("base_link")).filter(|s| !s.is_empty()),
-        tip_link: Some(store.string("tip_link")).filter(|s| !s.is_empty()),
+        base_link: given(&settings.base_link),
+        tip_link: given(&settings.tip_link),
         branches: BranchPolicy::Lock,
-        xacro_args: match store.get("xacro_args") {
-            Some(ParameterValue::StringArray(args)) => args.clone(),
-            _ => vec![],
-        },
+        xacro_args: settings.xacro_args.clone(),
         ..ChainOptions::default()
     };
-    let description = store.string("robot_description");
-    let path = store.string("urdf_path");
+    let (description, path) = (&settings.robot_description, &settings.urdf_path);
     let robot = if !description.trim().is_empty() {
-        urdf_to_robot(&description, &options)
+        urdf_to_robot(description, &options)
     } else if !path.is_empty() {
-        urdf_file_to_robot(std::path::Path::new(&path), &options)
+        urdf_file_to_robot(std::path::Path::new(path), &options)
     } else {
         return Err(RuntimeError::Parameter {
             name: "robot_description".into(),

@@ -24,10 +24,18 @@ using controller_interface::CallbackReturn;
 using controller_interface::interface_configuration_type;
 using controller_interface::return_type;
 
-// The plugin's own parameters (declared in on_init, given to armctl through ArmctlConfig's
-// fields); armctl lists them with scope CONFIG.
-constexpr const char * kPluginParameters[] = {
-  "joints", "controller", "base_link", "tip_link", "robot_description"};
+// Whether armctl lists `name` as given by ArmctlConfig's fields (declared in on_init, read
+// once in on_configure).
+bool config_parameter(const std::string & name)
+{
+  ArmctlParameterInfo info;
+  for (std::size_t k = 0; k < armctl_config_parameter_count(); ++k) {
+    if (armctl_config_parameter_info(k, &info) == ARMCTL_STATUS_OK && name == info.name) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The controller_manager's own, per controller (a controller's update_rate is honoured by it),
 // and the node's clock: not armctl's, and not refused.
@@ -382,26 +390,19 @@ ModelBasedEffortController::~ModelBasedEffortController() { free_handles(); }
 CallbackReturn ModelBasedEffortController::on_init()
 {
   try {
+    // The parameters ArmctlConfig's fields give, as armctl declares them (no handle yet: the
+    // joints to claim and the law come from them).
     auto node = get_node();
-    auto declare = [&](const char * name, rclcpp::ParameterValue value, const char * what) {
-      if (node->has_parameter(name)) {
-        return;  // Humble declares every parameter given in the YAML before on_init
+    ArmctlParameterInfo info;
+    for (std::size_t k = 0; k < armctl_config_parameter_count(); ++k) {
+      if (armctl_config_parameter_info(k, &info) != ARMCTL_STATUS_OK) {
+        RCLCPP_ERROR(node->get_logger(), "armctl lists no configuration parameter %zu", k);
+        return CallbackReturn::ERROR;
       }
-      rcl_interfaces::msg::ParameterDescriptor d;
-      d.name = name;
-      d.description = what;
-      d.read_only = true;
-      node->declare_parameter(name, value, d);
-    };
-    declare(
-      "joints", rclcpp::ParameterValue(std::vector<std::string>{}),
-      "Controlled joints, in command order; every joint of the chain once.");
-    declare("controller", rclcpp::ParameterValue(std::string("computed_torque")), "Control law.");
-    declare("base_link", rclcpp::ParameterValue(std::string()), "First link of the chain (default: the URDF root).");
-    declare("tip_link", rclcpp::ParameterValue(std::string()), "Last link of the chain (default: the only leaf).");
-    declare(
-      "robot_description", rclcpp::ParameterValue(std::string()),
-      "URDF text, used when the controller_manager gives none (always on Humble).");
+      if (!node->has_parameter(info.name)) {  // Humble declares those the YAML gives first
+        node->declare_parameter(info.name, to_ros(info.value), descriptor(info));
+      }
+    }
   } catch (const std::exception & e) {
     RCLCPP_ERROR(get_node()->get_logger(), "declaring parameters: %s", e.what());
     return CallbackReturn::ERROR;
@@ -604,7 +605,7 @@ void ModelBasedEffortController::warn_unknown_overrides()
   for (const auto & entry : node->get_node_parameters_interface()->get_parameter_overrides()) {
     const std::string & name = entry.first;
     const ParameterSpec * s = spec(name);
-    if (listed(kPluginParameters, name) || listed(kManagerParameters, name)) {
+    if (config_parameter(name) || listed(kManagerParameters, name)) {
       continue;
     }
     if (!s) {
@@ -892,7 +893,7 @@ std::string ModelBasedEffortController::not_settable(const std::string & name) c
   if (listed(kManagerParameters, name)) {
     return "";
   }
-  if (listed(kPluginParameters, name)) {
+  if (config_parameter(name)) {
     return "read-only: set it in the controller's parameters and configure again";
   }
   const ParameterSpec * s = spec(name);

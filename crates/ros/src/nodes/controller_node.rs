@@ -103,14 +103,11 @@ impl ControllerNode {
     /// Configures the node from its start values.
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
         let mut runtime = ControllerRuntime::new(start)?;
-        let store = runtime.parameters().clone();
+        let settings = runtime.settings().clone();
         let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
-        let command_topic = match store.string("command_topic") {
-            t if t.is_empty() => format!("{}/commands", store.string("controller")),
-            t => t,
-        };
-        let use_sim_time = store.get("use_sim_time") == Some(&ParameterValue::Bool(true));
+        let command_topic = settings.command_topic();
+        let use_sim_time = settings.robot.use_sim_time;
         let mut subscriptions = vec![
             (Topic::JointStates, resolve_name("joint_states")),
             (Topic::Reference, resolve_name("~/reference")),
@@ -120,14 +117,14 @@ impl ControllerNode {
         if use_sim_time {
             subscriptions.push((Topic::Clock, resolve_name("/clock")));
         }
-        let update_rate = store.double("update_rate");
-        let state_period = period(store.double("state_publish_rate"));
+        let update_rate = settings.update_rate;
+        let state_period = period(settings.live.state_publish_rate);
         let mut publications = vec![
             (Topic::Commands, resolve_name(&command_topic)),
             (Topic::State, resolve_name("~/state")),
             (Topic::Diagnostics, resolve_name("/diagnostics")),
         ];
-        let controller_state = controller_state(&mut runtime, &store);
+        let controller_state = controller_state(&mut runtime, &settings.controller_state_layout);
         if let Some((_, humble)) = &controller_state {
             let topic = match humble {
                 Some(_) => Topic::ControllerStateHumble,
@@ -144,9 +141,9 @@ impl ControllerNode {
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
             } else {
-                watchdog_rate(store.double("state_timeout"))
+                watchdog_rate(settings.live.state_timeout)
             }),
-            parameters: store,
+            parameters: runtime.parameters(),
         };
         let node = match start.namespace.as_str() {
             "/" => format!("/{}", start.name),
@@ -279,7 +276,7 @@ impl ControllerNode {
             .to_command_order(&self.effort, &mut self.command.data);
         transport.publish(Outgoing::Commands(&self.command));
         if self.action.is_active() {
-            let rate = self.runtime.parameters().double("action_monitor_rate");
+            let rate = self.runtime.settings().live.action_monitor_rate;
             let stamp = self.clock.to_stamp(now);
             let core = self.runtime.core_mut();
             self.action.after_step(transport, core, (now, stamp), rate);
@@ -401,11 +398,11 @@ impl ControllerNode {
         let core = self.runtime.core_mut();
         match request {
             ActionRequest::SendGoal(goal_id, goal) => {
-                let parameters = self.runtime.parameters().clone();
+                let settings = self.runtime.settings().live.clone();
                 let core = self.runtime.core_mut();
                 let goal = (goal_id, goal.as_ref());
                 self.action
-                    .on_goal(transport, id, goal, core, &parameters, &self.clock);
+                    .on_goal(transport, id, goal, core, &settings, &self.clock);
             }
             ActionRequest::Cancel(which) => self.action.on_cancel(transport, id, which, core),
             ActionRequest::GetResult(goal_id) => self.action.on_get_result(transport, id, goal_id),
@@ -480,7 +477,7 @@ impl ControllerNode {
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.runtime.parameters().clone();
+        let snapshot = self.runtime.parameters();
         let before = self.law_warnings().to_vec();
         answer_request(transport, id, &snapshot, request, |name, value| {
             self.apply_parameter(name, value)
@@ -500,13 +497,10 @@ impl ControllerNode {
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and
     /// changes nothing, or applies and stores it), then acts on the node's own ones.
     fn apply_parameter(&mut self, name: &str, value: &ParameterValue) -> Result<(), String> {
-        let typed = self
-            .runtime
+        self.runtime
             .set_parameter(name, value)
             .inspect_err(|_| self.diagnostics.on_refusal())?;
-        if let ("state_publish_rate", ParameterValue::Double(rate)) = (name, typed) {
-            self.state_period = period(rate);
-        }
+        self.state_period = period(self.runtime.settings().live.state_publish_rate);
         Ok(())
     }
 }
@@ -567,7 +561,7 @@ fn invalid_goal(reason: &str) -> ActionResult {
 /// Humble's (`controller_state_layout`, or `ROS_DISTRO` for `auto`).
 fn controller_state(
     runtime: &mut ControllerRuntime,
-    store: &armctl_runtime::node_parameters::ParameterStore,
+    layout: &str,
 ) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
     if runtime.core_mut().controller_mut().task_space().is_some() {
         return None;
@@ -590,7 +584,7 @@ fn controller_state(
         speed_scaling_factor: 1.0,
         ..ControllerState::default()
     };
-    let humble = match store.string("controller_state_layout").as_str() {
+    let humble = match layout {
         "humble" => true,
         "jazzy" => false,
         _ => std::env::var("ROS_DISTRO").is_ok_and(|d| d.trim() == "humble"),

@@ -12,7 +12,6 @@
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
 
-use armctl_control::ParameterValue;
 use armctl_runtime::controller_core::{Fault, StepReport};
 use armctl_runtime::controller_runtime::COOPERATIVE;
 use armctl_runtime::names::resolve;
@@ -80,12 +79,9 @@ impl CooperativeNode {
     /// Configures the node from its start values (`controller: cooperative`).
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
         let pair = PairRuntime::new(start)?;
-        let store = pair.parameters().clone();
+        let settings = pair.settings().clone();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
-        let command_topic = match store.string("command_topic") {
-            t if t.is_empty() => "cooperative/commands".to_string(),
-            t => t,
-        };
+        let command_topic = settings.command_topic();
         if command_topic.starts_with('/') || command_topic.starts_with('~') {
             return Err(parameter_error(
                 "command_topic",
@@ -93,7 +89,7 @@ impl CooperativeNode {
             ));
         }
         let [left, right] = pair.arms().clone();
-        let use_sim_time = store.get("use_sim_time") == Some(&ParameterValue::Bool(true));
+        let use_sim_time = settings.robot.use_sim_time;
         let mut subscriptions = vec![
             (
                 Topic::JointStates,
@@ -117,8 +113,8 @@ impl CooperativeNode {
                 ),
             ));
         }
-        let update_rate = store.double("update_rate");
-        let state_period = period(store.double("state_publish_rate"));
+        let update_rate = settings.update_rate;
+        let state_period = period(settings.live.state_publish_rate);
         let n = pair.core(0).joints().len();
         let spec = NodeSpec {
             action: None,
@@ -140,9 +136,9 @@ impl CooperativeNode {
             tick_rate: Some(if update_rate > 0.0 {
                 update_rate
             } else {
-                watchdog_rate(store.double("state_timeout"))
+                watchdog_rate(settings.live.state_timeout)
             }),
-            parameters: store,
+            parameters: pair.parameters(),
         };
         if spec.publications[0].1 == spec.publications[1].1 {
             return Err(parameter_error(
@@ -368,12 +364,13 @@ impl CooperativeNode {
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.pair.parameters().clone();
+        let snapshot = self.pair.parameters();
         let (pair, diagnostics) = (&mut self.pair, &mut self.diagnostics);
         answer_request(transport, id, &snapshot, request, |name, value| {
             let applied = pair.set_parameter(name, value).map(|_| ());
             applied.inspect_err(|_| diagnostics.on_refusal())
         });
+        self.state_period = period(self.pair.settings().live.state_publish_rate);
     }
 }
 

@@ -20,9 +20,8 @@ use crate::parameter_services::handle_request;
 use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
-use armctl_control::ParameterValue;
 use armctl_model::{Conversion, Robot};
-use armctl_runtime::declarations::sim_node_declarations;
+use armctl_runtime::declarations::{sim_node_declarations, SimNodeSettings};
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
@@ -135,37 +134,32 @@ impl std::fmt::Debug for SimNode {
     }
 }
 
-fn config(store: &ParameterStore, dt: f64) -> SimConfig {
-    let integer = |name: &str| match store.get(name) {
-        Some(ParameterValue::Integer(i)) => *i,
-        _ => 0,
-    };
-    let noise = (store.double("noise_position") > 0.0 || store.double("noise_velocity") > 0.0)
-        .then(|| SensorNoise {
-            position: store.double("noise_position"),
-            velocity: store.double("noise_velocity"),
+fn config(settings: &SimNodeSettings, dt: f64) -> SimConfig {
+    let noise =
+        (settings.noise_position > 0.0 || settings.noise_velocity > 0.0).then_some(SensorNoise {
+            position: settings.noise_position,
+            velocity: settings.noise_velocity,
             seed: 1,
         });
-    let payload = (store.double("payload_mass") > 0.0).then(|| Payload {
-        mass: store.double("payload_mass"),
+    let payload = (settings.payload_mass > 0.0).then(|| Payload {
+        mass: settings.payload_mass,
         com: Vector3::zeros(),
         inertia: Matrix3::zeros(),
     });
     SimConfig {
         dt,
-        integrator: if store.string("integrator") == "euler" {
+        integrator: if settings.integrator == "euler" {
             Integrator::SemiImplicitEuler
         } else {
             Integrator::Rk4
         },
-        friction: store.get("friction") != Some(&ParameterValue::Bool(false)),
-        robot_compensates_gravity: store.get("robot_compensates_gravity")
-            == Some(&ParameterValue::Bool(true)),
+        friction: settings.friction,
+        robot_compensates_gravity: settings.robot_compensates_gravity,
         noise,
-        command_delay_steps: integer("command_delay_steps").max(0) as usize,
+        command_delay_steps: usize::try_from(settings.command_delay_steps).unwrap_or(0),
         mismatch: ModelMismatch {
             payload,
-            mass_scale: Some(store.double("mass_scale")).filter(|s| (*s - 1.0).abs() > 0.0),
+            mass_scale: Some(settings.mass_scale).filter(|s| (*s - 1.0).abs() > 0.0),
         },
         ..SimConfig::default()
     }
@@ -180,10 +174,8 @@ fn parameter_error(name: &str, reason: String) -> RosError {
 }
 
 /// `initial_positions`, checked against the joints' limits (empty: the middle of each range).
-fn start_positions(store: &ParameterStore, robot: &Robot) -> Result<Vec<f64>, RosError> {
-    let Some(ParameterValue::DoubleArray(q)) = store.get("initial_positions") else {
-        return Ok(robot.middle_configuration());
-    };
+fn start_positions(settings: &SimNodeSettings, robot: &Robot) -> Result<Vec<f64>, RosError> {
+    let q = &settings.initial_positions;
     if q.is_empty() {
         return Ok(robot.middle_configuration());
     }
@@ -210,20 +202,18 @@ fn start_positions(store: &ParameterStore, robot: &Robot) -> Result<Vec<f64>, Ro
 
 /// The plant: the arm with the scene's obstacles, or the scene's pair holding its box.
 fn plant(
-    store: &ParameterStore,
+    settings: &SimNodeSettings,
     conversion: &Conversion,
     mut sim_config: SimConfig,
 ) -> Result<(Plant, Option<PairSetup>), RosError> {
     let robot = &conversion.robot;
-    let scene_path = store.string("scene_file");
-    let scene = match scene_path.as_str() {
+    let scene = match settings.scene_file.as_str() {
         "" => SceneFile::default(),
         path => armctl_runtime::scene_file::load(std::path::Path::new(path))?,
     };
     let simulator_error = |e: armctl_sim::SimError| parameter_error("simulator", e.to_string());
     if let Some(pair) = scene.pair(robot)? {
-        if matches!(store.get("initial_positions"), Some(ParameterValue::DoubleArray(q)) if !q.is_empty())
-        {
+        if !settings.initial_positions.is_empty() {
             return Err(parameter_error(
                 "initial_positions",
                 "a pair scene gives each arm's start (q0); leave it empty".into(),
@@ -232,7 +222,7 @@ fn plant(
         let sim = pair.simulator(robot, &sim_config)?;
         return Ok((Plant::Pair(Box::new(sim)), Some(pair)));
     }
-    let q0 = start_positions(store, robot)?;
+    let q0 = start_positions(settings, robot)?;
     sim_config.scene = scene.resolve(robot, &conversion.report)?;
     let sim = Simulator::new(robot, &q0, sim_config).map_err(simulator_error)?;
     Ok((Plant::One(Box::new(sim)), None))
@@ -269,14 +259,15 @@ impl SimNode {
         if let Some(name) = start.apply(&mut store)?.first() {
             return Err(parameter_error(name, "not declared by sim_node".into()));
         }
-        let conversion = load_conversion(&store)?;
-        let rate = store.double("rate");
-        let (plant, pair) = plant(&store, &conversion, config(&store, 1.0 / rate))?;
+        let settings = SimNodeSettings::from_store(&store);
+        let conversion = load_conversion(&settings.robot)?;
+        let rate = settings.rate;
+        let (plant, pair) = plant(&settings, &conversion, config(&settings, 1.0 / rate))?;
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
-        let command_topic = store.string("command_topic");
+        let command_topic = &settings.command_topic;
         let names: Vec<String> = conversion.robot.joint_names().map(str::to_string).collect();
         let (mut subscriptions, mut publications, mut arms) = (vec![], vec![], vec![]);
-        for prefix in arm_prefixes(pair.as_ref(), &command_topic)? {
+        for prefix in arm_prefixes(pair.as_ref(), command_topic)? {
             let label = prefix
                 .strip_suffix('/')
                 .map_or(String::new(), |a| format!("{a}: "));
@@ -294,7 +285,7 @@ impl SimNode {
                 resolve_name(&format!("{prefix}joint_states")),
             ));
         }
-        let publish_clock = store.get("publish_clock") == Some(&ParameterValue::Bool(true));
+        let publish_clock = settings.publish_clock;
         if publish_clock {
             publications.push((Topic::Clock, resolve_name("/clock")));
         }
@@ -317,21 +308,20 @@ impl SimNode {
             subscriptions,
             publications,
             tick_rate: Some(rate),
-            parameters: store.clone(),
+            parameters: store,
         };
         let n = names.len();
         Ok(Self {
             spec,
             plant,
             arms,
-            command_timeout: store.double("command_timeout"),
+            command_timeout: settings.command_timeout,
             q: vec![0.0; n],
             qd: vec![0.0; n],
             zero: vec![0.0; n],
             publish_clock,
             clock: Clock::default(),
-            hold_until_command: store.get("hold_until_command")
-                == Some(&ParameterValue::Bool(true)),
+            hold_until_command: settings.hold_until_command,
             wrench,
             object: object.map(|(slot, mut pose)| {
                 pose.header.frame_id = "world".into();

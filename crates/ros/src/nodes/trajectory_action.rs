@@ -14,10 +14,10 @@
 use std::collections::VecDeque;
 
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::{Controller, ParameterValue};
+use armctl_control::Controller;
 use armctl_runtime::controller_core::{ControllerCore, Fault};
+use armctl_runtime::declarations::LiveSettings;
 use armctl_runtime::node_clock::NodeClock;
-use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::trajectory_goal::{
     GoalCheck, GoalTolerances, StateTolerance, ToleranceError, ToleranceRequest,
 };
@@ -101,28 +101,28 @@ fn refused(error_code: i32, reason: impl Into<String>) -> ActionResult {
 pub(crate) const DEFAULT_GOAL_TOLERANCE: f64 = 0.05;
 
 /// The controller's default tolerances from its `constraints.*` parameters.
-fn default_tolerances(parameters: &ParameterStore, joints: usize) -> GoalTolerances {
-    let per_joint = |name: &str, empty: f64| match parameters.get(name) {
-        Some(ParameterValue::DoubleArray(v)) if v.len() == joints => v.clone(),
-        _ => vec![empty; joints],
+fn default_tolerances(settings: &LiveSettings, joints: usize) -> GoalTolerances {
+    let per_joint = |given: &Vec<f64>, empty: f64| match given.len() == joints {
+        true => given.clone(),
+        false => vec![empty; joints],
     };
-    let stopped = parameters.double("constraints.stopped_velocity_tolerance");
+    let stopped = settings.stopped_velocity_tolerance;
     GoalTolerances {
-        path: per_joint("constraints.trajectory", 0.0)
+        path: per_joint(&settings.path_tolerance, 0.0)
             .into_iter()
             .map(|position| StateTolerance {
                 position,
                 velocity: 0.0,
             })
             .collect(),
-        goal: per_joint("constraints.goal", DEFAULT_GOAL_TOLERANCE)
+        goal: per_joint(&settings.goal_tolerance, DEFAULT_GOAL_TOLERANCE)
             .into_iter()
             .map(|position| StateTolerance {
                 position,
                 velocity: stopped,
             })
             .collect(),
-        goal_time: parameters.double("constraints.goal_time"),
+        goal_time: settings.goal_time,
     }
 }
 
@@ -187,7 +187,7 @@ impl TrajectoryAction {
         &self,
         goal: &Goal,
         core: &mut ControllerCore,
-        parameters: &ParameterStore,
+        settings: &LiveSettings,
         clock: &NodeClock,
     ) -> Result<GoalTolerances, ActionResult> {
         if !goal.multi_dof_trajectory.points.is_empty()
@@ -220,7 +220,7 @@ impl TrajectoryAction {
         }
         core.check_trajectory_joints(&trajectory.joint_names)
             .map_err(|e| refused(ActionResult::INVALID_JOINTS, e.to_string()))?;
-        let tolerances = default_tolerances(parameters, self.joints.len())
+        let tolerances = default_tolerances(settings, self.joints.len())
             .for_goal(
                 &self.joints,
                 &requests(&goal.path_tolerance),
@@ -266,7 +266,7 @@ impl TrajectoryAction {
         request: u64,
         (goal_id, goal): (GoalId, &Goal),
         core: &mut ControllerCore,
-        parameters: &ParameterStore,
+        settings: &LiveSettings,
         clock: &NodeClock,
     ) {
         let now = clock.now();
@@ -281,7 +281,7 @@ impl TrajectoryAction {
                 "a goal with this id was sent before",
             ))
         } else {
-            self.take(goal, core, parameters, clock)
+            self.take(goal, core, settings, clock)
         };
         let accepted = taken.is_ok();
         transport.respond_action(

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use crate::joint_map::MapFault;
 
 /// What to send while holding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SafeMode {
     /// Zero effort.
     Zero,
-    /// Gravity compensation at the last valid configuration.
+    /// Gravity compensation at the last valid configuration (the `safe_mode` default).
+    #[default]
     Gravity,
 }
 
