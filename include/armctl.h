@@ -3,7 +3,7 @@
 #ifndef ARMCTL_H
 #define ARMCTL_H
 
-/* Thread rules, arrays and strings: see crates/capi/src/lib.rs and README "Inside ros2_control". */
+/* Thread rules, arrays and strings: see crates/capi/src/lib.rs and docs/ros2-control.md. */
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -79,7 +79,7 @@ impl UrdfArgs {
 pub(crate) struct ModelArgs {
     #[command(flatten)]
     urdf: UrdfArgs,
-    /// Print JSON (schema in the README) instead of tables.
+    /// Print JSON (schema in docs/cli.md) instead of tables.
     #[arg(long)]
     json: bool,
     /// Print the closed forms of M, C and G (arms of up to three joints), in the MDH

@@ -1,4 +1,4 @@
-//! The JSON form of a converted model (`armctl model --json`); schema in the README.
+//! The JSON form of a converted model (`armctl model --json`); schema in docs/cli.md.
 
 use armctl_model::{BranchPolicy, Conversion};
 use nalgebra::IsometryMatrix3;

@@ -1,4 +1,4 @@
-//! The parameter reference of the book (`docs/src/reference/parameters.md`), written from the
+//! The parameter reference of the book (`docs/reference/parameters.md`), written from the
 //! declarations themselves: the nodes' settings tables and each law's own declarations, so
 //! the page cannot drift from what the nodes accept (a test compares the two).
 
@@ -94,9 +94,12 @@ fn bounds(d: &Declaration) -> String {
     }
 }
 
-/// `text` for a table cell: `|` escaped, no line breaks.
+/// `text` for a table cell: `|` and HTML's `<`, `>` escaped, no line breaks.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    text.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\n', " ")
 }
 
 #[cfg(test)]
@@ -112,7 +115,7 @@ mod tests {
             .unwrap()
             .robot;
         let page = reference_markdown(&robot, "the Panda (urdf/panda.urdf)").unwrap();
-        let path = format!("{root}/docs/src/reference/parameters.md");
+        let path = format!("{root}/docs/reference/parameters.md");
         if std::env::var_os("ARMCTL_WRITE_DOCS").is_some() {
             std::fs::write(&path, &page).unwrap();
         }
