@@ -15,6 +15,7 @@ pub mod declarations;
 mod error;
 pub mod frames;
 pub mod joint_map;
+pub mod loop_timing;
 pub mod model_parameters;
 pub mod names;
 pub mod node_clock;

@@ -14,8 +14,9 @@ use armctl_control::Controller;
 use armctl_control::ParameterValue;
 use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::loop_timing::{LoopTiming, Tick};
 use armctl_runtime::names::resolve;
-use armctl_runtime::node_clock::{ClockChange, NodeClock};
+use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
@@ -35,13 +36,9 @@ use crate::RosError;
 pub struct ControllerNode {
     spec: NodeSpec,
     runtime: ControllerRuntime,
-    update_rate: f64,
-    clock: NodeClock,
-    last_step: Option<f64>,
+    /// When to step and to publish `~/state`, on the node's clock.
+    timing: LoopTiming,
     target_duration: f64,
-    /// Seconds between ~/state messages (0: every step) and when the last one went out.
-    state_period: f64,
-    last_state: Option<f64>,
     effort: Vec<f64>,
     /// Efforts the safety layer clipped at a limit since the start.
     saturated: u64,
@@ -63,34 +60,6 @@ impl std::fmt::Debug for ControllerNode {
             .field("name", &self.spec.name)
             .field("runtime", &self.runtime)
             .finish()
-    }
-}
-
-/// In per-message mode a timer checks for stale states: ten checks per `state_timeout`, at
-/// least 100 Hz, at most 1 kHz.
-pub(crate) fn watchdog_rate(state_timeout: f64) -> f64 {
-    (10.0 / state_timeout).clamp(100.0, 1000.0)
-}
-
-/// The time a step at `now` advances ramps and adaptation by: since the step at `last` (a
-/// timer that merged missed ticks after a stall still advances by the real time; at most
-/// 0.1 s, beyond the default `state_timeout`, after which the core holds anyway), or one
-/// period of `update_rate` (1 ms per message) at the first step.
-pub(crate) fn step_dt(last: Option<f64>, now: f64, update_rate: f64) -> f64 {
-    let first = if update_rate > 0.0 {
-        1.0 / update_rate
-    } else {
-        1e-3
-    };
-    last.map_or(first, |t| (now - t).clamp(1e-6, 0.1))
-}
-
-/// Seconds between messages at `rate` Hz (0 Hz: every time).
-pub(crate) fn period(rate: f64) -> f64 {
-    if rate > 0.0 {
-        1.0 / rate
-    } else {
-        0.0
     }
 }
 
@@ -118,7 +87,6 @@ impl ControllerNode {
             subscriptions.push((Topic::Clock, resolve_name("/clock")));
         }
         let update_rate = settings.update_rate;
-        let state_period = period(settings.live.state_publish_rate);
         let mut publications = vec![
             (Topic::Commands, resolve_name(&command_topic)),
             (Topic::State, resolve_name("~/state")),
@@ -138,11 +106,10 @@ impl ControllerNode {
             subscriptions,
             publications,
             action: Some(resolve_name("~/follow_joint_trajectory")),
-            tick_rate: Some(if update_rate > 0.0 {
-                update_rate
-            } else {
-                watchdog_rate(settings.live.state_timeout)
-            }),
+            tick_rate: Some(LoopTiming::tick_rate(
+                update_rate,
+                settings.live.state_timeout,
+            )),
             parameters: runtime.parameters(),
         };
         let node = match start.namespace.as_str() {
@@ -156,12 +123,12 @@ impl ControllerNode {
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
             runtime,
-            update_rate,
-            clock: NodeClock::new(use_sim_time),
-            last_step: None,
+            timing: LoopTiming::new(
+                NodeClock::new(use_sim_time),
+                update_rate,
+                settings.live.state_publish_rate,
+            ),
             target_duration: 1.0,
-            state_period,
-            last_state: None,
             effort: vec![0.0; n],
             saturated: 0,
             command: Float64MultiArray {
@@ -177,16 +144,11 @@ impl ControllerNode {
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
         // On simulated time a state's stamp is its time: a /clock tick that overtook it
         // must not shift the reference by a step.
-        let stamp = msg.header.stamp.seconds();
-        let now = if self.clock.is_simulated() && stamp > 0.0 {
-            stamp
-        } else {
-            self.clock.now()
-        };
+        let now = self.timing.state_time(msg.header.stamp.seconds());
         self.runtime
             .core_mut()
             .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
-        if self.update_rate <= 0.0 {
+        if self.timing.per_message() {
             self.step_at(transport, now);
         }
     }
@@ -194,13 +156,13 @@ impl ControllerNode {
     /// The timer: a control step at `update_rate` (on simulated time only when time moved
     /// on), or in per-message mode the watchdog that holds when states stop coming.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        let now = self.clock.now();
-        if self.update_rate <= 0.0 {
-            if self.runtime.core().states_stopped(now) {
-                self.step_at(transport, now);
+        let now = self.timing.now();
+        match self.timing.tick(now) {
+            Tick::Step(now) => self.step_at(transport, now),
+            Tick::Watchdog(now) if self.runtime.core().states_stopped(now) => {
+                self.step_at(transport, now)
             }
-        } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
-            self.step_at(transport, now);
+            Tick::Watchdog(_) | Tick::Idle => {}
         }
         if self.diagnostics.due() {
             let state = LoopState::of(self.runtime.core());
@@ -218,7 +180,7 @@ impl ControllerNode {
         self.action
             .end(transport, GoalStatus::Aborted, invalid_goal(&stopping));
         let core = self.runtime.core_mut();
-        if core.fault() == Some(&Fault::NoState) && self.last_step.is_none() {
+        if core.fault() == Some(&Fault::NoState) && !self.timing.ever_stepped() {
             transport.log(
                 LogLevel::Info,
                 &format!("stopping on {signal}: no command was ever sent"),
@@ -237,10 +199,8 @@ impl ControllerNode {
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
-        if self.clock.on_clock(t) == ClockChange::JumpedBack {
+        if self.timing.on_clock(t) {
             self.runtime.core_mut().restart();
-            self.last_step = None;
-            self.last_state = None;
             let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
             transport.log(LogLevel::Warn, text);
             let why = invalid_goal("aborted: simulated time went back (a reset)");
@@ -248,10 +208,9 @@ impl ControllerNode {
         }
     }
 
-    /// A step at `now`, by the time since the previous one ([`step_dt`]).
+    /// A step at `now`, by the time since the previous one ([`LoopTiming::step`]).
     fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let dt = step_dt(self.last_step, now, self.update_rate);
-        self.last_step = Some(now);
+        let dt = self.timing.step(now);
         self.step(transport, now, dt);
     }
 
@@ -277,18 +236,14 @@ impl ControllerNode {
         transport.publish(Outgoing::Commands(&self.command));
         if self.action.is_active() {
             let rate = self.runtime.settings().live.action_monitor_rate;
-            let stamp = self.clock.to_stamp(now);
+            let stamp = self.timing.clock().to_stamp(now);
             let core = self.runtime.core_mut();
             self.action.after_step(transport, core, (now, stamp), rate);
         }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
-        let due = self
-            .last_state
-            .is_none_or(|t| now - t >= self.state_period - 1e-9 || now < t);
-        if !due {
+        if !self.timing.state_due(now) {
             return;
         }
-        self.last_state = Some(now);
         let reference = self.runtime.core().reference();
         let (q, qd) = self.runtime.core().measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
@@ -321,7 +276,7 @@ impl ControllerNode {
         };
         let core = self.runtime.core();
         let (reference, (q, qd)) = (core.reference(), core.measured());
-        state.header.stamp = Time::from_seconds(self.clock.to_stamp(now));
+        state.header.stamp = Time::from_seconds(self.timing.clock().to_stamp(now));
         state.reference.positions.clone_from(&reference.q);
         state.reference.velocities.clone_from(&reference.qd);
         state.reference.accelerations.clone_from(&reference.qdd);
@@ -365,8 +320,8 @@ impl ControllerNode {
                 return;
             }
         };
-        let now = self.clock.now();
-        let start = trajectory_start(msg, now, &self.clock);
+        let now = self.timing.now();
+        let start = trajectory_start(msg, now, self.timing.clock());
         match self
             .runtime
             .core_mut()
@@ -402,7 +357,7 @@ impl ControllerNode {
                 let core = self.runtime.core_mut();
                 let goal = (goal_id, goal.as_ref());
                 self.action
-                    .on_goal(transport, id, goal, core, &settings, &self.clock);
+                    .on_goal(transport, id, goal, core, &settings, self.timing.clock());
             }
             ActionRequest::Cancel(which) => self.action.on_cancel(transport, id, which, core),
             ActionRequest::GetResult(goal_id) => self.action.on_get_result(transport, id, goal_id),
@@ -500,7 +455,8 @@ impl ControllerNode {
         self.runtime
             .set_parameter(name, value)
             .inspect_err(|_| self.diagnostics.on_refusal())?;
-        self.state_period = period(self.runtime.settings().live.state_publish_rate);
+        let rate = self.runtime.settings().live.state_publish_rate;
+        self.timing.set_state_rate(rate);
         Ok(())
     }
 }

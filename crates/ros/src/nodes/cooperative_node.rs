@@ -14,15 +14,15 @@
 
 use armctl_runtime::controller_core::{Fault, StepReport};
 use armctl_runtime::controller_runtime::COOPERATIVE;
+use armctl_runtime::loop_timing::{LoopTiming, Tick};
 use armctl_runtime::names::resolve;
-use armctl_runtime::node_clock::{ClockChange, NodeClock};
+use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::node_parameters::shown;
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::startup::NodeStart;
 use nalgebra::IsometryMatrix3;
 
 use crate::msgs::{labelled_array, Float64MultiArray, JointState, PoseStamped};
-use crate::nodes::controller_node::{period, step_dt, watchdog_rate};
 use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
 use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
@@ -39,16 +39,12 @@ const TARGET_SECONDS: f64 = 1.0;
 pub struct CooperativeNode {
     spec: NodeSpec,
     pair: PairRuntime,
-    update_rate: f64,
-    clock: NodeClock,
-    last_step: Option<f64>,
+    /// When to step and to publish `~/state`, on the node's clock.
+    timing: LoopTiming,
     /// Which arms sent a state since the last step.
     fresh: [bool; 2],
     /// Which arms were ever sent a command (a stop sends them their safe command).
     commanded: [bool; 2],
-    /// Seconds between ~/state messages (0: every step) and when the last one went out.
-    state_period: f64,
-    last_state: Option<f64>,
     /// Efforts the safety layer clipped at a limit since the start (both arms).
     saturated: u64,
     efforts: [Vec<f64>; 2],
@@ -114,7 +110,6 @@ impl CooperativeNode {
             ));
         }
         let update_rate = settings.update_rate;
-        let state_period = period(settings.live.state_publish_rate);
         let n = pair.core(0).joints().len();
         let spec = NodeSpec {
             action: None,
@@ -133,11 +128,10 @@ impl CooperativeNode {
                 (Topic::State, resolve_name("~/state")),
                 (Topic::Diagnostics, resolve_name("/diagnostics")),
             ],
-            tick_rate: Some(if update_rate > 0.0 {
-                update_rate
-            } else {
-                watchdog_rate(settings.live.state_timeout)
-            }),
+            tick_rate: Some(LoopTiming::tick_rate(
+                update_rate,
+                settings.live.state_timeout,
+            )),
             parameters: pair.parameters(),
         };
         if spec.publications[0].1 == spec.publications[1].1 {
@@ -162,13 +156,13 @@ impl CooperativeNode {
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
             pair,
-            update_rate,
-            clock: NodeClock::new(use_sim_time),
-            last_step: None,
+            timing: LoopTiming::new(
+                NodeClock::new(use_sim_time),
+                update_rate,
+                settings.live.state_publish_rate,
+            ),
             fresh: [false; 2],
             commanded: [false; 2],
-            state_period,
-            last_state: None,
             saturated: 0,
             efforts: [vec![0.0; n], vec![0.0; n]],
             commands: [command.clone(), command],
@@ -179,17 +173,12 @@ impl CooperativeNode {
 
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
         let arm = transport.received_on().min(1);
-        let stamp = msg.header.stamp.seconds();
-        let now = if self.clock.is_simulated() && stamp > 0.0 {
-            stamp
-        } else {
-            self.clock.now()
-        };
+        let now = self.timing.state_time(msg.header.stamp.seconds());
         self.pair
             .core_mut(arm)
             .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
         self.fresh[arm] = true;
-        if self.update_rate <= 0.0 && self.fresh == [true, true] {
+        if self.timing.per_message() && self.fresh == [true, true] {
             self.step_at(transport, now);
         }
     }
@@ -197,13 +186,13 @@ impl CooperativeNode {
     /// The timer: a step at `update_rate` (on simulated time only when time moved on), or in
     /// per-message mode the watchdog that holds when either arm's states stop coming.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        let now = self.clock.now();
-        if self.update_rate <= 0.0 {
-            if (0..2).any(|a| self.pair.core(a).states_stopped(now)) {
-                self.step_at(transport, now);
+        let now = self.timing.now();
+        match self.timing.tick(now) {
+            Tick::Step(now) => self.step_at(transport, now),
+            Tick::Watchdog(now) if (0..2).any(|a| self.pair.core(a).states_stopped(now)) => {
+                self.step_at(transport, now)
             }
-        } else if !self.clock.is_simulated() || self.last_step.is_none_or(|t| now > t) {
-            self.step_at(transport, now);
+            Tick::Watchdog(_) | Tick::Idle => {}
         }
         if self.diagnostics.due() {
             let report = self
@@ -227,8 +216,7 @@ impl CooperativeNode {
     /// A step of both arms; an arm that never sent a state is sent nothing (as controller_node
     /// publishes nothing before its first state).
     fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let dt = step_dt(self.last_step, now, self.update_rate);
-        self.last_step = Some(now);
+        let dt = self.timing.step(now);
         self.fresh = [false; 2];
         self.diagnostics.on_step();
         let [left, right] = &mut self.efforts;
@@ -273,13 +261,9 @@ impl CooperativeNode {
         now: f64,
         reports: &[StepReport; 2],
     ) {
-        let due = self
-            .last_state
-            .is_none_or(|t| now - t >= self.state_period - 1e-9 || now < t);
-        if !due {
+        if !self.timing.state_due(now) {
             return;
         }
-        self.last_state = Some(now);
         let holding = [f64::from(u8::from(
             reports.iter().any(|r| r.fault.is_some()),
         ))];
@@ -321,11 +305,10 @@ impl CooperativeNode {
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
-        if self.clock.on_clock(t) == ClockChange::JumpedBack {
+        if self.timing.on_clock(t) {
             for a in 0..2 {
                 self.pair.core_mut(a).restart();
             }
-            self.last_step = None;
             self.fresh = [false; 2];
             let text = "simulated time went back (a reset): waiting for both arms' joint states";
             transport.log(LogLevel::Warn, text);
@@ -370,7 +353,8 @@ impl CooperativeNode {
             let applied = pair.set_parameter(name, value).map(|_| ());
             applied.inspect_err(|_| diagnostics.on_refusal())
         });
-        self.state_period = period(self.pair.settings().live.state_publish_rate);
+        let rate = self.pair.settings().live.state_publish_rate;
+        self.timing.set_state_rate(rate);
     }
 }
 
