@@ -58,6 +58,9 @@
 //!   (-5.985, -2.997, 29.993) N and MuJoCo (-6.003, -3.001, 29.998) N.
 //!
 //! The tests print every number; none is timed.
+//!
+//! One file of about 700 lines on purpose: the five comparisons share the peer's protocol,
+//! the stepping of both engines and the error measures, which are most of it.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -17,9 +17,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use crate::sim_command::{
-    render, start_configuration, summarize, write_csv, write_plots, RunInfo, Summary,
-};
+use crate::run_files::{write_csv, write_plots};
+use crate::run_summary::{render, summarize, RunInfo, Summary};
+use crate::sim_command::start_configuration;
 use crate::trajectory_spec;
 
 const PANDA_WAVE: &str = "config/trajectories/panda_wave.yaml";

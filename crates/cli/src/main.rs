@@ -18,6 +18,8 @@ mod params_command;
 mod params_file;
 mod plots;
 mod robot_file;
+mod run_files;
+mod run_summary;
 mod sim_command;
 mod sim_config_file;
 mod trajectory_spec;

@@ -1,6 +1,8 @@
 //! The `controller_node` and `sim_node` binaries as `ros2 run` / `ros2 launch` start them:
 //! arguments after `--ros-args`, parameter files, remapped names and namespaces, clear
-//! errors at start. DDS traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
+//! errors at start. DDS traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`). About 700 lines
+//! in one file: three long scenarios, each a sequence of starts of the real binaries that
+//! share the process helpers.
 
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;

@@ -12,7 +12,7 @@ use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, StepReport};
 use crate::controller_runtime::{
-    apply_settings, changed_settings, command_order, configure_law, core_from, invalid, COOPERATIVE,
+    command_order, configure_law, core_from, invalid, set_node_parameter, COOPERATIVE,
 };
 use crate::declarations::ControllerNodeSettings;
 use crate::node_parameters::ParameterStore;
@@ -307,15 +307,8 @@ impl PairRuntime {
                 .map_err(|e| e.to_string())?;
             return Ok(typed);
         }
-        if let Some(live) = changed_settings(&self.settings.live, name, &typed)? {
-            for core in &mut self.cores {
-                apply_settings(core, &self.settings.live, &live)?;
-            }
-            self.settings.live = live;
-        }
-        self.parameters
-            .set(name, &typed, false)
-            .map_err(|e| e.to_string())?;
+        let live = &mut self.settings.live;
+        set_node_parameter(&mut self.parameters, live, &mut self.cores, name, &typed)?;
         Ok(typed)
     }
 }

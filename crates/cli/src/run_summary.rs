@@ -1,0 +1,203 @@
+//! The summary of a simulated run (per-joint errors and efforts, contact forces, the tip's
+//! error), as a table or JSON, for `armctl sim` and `armctl demo`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use armctl_model::Robot;
+use armctl_sim::RunLog;
+use serde::Serialize;
+
+/// Per-joint results.
+#[derive(Debug, Serialize)]
+pub(crate) struct JointSummary {
+    joint: String,
+    rms_error: f64,
+    max_error: f64,
+    final_error: f64,
+    /// Largest effort applied (after saturation).
+    max_effort: f64,
+}
+
+/// One contact point's forces.
+#[derive(Debug, Serialize)]
+pub(crate) struct ContactSummary {
+    point: String,
+    /// Force at the end, N, base link axes.
+    final_force: [f64; 3],
+    /// Largest magnitude, N.
+    peak_force: f64,
+}
+
+/// The tip's position error against the joint reference through forward kinematics (what a
+/// task-space law following `--trajectory` tracks), m.
+#[derive(Debug, Default, Serialize)]
+pub(crate) struct TipError {
+    rms: f64,
+    max: f64,
+    #[serde(rename = "final")]
+    last: f64,
+}
+
+/// The run's results.
+#[derive(Debug, Serialize)]
+pub(crate) struct Summary {
+    robot: String,
+    controller: String,
+    trajectory: String,
+    duration: f64,
+    dt: f64,
+    steps: usize,
+    joints: Vec<JointSummary>,
+    saturated_commands: usize,
+    real_time_factor: f64,
+    /// The tip's distance from where the joint reference puts it, m.
+    tip_error: TipError,
+    /// Per contact point of the scene.
+    contacts: Vec<ContactSummary>,
+    /// Conditions the controller's claims need that do not hold.
+    warnings: Vec<String>,
+    files: Vec<PathBuf>,
+}
+
+/// What a run was, for its summary.
+#[derive(Debug, Clone)]
+pub(crate) struct RunInfo {
+    /// Controller name.
+    pub(crate) controller: String,
+    /// The controller's warnings.
+    pub(crate) warnings: Vec<String>,
+    /// Trajectory spec.
+    pub(crate) trajectory: String,
+    /// Duration, s.
+    pub(crate) duration: f64,
+    /// Step, s.
+    pub(crate) dt: f64,
+}
+
+pub(crate) fn summarize(
+    info: RunInfo,
+    robot: &Robot,
+    log: &RunLog,
+    files: Vec<PathBuf>,
+) -> Summary {
+    let joints = robot
+        .joint_names()
+        .enumerate()
+        .map(|(i, name)| {
+            let errors: Vec<f64> = log.reference[i]
+                .iter()
+                .zip(&log.q[i])
+                .map(|(r, q)| r - q)
+                .collect();
+            let rms =
+                (errors.iter().map(|e| e * e).sum::<f64>() / errors.len().max(1) as f64).sqrt();
+            JointSummary {
+                joint: name.to_string(),
+                rms_error: rms,
+                max_error: errors.iter().fold(0.0, |m, e| m.max(e.abs())),
+                final_error: errors.last().copied().unwrap_or(0.0).abs(),
+                max_effort: log.effort[i].iter().fold(0.0, |m, e| m.max(e.abs())),
+            }
+        })
+        .collect();
+    Summary {
+        robot: robot.name().to_string(),
+        controller: info.controller,
+        warnings: info.warnings,
+        trajectory: info.trajectory,
+        duration: info.duration,
+        dt: info.dt,
+        steps: log.time.len(),
+        joints,
+        saturated_commands: log.saturated,
+        real_time_factor: info.duration / log.wall_seconds.max(1e-9),
+        tip_error: tip_error(robot, log),
+        contacts: contact_summaries(log),
+        files,
+    }
+}
+
+fn tip_error(robot: &Robot, log: &RunLog) -> TipError {
+    let mut ws = armctl_model::KinematicsWorkspace::new(robot);
+    let mut tip = |row: usize, columns: &[Vec<f64>]| {
+        let q: Vec<f64> = columns.iter().map(|c| c[row]).collect();
+        armctl_model::forward_kinematics(robot, &mut ws, &q)
+            .map(|poses| poses.tip().translation.vector)
+            .ok()
+    };
+    let errors: Vec<f64> = (0..log.time.len())
+        .filter_map(|row| Some((tip(row, &log.reference)? - tip(row, &log.q)?).norm()))
+        .collect();
+    let rms = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len().max(1) as f64).sqrt();
+    TipError {
+        rms,
+        max: errors.iter().copied().fold(0.0, f64::max),
+        last: errors.last().copied().unwrap_or(0.0),
+    }
+}
+
+fn contact_summaries(log: &RunLog) -> Vec<ContactSummary> {
+    log.contact_names
+        .iter()
+        .zip(log.contact.chunks(3))
+        .map(|(name, xyz)| {
+            let at = |row: usize| [xyz[0][row], xyz[1][row], xyz[2][row]];
+            let rows = log.time.len();
+            ContactSummary {
+                point: name.clone(),
+                final_force: if rows > 0 { at(rows - 1) } else { [0.0; 3] },
+                peak_force: (0..rows)
+                    .map(|row| at(row).iter().map(|v| v * v).sum::<f64>().sqrt())
+                    .fold(0.0, f64::max),
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn render(s: &Summary) -> String {
+    let mut out = format!(
+        "{} with {} following '{}' for {} s (dt {} s, {} steps)\n\n{:<24} {:>12} {:>12} {:>12} {:>12}\n",
+        s.robot, s.controller, s.trajectory, s.duration, s.dt, s.steps, "joint", "rms error", "max error", "final error", "max effort"
+    );
+    for j in &s.joints {
+        let _ = writeln!(
+            out,
+            "{:<24} {:>12.3e} {:>12.3e} {:>12.3e} {:>12.3}",
+            j.joint, j.rms_error, j.max_error, j.final_error, j.max_effort
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:<24} {:>12.3e} {:>12.3e} {:>12.3e}   (m, from the reference through FK)",
+        "tip position", s.tip_error.rms, s.tip_error.max, s.tip_error.last
+    );
+    for c in &s.contacts {
+        let [x, y, z] = c.final_force;
+        let _ = write!(
+            out,
+            "{}contact at {}: final force [{x:.3}, {y:.3}, {z:.3}] N, peak {:.3} N",
+            if out.ends_with("\n\n") { "" } else { "\n" },
+            c.point,
+            c.peak_force
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nsaturated commands: {}\nreal-time factor: {:.0}x",
+        s.saturated_commands, s.real_time_factor
+    );
+    let _ = writeln!(
+        out,
+        "wrote: {}",
+        s.files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for warning in &s.warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    out
+}

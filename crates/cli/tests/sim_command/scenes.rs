@@ -1,0 +1,104 @@
+//! Scenes with contact: pressing into the table, scenes refused.
+
+use super::*;
+
+/// The impedance law's promise against the table scene: pressed 1 cm into the table top, the
+/// steady contact force is the law's stiffness times that centimetre, less the share the
+/// table's own give takes (the two springs in series: K k / (K + k)), within 2%.
+#[test]
+fn cartesian_impedance_presses_into_the_table_with_its_stiffness_times_the_depth() {
+    let dir = out_dir("press");
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("gains.yaml");
+    let stiffness = 500.0;
+    std::fs::write(
+        &params,
+        format!("stiffness: [{stiffness}, {stiffness}, {stiffness}, 50.0, 50.0, 50.0]\n"),
+    )
+    .unwrap();
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--scene",
+        "config/scenes/panda_table.yaml",
+        "--controller",
+        "cartesian_impedance",
+        "--params",
+        params.to_str().unwrap(),
+        "--target-pose",
+        "0.58,0.0,0.59",
+        "--duration",
+        "5",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let flange = &summary["contacts"][0];
+    assert_eq!(flange["point"], "flange");
+    let force = flange["final_force"][2].as_f64().unwrap();
+    let table = 50_000.0;
+    let depth = 0.6 - 0.59;
+    let expected = stiffness * table / (stiffness + table) * depth;
+    println!(
+        "steady force {force:.4} N, K d = {:.4} N, in series with the table {expected:.4} N",
+        stiffness * depth
+    );
+    assert!(
+        (force - expected).abs() < 0.02 * expected,
+        "steady force {force} N, expected {expected} N"
+    );
+    assert!((force - stiffness * depth).abs() < 0.02 * stiffness * depth);
+    let csv = std::fs::read_to_string(dir.join("run.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains("contact_flange_fz"), "{header}");
+    assert!(dir.join("contact.png").is_file());
+}
+
+#[test]
+fn a_scene_naming_a_link_off_the_chain_or_a_joint_space_target_is_refused() {
+    let dir = out_dir("bad-scene");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("scene.yaml");
+    std::fs::write(
+        &scene,
+        "obstacles: [{name: floor, plane: {point: [0, 0, 0], normal: [0, 0, 1]}, stiffness: 1000.0}]\npoints: [{link: gripper_finger}]\n",
+    )
+    .unwrap();
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--scene",
+        scene.to_str().unwrap(),
+        "--duration",
+        "0.01",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("link 'gripper_finger' is not on the chain"),
+        "{err}"
+    );
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--controller",
+        "computed_torque",
+        "--target-pose",
+        "0.5,0,0.5",
+        "--duration",
+        "0.01",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("--target-pose needs a task-space law"),
+        "{err}"
+    );
+}

@@ -1,0 +1,275 @@
+use super::*;
+
+#[test]
+fn command_order_follows_joints_and_names_bad_ones() {
+    let chain: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    let joints = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(command_order(&[], &chain).unwrap(), vec![0, 1, 2]);
+    assert_eq!(
+        command_order(&joints(&["c", "a", "b"]), &chain).unwrap(),
+        vec![2, 0, 1]
+    );
+    assert!(command_order(&joints(&["a", "b", "x"]), &chain)
+        .unwrap_err()
+        .to_string()
+        .contains("'x'"));
+    assert!(command_order(&joints(&["a", "b"]), &chain)
+        .unwrap_err()
+        .to_string()
+        .contains("'c' is missing"));
+    assert!(command_order(&joints(&["a", "a", "b", "c"]), &chain)
+        .unwrap_err()
+        .to_string()
+        .contains("'a' is listed twice"));
+}
+
+/// A value the declaration check accepts is never refused later by the runtime, and every
+/// refusal is made by that check: so the rcl backend, whose parameter hook runs only the
+/// check before r2r answers, refuses with the reason as the DDS backend does (no
+/// "accepted, then restored").
+#[test]
+fn the_declaration_check_is_the_whole_check_for_every_controller() {
+    let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+    for controller in armctl_control::CONTROLLERS {
+        let start = NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values: vec![
+                ("urdf_path".into(), ParameterValue::String(urdf.into())),
+                (
+                    "controller".into(),
+                    ParameterValue::String(controller.into()),
+                ),
+            ],
+        };
+        let mut runtime = ControllerRuntime::new(&start).unwrap();
+        let declarations = runtime.parameters().declarations().to_vec();
+        for d in declarations.iter().filter(|d| !d.read_only) {
+            let mut candidates = vec![d.default.clone()];
+            if let Some((lo, hi)) = d.range {
+                for v in [lo - 1.0, hi + 1.0, f64::NAN, lo, hi] {
+                    candidates.push(match &d.default {
+                        ParameterValue::DoubleArray(a) => {
+                            ParameterValue::DoubleArray(vec![v; a.len()])
+                        }
+                        _ => ParameterValue::Double(v),
+                    });
+                }
+            }
+            if let ParameterValue::DoubleArray(a) = &d.default {
+                candidates.push(ParameterValue::DoubleArray(vec![1.0; a.len() + 1]));
+            }
+            candidates.push(ParameterValue::String("x".into()));
+            for value in candidates {
+                let checked = runtime.validate_parameter(&d.name, &value);
+                let applied = runtime.set_parameter(&d.name, &value);
+                assert_eq!(
+                    checked.is_ok(),
+                    applied.is_ok(),
+                    "{controller}: {} = {value:?}: check {checked:?}, runtime {applied:?}",
+                    d.name
+                );
+            }
+        }
+    }
+}
+
+/// A gain design writes kp and kd: the store shows them, at start and when changed live;
+/// kp set by hand while designed is refused and the store keeps the designed value; given
+/// together at start, the design and kp are refused, naming kp.
+#[test]
+fn designed_gains_are_what_a_parameter_query_shows() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+    let values = vec![
+        ("urdf_path".to_string(), ParameterValue::String(path.into())),
+        (
+            "controller".to_string(),
+            ParameterValue::String("computed_torque".into()),
+        ),
+        (
+            "poles".to_string(),
+            ParameterValue::DoubleArray(vec![-5.0, -6.0, -7.0, -8.0]),
+        ),
+        (
+            "gain_design".to_string(),
+            ParameterValue::String("poles".into()),
+        ),
+    ];
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values,
+    };
+    let mut runtime = ControllerRuntime::new(&start).unwrap();
+    let kp = |r: &ControllerRuntime| r.parameters().get("kp").cloned();
+    assert_eq!(
+        kp(&runtime),
+        Some(ParameterValue::DoubleArray(vec![30.0, 56.0]))
+    );
+    let poles = ParameterValue::DoubleArray(vec![-1.0, -2.0, -3.0, -4.0]);
+    runtime.set_parameter("poles", &poles).unwrap();
+    assert_eq!(
+        kp(&runtime),
+        Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
+    );
+    let by_hand = ParameterValue::DoubleArray(vec![9.0, 9.0]);
+    let e = runtime.set_parameter("kp", &by_hand).unwrap_err();
+    assert!(e.contains("gain_design"), "{e}");
+    assert_eq!(
+        kp(&runtime),
+        Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
+    );
+}
+
+use armctl_model::{urdf_to_robot, ChainOptions};
+
+/// With `gravity_compensation: false` every law commands what it commands with gravity,
+/// less exactly G(q) (a law at its reference, first step: no integral or adaptation yet),
+/// and the safe command is zero.
+#[test]
+fn without_gravity_compensation_every_law_commands_without_g() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+    let urdf = std::fs::read_to_string(path).unwrap();
+    let joints: Vec<String> = (1..=7).map(|i| format!("panda_joint{i}")).collect();
+    let q = [0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.5];
+    let command = |law: &str, compensate: bool| {
+        let start = NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values: vec![
+                (
+                    "robot_description".into(),
+                    ParameterValue::String(urdf.clone()),
+                ),
+                ("controller".into(), ParameterValue::String(law.into())),
+                (
+                    "gravity_compensation".into(),
+                    ParameterValue::Bool(compensate),
+                ),
+            ],
+        };
+        let mut runtime = ControllerRuntime::new(&start).unwrap();
+        let core = runtime.core_mut();
+        core.on_joint_state(&joints, &q, &[0.0; 7], 0.0);
+        let mut effort = vec![0.0; 7];
+        core.step(0.0, 1e-3, &mut effort);
+        let mut safe = vec![0.0; 7];
+        let what = core.safe_command(&mut safe);
+        (effort, safe, what)
+    };
+    let robot = urdf_to_robot(&urdf, &ChainOptions::default())
+        .unwrap()
+        .robot;
+    let mut g = vec![0.0; 7];
+    let mut ws = armctl_dynamics::DynamicsWorkspace::new(&robot);
+    armctl_dynamics::gravity_torques(&robot, &mut ws, &q, &mut g).unwrap();
+    let mut model_free = vec![];
+    for law in armctl_control::CONTROLLERS {
+        let (with, safe_with, _) = command(law, true);
+        let (without, safe, what) = command(law, false);
+        let removed: Vec<f64> = with.iter().zip(&without).map(|(a, b)| a - b).collect();
+        if removed.iter().all(|r| *r == 0.0) {
+            model_free.push(law);
+        } else {
+            for (j, (r, g)) in removed.iter().zip(&g).enumerate() {
+                let close = (r - g).abs() < 1e-9 * (1.0 + g.abs());
+                assert!(close, "{law} joint {j}: {r} removed, G = {g}");
+            }
+        }
+        for (j, (s, g)) in safe_with.iter().zip(&g).enumerate() {
+            assert!(
+                (s - g).abs() < 1e-9 && safe[j] == 0.0,
+                "{law}: safe command"
+            );
+        }
+        assert!(what.contains("gravity_compensation is false"), "{what}");
+    }
+    // The laws without a model have no G to remove.
+    assert_eq!(model_free, ["independent_pd"]);
+}
+
+/// URDF friction is compensated only when asked; identified friction without the base
+/// parameters it was fitted with is refused, naming it.
+#[test]
+fn urdf_friction_is_compensated_only_when_asked() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+    let urdf = std::fs::read_to_string(path).unwrap().replace(
+        "<axis",
+        "<dynamics damping=\"2.0\" friction=\"1.5\"/>\n    <axis",
+    );
+    let start = |extra: Vec<(&str, ParameterValue)>| {
+        let mut values = vec![
+            (
+                "robot_description".to_string(),
+                ParameterValue::String(urdf.clone()),
+            ),
+            (
+                "controller".to_string(),
+                ParameterValue::String("computed_torque".into()),
+            ),
+        ];
+        values.extend(extra.into_iter().map(|(n, v)| (n.to_string(), v)));
+        NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values,
+        }
+    };
+    let viscous = |runtime: &ControllerRuntime| runtime.core().robot().joints()[0].friction.viscous;
+    let plain = ControllerRuntime::new(&start(vec![])).unwrap();
+    assert_eq!(viscous(&plain), 0.0);
+    let asked = ControllerRuntime::new(&start(vec![(
+        "friction_compensation",
+        ParameterValue::Bool(true),
+    )]))
+    .unwrap();
+    assert_eq!(viscous(&asked), 2.0);
+    let e = ControllerRuntime::new(&start(vec![(
+        "model_viscous",
+        ParameterValue::DoubleArray(vec![0.1, 0.1]),
+    )]))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("model_viscous") && e.contains("without model_base_parameters"),
+        "{e}"
+    );
+}
+
+/// An inertia no real body has is told to the operator at start (it was noticed by the
+/// conversion and then dropped on the way to the node).
+#[test]
+fn what_the_conversion_noticed_reaches_the_runner() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+    let urdf = std::fs::read_to_string(path).unwrap();
+    let start_of = |urdf: String| NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![("robot_description".into(), ParameterValue::String(urdf))],
+    };
+    let plain = ControllerRuntime::new(&start_of(urdf.clone())).unwrap();
+    assert!(
+        plain.model_warnings().is_empty(),
+        "{:?}",
+        plain.model_warnings()
+    );
+    // The first link's tensor made impossible: ixx = iyy = 1, izz = 5.
+    let first = urdf.find("<inertia ").unwrap();
+    let end = first + urdf[first..].find("/>").unwrap() + 2;
+    let bad = format!(
+        "{}<inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"5\"/>{}",
+        &urdf[..first],
+        &urdf[end..]
+    );
+    let warned = ControllerRuntime::new(&start_of(bad)).unwrap();
+    let warnings = warned.model_warnings().join("\n");
+    assert!(
+        warnings.contains("joint1") && warnings.contains("triangle inequality"),
+        "{warnings}"
+    );
+}
