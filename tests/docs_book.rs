@@ -101,7 +101,9 @@ fn repository_paths(text: &str) -> Vec<String> {
         // A path broken over two lines is one path.
         .map(|token| token.split_whitespace().collect::<String>())
         .filter(|token| ROOTS.iter().any(|r| token.starts_with(r)))
-        .filter(|token| !token.contains(|c: char| " <>*{}$|:".contains(c)))
+        // `file.rs::test_name` or `file.rs:12` names the file.
+        .map(|token| token.split(':').next().unwrap_or_default().to_string())
+        .filter(|token| !token.contains(|c: char| " <>*{}$|".contains(c)))
         .map(|token| token.trim_end_matches(['.', ',']).to_string())
         .collect()
 }

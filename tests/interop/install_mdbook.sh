@@ -11,7 +11,7 @@ mkdir -p "$(dirname "$dir")"
 exec 9>"$dir.lock"
 flock 9
 if [ "$("$dir/bin/mdbook" --version 2>/dev/null)" != "mdbook v$version" ]; then
-    cargo install --quiet --locked --force --root "$dir" --target-dir "$dir/build" \
+    "${CARGO:-cargo}" install --quiet --locked --force --root "$dir" --target-dir "$dir/build" \
         --no-default-features --features search "mdbook@$version" >&2 || {
         echo "install_mdbook.sh: cargo could not install mdbook $version into $dir (the first run needs access to crates.io): see cargo's message above" >&2
         exit 1

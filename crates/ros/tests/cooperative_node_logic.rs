@@ -5,10 +5,11 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use armctl_control::ParameterValue;
 use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use armctl_ros::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
 use armctl_ros::nodes::AnyControllerNode;
-use armctl_ros::parameter_services::ParameterResponse;
+use armctl_ros::parameter_services::{ParameterRequest, ParameterResponse};
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
 
@@ -19,6 +20,8 @@ struct Scripted {
     slot: usize,
     /// Commands sent, with their publication slot.
     commands: Vec<(usize, Vec<f64>)>,
+    /// `~/state` messages sent.
+    states: usize,
     logs: Mutex<Vec<String>>,
     diagnostics: Vec<DiagnosticArray>,
 }
@@ -38,8 +41,12 @@ impl Transport for Scripted {
     }
 
     fn publish_on(&mut self, slot: usize, msg: Outgoing<'_>) {
-        if let Outgoing::Commands(Float64MultiArray { data, .. }) = msg {
-            self.commands.push((slot, data.clone()));
+        match msg {
+            Outgoing::Commands(Float64MultiArray { data, .. }) => {
+                self.commands.push((slot, data.clone()))
+            }
+            Outgoing::State(_) => self.states += 1,
+            _ => {}
         }
     }
 
@@ -185,4 +192,32 @@ async fn the_pair_reports_its_loop_while_an_arm_is_silent() {
         .find(|kv| kv.key == "controller")
         .unwrap();
     assert_eq!(law.value, "cooperative");
+}
+
+/// `state_publish_rate` set while running takes effect: at 1 Hz one `~/state` for a burst of
+/// steps, at 0 (every step) one per step (the two-arm node once stored it and kept its rate).
+#[tokio::test]
+async fn a_live_state_publish_rate_takes_effect() {
+    let node = AnyControllerNode::new(&args(&[("state_publish_rate", "1.0")], &[])).unwrap();
+    let mut transport = Scripted::default();
+    let burst = |script: &mut VecDeque<(usize, Incoming)>| {
+        for _ in 0..5 {
+            script.push_back((0, Incoming::JointStates(panda_state())));
+            script.push_back((1, Incoming::JointStates(panda_state())));
+            script.push_back((0, Incoming::Tick));
+        }
+    };
+    burst(&mut transport.script);
+    let every_step = vec![("state_publish_rate".into(), ParameterValue::Double(0.0))];
+    transport.script.push_back((
+        0,
+        Incoming::ParameterRequest(1, ParameterRequest::Set(every_step)),
+    ));
+    burst(&mut transport.script);
+    node.run(&mut transport).await.unwrap();
+    assert_eq!(
+        transport.states,
+        1 + 5,
+        "one in the first burst, then one per step"
+    );
 }

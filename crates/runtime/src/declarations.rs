@@ -2,6 +2,8 @@
 //! share, controller_node's own (the controller's gains join from the law's declarations,
 //! [`crate::node_parameters::ParameterStore::declare_controller`]) and sim_node's.
 
+use std::sync::Arc;
+
 use armctl_control::{Declaration, CONTROLLERS};
 
 use crate::controller_core::{Plausibility, SafeMode};
@@ -31,7 +33,7 @@ crate::settings! {
     pub struct LiveSettings {
         state_timeout: f64 = double("state_timeout", 0.1, "A joint state older than this (s) makes the node hold in safe_mode.").range(1e-4, 60.0);
         max_reference_points: i64 = integer("max_reference_points", crate::controller_core::DEFAULT_MAX_POINTS as i64, "A trajectory with more points than this is refused (bounds the memory a reference takes).").range(2.0, 1e6);
-        acceleration_limits: Vec<f64> = double_array("acceleration_limits", vec![], "Largest reference acceleration per controlled joint, rad/s^2 (m/s^2); a trajectory needing more is refused. Empty (default): what half of each effort limit gives with every joint accelerating, in the worst sampled configuration.").per_joint_or_none().range(1e-6, 1e6);
+        acceleration_limits: Arc<[f64]> = double_array("acceleration_limits", vec![], "Largest reference acceleration per controlled joint, rad/s^2 (m/s^2); a trajectory needing more is refused. Empty (default): what half of each effort limit gives with every joint accelerating, in the worst sampled configuration.").per_joint_or_none().range(1e-6, 1e6);
         position_limit_margin: f64 = double("position_limit_margin", 0.1, "A measured position beyond the URDF limits by more than this (rad or m) cannot be true: hold in safe_mode.").range(0.0, 10.0);
         velocity_plausibility: f64 = double("velocity_plausibility", 10.0, "A measured velocity above this many times the URDF velocity limit cannot be true (no drive reaches it): hold in safe_mode at the last believed configuration, undamped.").range(1.0, 1e4);
         over_speed: f64 = double("over_speed", 1.5, "A measured velocity above this many times the URDF velocity limit (and within velocity_plausibility) is an over-speed: brake every joint to rest (safe_mode's gravity compensation with damping), then hold where the arm stopped.").range(1.0, 1e4);
@@ -41,8 +43,8 @@ crate::settings! {
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);
         stopped_velocity_tolerance: f64 = double("constraints.stopped_velocity_tolerance", 0.01, "A FollowJointTrajectory goal succeeds only when every joint's velocity error is within this (rad/s or m/s); 0: not checked.").range(0.0, 100.0);
-        path_tolerance: Vec<f64> = double_array("constraints.trajectory", vec![], "Path tolerance per controlled joint (position error while a FollowJointTrajectory goal runs, rad or m; 0 or empty: not checked): a goal whose arm strays beyond it is aborted (PATH_TOLERANCE_VIOLATED). A goal's path_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0);
-        goal_tolerance: Vec<f64> = double_array("constraints.goal", vec![], "Goal tolerance per controlled joint (position error once a FollowJointTrajectory goal's trajectory has ended, rad or m; 0: not checked). Empty: 0.05 for every joint (joint_trajectory_controller checks none by default, but a torque-controlled arm can sag short of its goal, which must not be reported reached). A goal's goal_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0);
+        path_tolerance: Arc<[f64]> = double_array("constraints.trajectory", vec![], "Path tolerance per controlled joint (position error while a FollowJointTrajectory goal runs, rad or m; 0 or empty: not checked): a goal whose arm strays beyond it is aborted (PATH_TOLERANCE_VIOLATED). A goal's path_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0);
+        goal_tolerance: Arc<[f64]> = double_array("constraints.goal", vec![], "Goal tolerance per controlled joint (position error once a FollowJointTrajectory goal's trajectory has ended, rad or m; 0: not checked). Empty: 0.05 for every joint (joint_trajectory_controller checks none by default, but a torque-controlled arm can sag short of its goal, which must not be reported reached). A goal's goal_tolerance replaces it.").per_joint_or_none().range(0.0, 100.0);
     }
 }
 
@@ -147,6 +149,8 @@ mod tests {
                 d.read_only
             );
         }
+        assert!(ControllerNodeSettings::mistyped().is_empty());
+        assert!(SimNodeSettings::mistyped().is_empty());
         for declarations in [controller_node_declarations(), sim_node_declarations()] {
             let mut names: Vec<&str> = declarations.iter().map(|d| d.name.as_str()).collect();
             names.sort_unstable();

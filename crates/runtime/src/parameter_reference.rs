@@ -69,7 +69,7 @@ fn kind(d: &Declaration) -> String {
     format!("{}{length}", d.kind.name())
 }
 
-/// The default as YAML, numbers rounded to 4 significant digits (a derived gain's full
+/// The default as YAML, numbers rounded to 5 significant digits (a derived gain's full
 /// precision says nothing to a reader).
 fn default(value: &ParameterValue) -> String {
     let short = |v: f64| format!("{}", format!("{v:.4e}").parse::<f64>().unwrap_or(v));

@@ -61,6 +61,17 @@ impl FromParameter for Vec<f64> {
     }
 }
 
+/// A list the live settings hold: copying the settings to try a change then copies no numbers
+/// (a change handed over on a real-time thread allocates only for its own value).
+impl FromParameter for std::sync::Arc<[f64]> {
+    fn from_parameter(value: &ParameterValue) -> Option<Self> {
+        match value {
+            ParameterValue::DoubleArray(v) => Some(v.as_slice().into()),
+            _ => None,
+        }
+    }
+}
+
 impl FromParameter for Vec<String> {
     fn from_parameter(value: &ParameterValue) -> Option<Self> {
         match value {
@@ -170,6 +181,22 @@ macro_rules! settings {
                     }
                 )*
                 Ok(false)
+            }
+
+            /// The fields whose declared default does not convert to the field's type (a
+            /// table error that would read as the type's default: a test keeps this empty).
+            #[allow(dead_code)]
+            $vis fn mistyped() -> Vec<&'static str> {
+                #[allow(unused_mut)]
+                let mut out: Vec<&'static str> = Vec::new();
+                $(out.extend(<$inc_ty>::mistyped());)*
+                $(
+                    let default = armctl_control::Declaration::$ctor($pname, $default, "").default;
+                    if <$ty as $crate::settings::FromParameter>::from_parameter(&default).is_none() {
+                        out.push($pname);
+                    }
+                )*
+                out
             }
 
             /// The declared defaults.

@@ -393,6 +393,10 @@ CallbackReturn ModelBasedEffortController::on_init()
     // The parameters ArmctlConfig's fields give, as armctl declares them (no handle yet: the
     // joints to claim and the law come from them).
     auto node = get_node();
+    if (armctl_config_parameter_count() == 0) {
+      RCLCPP_ERROR(node->get_logger(), "armctl lists no configuration parameters (a bug)");
+      return CallbackReturn::ERROR;
+    }
     ArmctlParameterInfo info;
     for (std::size_t k = 0; k < armctl_config_parameter_count(); ++k) {
       if (armctl_config_parameter_info(k, &info) != ARMCTL_STATUS_OK) {

@@ -284,6 +284,13 @@ fn handing_over_a_change_allocates_a_few_blocks_in_proportion_to_its_size() {
         CString::new("kp").unwrap(),
     );
     let gains = numbers(&[100.0; 7]);
+    // With the live lists set, a number still costs only its own handing over.
+    let accelerations = CString::new("acceleration_limits").unwrap();
+    let limits = numbers(&[1000.0; 7]);
+    assert_eq!(
+        armctl_set_parameter(handle, accelerations.as_ptr(), &limits),
+        ArmctlStatus::Ok
+    );
     let scalar = counted("state_timeout", &mut || {
         armctl_set_parameter(handle, timeout.as_ptr(), &double(0.2))
     });

@@ -102,8 +102,8 @@ pub(crate) const DEFAULT_GOAL_TOLERANCE: f64 = 0.05;
 
 /// The controller's default tolerances from its `constraints.*` parameters.
 fn default_tolerances(settings: &LiveSettings, joints: usize) -> GoalTolerances {
-    let per_joint = |given: &Vec<f64>, empty: f64| match given.len() == joints {
-        true => given.clone(),
+    let per_joint = |given: &[f64], empty: f64| match given.len() == joints {
+        true => given.to_vec(),
         false => vec![empty; joints],
     };
     let stopped = settings.stopped_velocity_tolerance;
