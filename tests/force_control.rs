@@ -5,7 +5,7 @@
 use armctl_control::{Controller, HybridForcePosition, ParameterValue};
 use armctl_e2e::urdf_dir;
 use armctl_model::{forward_kinematics, urdf_file_to_robot, ChainOptions, KinematicsWorkspace};
-use armctl_runtime::scene_file;
+use armctl_sim::scene_file;
 use armctl_sim::{run_closed_loop, Integrator, RunLog, SimConfig, Simulator};
 use nalgebra::{IsometryMatrix3, Translation3, Vector3};
 

@@ -149,8 +149,8 @@ fn refuse_pair_scene(sim_overrides: &[(String, String)], robot: &Robot) -> Resul
     let Some((_, path)) = sim_overrides.iter().rev().find(|(n, _)| n == "scene_file") else {
         return Ok(());
     };
-    let scene = armctl_runtime::scene_file::load(Path::new(path))?;
-    if scene.pair(robot)?.is_some() {
+    let scene = armctl_sim::scene_file::load(Path::new(path))?;
+    if armctl_runtime::scene::pair_of(&scene, robot)?.is_some() {
         bail!("{path}: armctl demo drives one arm; run a pair scene with armctl sim --scene, or two controller_nodes (launch/two_arms.launch.xml)");
     }
     Ok(())

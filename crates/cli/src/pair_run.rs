@@ -14,7 +14,7 @@ use armctl_model::Robot;
 use armctl_runtime::controller_core::{ControllerCore, StepReport};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::pair_runtime::PairRuntime;
-use armctl_runtime::scene_file::PairSetup;
+use armctl_sim::scene_file::PairSetup;
 use armctl_sim::SimConfig;
 use nalgebra::{IsometryMatrix3, Vector3};
 use serde::Serialize;

@@ -20,7 +20,7 @@ use nalgebra::IsometryMatrix3;
 use crate::run_files::{write_csv, write_plots};
 use crate::run_summary::{render, summarize, RunInfo};
 use crate::{pair_run, params_file, sim_config_file, trajectory_spec};
-use armctl_runtime::scene_file;
+use armctl_sim::scene_file;
 
 /// Integration scheme on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -178,7 +178,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         };
     }
     if let Some(scene) = scene {
-        if let Some(setup) = scene.pair(&robot).context("the scene")? {
+        if let Some(setup) = armctl_runtime::scene::pair_of(&scene, &robot).context("the scene")? {
             return run_pair(args, &robot, &setup, config, steps);
         }
         config.scene = scene.resolve(&robot, &report).context("the scene")?;
@@ -255,7 +255,7 @@ fn gravity_mismatch(
 fn run_pair(
     args: &SimArgs,
     robot: &Robot,
-    setup: &armctl_runtime::scene_file::PairSetup,
+    setup: &armctl_sim::scene_file::PairSetup,
     config: SimConfig,
     steps: usize,
 ) -> Result<()> {

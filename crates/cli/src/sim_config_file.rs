@@ -89,7 +89,7 @@ struct SimConfigFile {
     gear_stiffness: Option<f64>,
     friction_ripple: Option<Vec<Vec<f64>>>,
     robot_compensates_gravity: Option<bool>,
-    scene: Option<armctl_runtime::scene_file::SceneFile>,
+    scene: Option<armctl_sim::scene_file::SceneFile>,
 }
 
 /// Marks a key that is present (even as `null`) as `Some`.
@@ -106,7 +106,7 @@ where
 pub(crate) fn load(
     path: &Path,
     base: SimConfig,
-) -> Result<(SimConfig, Option<armctl_runtime::scene_file::SceneFile>)> {
+) -> Result<(SimConfig, Option<armctl_sim::scene_file::SceneFile>)> {
     let text = crate::input_file::read_text(
         path,
         "simulator settings",

@@ -44,3 +44,13 @@ pub enum RuntimeError {
     #[error("robot model: {0}")]
     Model(#[from] armctl_model::ModelError),
 }
+
+impl From<armctl_sim::scene_file::SceneFileError> for RuntimeError {
+    fn from(e: armctl_sim::scene_file::SceneFileError) -> Self {
+        use armctl_sim::scene_file::SceneFileError;
+        match e {
+            SceneFileError::File { path, reason } => Self::ParamsFile { path, reason },
+            SceneFileError::Scene { reason } => Self::Scene { reason },
+        }
+    }
+}

@@ -24,7 +24,7 @@ pub mod pair_runtime;
 pub mod parameter_reference;
 pub mod params_file;
 pub mod ros_args;
-pub mod scene_file;
+pub mod scene;
 
 pub mod settings;
 pub mod simulated_loop;

@@ -16,9 +16,10 @@ use crate::controller_runtime::{
 };
 use crate::declarations::ControllerNodeSettings;
 use crate::node_parameters::ParameterStore;
-use crate::scene_file::{self, PairSetup};
+use crate::scene::pair_of as checked_pair;
 use crate::startup::NodeStart;
 use crate::RuntimeError;
+use armctl_sim::scene_file::{self, PairSetup};
 
 /// The law slot of an arm's core: the efforts come from the law over both arms through
 /// [`ControllerCore::step_given`], so stepped on its own it refuses.
@@ -82,8 +83,7 @@ fn pair_of(store_scene: &str, robot: &Robot) -> Result<PairSetup, RuntimeError> 
     }
     let scene = scene_file::load(std::path::Path::new(store_scene))
         .map_err(|e| invalid("scene_file", format!("{store_scene}: {e}")))?;
-    scene
-        .pair(robot)
+    checked_pair(&scene, robot)
         .map_err(|e| invalid("scene_file", format!("{store_scene}: {e}")))?
         .ok_or_else(|| {
             invalid(

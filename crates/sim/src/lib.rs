@@ -45,6 +45,7 @@ mod config;
 mod contact;
 mod cooperative;
 mod error;
+pub mod scene_file;
 mod simulator;
 
 pub use closed_loop::{run_closed_loop, run_loop, ControlLoop, DirectControl, RunLog};

@@ -25,8 +25,9 @@ use armctl_runtime::declarations::{sim_node_declarations, SimNodeSettings};
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
-use armctl_runtime::scene_file::{PairSetup, SceneFile};
 use armctl_runtime::startup::{load_conversion, NodeStart};
+use armctl_runtime::RuntimeError;
+use armctl_sim::scene_file::{PairSetup, SceneFile};
 
 /// What the node simulates: one arm, or two holding a box (a `pair:` scene).
 #[derive(Debug)]
@@ -209,21 +210,27 @@ fn plant(
     let robot = &conversion.robot;
     let scene = match settings.scene_file.as_str() {
         "" => SceneFile::default(),
-        path => armctl_runtime::scene_file::load(std::path::Path::new(path))?,
+        path => {
+            armctl_sim::scene_file::load(std::path::Path::new(path)).map_err(RuntimeError::from)?
+        }
     };
     let simulator_error = |e: armctl_sim::SimError| parameter_error("simulator", e.to_string());
-    if let Some(pair) = scene.pair(robot)? {
+    if let Some(pair) = armctl_runtime::scene::pair_of(&scene, robot)? {
         if !settings.initial_positions.is_empty() {
             return Err(parameter_error(
                 "initial_positions",
                 "a pair scene gives each arm's start (q0); leave it empty".into(),
             ));
         }
-        let sim = pair.simulator(robot, &sim_config)?;
+        let sim = pair
+            .simulator(robot, &sim_config)
+            .map_err(RuntimeError::from)?;
         return Ok((Plant::Pair(Box::new(sim)), Some(pair)));
     }
     let q0 = start_positions(settings, robot)?;
-    sim_config.scene = scene.resolve(robot, &conversion.report)?;
+    sim_config.scene = scene
+        .resolve(robot, &conversion.report)
+        .map_err(RuntimeError::from)?;
     let sim = Simulator::new(robot, &q0, sim_config).map_err(simulator_error)?;
     Ok((Plant::One(Box::new(sim)), None))
 }

@@ -22,20 +22,37 @@
 
 use std::path::Path;
 
-use armctl_model::{forward_kinematics, ConversionReport, FrameId, KinematicsWorkspace, Robot};
-use armctl_sim::{
+use crate::{
     ContactPoint, CooperativeSimulator, ForceSensor, HeldObject, Obstacle, PlacedArm, Scene, Shape,
     SimConfig, Simulator, DEFAULT_SLIP_VELOCITY,
 };
+use armctl_model::{forward_kinematics, ConversionReport, FrameId, KinematicsWorkspace, Robot};
 use nalgebra::{IsometryMatrix3, Rotation3, Translation3, Unit, Vector3};
 use serde::Deserialize;
 
-use crate::RuntimeError;
+/// Why a scene file is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SceneFileError {
+    /// The file cannot be read, or is not YAML of a scene.
+    #[error("parameter file '{path}': {reason}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The scene is invalid (an obstacle, a contact point, the sensor, the pair).
+    #[error("scene: {reason}")]
+    Scene {
+        /// What is wrong, naming the item.
+        reason: String,
+    },
+}
 
-type Result<T> = std::result::Result<T, RuntimeError>;
+type Result<T> = std::result::Result<T, SceneFileError>;
 
-fn invalid(reason: String) -> RuntimeError {
-    RuntimeError::Scene { reason }
+fn invalid(reason: String) -> SceneFileError {
+    SceneFileError::Scene { reason }
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,7 +157,7 @@ pub struct PairSetup {
     /// The box's inertia about its centre, its axes, kg m^2.
     pub inertia: nalgebra::Matrix3<f64>,
     /// The couplings' stiffness (N/m, N m/rad).
-    pub grasp: armctl_sim::GraspStiffness,
+    pub grasp: crate::GraspStiffness,
 }
 
 /// Refuses a base that turns the arm's gravity: each arm is simulated (and controlled) with the
@@ -160,7 +177,7 @@ impl PairSetup {
     /// The two arms (each `robot` at its base and start configuration, simulated with
     /// `config`) holding the box, whose centre starts midway between their tools.
     pub fn simulator(&self, robot: &Robot, config: &SimConfig) -> Result<CooperativeSimulator> {
-        let sim_error = |e: armctl_sim::SimError| invalid(format!("pair: {e}"));
+        let sim_error = |e: crate::SimError| invalid(format!("pair: {e}"));
         let mut tips = [Vector3::zeros(); 2];
         for ((_, base, q0), tip) in self.arms.iter().zip(&mut tips) {
             let mut ws = KinematicsWorkspace::new(robot);
@@ -314,13 +331,6 @@ impl SceneFile {
         for (name, base, _) in &arms {
             upright(name, base, robot)?;
         }
-        for (name, _, _) in &arms {
-            if let Some(problem) = crate::names::relative_name_problem(name) {
-                return Err(invalid(format!(
-                    "pair arm '{name}': the name prefixes its topics, and {problem}"
-                )));
-            }
-        }
         if arms[0].0 == arms[1].0 {
             return Err(invalid("pair: the two arms need different names".into()));
         }
@@ -334,8 +344,8 @@ impl SceneFile {
         let grasp = pair
             .grasp
             .as_ref()
-            .map_or(armctl_sim::GraspStiffness::default(), |g| {
-                armctl_sim::GraspStiffness {
+            .map_or(crate::GraspStiffness::default(), |g| {
+                crate::GraspStiffness {
                     linear: g.linear,
                     angular: g.angular,
                 }
@@ -407,7 +417,7 @@ impl SceneFile {
 
 /// Reads a scene file (bounded in size like every configuration file).
 pub fn load(path: &Path) -> Result<SceneFile> {
-    let file = |reason: String| RuntimeError::ParamsFile {
+    let file = |reason: String| SceneFileError::File {
         path: path.display().to_string(),
         reason,
     };
@@ -507,22 +517,6 @@ mod tests {
             (
                 format!("pair: {{arms: [{}], {object}}}", arm("a", seven)),
                 "an array of length 2",
-            ),
-            (
-                format!(
-                    "pair: {{arms: [{}, {}], {object}}}",
-                    arm("/left", seven),
-                    arm("b", seven)
-                ),
-                "pair arm '/left': the name prefixes its topics, and it must be relative",
-            ),
-            (
-                format!(
-                    "pair: {{arms: [{}, {}], {object}}}",
-                    arm("'a b'", seven),
-                    arm("b", seven)
-                ),
-                "pair arm 'a b'",
             ),
         ] {
             let e = pair(&text).unwrap_err().to_string();
