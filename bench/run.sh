@@ -12,7 +12,8 @@
 # wheel, and a model it builds crashes code compiled with AVX-512, so the generic build saves
 # the model (Model::saveToBinary) and the $ARCH build loads it. KDL's benchmark is always
 # built generic, like Debian's library. Each run is pinned to one CPU (BENCH_CPU, default 1)
-# when taskset is there.
+# when taskset is there. BENCH_WRITE_DOCS=1 also writes the tables into docs/performance.md
+# (between its markers), with the date, the CPU and the build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -69,6 +70,29 @@ echo "building armctl${arch:+ with target-cpu=$arch}..." >&2
 (cd "$top" && RUSTFLAGS="${arch:+-C target-cpu=$arch}" CARGO_TARGET_DIR="$work/armctl${arch:+-$arch}" cargo build --quiet --release -p armctl)
 armctl="$work/armctl${arch:+-$arch}/release/armctl"
 
+# The best of each algorithm's medians in $2, as aligned text or as a Markdown table ($1).
+table() {
+  awk -v style="$1" '
+    { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3 }
+    function row(a, ours, pin, kdl, r1, r2) {
+      if (style == "markdown") printf "| %s | %s | %s | %s | %s | %s |\n", a, ours, pin, kdl, r1, r2
+      else printf "%-28s %10s %10s %10s %14s %10s\n", a, ours, pin, kdl, r1, r2
+    }
+    END {
+      row("algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl")
+      if (style == "markdown") print "|---|---:|---:|---:|---:|---:|"
+      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor all_terms rnea_derivatives gravity_derivatives forward_dynamics_derivatives", order, " ")
+      for (i = 1; i <= n; i++) {
+        a = order[i]; ours = best["armctl " a]; pin = best["pinocchio " a]
+        kdl = best["kdl " a]; if (a == "coriolis_matrix" && kdl == "") kdl = best["kdl coriolis_vector"]
+        row(a, sprintf("%.1f", ours), (pin == "" ? "-" : sprintf("%.1f", pin)), (kdl == "" ? "-" : sprintf("%.1f", kdl)),
+          (pin == "" ? "-" : sprintf("%.2f", ours / pin)), (kdl == "" ? "-" : sprintf("%.2f", ours / kdl)))
+      }
+    }' "$2"
+}
+tables="$work/tables.md"
+: >"$tables"
+
 if [ $# -eq 0 ]; then
   ref="$top/tests/data/reference"
   set -- "$ref/panda_arm.urdf" panda_link0 panda_link8 "$ref/ur5.urdf" world tool0 "$top/urdf/panda.urdf" world panda_link8
@@ -91,21 +115,39 @@ while [ $# -ge 3 ]; do
     "${pin[@]}" "$pin_bench" "$model" "$tip" "$states" "$batches" >>"$out" 2>/dev/null
     [ $have_kdl = 1 ] && "${pin[@]}" "$work/kdl_bench" "$urdf" "$root" "$tip" "$states" "$batches" >>"$out"
   done
+  title="$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds), ${arch:-generic x86-64}"
   echo
-  echo "$(basename "$urdf") ($root -> $tip), ns per call (median of $batches batches, best of 2 rounds), ${arch:-generic x86-64}"
-  awk '
-    { key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3; algos[$2] = 1 }
-    END {
-      printf "%-28s %10s %10s %10s %14s %10s\n", "algorithm", "armctl", "pinocchio", "kdl", "armctl/pin", "armctl/kdl"
-      n = split("rnea mass_matrix coriolis_matrix gravity forward_dynamics forward_kinematics jacobian regressor all_terms rnea_derivatives gravity_derivatives forward_dynamics_derivatives", order, " ")
-      for (i = 1; i <= n; i++) {
-        a = order[i]; ours = best["armctl " a]; pin = best["pinocchio " a]
-        kdl = best["kdl " a]; if (a == "coriolis_matrix" && kdl == "") kdl = best["kdl coriolis_vector"]
-        printf "%-28s %10.1f %10s %10s %14s %10s\n", a, ours,
-          (pin == "" ? "-" : sprintf("%.1f", pin)), (kdl == "" ? "-" : sprintf("%.1f", kdl)),
-          (pin == "" ? "-" : sprintf("%.2f", ours / pin)), (kdl == "" ? "-" : sprintf("%.2f", ours / kdl))
-      }
-    }' "$out"
+  echo "$title"
+  table text "$out"
+  if [ -n "${BENCH_WRITE_DOCS:-}" ]; then
+    { echo; echo "**$title**"; echo; table markdown "$out"; } >>"$tables"
+  fi
 done
 echo
 echo "kdl coriolis: KDL has no Coriolis matrix; its column is JntToCoriolis (the vector C qd)."
+
+# BENCH_WRITE_DOCS=1: the tables replace the generated part of docs/performance.md, with when,
+# where and how they were measured.
+if [ -n "${BENCH_WRITE_DOCS:-}" ]; then
+  page="$top/docs/performance.md"
+  cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+  {
+    echo "<!-- bench/run.sh writes from here (BENCH_WRITE_DOCS=1 bash bench/run.sh): edits up to the closing marker are lost -->"
+    echo
+    echo "Written by \`bench/run.sh\` on $(date -u +%Y-%m-%d): ${cpu:-an unknown CPU}, $(nproc) cores," \
+      "${arch:-generic x86-64} on both sides, each run pinned to CPU ${BENCH_CPU:-1}$([ ${#pin[@]} -eq 0 ] && echo ' (no taskset: not pinned)')," \
+      "KDL $([ $have_kdl = 1 ] && echo 'included' || echo 'not installed')."
+    cat "$tables"
+    echo
+    echo "KDL has no Coriolis matrix; its column there is JntToCoriolis (the vector C qd)."
+    echo
+    echo "<!-- bench/run.sh writes to here -->"
+  } >"$work/generated.md"
+  awk -v generated="$work/generated.md" '
+    /^<!-- bench\/run.sh writes from here/ { while ((getline line < generated) > 0) print line; skip = 1; next }
+    /^<!-- bench\/run.sh writes to here -->/ { skip = 0; next }
+    !skip { print }' "$page" >"$page.new"
+  grep -q "bench/run.sh writes to here" "$page.new" || { echo "no generated block in $page" >&2; rm "$page.new"; exit 1; }
+  mv "$page.new" "$page"
+  echo "wrote the tables into $page" >&2
+fi
