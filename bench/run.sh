@@ -131,12 +131,14 @@ echo "kdl coriolis: KDL has no Coriolis matrix; its column is JntToCoriolis (the
 if [ -n "${BENCH_WRITE_DOCS:-}" ]; then
   page="$top/docs/performance.md"
   cpu=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+  pin_version=$("$work/venv/bin/python" -c 'import importlib.metadata as m; print(m.version("pin"))' 2>/dev/null || echo unknown)
+  kdl_version=$(dpkg-query -W -f '${Version}' liborocos-kdl-dev 2>/dev/null || echo unknown)
   {
     echo "<!-- bench/run.sh writes from here (BENCH_WRITE_DOCS=1 bash bench/run.sh): edits up to the closing marker are lost -->"
     echo
     echo "Written by \`bench/run.sh\` on $(date -u +%Y-%m-%d): ${cpu:-an unknown CPU}, $(nproc) cores," \
       "${arch:-generic x86-64} on both sides, each run pinned to CPU ${BENCH_CPU:-1}$([ ${#pin[@]} -eq 0 ] && echo ' (no taskset: not pinned)')," \
-      "KDL $([ $have_kdl = 1 ] && echo 'included' || echo 'not installed')."
+      "Pinocchio $pin_version (PyPI \`pin\`), KDL $([ $have_kdl = 1 ] && echo "$kdl_version (Debian)" || echo 'not installed')."
     cat "$tables"
     echo
     echo "KDL has no Coriolis matrix; its column there is JntToCoriolis (the vector C qd)."
