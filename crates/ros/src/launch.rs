@@ -133,6 +133,10 @@ impl<T: Transport + Send> Transport for StopOnSignal<T> {
         self.inner.respond(id, response);
     }
 
+    fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
+        self.inner.announce_parameters(changed);
+    }
+
     fn respond_action(&mut self, id: u64, response: ActionResponse) {
         self.inner.respond_action(id, response);
     }

@@ -60,6 +60,8 @@ impl Transport for Scripted {
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
 
+    fn announce_parameters(&mut self, _changed: &[(String, armctl_control::ParameterValue)]) {}
+
     fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
 
     fn publish_action(&mut self, _output: ActionOutput<'_>) {}

@@ -17,6 +17,7 @@ use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::loop_timing::{LoopTiming, Tick};
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::NodeClock;
+use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
@@ -437,6 +438,10 @@ impl ControllerNode {
         answer_request(transport, id, &snapshot, request, |name, value| {
             self.apply_parameter(name, value)
         });
+        let implied = implied_changes(&snapshot, &self.runtime.parameters(), request);
+        if !implied.is_empty() {
+            transport.announce_parameters(&implied);
+        }
         self.runtime.core_mut().controller_mut().check_damping();
         for warning in self.law_warnings().iter().filter(|w| !before.contains(w)) {
             transport.log(LogLevel::Warn, &format!("controller: {warning}"));
@@ -502,6 +507,31 @@ impl NodeLogic for ControllerNode {
         }
         Ok(())
     }
+}
+
+/// The values that changed between `before` and `after` a set `request` without being set by
+/// it (a gain design writes `kp` and `kd`): the set's own are announced with its answer.
+fn implied_changes(
+    before: &ParameterStore,
+    after: &ParameterStore,
+    request: &ParameterRequest,
+) -> Vec<(String, ParameterValue)> {
+    let set: Vec<&str> = match request {
+        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
+            changes.iter().map(|(name, _)| name.as_str()).collect()
+        }
+        _ => return vec![],
+    };
+    after
+        .declarations()
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|name| !set.contains(name))
+        .filter_map(|name| {
+            let value = after.get(name)?;
+            (before.get(name) != Some(value)).then(|| (name.to_string(), value.clone()))
+        })
+        .collect()
 }
 
 /// A result with INVALID_GOAL: how joint_trajectory_controller ends a goal it did not finish.

@@ -188,8 +188,12 @@ pub trait Transport {
     fn received_on(&self) -> usize;
     /// How many subscriptions match the node's publication of `topic`.
     fn subscriber_count(&self, topic: Topic) -> usize;
-    /// Answers the parameter service request `id`.
+    /// Answers the parameter service request `id` (announcing the accepted changes on
+    /// `/parameter_events`).
     fn respond(&mut self, id: u64, response: ParameterResponse);
+    /// Announces on `/parameter_events` values that changed because others were set (a gain
+    /// design writing `kp` and `kd`), which the answer to the set did not name.
+    fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]);
     /// Answers the action request `id`.
     fn respond_action(&mut self, id: u64, response: ActionResponse);
     /// Publishes the action's feedback or goal statuses.

@@ -179,3 +179,41 @@ async fn diagnostics_report_the_loop_once_a_second() {
     let age: f64 = value(reports[2], "joint state age (s)").parse().unwrap();
     assert!(age > 1.0, "{age}");
 }
+
+/// Poles set while a gain design is chosen write `kp` and `kd`: `/parameter_events` announces
+/// them beside the set's own `poles` (rqt_reconfigure and `ros2 param get` agree); the design
+/// from the default poles, which gives the default gains, and a set that derives nothing
+/// announce nothing more.
+#[tokio::test]
+async fn gains_a_design_writes_are_announced_as_changed() {
+    use armctl_control::ParameterValue;
+    let node = node(&[("controller", "computed_torque")]);
+    let set = |id, name: &str, value| {
+        Step::Deliver(Incoming::ParameterRequest(
+            id,
+            ParameterRequest::Set(vec![(name.into(), value)]),
+        ))
+    };
+    let poles = ParameterValue::DoubleArray(vec![-1.0, -2.0, -3.0, -4.0]);
+    let script = vec![
+        set(1, "gain_design", ParameterValue::String("poles".into())),
+        set(2, "poles", poles),
+        set(3, "state_timeout", ParameterValue::Double(0.2)),
+    ];
+    let mut transport = Scripted {
+        script: script.into(),
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let names: Vec<&str> = transport
+        .announced
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["kp", "kd"], "{:?}", transport.announced);
+    // s^2 + 3 s + 2 and s^2 + 7 s + 12: kp = p1 p2, kd = -(p1 + p2) per joint.
+    assert_eq!(
+        transport.announced[0].1,
+        ParameterValue::DoubleArray(vec![2.0, 12.0])
+    );
+}

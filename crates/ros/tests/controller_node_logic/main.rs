@@ -43,6 +43,8 @@ struct Scripted {
     feedback: Vec<(GoalId, Vec<f64>)>,
     /// Status lists published, each as (goal id's first byte, status).
     statuses: Vec<Vec<(u8, GoalStatus)>>,
+    /// Values announced on `/parameter_events` beside a set's own.
+    announced: Vec<(String, armctl_control::ParameterValue)>,
 }
 
 impl Transport for Scripted {
@@ -77,6 +79,10 @@ impl Transport for Scripted {
     }
 
     fn respond(&mut self, _id: u64, _response: ParameterResponse) {}
+
+    fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
+        self.announced.extend_from_slice(changed);
+    }
 
     fn respond_action(&mut self, id: u64, response: ActionResponse) {
         self.answers.push((id, response, self.commands.len()));

@@ -511,6 +511,10 @@ impl Transport for DdsTransport {
         }
     }
 
+    fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
+        self.parameters.announce(changed.iter());
+    }
+
     fn respond_action(&mut self, id: u64, response: ActionResponse) {
         if let Some(Err(e)) = self.action.as_mut().map(|a| a.respond(id, response)) {
             self.on_publish_error(e);

@@ -402,7 +402,7 @@ impl ParameterServers {
             .map_err(|e| format!("{e:?}"))
     }
 
-    fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {
+    pub(crate) fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {
         let changed_parameters: Vec<raw::Parameter> = accepted
             .map(|(name, value)| raw::Parameter {
                 name: name.clone(),

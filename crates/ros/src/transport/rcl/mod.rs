@@ -412,6 +412,11 @@ impl Transport for RclTransport {
         self.parameters.respond(id, response);
     }
 
+    fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
+        self.parameters
+            .announce(changed.iter().map(|(n, v)| (n, v)));
+    }
+
     /// No action is served on rcl (see [`RclTransport::start`]): nothing to answer.
     fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
 

@@ -247,7 +247,7 @@ impl ParameterServers {
         }
     }
 
-    fn announce<'a>(&self, accepted: impl Iterator<Item = (&'a String, &'a RosValue)>) {
+    pub(super) fn announce<'a>(&self, accepted: impl Iterator<Item = (&'a String, &'a RosValue)>) {
         let changed_parameters: Vec<wire::Parameter> = accepted
             .map(|(name, value)| wire::Parameter {
                 name: text(name),
