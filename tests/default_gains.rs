@@ -120,7 +120,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     let steps = (case.seconds * 1000.0) as usize;
     let log = match run_loop(&mut sim, &mut control, steps, |_, _, _| {}) {
         Ok(log) => log,
-        Err(e) => return Outcome::refused(control.clipped, control.held, e.to_string()),
+        Err(e) => return Outcome::refused(control.clipped(), control.held, e.to_string()),
     };
     let final_error = (0..robot.dof())
         .map(|i| (log.q[i].last().unwrap() - target[i]).abs())
@@ -132,7 +132,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
         .map(|(joint, qd)| qd.iter().fold(0.0, |m: f64, v| m.max(v.abs())) / joint.limits.velocity)
         .fold(0.0, f64::max);
     Outcome {
-        clipped: control.clipped + log.saturated,
+        clipped: control.clipped() + log.saturated,
         held: control.held,
         final_error,
         peak_speed,

@@ -297,7 +297,11 @@ fn controller_updates_allocate_nothing() {
 
 #[test]
 fn controller_node_step_allocates_nothing_on_valid_states() {
+    use armctl_runtime::arm_group::ArmGroup;
+    use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::controller_core::{ControllerCore, SafeMode};
+    use armctl_runtime::loop_timing::LoopTiming;
+    use armctl_runtime::node_clock::NodeClock;
     let robot =
         Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
     // /joint_states as ros2_control sends them: another order, a gripper joint added.
@@ -326,7 +330,6 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         core.on_joint_state(&names, &position, &velocity, 0.0);
         core.set_trajectory(&chain, &[point(1.0, 0.1), point(2.0, 0.3)], 0.0, 0.0)
             .unwrap();
-        let mut effort = vec![0.0; robot.dof()];
         let mut now = 0.0;
         // A FollowJointTrajectory goal's path tolerances, checked after each step.
         let checked = armctl_runtime::trajectory_goal::StateTolerance {
@@ -338,11 +341,17 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             goal: vec![checked; robot.dof()],
             goal_time: 1.0,
         };
+        // In the loop a node drives, stepping on each state (stamps are times on sim time).
+        let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
+        let mut arm_loop = ArmLoop::new(&mut core, timing);
         let count = allocations(|| {
             now += 1e-3;
-            core.on_joint_state(&names, &position, &velocity, now);
-            let report = core.step(now, 1e-3, &mut effort);
+            let stepped = arm_loop.on_joint_state(0, &names, &position, &velocity, now);
+            assert_eq!(stepped, Some(now));
+            let report = &arm_loop.reports()[0];
             assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
+            assert!(arm_loop.sent(0).is_some() && arm_loop.state_due(now));
+            let core = arm_loop.group().core(0);
             let (q, qd) = core.measured();
             let since_end = now - core.trajectory_end().unwrap();
             let progress = goal.check(&chain, since_end, core.reference(), q, qd);
@@ -360,6 +369,9 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
 #[test]
 fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
     use armctl_control::ParameterValue;
+    use armctl_runtime::arm_loop::ArmLoop;
+    use armctl_runtime::loop_timing::LoopTiming;
+    use armctl_runtime::node_clock::NodeClock;
     use armctl_runtime::pair_runtime::PairRuntime;
     use armctl_runtime::startup::NodeStart;
     let workspace = urdf_dir().join("..");
@@ -381,22 +393,23 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
             ("internal_force".into(), ParameterValue::Double(10.0)),
         ],
     };
-    let mut pair = PairRuntime::new(&start).unwrap();
+    let pair = PairRuntime::new(&start).unwrap();
     let names: Vec<String> = pair.core(0).joints().to_vec();
     let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
     let qd = [0.05; 7];
-    let (mut first, mut second) = (vec![0.0; 7], vec![0.0; 7]);
-    let mut now = 0.0;
-    let mut step = |pair: &mut PairRuntime| {
-        for a in 0..2 {
-            pair.core_mut(a).on_joint_state(&names, &q, &qd, now);
-        }
-        let reports = pair.step(now, 1e-3, [&mut first, &mut second]);
-        assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
+    let mut now = 1e-3;
+    // In the loop the two-arm node drives: a step once both arms' states came.
+    let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
+    let mut arm_loop = ArmLoop::new(pair, timing);
+    let mut step = |arm_loop: &mut ArmLoop<PairRuntime>| {
+        assert_eq!(arm_loop.on_joint_state(0, &names, &q, &qd, now), None);
+        assert_eq!(arm_loop.on_joint_state(1, &names, &q, &qd, now), Some(now));
+        assert!(!arm_loop.holding(), "{:?}", arm_loop.reports());
+        assert!(arm_loop.sent(0).is_some() && arm_loop.sent(1).is_some());
         now += 1e-3;
     };
-    step(&mut pair);
-    let count = allocations(|| step(&mut pair));
+    step(&mut arm_loop);
+    let count = allocations(|| step(&mut arm_loop));
     assert_eq!(
         count, 0,
         "the pair's step allocated {count} times in 3 steps"

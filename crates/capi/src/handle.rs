@@ -5,6 +5,7 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use armctl_control::ParameterValue;
+use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
@@ -37,11 +38,10 @@ pub struct ArmctlConfig {
 
 /// A configured controller (opaque).
 pub struct ArmctlController {
-    pub(crate) runtime: ControllerRuntime,
+    /// The runtime, in a loop the host paces (its `update` gives time and period).
+    pub(crate) arm_loop: ArmLoop<ControllerRuntime>,
     /// The joints, in the caller's order.
     pub(crate) joints: Vec<String>,
-    /// Efforts in chain order.
-    pub(crate) effort: Vec<f64>,
     pub(crate) last_error: CString,
     /// The last incident, for `armctl_fault_text`.
     pub(crate) last_event: Option<CoreEvent>,
@@ -76,6 +76,14 @@ impl ArmctlController {
     pub(crate) fn fail(&mut self, status: ArmctlStatus, reason: &str) -> ArmctlStatus {
         self.last_error = c_string(reason);
         status
+    }
+
+    pub(crate) fn runtime(&self) -> &ControllerRuntime {
+        self.arm_loop.group()
+    }
+
+    pub(crate) fn runtime_mut(&mut self) -> &mut ControllerRuntime {
+        self.arm_loop.group_mut()
     }
 }
 
@@ -201,9 +209,8 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
     let links = [c_string(robot.base_link()), c_string(robot.tip_link())];
     Ok(Box::new(ArmctlController {
         links,
-        effort: vec![0.0; joints.len()],
         joints,
-        runtime,
+        arm_loop: ArmLoop::hosted(runtime),
         last_error: CString::default(),
         last_event: None,
         names,

@@ -116,14 +116,14 @@ pub extern "C" fn armctl_parameter_info(
         // SAFETY: null or writable by the caller's contract.
         let info =
             unsafe { info.as_mut() }.ok_or_else(|| invalid("info is a null pointer".into()))?;
-        let declarations = h.runtime.declarations();
+        let declarations = h.arm_loop.group().declarations();
         let d = declarations.get(index).ok_or_else(|| {
             invalid(format!(
                 "parameter index {index}: there are {}",
                 declarations.len()
             ))
         })?;
-        let current = h.runtime.parameter(&d.name).unwrap_or(&d.default);
+        let current = h.arm_loop.group().parameter(&d.name).unwrap_or(&d.default);
         *info = info_of(d, &h.names[index], h.value.show(current));
         Ok(())
     })
@@ -234,7 +234,7 @@ pub extern "C" fn armctl_validate_parameter(
     guarded(handle, |h| {
         // SAFETY: the caller's contract.
         let (name, value) = unsafe { named_value(name, value) }?;
-        h.runtime
+        h.runtime()
             .validate_parameter(&name, &value)
             .map(|_| ())
             .map_err(refused)
@@ -252,7 +252,7 @@ pub extern "C" fn armctl_set_parameter(
     guarded(handle, |h| {
         // SAFETY: the caller's contract.
         let (name, value) = unsafe { named_value(name, value) }?;
-        h.runtime
+        h.runtime_mut()
             .set_parameter(&name, &value)
             .map(|_| ())
             .map_err(|reason| {

@@ -63,10 +63,13 @@ pub extern "C" fn armctl_set_trajectory(
 ) -> ArmctlStatus {
     guarded(handle, |h| {
         if count == 0 {
-            h.runtime.core_mut().cancel_trajectory();
+            h.runtime_mut().core_mut().cancel_trajectory();
             return Ok(());
         }
-        h.runtime.core().check_point_count(count).map_err(refused)?;
+        h.runtime()
+            .core()
+            .check_point_count(count)
+            .map_err(refused)?;
         // SAFETY: `count` points by the caller's contract.
         let raw = unsafe { slice(points, count, "points") }.map_err(invalid)?;
         let n = h.joints.len();
@@ -77,10 +80,10 @@ pub extern "C" fn armctl_set_trajectory(
             .map(|(k, p)| unsafe { point(p, k, n) })
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
-        let joints = h.joints.clone();
-        h.runtime
+        h.arm_loop
+            .group_mut()
             .core_mut()
-            .set_trajectory(&joints, &points, start, now)
+            .set_trajectory(&h.joints, &points, start, now)
             .map_err(refused)
     })
 }
@@ -126,8 +129,11 @@ pub extern "C" fn armctl_set_target_pose_in(
             Translation3::new(p[0], p[1], p[2]),
             UnitQuaternion::from_quaternion(quaternion).to_rotation_matrix(),
         );
-        let goal = h.runtime.target_in_base(frame, pose).map_err(refused)?;
-        let controller = h.runtime.core_mut().controller_mut();
+        let goal = h
+            .runtime_mut()
+            .target_in_base(frame, pose)
+            .map_err(refused)?;
+        let controller = h.runtime_mut().core_mut().controller_mut();
         let law = controller.name();
         match controller.task_space() {
             Some(task) => task.set_target_pose(goal, duration).map_err(refused),
@@ -167,12 +173,20 @@ pub extern "C" fn armctl_set_external_wrench_in(
                 slice(wrench, 6, "wrench").map_err(invalid)?,
             )
         };
-        if h.runtime.core_mut().controller_mut().task_space().is_none() {
+        if h.runtime_mut()
+            .core_mut()
+            .controller_mut()
+            .task_space()
+            .is_none()
+        {
             return Ok(());
         }
         let measured = [w[0], w[1], w[2], w[3], w[4], w[5]];
-        let at_tip = h.runtime.wrench_at_tip(frame, measured).map_err(refused)?;
-        if let Some(task) = h.runtime.core_mut().controller_mut().task_space() {
+        let at_tip = h
+            .runtime_mut()
+            .wrench_at_tip(frame, measured)
+            .map_err(refused)?;
+        if let Some(task) = h.runtime_mut().core_mut().controller_mut().task_space() {
             task.set_external_wrench(&at_tip);
         }
         Ok(())

@@ -80,21 +80,20 @@ pub extern "C" fn armctl_update_partial(
         };
         let unreadable = readable.and_then(|r| r.iter().position(|&ok| ok == 0));
         let none_readable = readable.is_some_and(|r| r.iter().all(|&ok| ok == 0));
-        let chain_index = unreadable.map(|j| h.runtime.command_order()[j]);
-        let core = h.runtime.core_mut();
+        let chain_index = unreadable.map(|j| h.runtime().command_order()[j]);
         match chain_index {
-            None => core.on_joint_state(&h.joints, q, qd, time),
+            None => h.arm_loop.record_state(0, &h.joints, q, qd, time),
             Some(_) if none_readable => {}
-            Some(joint) => core.on_unreadable_joint(joint, time),
+            Some(joint) => h.runtime_mut().core_mut().on_unreadable_joint(joint, time),
         }
-        let report = core.step(time, period, &mut h.effort);
-        h.runtime.to_command_order(&h.effort, out);
+        h.arm_loop.step(time, period);
+        out.copy_from_slice(h.arm_loop.command(0));
         // SAFETY: null or writable by the caller's contract.
         if let Some(status) = unsafe { status.as_mut() } {
-            *status = update_status(&report);
+            *status = update_status(&h.arm_loop.reports()[0]);
         }
-        if report.event.is_some() {
-            h.last_event = report.event;
+        if let Some(event) = h.arm_loop.take_event(0) {
+            h.last_event = Some(event);
         }
         Ok(())
     })
@@ -176,7 +175,7 @@ pub extern "C" fn armctl_fault_text(
 #[no_mangle]
 pub extern "C" fn armctl_reset(handle: *mut ArmctlController) -> ArmctlStatus {
     guarded(handle, |h| {
-        h.runtime.core_mut().restart();
+        h.arm_loop.restart();
         h.last_event = None;
         Ok(())
     })
@@ -204,8 +203,8 @@ pub extern "C" fn armctl_safe_command(
     out.fill(0.0);
     let panicked = h.panicked;
     let hold = catch_unwind(AssertUnwindSafe(|| {
-        h.runtime.core_mut().safe_command(&mut h.effort);
-        h.runtime.to_command_order(&h.effort, out);
+        h.arm_loop.safe_command(0);
+        out.copy_from_slice(h.arm_loop.command(0));
     }));
     if hold.is_err() {
         out.fill(0.0);

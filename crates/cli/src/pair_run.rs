@@ -11,7 +11,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use armctl_control::{Controller, ParameterValue};
 use armctl_model::Robot;
-use armctl_runtime::controller_core::{ControllerCore, StepReport};
+use armctl_runtime::arm_loop::ArmLoop;
+use armctl_runtime::controller_core::{CoreEvent, StepReport};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_sim::scene_file::PairSetup;
@@ -21,14 +22,14 @@ use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
 
-/// Who controls the pair.
+/// Who controls the pair, in the loop every runner drives (paced by the simulator).
 pub(crate) enum PairControl<'a> {
     /// Each arm under its own runtime (the same law and parameters).
-    Separate(&'a mut [ControllerRuntime; 2]),
+    Separate(Box<[ArmLoop<&'a mut ControllerRuntime>; 2]>),
     /// Both arms under the cooperative law, the object moved by `movement` (world, m) in
     /// [`MOVE_SECONDS`] from the start.
     Cooperative {
-        runtime: &'a mut PairRuntime,
+        arm_loop: Box<ArmLoop<&'a mut PairRuntime>>,
         movement: Option<Vector3<f64>>,
         /// The commanded goal's position, once the move is under way.
         goal: Option<Vector3<f64>>,
@@ -42,13 +43,19 @@ const MOVE_SECONDS: f64 = 1.0;
 const SQUEEZE_SETTLE_SECONDS: f64 = 0.5;
 
 impl<'a> PairControl<'a> {
+    /// Each arm under its own runtime.
+    pub(crate) fn separate(runtimes: &'a mut [ControllerRuntime; 2]) -> Self {
+        let [first, second] = runtimes;
+        Self::Separate(Box::new([ArmLoop::hosted(first), ArmLoop::hosted(second)]))
+    }
+
     /// The cooperative law moving the object by `movement`.
     pub(crate) fn cooperative(
         runtime: &'a mut PairRuntime,
         movement: Option<Vector3<f64>>,
     ) -> Self {
         Self::Cooperative {
-            runtime,
+            arm_loop: Box::new(ArmLoop::hosted(runtime)),
             movement,
             goal: None,
         }
@@ -56,35 +63,32 @@ impl<'a> PairControl<'a> {
 
     fn name(&self) -> String {
         match self {
-            Self::Separate(runtimes) => runtimes[0].core().controller().name().to_string(),
-            Self::Cooperative { runtime, .. } => runtime.law().name().to_string(),
+            Self::Separate(loops) => loops[0].group().core().controller().name().to_string(),
+            Self::Cooperative { arm_loop, .. } => arm_loop.group().law().name().to_string(),
         }
     }
 
-    fn core_mut(&mut self, a: usize) -> &mut ControllerCore {
+    /// Arm `a`'s joint state at `t`.
+    fn record_state(&mut self, a: usize, names: &[String], q: &[f64], qd: &[f64], t: f64) {
         match self {
-            Self::Separate(runtimes) => runtimes[a].core_mut(),
-            Self::Cooperative { runtime, .. } => runtime.core_mut(a),
+            Self::Separate(loops) => loops[a].record_state(0, names, q, qd, t),
+            Self::Cooperative { arm_loop, .. } => arm_loop.record_state(a, names, q, qd, t),
         }
     }
 
-    /// One step; each arm's report.
-    fn step(&mut self, t: f64, dt: f64, efforts: &mut [Vec<f64>; 2]) -> Result<[StepReport; 2]> {
-        let [first, second] = efforts;
-        let reports = match self {
-            Self::Separate(runtimes) => [
-                runtimes[0].core_mut().step(t, dt, first),
-                runtimes[1].core_mut().step(t, dt, second),
-            ],
+    /// One step of both arms.
+    fn step(&mut self, t: f64, dt: f64) -> Result<()> {
+        match self {
+            Self::Separate(loops) => loops.iter_mut().for_each(|l| l.step(t, dt)),
             Self::Cooperative {
-                runtime,
+                arm_loop,
                 movement,
                 goal,
             } => {
-                let reports = runtime.step(t, dt, [first, second]);
+                arm_loop.step(t, dt);
                 // The law grasps at its first controlled step; the move starts from there.
-                let controlled = reports.iter().all(|r| r.fault.is_none());
-                if let (Some(by), true) = (*movement, controlled) {
+                if let (Some(by), false) = (*movement, arm_loop.holding()) {
+                    let runtime = arm_loop.group_mut();
                     let mut target = runtime.law().desired().pose;
                     target.translation.vector += by;
                     runtime
@@ -94,10 +98,33 @@ impl<'a> PairControl<'a> {
                     *movement = None;
                     *goal = Some(target.translation.vector);
                 }
-                reports
             }
-        };
-        Ok(reports)
+        }
+        Ok(())
+    }
+
+    /// Arm `a`'s efforts of the last step, chain order.
+    fn efforts(&self, a: usize) -> &[f64] {
+        match self {
+            Self::Separate(loops) => loops[a].efforts(0),
+            Self::Cooperative { arm_loop, .. } => arm_loop.efforts(a),
+        }
+    }
+
+    /// Arm `a`'s report of the last step.
+    fn report(&self, a: usize) -> &StepReport {
+        match self {
+            Self::Separate(loops) => &loops[a].reports()[0],
+            Self::Cooperative { arm_loop, .. } => &arm_loop.reports()[a],
+        }
+    }
+
+    /// Arm `a`'s event of the last step.
+    fn take_event(&mut self, a: usize) -> Option<CoreEvent> {
+        match self {
+            Self::Separate(loops) => loops[a].take_event(0),
+            Self::Cooperative { arm_loop, .. } => arm_loop.take_event(a),
+        }
     }
 
     /// What the runtime noticed at configuration (the law carries another object than the
@@ -105,7 +132,8 @@ impl<'a> PairControl<'a> {
     fn warnings(&self) -> Vec<String> {
         match self {
             Self::Separate(_) => vec![],
-            Self::Cooperative { runtime, .. } => runtime
+            Self::Cooperative { arm_loop, .. } => arm_loop
+                .group()
                 .model_warnings()
                 .iter()
                 .map(|w| format!("warning: {w}"))
@@ -117,7 +145,7 @@ impl<'a> PairControl<'a> {
     fn notice(&mut self) -> Option<String> {
         match self {
             Self::Separate(_) => None,
-            Self::Cooperative { runtime, .. } => runtime.take_notice(),
+            Self::Cooperative { arm_loop, .. } => arm_loop.take_notice(),
         }
     }
 
@@ -131,10 +159,10 @@ impl<'a> PairControl<'a> {
 
     /// The object's reference and the squeeze's set point, for the cooperative law.
     fn object_reference(&self) -> Option<(IsometryMatrix3<f64>, f64)> {
-        let Self::Cooperative { runtime, .. } = self else {
+        let Self::Cooperative { arm_loop, .. } = self else {
             return None;
         };
-        let law = runtime.law();
+        let law = arm_loop.group().law();
         let squeeze = match law.parameters().get("internal_force") {
             Some(ParameterValue::Double(f)) => *f,
             _ => 0.0,
@@ -229,7 +257,6 @@ pub(crate) fn run(
         effort: std::array::from_fn(|_| vec![Vec::with_capacity(steps); n]),
         ..PairLog::default()
     };
-    let mut efforts = [vec![0.0; n], vec![0.0; n]];
     let arm_names = [setup.arms[0].0.clone(), setup.arms[1].0.clone()];
     log.events = control.warnings();
     let wall = Instant::now();
@@ -237,20 +264,18 @@ pub(crate) fn run(
         let t = k as f64 * dt;
         for a in 0..2 {
             let sim = &pair.arm(a).sim;
-            control
-                .core_mut(a)
-                .on_joint_state(&names, sim.q(), sim.qd(), t);
+            control.record_state(a, &names, sim.q(), sim.qd(), t);
         }
-        let reports = control.step(t, dt, &mut efforts)?;
+        control.step(t, dt)?;
         if let Some(notice) = control.notice() {
             log.events.push(format!("t = {t:.3} s: {notice}"));
         }
-        for (a, report) in reports.iter().enumerate() {
+        for (a, arm) in arm_names.iter().enumerate() {
+            let report = control.report(a);
             log.held[a] += usize::from(report.fault.is_some());
             log.saturated[a] += report.safety.saturated;
-            if let Some(event) = &report.event {
-                log.events
-                    .push(format!("t = {t:.3} s, {}: {event}", arm_names[a]));
+            if let Some(event) = control.take_event(a) {
+                log.events.push(format!("t = {t:.3} s, {arm}: {event}"));
             }
         }
         if let Some((reference, squeeze)) = control.object_reference() {
@@ -269,10 +294,10 @@ pub(crate) fn run(
                 0.0
             });
         }
-        pair.step([&efforts[0], &efforts[1]])?;
+        pair.step([control.efforts(0), control.efforts(1)])?;
         log.time.push(t);
-        for (a, effort) in efforts.iter().enumerate() {
-            let q = pair.arm(a).sim.q();
+        for a in 0..2 {
+            let (q, effort) = (pair.arm(a).sim.q(), control.efforts(a));
             for (column, v) in log.q[a].iter_mut().zip(q) {
                 column.push(*v);
             }

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::controller_runtime::{ControllerRuntime, COOPERATIVE};
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
@@ -202,11 +203,11 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
             runtime.core().controller().name()
         );
     }
-    let mut control = SimulatedLoop::new(runtime.core_mut());
+    let mut control = SimulatedLoop::new(&mut runtime);
     control.target_pose = target.map(|pose| (pose, TARGET_POSE_SECONDS));
     let mut log = simulate(&mut sim, &mut control, steps)?;
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
-    log.saturated += control.clipped;
+    log.saturated += control.clipped();
     let events = control.events;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -301,7 +302,7 @@ fn run_pair(
             robot,
             setup,
             config,
-            pair_run::PairControl::Separate(&mut runtimes),
+            pair_run::PairControl::separate(&mut runtimes),
             steps,
             &args.out,
         )
@@ -440,7 +441,11 @@ fn node_start(args: &SimArgs, extra: Option<(&str, &str)>) -> Result<NodeStart> 
 }
 
 /// The control loop with a progress bar that appears once the run has taken a second.
-fn simulate(sim: &mut Simulator, control: &mut SimulatedLoop<'_>, steps: usize) -> Result<RunLog> {
+fn simulate<G: ArmGroup>(
+    sim: &mut Simulator,
+    control: &mut SimulatedLoop<G>,
+    steps: usize,
+) -> Result<RunLog> {
     let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {percent:>3}% simulated {msg} eta {eta}")

@@ -8,6 +8,8 @@
 //! simulator; the C ABI of the ros2_control plugin wraps it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod arm_group;
+pub mod arm_loop;
 pub mod braking;
 pub mod controller_core;
 pub mod controller_runtime;

@@ -224,11 +224,9 @@ impl PairRuntime {
         &self.warnings
     }
 
-    /// `effort` (chain order) in the order of `joints`.
-    pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
-        for (slot, &i) in command.iter_mut().zip(&self.order) {
-            *slot = effort[i];
-        }
+    /// Command index -> chain index (the `joints` parameter; the same on both arms).
+    pub fn command_order(&self) -> &[usize] {
+        &self.order
     }
 
     /// One step of both arms at `now`, `dt` after the last: efforts in chain order. Does not

@@ -1,23 +1,23 @@
-//! The controller core driving the embedded simulator (`armctl_sim::ControlLoop`): each
-//! measurement goes in as a joint state, the core's step (control, or a hold on a fault) gives
-//! the efforts, and what the safety layer clipped and the core reported is counted. This is
-//! how `armctl sim` and the tests run a controller exactly as controller_node runs it.
+//! The loop every runner drives ([`ArmLoop`]) with the embedded simulator as its host
+//! (`armctl_sim::ControlLoop`): each measurement goes in as a joint state at the simulator's
+//! time, the loop's step (control, or a hold on a fault) gives the efforts, and what the safety
+//! layer clipped and the cores reported is counted. This is how `armctl sim` and the tests run
+//! a controller exactly as controller_node runs it.
 
 use armctl_control::{ControlError, Controller};
 use armctl_sim::ControlLoop;
 use nalgebra::IsometryMatrix3;
 
-use crate::controller_core::ControllerCore;
+use crate::arm_group::ArmGroup;
+use crate::arm_loop::ArmLoop;
 
-/// The core in the simulator's loop.
+/// A lone arm (a runtime, or a bare core) in the simulator's loop.
 #[derive(Debug)]
-pub struct SimulatedLoop<'a> {
-    core: &'a mut ControllerCore,
+pub struct SimulatedLoop<G> {
+    arm_loop: ArmLoop<G>,
     joints: Vec<String>,
     /// What the core reported (holds, resumptions), with the time.
     pub events: Vec<String>,
-    /// Efforts the safety layer clipped at their limits.
-    pub clipped: usize,
     /// Steps the core held instead of controlling.
     pub held: usize,
     /// A pose target for a task-space law, given after the first step (which holds the tip
@@ -25,24 +25,28 @@ pub struct SimulatedLoop<'a> {
     pub target_pose: Option<(IsometryMatrix3<f64>, f64)>,
 }
 
-impl<'a> SimulatedLoop<'a> {
-    /// `core` in the loop, its joints in chain order (the simulator's).
-    pub fn new(core: &'a mut ControllerCore) -> Self {
-        let joints = core.joints().to_vec();
+impl<G: ArmGroup> SimulatedLoop<G> {
+    /// `arm` in the loop, its joints in chain order (the simulator's).
+    pub fn new(arm: G) -> Self {
+        let joints = arm.core(0).joints().to_vec();
         Self {
-            core,
+            arm_loop: ArmLoop::hosted(arm),
             joints,
             events: Vec::new(),
-            clipped: 0,
             held: 0,
             target_pose: None,
         }
     }
+
+    /// Efforts the safety layer clipped at their limits.
+    pub fn clipped(&self) -> usize {
+        usize::try_from(self.arm_loop.saturated()).unwrap_or(usize::MAX)
+    }
 }
 
-impl ControlLoop for SimulatedLoop<'_> {
+impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {
     fn start(&mut self, q: &[f64], qd: &[f64]) {
-        self.core.on_joint_state(&self.joints, q, qd, 0.0);
+        self.arm_loop.record_state(0, &self.joints, q, qd, 0.0);
     }
 
     fn command(
@@ -53,15 +57,16 @@ impl ControlLoop for SimulatedLoop<'_> {
         qd: &[f64],
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        self.core.on_joint_state(&self.joints, q, qd, t);
-        let report = self.core.step(t, dt, effort);
-        self.clipped += report.safety.saturated;
-        self.held += usize::from(report.fault.is_some());
-        if let Some(event) = report.event {
+        self.arm_loop.record_state(0, &self.joints, q, qd, t);
+        self.arm_loop.step(t, dt);
+        effort.copy_from_slice(self.arm_loop.efforts(0));
+        self.held += usize::from(self.arm_loop.holding());
+        if let Some(event) = self.arm_loop.take_event(0) {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
         if let Some((pose, duration)) = self.target_pose.take() {
-            if let Some(task) = self.core.controller_mut().task_space() {
+            let core = self.arm_loop.group_mut().core_mut(0);
+            if let Some(task) = core.controller_mut().task_space() {
                 task.set_target_pose(pose, duration)?;
             }
         }
@@ -69,16 +74,17 @@ impl ControlLoop for SimulatedLoop<'_> {
     }
 
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
-        if let Some(task) = self.core.controller_mut().task_space() {
+        let core = self.arm_loop.group_mut().core_mut(0);
+        if let Some(task) = core.controller_mut().task_space() {
             task.set_external_wrench(wrench);
         }
     }
 
     fn reference(&self) -> &[f64] {
-        &self.core.reference().q
+        &self.arm_loop.group().core(0).reference().q
     }
 
     fn estimates(&self) -> &[f64] {
-        self.core.controller().estimates()
+        self.arm_loop.group().core(0).controller().estimates()
     }
 }

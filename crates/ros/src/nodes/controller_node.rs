@@ -12,9 +12,9 @@
 
 use armctl_control::Controller;
 use armctl_control::ParameterValue;
-use armctl_runtime::controller_core::Fault;
+use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_runtime::ControllerRuntime;
-use armctl_runtime::loop_timing::{LoopTiming, Tick};
+use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::node_parameters::ParameterStore;
@@ -36,13 +36,9 @@ use crate::RosError;
 /// A configured controller node, ready to run on a transport.
 pub struct ControllerNode {
     spec: NodeSpec,
-    runtime: ControllerRuntime,
-    /// When to step and to publish `~/state`, on the node's clock.
-    timing: LoopTiming,
+    /// The runtime in the loop that paces it on the node's clock.
+    arm_loop: ArmLoop<ControllerRuntime>,
     target_duration: f64,
-    effort: Vec<f64>,
-    /// Efforts the safety layer clipped at a limit since the start.
-    saturated: u64,
     command: Float64MultiArray,
     state: Float64MultiArray,
     error: Vec<f64>,
@@ -59,7 +55,7 @@ impl std::fmt::Debug for ControllerNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerNode")
             .field("name", &self.spec.name)
-            .field("runtime", &self.runtime)
+            .field("runtime", self.runtime())
             .finish()
     }
 }
@@ -118,20 +114,18 @@ impl ControllerNode {
             ns => format!("{ns}/{}", start.name),
         };
         let robot = runtime.core().robot().name().to_string();
+        let timing = LoopTiming::new(
+            NodeClock::new(use_sim_time),
+            update_rate,
+            settings.live.state_publish_rate,
+        );
         Ok(Self {
             controller_state,
             action: TrajectoryAction::new(runtime.core().joints()),
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
-            runtime,
-            timing: LoopTiming::new(
-                NodeClock::new(use_sim_time),
-                update_rate,
-                settings.live.state_publish_rate,
-            ),
+            arm_loop: ArmLoop::new(runtime, timing),
             target_duration: 1.0,
-            effort: vec![0.0; n],
-            saturated: 0,
             command: Float64MultiArray {
                 data: vec![0.0; n],
                 ..Float64MultiArray::default()
@@ -142,32 +136,32 @@ impl ControllerNode {
         })
     }
 
+    fn runtime(&self) -> &ControllerRuntime {
+        self.arm_loop.group()
+    }
+
+    fn runtime_mut(&mut self) -> &mut ControllerRuntime {
+        self.arm_loop.group_mut()
+    }
+
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
-        // On simulated time a state's stamp is its time: a /clock tick that overtook it
-        // must not shift the reference by a step.
-        let now = self.timing.state_time(msg.header.stamp.seconds());
-        self.runtime
-            .core_mut()
-            .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
-        if self.timing.per_message() {
-            self.step_at(transport, now);
+        let stamp = msg.header.stamp.seconds();
+        let (q, qd) = (&msg.position, &msg.velocity);
+        if let Some(now) = self.arm_loop.on_joint_state(0, &msg.name, q, qd, stamp) {
+            self.after_step(transport, now);
         }
     }
 
-    /// The timer: a control step at `update_rate` (on simulated time only when time moved
-    /// on), or in per-message mode the watchdog that holds when states stop coming.
+    /// The timer: the loop's timed step or watchdog, and the diagnostics when due.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        let now = self.timing.now();
-        match self.timing.tick(now) {
-            Tick::Step(now) => self.step_at(transport, now),
-            Tick::Watchdog(now) if self.runtime.core().states_stopped(now) => {
-                self.step_at(transport, now)
-            }
-            Tick::Watchdog(_) | Tick::Idle => {}
+        let ticked = self.arm_loop.on_tick();
+        if ticked.stepped {
+            self.after_step(transport, ticked.now);
         }
         if self.diagnostics.due() {
-            let state = LoopState::of(self.runtime.core());
-            let report = self.diagnostics.report(state, now, self.saturated);
+            let state = LoopState::of(self.arm_loop.group().core());
+            let saturated = self.arm_loop.saturated();
+            let report = self.diagnostics.report(state, ticked.now, saturated);
             transport.publish(Outgoing::Diagnostics(report));
         }
     }
@@ -175,22 +169,21 @@ impl ControllerNode {
     /// The last command: the `safe_mode` effort (gravity compensation at the last valid
     /// configuration, or zero), sent once and given time to leave, since the effort
     /// controller keeps applying the last command it received. Nothing is sent if nothing
-    /// ever was (no joint state came).
+    /// was since the start or a reset of simulated time (no joint state came).
     async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
         let stopping = format!("aborted: the node stops ({signal})");
         self.action
             .end(transport, GoalStatus::Aborted, invalid_goal(&stopping));
-        let core = self.runtime.core_mut();
-        if core.fault() == Some(&Fault::NoState) && !self.timing.ever_stepped() {
+        let Some(&(_, mode)) = self.arm_loop.stop().first() else {
             transport.log(
                 LogLevel::Info,
-                &format!("stopping on {signal}: no command was ever sent"),
+                &format!(
+                    "stopping on {signal}: no command was sent since the start or the last reset"
+                ),
             );
             return;
-        }
-        let mode = core.safe_command(&mut self.effort);
-        self.runtime
-            .to_command_order(&self.effort, &mut self.command.data);
+        };
+        self.command.data.copy_from_slice(self.arm_loop.command(0));
         transport.publish(Outgoing::Commands(&self.command));
         transport.log(
             LogLevel::Info,
@@ -200,8 +193,7 @@ impl ControllerNode {
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
-        if self.timing.on_clock(t) {
-            self.runtime.core_mut().restart();
+        if self.arm_loop.on_clock(t) {
             let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
             transport.log(LogLevel::Warn, text);
             let why = invalid_goal("aborted: simulated time went back (a reset)");
@@ -209,22 +201,16 @@ impl ControllerNode {
         }
     }
 
-    /// A step at `now`, by the time since the previous one ([`LoopTiming::step`]).
-    fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let dt = self.timing.step(now);
-        self.step(transport, now, dt);
-    }
-
-    fn step<T: Transport>(&mut self, transport: &mut T, now: f64, dt: f64) {
-        let report = self.runtime.core_mut().step(now, dt, &mut self.effort);
-        if report.fault == Some(Fault::NoState) {
+    /// Publishes what the loop's step at `now` gave: its event, the command, the action's
+    /// feedback, and the state when due.
+    fn after_step<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let Some(command) = self.arm_loop.sent(0) else {
             // Nothing to compute from yet: publish nothing rather than a guess.
             return;
-        }
+        };
+        self.command.data.copy_from_slice(command);
         self.diagnostics.on_step();
-        let holding = [if report.fault.is_some() { 1.0 } else { 0.0 }];
-        self.saturated += report.safety.saturated as u64;
-        if let Some(event) = &report.event {
+        if let Some(event) = &self.arm_loop.reports()[0].event {
             let level = if event.is_warning() {
                 LogLevel::Warn
             } else {
@@ -232,25 +218,24 @@ impl ControllerNode {
             };
             transport.log(level, &event.to_string());
         }
-        self.runtime
-            .to_command_order(&self.effort, &mut self.command.data);
         transport.publish(Outgoing::Commands(&self.command));
         if self.action.is_active() {
-            let rate = self.runtime.settings().live.action_monitor_rate;
-            let stamp = self.timing.clock().to_stamp(now);
-            let core = self.runtime.core_mut();
+            let rate = self.runtime().settings().live.action_monitor_rate;
+            let stamp = self.arm_loop.timing().clock().to_stamp(now);
+            let core = self.arm_loop.group_mut().core_mut();
             self.action.after_step(transport, core, (now, stamp), rate);
         }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
-        if !self.timing.state_due(now) {
+        if !self.arm_loop.state_due(now) {
             return;
         }
-        let reference = self.runtime.core().reference();
-        let (q, qd) = self.runtime.core().measured();
+        let holding = [f64::from(u8::from(self.arm_loop.holding()))];
+        let core = self.arm_loop.group().core();
+        let reference = core.reference();
+        let (q, qd) = core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
             *e = r - q;
         }
-        let estimates = self.runtime.core().controller().estimates();
         labelled_array(
             &[
                 ("time", &[now]),
@@ -259,9 +244,9 @@ impl ControllerNode {
                 ("position", q),
                 ("velocity", qd),
                 ("error", &self.error),
-                ("effort", &self.effort),
-                ("estimates", estimates),
-                ("saturated", &[self.saturated as f64]),
+                ("effort", self.arm_loop.efforts(0)),
+                ("estimates", core.controller().estimates()),
+                ("saturated", &[self.arm_loop.saturated() as f64]),
             ],
             &mut self.state,
         );
@@ -275,9 +260,9 @@ impl ControllerNode {
         let Some((state, humble)) = &mut self.controller_state else {
             return;
         };
-        let core = self.runtime.core();
+        let core = self.arm_loop.group().core();
         let (reference, (q, qd)) = (core.reference(), core.measured());
-        state.header.stamp = Time::from_seconds(self.timing.clock().to_stamp(now));
+        state.header.stamp = Time::from_seconds(self.arm_loop.timing().clock().to_stamp(now));
         state.reference.positions.clone_from(&reference.q);
         state.reference.velocities.clone_from(&reference.qd);
         state.reference.accelerations.clone_from(&reference.qdd);
@@ -304,13 +289,13 @@ impl ControllerNode {
     ) {
         if msg.points.is_empty() {
             // As ros2_control's trajectory controller: an empty trajectory stops the motion.
-            self.runtime.core_mut().cancel_trajectory();
+            self.runtime_mut().core_mut().cancel_trajectory();
             transport.log(LogLevel::Info, "empty reference: holding where the arm is");
             self.end_goal_for_reference(transport);
             return;
         }
         // Counted before anything is copied out of a message that may be huge.
-        if let Err(e) = self.runtime.core().check_point_count(msg.points.len()) {
+        if let Err(e) = self.runtime().core().check_point_count(msg.points.len()) {
             transport.log(LogLevel::Warn, &e.to_string());
             return;
         }
@@ -321,10 +306,10 @@ impl ControllerNode {
                 return;
             }
         };
-        let now = self.timing.now();
-        let start = trajectory_start(msg, now, self.timing.clock());
+        let now = self.arm_loop.now();
+        let start = trajectory_start(msg, now, self.arm_loop.timing().clock());
         match self
-            .runtime
+            .runtime_mut()
             .core_mut()
             .set_trajectory(&msg.joint_names, &points, start, now)
         {
@@ -351,14 +336,14 @@ impl ControllerNode {
     }
 
     fn on_action<T: Transport>(&mut self, transport: &mut T, id: u64, request: ActionRequest) {
-        let core = self.runtime.core_mut();
+        let settings = self.runtime().settings().live.clone();
+        let clock = self.arm_loop.timing().clock().clone();
+        let core = self.arm_loop.group_mut().core_mut();
         match request {
             ActionRequest::SendGoal(goal_id, goal) => {
-                let settings = self.runtime.settings().live.clone();
-                let core = self.runtime.core_mut();
                 let goal = (goal_id, goal.as_ref());
                 self.action
-                    .on_goal(transport, id, goal, core, &settings, self.timing.clock());
+                    .on_goal(transport, id, goal, core, &settings, &clock);
             }
             ActionRequest::Cancel(which) => self.action.on_cancel(transport, id, which, core),
             ActionRequest::GetResult(goal_id) => self.action.on_get_result(transport, id, goal_id),
@@ -373,14 +358,17 @@ impl ControllerNode {
             );
             return;
         };
-        let goal = match self.runtime.target_in_base(&msg.header.frame_id, pose) {
+        let goal = match self
+            .runtime_mut()
+            .target_in_base(&msg.header.frame_id, pose)
+        {
             Ok(goal) => goal,
             Err(e) => {
                 transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
                 return;
             }
         };
-        let controller = self.runtime.core_mut().controller_mut();
+        let controller = self.arm_loop.group_mut().core_mut().controller_mut();
         let law = controller.name();
         let result = match controller.task_space() {
             Some(task_space) => task_space
@@ -399,7 +387,7 @@ impl ControllerNode {
     /// laws take it. One in a frame that cannot be placed is refused, said once per frame.
     fn on_wrench<T: Transport>(&mut self, transport: &mut T, msg: &WrenchStamped) {
         if self
-            .runtime
+            .runtime_mut()
             .core_mut()
             .controller_mut()
             .task_space()
@@ -410,11 +398,13 @@ impl ControllerNode {
         let (f, t) = (msg.wrench.force, msg.wrench.torque);
         let frame = msg.header.frame_id.as_str();
         match self
-            .runtime
+            .runtime_mut()
             .wrench_at_tip(frame, [f.x, f.y, f.z, t.x, t.y, t.z])
         {
             Ok(wrench) => {
-                if let Some(task_space) = self.runtime.core_mut().controller_mut().task_space() {
+                if let Some(task_space) =
+                    self.runtime_mut().core_mut().controller_mut().task_space()
+                {
                     task_space.set_external_wrench(&wrench);
                 }
                 self.refused_wrench_frame = None;
@@ -433,16 +423,19 @@ impl ControllerNode {
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.runtime.parameters();
+        let snapshot = self.runtime().parameters();
         let before = self.law_warnings().to_vec();
         answer_request(transport, id, &snapshot, request, |name, value| {
             self.apply_parameter(name, value)
         });
-        let implied = implied_changes(&snapshot, &self.runtime.parameters(), request);
+        let implied = implied_changes(&snapshot, &self.runtime().parameters(), request);
         if !implied.is_empty() {
             transport.announce_parameters(&implied);
         }
-        self.runtime.core_mut().controller_mut().check_damping();
+        self.runtime_mut()
+            .core_mut()
+            .controller_mut()
+            .check_damping();
         for warning in self.law_warnings().iter().filter(|w| !before.contains(w)) {
             transport.log(LogLevel::Warn, &format!("controller: {warning}"));
         }
@@ -451,17 +444,18 @@ impl ControllerNode {
     /// What the law's claims need and its parameters do not give (gain conditions, a damping
     /// beyond the sampled-data limit).
     fn law_warnings(&self) -> &[String] {
-        self.runtime.core().controller().warnings()
+        self.runtime().core().controller().warnings()
     }
 
     /// Checks and applies a parameter through the runtime (which refuses it with a reason and
     /// changes nothing, or applies and stores it), then acts on the node's own ones.
     fn apply_parameter(&mut self, name: &str, value: &ParameterValue) -> Result<(), String> {
-        self.runtime
+        self.arm_loop
+            .group_mut()
             .set_parameter(name, value)
             .inspect_err(|_| self.diagnostics.on_refusal())?;
-        let rate = self.runtime.settings().live.state_publish_rate;
-        self.timing.set_state_rate(rate);
+        let rate = self.runtime().settings().live.state_publish_rate;
+        self.arm_loop.set_state_rate(rate);
         Ok(())
     }
 }
@@ -472,10 +466,10 @@ impl NodeLogic for ControllerNode {
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
-        let law = self.runtime.core().controller().name();
-        let joints = self.runtime.core().joints().join(", ");
+        let law = self.runtime().core().controller().name();
+        let joints = self.runtime().core().joints().join(", ");
         transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
-        for warning in self.runtime.model_warnings() {
+        for warning in self.runtime().model_warnings() {
             transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
         }
         for warning in self.law_warnings() {

@@ -12,9 +12,9 @@
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
 
-use armctl_runtime::controller_core::{Fault, StepReport};
+use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_runtime::COOPERATIVE;
-use armctl_runtime::loop_timing::{LoopTiming, Tick};
+use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
 use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::node_parameters::shown;
@@ -38,16 +38,8 @@ const TARGET_SECONDS: f64 = 1.0;
 /// A configured two-arm node, ready to run on a transport.
 pub struct CooperativeNode {
     spec: NodeSpec,
-    pair: PairRuntime,
-    /// When to step and to publish `~/state`, on the node's clock.
-    timing: LoopTiming,
-    /// Which arms sent a state since the last step.
-    fresh: [bool; 2],
-    /// Which arms were ever sent a command (a stop sends them their safe command).
-    commanded: [bool; 2],
-    /// Efforts the safety layer clipped at a limit since the start (both arms).
-    saturated: u64,
-    efforts: [Vec<f64>; 2],
+    /// The pair in the loop that paces it on the node's clock.
+    arm_loop: ArmLoop<PairRuntime>,
     commands: [Float64MultiArray; 2],
     state: Float64MultiArray,
     both_efforts: Vec<f64>,
@@ -58,7 +50,7 @@ impl std::fmt::Debug for CooperativeNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CooperativeNode")
             .field("name", &self.spec.name)
-            .field("pair", &self.pair)
+            .field("pair", self.arm_loop.group())
             .finish()
     }
 }
@@ -152,59 +144,52 @@ impl CooperativeNode {
             ns => format!("{ns}/{}", start.name),
         };
         let robot = pair.core(0).robot().name().to_string();
+        let timing = LoopTiming::new(
+            NodeClock::new(use_sim_time),
+            update_rate,
+            settings.live.state_publish_rate,
+        );
         Ok(Self {
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
-            pair,
-            timing: LoopTiming::new(
-                NodeClock::new(use_sim_time),
-                update_rate,
-                settings.live.state_publish_rate,
-            ),
-            fresh: [false; 2],
-            commanded: [false; 2],
-            saturated: 0,
-            efforts: [vec![0.0; n], vec![0.0; n]],
+            arm_loop: ArmLoop::new(pair, timing),
             commands: [command.clone(), command],
             state: Float64MultiArray::default(),
             both_efforts: vec![0.0; 2 * n],
         })
     }
 
+    fn pair(&self) -> &PairRuntime {
+        self.arm_loop.group()
+    }
+
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
         let arm = transport.received_on().min(1);
-        let now = self.timing.state_time(msg.header.stamp.seconds());
-        self.pair
-            .core_mut(arm)
-            .on_joint_state(&msg.name, &msg.position, &msg.velocity, now);
-        self.fresh[arm] = true;
-        if self.timing.per_message() && self.fresh == [true, true] {
-            self.step_at(transport, now);
+        let stamp = msg.header.stamp.seconds();
+        let (q, qd) = (&msg.position, &msg.velocity);
+        if let Some(now) = self.arm_loop.on_joint_state(arm, &msg.name, q, qd, stamp) {
+            self.after_step(transport, now);
         }
     }
 
-    /// The timer: a step at `update_rate` (on simulated time only when time moved on), or in
-    /// per-message mode the watchdog that holds when either arm's states stop coming.
+    /// The timer: the loop's timed step or watchdog, and the diagnostics when due.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        let now = self.timing.now();
-        match self.timing.tick(now) {
-            Tick::Step(now) => self.step_at(transport, now),
-            Tick::Watchdog(now) if (0..2).any(|a| self.pair.core(a).states_stopped(now)) => {
-                self.step_at(transport, now)
-            }
-            Tick::Watchdog(_) | Tick::Idle => {}
+        let ticked = self.arm_loop.on_tick();
+        if ticked.stepped {
+            self.after_step(transport, ticked.now);
         }
         if self.diagnostics.due() {
+            let saturated = self.arm_loop.saturated();
             let report = self
                 .diagnostics
-                .report(self.loop_state(), now, self.saturated);
+                .report(self.loop_state(), ticked.now, saturated);
             transport.publish(Outgoing::Diagnostics(report));
         }
     }
 
     /// The pair for the diagnostics: the first arm's reason to hold, the older arm's state.
     fn loop_state(&self) -> LoopState<'static> {
-        let cores = [self.pair.core(0), self.pair.core(1)];
+        let cores = [self.pair().core(0), self.pair().core(1)];
         let times = cores.map(|c| c.state_time());
         LoopState {
             law: COOPERATIVE,
@@ -213,37 +198,33 @@ impl CooperativeNode {
         }
     }
 
-    /// A step of both arms; an arm that never sent a state is sent nothing (as controller_node
-    /// publishes nothing before its first state).
-    fn step_at<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let dt = self.timing.step(now);
-        self.fresh = [false; 2];
-        self.diagnostics.on_step();
-        let [left, right] = &mut self.efforts;
-        let reports = self.pair.step(now, dt, [left, right]);
-        self.tell(transport, &reports);
-        for (a, report) in reports.iter().enumerate() {
-            self.saturated += report.safety.saturated as u64;
-            if report.fault == Some(Fault::NoState) {
-                continue;
-            }
-            self.pair
-                .to_command_order(&self.efforts[a], &mut self.commands[a].data);
-            transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
-            self.commanded[a] = true;
+    /// Publishes what the loop's step of both arms at `now` gave: the events, each commanded
+    /// arm's command (an arm that never sent a state is sent nothing, as controller_node
+    /// publishes nothing before its first state), and the state when due.
+    fn after_step<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        self.tell(transport);
+        if !self.arm_loop.sent_any() {
+            return;
         }
-        if self.commanded.iter().any(|c| *c) {
-            self.publish_state(transport, now, &reports);
+        self.diagnostics.on_step();
+        for a in 0..2 {
+            if let Some(command) = self.arm_loop.sent(a) {
+                self.commands[a].data.copy_from_slice(command);
+                transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
+            }
+        }
+        if self.arm_loop.state_due(now) {
+            self.publish_state(transport, now);
         }
     }
 
     /// Logs each arm's events (holding and why, resumed) and what the step did to the
     /// object's move.
-    fn tell<T: Transport>(&mut self, transport: &mut T, reports: &[StepReport; 2]) {
-        if let Some(notice) = self.pair.take_notice() {
+    fn tell<T: Transport>(&mut self, transport: &mut T) {
+        if let Some(notice) = self.arm_loop.take_notice() {
             transport.log(LogLevel::Warn, &notice);
         }
-        for (arm, report) in self.pair.arms().iter().zip(reports) {
+        for (arm, report) in self.pair().arms().iter().zip(self.arm_loop.reports()) {
             if let Some(event) = &report.event {
                 let level = if event.is_warning() {
                     LogLevel::Warn
@@ -255,22 +236,12 @@ impl CooperativeNode {
         }
     }
 
-    fn publish_state<T: Transport>(
-        &mut self,
-        transport: &mut T,
-        now: f64,
-        reports: &[StepReport; 2],
-    ) {
-        if !self.timing.state_due(now) {
-            return;
-        }
-        let holding = [f64::from(u8::from(
-            reports.iter().any(|r| r.fault.is_some()),
-        ))];
-        let law = self.pair.law();
+    fn publish_state<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let holding = [f64::from(u8::from(self.arm_loop.holding()))];
+        let law = self.arm_loop.group().law();
         let reference = law.desired().pose.translation.vector;
         let object = law.object().pose.translation.vector;
-        let n = self.efforts[0].len();
+        let n = self.commands[0].data.len();
         for a in 0..2 {
             self.both_efforts[a * n..(a + 1) * n].copy_from_slice(&self.commands[a].data);
         }
@@ -281,7 +252,7 @@ impl CooperativeNode {
                 ("object_reference", reference.as_slice()),
                 ("object_position", object.as_slice()),
                 ("effort", &self.both_efforts),
-                ("saturated", &[self.saturated as f64]),
+                ("saturated", &[self.arm_loop.saturated() as f64]),
             ],
             &mut self.state,
         );
@@ -290,7 +261,8 @@ impl CooperativeNode {
 
     fn on_object_target<T: Transport>(&mut self, transport: &mut T, msg: &PoseStamped) {
         let result = object_goal(msg).and_then(|goal| {
-            self.pair
+            self.arm_loop
+                .group_mut()
                 .law_mut()
                 .set_object_target(goal, TARGET_SECONDS)
                 .map_err(|e| e.to_string())
@@ -305,11 +277,7 @@ impl CooperativeNode {
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
-        if self.timing.on_clock(t) {
-            for a in 0..2 {
-                self.pair.core_mut(a).restart();
-            }
-            self.fresh = [false; 2];
+        if self.arm_loop.on_clock(t) {
             let text = "simulated time went back (a reset): waiting for both arms' joint states";
             transport.log(LogLevel::Warn, text);
         }
@@ -317,18 +285,22 @@ impl CooperativeNode {
 
     /// The last command of both arms: their `safe_mode` efforts.
     async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
-        if !self.commanded.iter().any(|c| *c) {
+        let stopped = self.arm_loop.stop();
+        if stopped.is_empty() {
             transport.log(
                 LogLevel::Info,
-                &format!("stopping on {signal}: no command was ever sent"),
+                &format!(
+                    "stopping on {signal}: no command was sent since the start or the last reset"
+                ),
             );
             return;
         }
         let mut modes = vec![];
-        for a in (0..2).filter(|&a| self.commanded[a]) {
-            modes.push(self.pair.core_mut(a).safe_command(&mut self.efforts[a]));
-            self.pair
-                .to_command_order(&self.efforts[a], &mut self.commands[a].data);
+        for (a, mode) in stopped {
+            modes.push(mode);
+            self.commands[a]
+                .data
+                .copy_from_slice(self.arm_loop.command(a));
             transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
         }
         transport.log(
@@ -347,14 +319,14 @@ impl CooperativeNode {
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.pair.parameters();
-        let (pair, diagnostics) = (&mut self.pair, &mut self.diagnostics);
+        let snapshot = self.pair().parameters();
+        let (pair, diagnostics) = (self.arm_loop.group_mut(), &mut self.diagnostics);
         answer_request(transport, id, &snapshot, request, |name, value| {
             let applied = pair.set_parameter(name, value).map(|_| ());
             applied.inspect_err(|_| diagnostics.on_refusal())
         });
-        let rate = self.pair.settings().live.state_publish_rate;
-        self.timing.set_state_rate(rate);
+        let rate = self.pair().settings().live.state_publish_rate;
+        self.arm_loop.set_state_rate(rate);
     }
 }
 
@@ -378,12 +350,12 @@ impl NodeLogic for CooperativeNode {
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
-        let [left, right] = self.pair.arms();
+        let [left, right] = self.pair().arms();
         transport.log(
             LogLevel::Info,
             &format!("controlling arms '{left}' and '{right}' holding one object with cooperative"),
         );
-        for warning in self.pair.model_warnings() {
+        for warning in self.pair().model_warnings() {
             transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
         }
         while let Some(incoming) = transport.next().await {
