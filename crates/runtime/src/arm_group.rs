@@ -3,8 +3,12 @@
 //! A lone arm is a group of one (a bare core, or a [`ControllerRuntime`] with its command
 //! order); two arms under one law over both are a [`PairRuntime`].
 
+use armctl_control::{Controller, ParameterValue};
+
 use crate::controller_core::{ControllerCore, StepReport};
-use crate::controller_runtime::ControllerRuntime;
+use crate::controller_runtime::{ControllerRuntime, COOPERATIVE};
+use crate::node_configuration::NodeConfiguration;
+use crate::node_parameters::ParameterStore;
 use crate::pair_runtime::PairRuntime;
 
 /// Arms stepped together.
@@ -26,6 +30,74 @@ pub trait ArmGroup {
     /// tell the operator once.
     fn take_notice(&mut self) -> Option<String> {
         None
+    }
+}
+
+/// A group configured from node parameters, as a node runs it: its parameters, set live.
+pub trait ConfiguredGroup: ArmGroup {
+    /// The node's parameters and settings.
+    fn configuration(&self) -> &NodeConfiguration;
+    /// The control law's name.
+    fn law_name(&self) -> &'static str;
+    /// The declared parameters with their current values (the law's as it holds them).
+    fn parameters(&self) -> ParameterStore;
+    /// Checks and applies a parameter; on a refusal nothing changes. Returns the value as
+    /// stored ([`NodeConfiguration`] says how).
+    fn set_parameter(
+        &mut self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, String>;
+    /// What the law's claims need and its parameters do not give (gain conditions, a damping
+    /// beyond the sampled-data limit), as last checked.
+    fn law_warnings(&self) -> &[String] {
+        &[]
+    }
+    /// Checks the law's claims again after a parameter change.
+    fn recheck_law(&mut self) {}
+}
+
+impl ConfiguredGroup for ControllerRuntime {
+    fn configuration(&self) -> &NodeConfiguration {
+        ControllerRuntime::configuration(self)
+    }
+    fn law_name(&self) -> &'static str {
+        self.core().controller().name()
+    }
+    fn parameters(&self) -> ParameterStore {
+        ControllerRuntime::parameters(self)
+    }
+    fn set_parameter(
+        &mut self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, String> {
+        ControllerRuntime::set_parameter(self, name, value)
+    }
+    fn law_warnings(&self) -> &[String] {
+        self.core().controller().warnings()
+    }
+    fn recheck_law(&mut self) {
+        self.core_mut().controller_mut().check_damping();
+    }
+}
+
+impl ConfiguredGroup for PairRuntime {
+    fn configuration(&self) -> &NodeConfiguration {
+        PairRuntime::configuration(self)
+    }
+    fn law_name(&self) -> &'static str {
+        COOPERATIVE
+    }
+    fn parameters(&self) -> ParameterStore {
+        PairRuntime::parameters(self)
+    }
+    fn set_parameter(
+        &mut self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, String> {
+        PairRuntime::set_parameter(self, name, value)
     }
 }
 

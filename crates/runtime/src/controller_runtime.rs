@@ -13,6 +13,7 @@ use crate::controller_core::ControllerCore;
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings, LiveSettings};
 use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
+use crate::node_configuration::NodeConfiguration;
 use crate::node_parameters::ParameterStore;
 use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
@@ -268,37 +269,10 @@ pub(crate) fn apply_settings(
     Ok(())
 }
 
-/// Sets the node parameter `name` to `typed` (checked by its declaration): a live setting is
-/// applied to every core first (one arm's, or a pair's), then the value is stored; on a
-/// refusal nothing changes. A start-only or model parameter is stored only.
-pub(crate) fn set_node_parameter(
-    parameters: &mut ParameterStore,
-    live: &mut LiveSettings,
-    cores: &mut [ControllerCore],
-    name: &str,
-    typed: &ParameterValue,
-) -> Result<(), String> {
-    let mut changed = live.clone();
-    if changed.set(name, typed)? {
-        for core in cores {
-            apply_settings(core, live, &changed)?;
-        }
-        *live = changed;
-    }
-    parameters
-        .set(name, typed, false)
-        .map_err(|e| e.to_string())
-}
-
 /// A controller configured from node parameters, ready to step.
 pub struct ControllerRuntime {
     core: ControllerCore,
-    /// The node's values (the law's are the law's own: see [`Self::parameters`]).
-    parameters: ParameterStore,
-    settings: ControllerNodeSettings,
-    /// Command index -> chain index.
-    order: Vec<usize>,
-    warnings: Vec<String>,
+    configuration: NodeConfiguration,
     frames: ChainFrames,
 }
 
@@ -306,7 +280,7 @@ impl std::fmt::Debug for ControllerRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerRuntime")
             .field("core", &self.core)
-            .field("order", &self.order)
+            .field("order", &self.configuration.command_order())
             .finish()
     }
 }
@@ -334,19 +308,15 @@ impl ControllerRuntime {
         } = configured;
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let order = command_order(&settings.joints, &chain)?;
         let core = core_from(&settings.live, robot, controller)?;
+        let configuration = NodeConfiguration::new(parameters, settings, warnings, &chain)?;
         Ok(Self {
             core,
-            parameters,
-            settings,
-            order,
-            warnings,
+            configuration,
             frames,
         })
     }
 
-    /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
     /// A tip pose target given in `frame` (a link of the chain, placed at the newest valid
     /// state; empty or the base link: as it is) in the base link frame; refused naming the
     /// frame otherwise.
@@ -367,9 +337,10 @@ impl ControllerRuntime {
             .wrench_at_tip(self.core.robot(), frame, wrench, q)
     }
 
+    /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
     /// real body has): for the operator, once at start.
     pub fn model_warnings(&self) -> &[String] {
-        &self.warnings
+        self.configuration.model_warnings()
     }
 
     /// The controller core.
@@ -382,22 +353,27 @@ impl ControllerRuntime {
         &mut self.core
     }
 
+    /// The node's parameters and settings.
+    pub fn configuration(&self) -> &NodeConfiguration {
+        &self.configuration
+    }
+
     /// The declared parameters and their current values (the law's as the law holds them:
     /// a gain design writes `kp` and `kd`), for a parameter query.
     pub fn parameters(&self) -> ParameterStore {
-        self.parameters
-            .with_values_of(self.core.controller().parameters())
+        let law = self.core.controller().parameters();
+        self.configuration.parameters_with(law)
     }
 
     /// Every declaration: the node's and the law's.
     pub fn declarations(&self) -> &[armctl_control::Declaration] {
-        self.parameters.declarations()
+        self.configuration.declarations()
     }
 
     /// The current value of `name` (the law's as the law holds it).
     pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
         let law = self.core.controller().parameters();
-        law.get(name).or_else(|| self.parameters.get(name))
+        self.configuration.parameter(law, name)
     }
 
     /// Checks `value` for `name` as [`Self::set_parameter`] does first, without applying it.
@@ -406,22 +382,22 @@ impl ControllerRuntime {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, RuntimeError> {
-        self.parameters.validate(name, value, false)
+        self.configuration.validate(name, value)
     }
 
     /// The node's settings as the loop reads them.
     pub fn settings(&self) -> &ControllerNodeSettings {
-        &self.settings
+        self.configuration.settings()
     }
 
     /// Command index -> chain index (the `joints` parameter).
     pub fn command_order(&self) -> &[usize] {
-        &self.order
+        self.configuration.command_order()
     }
 
     /// Writes efforts in chain order (`effort`) into `command` in the command order.
     pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
-        for (slot, &i) in command.iter_mut().zip(&self.order) {
+        for (slot, &i) in command.iter_mut().zip(self.command_order()) {
             *slot = effort[i];
         }
     }
@@ -435,29 +411,15 @@ impl ControllerRuntime {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
-        let typed = self
-            .parameters
-            .validate(name, value, false)
-            .map_err(|e| e.to_string())?;
-        self.apply(name, &typed)?;
-        Ok(typed)
-    }
-
-    fn apply(&mut self, name: &str, typed: &ParameterValue) -> Result<(), String> {
-        if self.core.controller().parameters().get(name).is_some() {
-            return self
-                .core
-                .set_parameter(name, typed.clone())
-                .map_err(|e| e.to_string());
-        }
-        let core = std::slice::from_mut(&mut self.core);
-        set_node_parameter(
-            &mut self.parameters,
-            &mut self.settings.live,
-            core,
-            name,
-            typed,
-        )
+        let law_declares = self.core.controller().parameters().get(name).is_some();
+        let set_law = |cores: &mut [ControllerCore], typed| {
+            cores[0]
+                .set_parameter(name, typed)
+                .map_err(|e| e.to_string())
+        };
+        let cores = std::slice::from_mut(&mut self.core);
+        self.configuration
+            .set_parameter((name, value), law_declares, set_law, cores)
     }
 }
 

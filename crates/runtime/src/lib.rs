@@ -21,6 +21,7 @@ pub mod loop_timing;
 pub mod model_parameters;
 pub mod names;
 pub mod node_clock;
+pub mod node_configuration;
 pub mod node_parameters;
 pub mod pair_runtime;
 pub mod parameter_reference;

@@ -11,10 +11,9 @@ use armctl_control::{
 use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, StepReport};
-use crate::controller_runtime::{
-    command_order, configure_law, core_from, invalid, set_node_parameter, COOPERATIVE,
-};
+use crate::controller_runtime::{configure_law, core_from, invalid, COOPERATIVE};
 use crate::declarations::ControllerNodeSettings;
+use crate::node_configuration::NodeConfiguration;
 use crate::node_parameters::ParameterStore;
 use crate::scene::pair_of as checked_pair;
 use crate::startup::NodeStart;
@@ -49,11 +48,7 @@ pub struct PairRuntime {
     law: Cooperative,
     cores: [ControllerCore; 2],
     arms: [String; 2],
-    /// The node's values (the law's are the law's own: see [`Self::parameters`]).
-    parameters: ParameterStore,
-    settings: ControllerNodeSettings,
-    /// Command index -> chain index (the same joints on both arms).
-    order: Vec<usize>,
+    configuration: NodeConfiguration,
     /// The law's efforts of the step, per arm.
     efforts: [Vec<f64>; 2],
     /// Whether the law ran in the last step, and whether it ever did.
@@ -61,7 +56,6 @@ pub struct PairRuntime {
     started: bool,
     /// What the last step changed in the object's reference, to tell the operator.
     notice: Option<String>,
-    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for PairRuntime {
@@ -161,7 +155,6 @@ impl PairRuntime {
         let arms = arms.ok_or_else(|| invalid("scene_file", "no pair".into()))?;
         let (store, settings, robot) = (configured.store, configured.settings, configured.robot);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let order = command_order(&settings.joints, &chain)?;
         let n = robot.dof();
         let core = |robot: Robot| {
             let slot = Box::new(ArmOfPair {
@@ -169,18 +162,16 @@ impl PairRuntime {
             });
             core_from(&settings.live, robot, slot)
         };
+        let cores = [core(robot.clone())?, core(robot)?];
         Ok(Self {
             law: configured.controller,
-            cores: [core(robot.clone())?, core(robot)?],
+            cores,
             arms,
-            parameters: store,
-            settings,
-            order,
+            configuration: NodeConfiguration::new(store, settings, warnings, &chain)?,
             efforts: [vec![0.0; n], vec![0.0; n]],
             controlling: false,
             started: false,
             notice: None,
-            warnings,
         })
     }
 
@@ -211,22 +202,27 @@ impl PairRuntime {
 
     /// The node parameters and the law's (as the law holds them), for a parameter query.
     pub fn parameters(&self) -> ParameterStore {
-        self.parameters.with_values_of(self.law.parameters())
+        self.configuration.parameters_with(self.law.parameters())
+    }
+
+    /// The node's parameters and settings.
+    pub fn configuration(&self) -> &NodeConfiguration {
+        &self.configuration
     }
 
     /// The node's settings as the loop reads them.
     pub fn settings(&self) -> &ControllerNodeSettings {
-        &self.settings
+        self.configuration.settings()
     }
 
     /// What the URDF conversion noticed.
     pub fn model_warnings(&self) -> &[String] {
-        &self.warnings
+        self.configuration.model_warnings()
     }
 
     /// Command index -> chain index (the `joints` parameter; the same on both arms).
     pub fn command_order(&self) -> &[usize] {
-        &self.order
+        self.configuration.command_order()
     }
 
     /// One step of both arms at `now`, `dt` after the last: efforts in chain order. Does not
@@ -295,19 +291,13 @@ impl PairRuntime {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
-        let typed = self
-            .parameters
-            .validate(name, value, false)
-            .map_err(|e| e.to_string())?;
-        if self.law.parameters().get(name).is_some() {
-            self.law
-                .set_parameter(name, typed.clone())
-                .map_err(|e| e.to_string())?;
-            return Ok(typed);
-        }
-        let live = &mut self.settings.live;
-        set_node_parameter(&mut self.parameters, live, &mut self.cores, name, &typed)?;
-        Ok(typed)
+        let law_declares = self.law.parameters().get(name).is_some();
+        let law = &mut self.law;
+        let set_law = |_: &mut [ControllerCore], typed| {
+            law.set_parameter(name, typed).map_err(|e| e.to_string())
+        };
+        self.configuration
+            .set_parameter((name, value), law_declares, set_law, &mut self.cores)
     }
 }
 

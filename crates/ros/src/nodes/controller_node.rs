@@ -11,13 +11,9 @@
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
 use armctl_control::Controller;
-use armctl_control::ParameterValue;
-use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
-use armctl_runtime::node_clock::NodeClock;
-use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
@@ -27,24 +23,21 @@ use crate::msgs::{
     WrenchStamped,
 };
 use crate::msgs::{JointState, JointTrajectoryPoint, Time};
-use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
+use crate::nodes::loop_node::LoopNode;
 use crate::nodes::trajectory_action::{trajectory_points, trajectory_start, TrajectoryAction};
-use crate::parameter_services::{answer_request, ParameterRequest};
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
 
 /// A configured controller node, ready to run on a transport.
 pub struct ControllerNode {
     spec: NodeSpec,
-    /// The runtime in the loop that paces it on the node's clock.
-    arm_loop: ArmLoop<ControllerRuntime>,
+    /// The runtime in the loop, with what the node publishes of it.
+    node: LoopNode<ControllerRuntime>,
     target_duration: f64,
-    command: Float64MultiArray,
     state: Float64MultiArray,
     error: Vec<f64>,
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
-    diagnostics: LoopDiagnostics,
     /// `~/follow_joint_trajectory`.
     action: TrajectoryAction,
     /// `~/controller_state` for joint-space laws, in the layout chosen at start.
@@ -109,27 +102,12 @@ impl ControllerNode {
             )),
             parameters: runtime.parameters(),
         };
-        let node = match start.namespace.as_str() {
-            "/" => format!("/{}", start.name),
-            ns => format!("{ns}/{}", start.name),
-        };
-        let robot = runtime.core().robot().name().to_string();
-        let timing = LoopTiming::new(
-            NodeClock::new(use_sim_time),
-            update_rate,
-            settings.live.state_publish_rate,
-        );
         Ok(Self {
             controller_state,
             action: TrajectoryAction::new(runtime.core().joints()),
-            diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
             spec,
-            arm_loop: ArmLoop::new(runtime, timing),
+            node: LoopNode::new(runtime, start),
             target_duration: 1.0,
-            command: Float64MultiArray {
-                data: vec![0.0; n],
-                ..Float64MultiArray::default()
-            },
             state: Float64MultiArray::default(),
             error: vec![0.0; n],
             refused_wrench_frame: None,
@@ -137,63 +115,35 @@ impl ControllerNode {
     }
 
     fn runtime(&self) -> &ControllerRuntime {
-        self.arm_loop.group()
+        self.node.group()
     }
 
     fn runtime_mut(&mut self) -> &mut ControllerRuntime {
-        self.arm_loop.group_mut()
+        self.node.group_mut()
     }
 
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
-        let stamp = msg.header.stamp.seconds();
-        let (q, qd) = (&msg.position, &msg.velocity);
-        if let Some(now) = self.arm_loop.on_joint_state(0, &msg.name, q, qd, stamp) {
+        if let Some(now) = self.node.on_joint_state(transport, 0, msg) {
             self.after_step(transport, now);
         }
     }
 
-    /// The timer: the loop's timed step or watchdog, and the diagnostics when due.
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        let ticked = self.arm_loop.on_tick();
-        if ticked.stepped {
-            self.after_step(transport, ticked.now);
-        }
-        if self.diagnostics.due() {
-            let state = LoopState::of(self.arm_loop.group().core());
-            let saturated = self.arm_loop.saturated();
-            let report = self.diagnostics.report(state, ticked.now, saturated);
-            transport.publish(Outgoing::Diagnostics(report));
+        if let Some(now) = self.node.on_tick(transport) {
+            self.after_step(transport, now);
         }
     }
 
-    /// The last command: the `safe_mode` effort (gravity compensation at the last valid
-    /// configuration, or zero), sent once and given time to leave, since the effort
-    /// controller keeps applying the last command it received. Nothing is sent if nothing
-    /// was since the start or a reset of simulated time (no joint state came).
+    /// Ends a running goal, then the loop's stop: the last command is the `safe_mode` effort.
     async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
         let stopping = format!("aborted: the node stops ({signal})");
         self.action
             .end(transport, GoalStatus::Aborted, invalid_goal(&stopping));
-        let Some(&(_, mode)) = self.arm_loop.stop().first() else {
-            transport.log(
-                LogLevel::Info,
-                &format!(
-                    "stopping on {signal}: no command was sent since the start or the last reset"
-                ),
-            );
-            return;
-        };
-        self.command.data.copy_from_slice(self.arm_loop.command(0));
-        transport.publish(Outgoing::Commands(&self.command));
-        transport.log(
-            LogLevel::Info,
-            &format!("stopping on {signal}: last command sent is the safe_mode command ({mode})"),
-        );
-        transport.flush().await;
+        self.node.stop(transport, signal).await;
     }
 
     fn on_clock<T: Transport>(&mut self, transport: &mut T, t: f64) {
-        if self.arm_loop.on_clock(t) {
+        if self.node.on_clock(t) {
             let text = "simulated time went back (a reset): trajectory cancelled, waiting for joint states";
             transport.log(LogLevel::Warn, text);
             let why = invalid_goal("aborted: simulated time went back (a reset)");
@@ -201,36 +151,22 @@ impl ControllerNode {
         }
     }
 
-    /// Publishes what the loop's step at `now` gave: its event, the command, the action's
-    /// feedback, and the state when due.
+    /// After a step at `now` that sent a command: the action's feedback and checks, and the
+    /// state when due.
     fn after_step<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let Some(command) = self.arm_loop.sent(0) else {
-            // Nothing to compute from yet: publish nothing rather than a guess.
-            return;
-        };
-        self.command.data.copy_from_slice(command);
-        self.diagnostics.on_step();
-        if let Some(event) = &self.arm_loop.reports()[0].event {
-            let level = if event.is_warning() {
-                LogLevel::Warn
-            } else {
-                LogLevel::Info
-            };
-            transport.log(level, &event.to_string());
-        }
-        transport.publish(Outgoing::Commands(&self.command));
         if self.action.is_active() {
             let rate = self.runtime().settings().live.action_monitor_rate;
-            let stamp = self.arm_loop.timing().clock().to_stamp(now);
-            let core = self.arm_loop.group_mut().core_mut();
+            let stamp = self.node.arm_loop().timing().clock().to_stamp(now);
+            let core = self.node.group_mut().core_mut();
             self.action.after_step(transport, core, (now, stamp), rate);
         }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
-        if !self.arm_loop.state_due(now) {
+        if !self.node.arm_loop_mut().state_due(now) {
             return;
         }
-        let holding = [f64::from(u8::from(self.arm_loop.holding()))];
-        let core = self.arm_loop.group().core();
+        let arm_loop = self.node.arm_loop();
+        let holding = [f64::from(u8::from(arm_loop.holding()))];
+        let core = arm_loop.group().core();
         let reference = core.reference();
         let (q, qd) = core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
@@ -244,9 +180,9 @@ impl ControllerNode {
                 ("position", q),
                 ("velocity", qd),
                 ("error", &self.error),
-                ("effort", self.arm_loop.efforts(0)),
+                ("effort", arm_loop.efforts(0)),
                 ("estimates", core.controller().estimates()),
-                ("saturated", &[self.arm_loop.saturated() as f64]),
+                ("saturated", &[arm_loop.saturated() as f64]),
             ],
             &mut self.state,
         );
@@ -260,9 +196,10 @@ impl ControllerNode {
         let Some((state, humble)) = &mut self.controller_state else {
             return;
         };
-        let core = self.arm_loop.group().core();
+        let arm_loop = self.node.arm_loop();
+        let core = arm_loop.group().core();
         let (reference, (q, qd)) = (core.reference(), core.measured());
-        state.header.stamp = Time::from_seconds(self.arm_loop.timing().clock().to_stamp(now));
+        state.header.stamp = Time::from_seconds(arm_loop.timing().clock().to_stamp(now));
         state.reference.positions.clone_from(&reference.q);
         state.reference.velocities.clone_from(&reference.qd);
         state.reference.accelerations.clone_from(&reference.qdd);
@@ -272,7 +209,7 @@ impl ControllerNode {
             state.error.positions[j] = reference.q[j] - q[j];
             state.error.velocities[j] = reference.qd[j] - qd[j];
         }
-        state.output.effort.clone_from(&self.command.data);
+        state.output.effort.clone_from(&self.node.command(0).data);
         match humble {
             Some(humble) => {
                 humble.copy_from(state);
@@ -306,8 +243,8 @@ impl ControllerNode {
                 return;
             }
         };
-        let now = self.arm_loop.now();
-        let start = trajectory_start(msg, now, self.arm_loop.timing().clock());
+        let now = self.node.arm_loop().now();
+        let start = trajectory_start(msg, now, self.node.arm_loop().timing().clock());
         match self
             .runtime_mut()
             .core_mut()
@@ -337,8 +274,8 @@ impl ControllerNode {
 
     fn on_action<T: Transport>(&mut self, transport: &mut T, id: u64, request: ActionRequest) {
         let settings = self.runtime().settings().live.clone();
-        let clock = self.arm_loop.timing().clock().clone();
-        let core = self.arm_loop.group_mut().core_mut();
+        let clock = self.node.arm_loop().timing().clock().clone();
+        let core = self.node.group_mut().core_mut();
         match request {
             ActionRequest::SendGoal(goal_id, goal) => {
                 let goal = (goal_id, goal.as_ref());
@@ -368,7 +305,7 @@ impl ControllerNode {
                 return;
             }
         };
-        let controller = self.arm_loop.group_mut().core_mut().controller_mut();
+        let controller = self.node.group_mut().core_mut().controller_mut();
         let law = controller.name();
         let result = match controller.task_space() {
             Some(task_space) => task_space
@@ -416,48 +353,6 @@ impl ControllerNode {
             Err(_) => {}
         }
     }
-
-    fn on_parameter_request<T: Transport>(
-        &mut self,
-        transport: &mut T,
-        id: u64,
-        request: &ParameterRequest,
-    ) {
-        let snapshot = self.runtime().parameters();
-        let before = self.law_warnings().to_vec();
-        answer_request(transport, id, &snapshot, request, |name, value| {
-            self.apply_parameter(name, value)
-        });
-        let implied = implied_changes(&snapshot, &self.runtime().parameters(), request);
-        if !implied.is_empty() {
-            transport.announce_parameters(&implied);
-        }
-        self.runtime_mut()
-            .core_mut()
-            .controller_mut()
-            .check_damping();
-        for warning in self.law_warnings().iter().filter(|w| !before.contains(w)) {
-            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
-        }
-    }
-
-    /// What the law's claims need and its parameters do not give (gain conditions, a damping
-    /// beyond the sampled-data limit).
-    fn law_warnings(&self) -> &[String] {
-        self.runtime().core().controller().warnings()
-    }
-
-    /// Checks and applies a parameter through the runtime (which refuses it with a reason and
-    /// changes nothing, or applies and stores it), then acts on the node's own ones.
-    fn apply_parameter(&mut self, name: &str, value: &ParameterValue) -> Result<(), String> {
-        self.arm_loop
-            .group_mut()
-            .set_parameter(name, value)
-            .inspect_err(|_| self.diagnostics.on_refusal())?;
-        let rate = self.runtime().settings().live.state_publish_rate;
-        self.arm_loop.set_state_rate(rate);
-        Ok(())
-    }
 }
 
 impl NodeLogic for ControllerNode {
@@ -468,13 +363,8 @@ impl NodeLogic for ControllerNode {
     async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
         let law = self.runtime().core().controller().name();
         let joints = self.runtime().core().joints().join(", ");
-        transport.log(LogLevel::Info, &format!("controlling {joints} with {law}"));
-        for warning in self.runtime().model_warnings() {
-            transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
-        }
-        for warning in self.law_warnings() {
-            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
-        }
+        let controlling = format!("controlling {joints} with {law}");
+        self.node.announce(transport, &controlling);
         while let Some(incoming) = transport.next().await {
             match incoming {
                 Incoming::JointStates(msg) => self.on_joint_state(transport, &msg),
@@ -488,7 +378,7 @@ impl NodeLogic for ControllerNode {
                 Incoming::TargetPose(msg) => self.on_target_pose(transport, &msg),
                 Incoming::ExternalWrench(msg) => self.on_wrench(transport, &msg),
                 Incoming::ParameterRequest(id, request) => {
-                    self.on_parameter_request(transport, id, &request)
+                    self.node.on_parameter_request(transport, id, &request)
                 }
                 Incoming::Action(id, request) => self.on_action(transport, id, request),
                 Incoming::Commands(_)
@@ -501,31 +391,6 @@ impl NodeLogic for ControllerNode {
         }
         Ok(())
     }
-}
-
-/// The values that changed between `before` and `after` a set `request` without being set by
-/// it (a gain design writes `kp` and `kd`): the set's own are announced with its answer.
-fn implied_changes(
-    before: &ParameterStore,
-    after: &ParameterStore,
-    request: &ParameterRequest,
-) -> Vec<(String, ParameterValue)> {
-    let set: Vec<&str> = match request {
-        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
-            changes.iter().map(|(name, _)| name.as_str()).collect()
-        }
-        _ => return vec![],
-    };
-    after
-        .declarations()
-        .iter()
-        .map(|d| d.name.as_str())
-        .filter(|name| !set.contains(name))
-        .filter_map(|name| {
-            let value = after.get(name)?;
-            (before.get(name) != Some(value)).then(|| (name.to_string(), value.clone()))
-        })
-        .collect()
 }
 
 /// A result with INVALID_GOAL: how joint_trajectory_controller ends a goal it did not finish.

@@ -7,8 +7,7 @@
 
 use std::time::Instant;
 
-use armctl_control::Controller;
-use armctl_runtime::controller_core::{ControllerCore, Fault};
+use armctl_runtime::controller_core::Fault;
 
 use crate::msgs::{DiagnosticArray, DiagnosticStatus, KeyValue, Time};
 
@@ -26,17 +25,6 @@ pub(crate) struct LoopState<'a> {
     pub(crate) fault: Option<Fault>,
     /// When the (oldest arm's) newest joint state arrived, on the node's clock.
     pub(crate) state_time: Option<f64>,
-}
-
-impl<'a> LoopState<'a> {
-    /// The state of the arm `core` controls.
-    pub(crate) fn of(core: &'a ControllerCore) -> Self {
-        Self {
-            law: core.controller().name(),
-            fault: core.fault().cloned(),
-            state_time: core.state_time(),
-        }
-    }
 }
 
 /// Counts over the current report's window and since the start.

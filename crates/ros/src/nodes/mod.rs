@@ -3,6 +3,7 @@
 pub mod controller_node;
 pub mod cooperative_node;
 mod loop_diagnostics;
+mod loop_node;
 pub mod sim_node;
 mod trajectory_action;
 

@@ -1,0 +1,274 @@
+//! What every controller node (one arm, or two under one law) does around the loop
+//! ([`ArmLoop`]): joint states and timer ticks in, each arm's command out on its publication
+//! slot, the cores' events on /rosout, `/diagnostics`, the parameter services and the stop.
+//! A node adds only its own topics and its `~/state` layout.
+
+use armctl_control::ParameterValue;
+use armctl_runtime::arm_group::ConfiguredGroup;
+use armctl_runtime::arm_loop::ArmLoop;
+use armctl_runtime::controller_core::CoreEvent;
+use armctl_runtime::loop_timing::LoopTiming;
+use armctl_runtime::node_clock::NodeClock;
+use armctl_runtime::node_parameters::ParameterStore;
+use armctl_runtime::startup::NodeStart;
+
+use crate::msgs::{Float64MultiArray, JointState};
+use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
+use crate::parameter_services::{answer_request, ParameterRequest};
+use crate::transport::{LogLevel, Outgoing, Transport};
+
+/// A group of arms in the loop, with what the node publishes of it.
+#[derive(Debug)]
+pub(crate) struct LoopNode<G> {
+    arm_loop: ArmLoop<G>,
+    diagnostics: LoopDiagnostics,
+    /// Each arm's command message (arm `a` publishes on slot `a`).
+    commands: Vec<Float64MultiArray>,
+}
+
+impl<G: ConfiguredGroup> LoopNode<G> {
+    /// `group` paced as its settings say (`update_rate`, `use_sim_time`,
+    /// `state_publish_rate`), for the node `start` names.
+    pub(crate) fn new(group: G, start: &NodeStart) -> Self {
+        let settings = group.configuration().settings();
+        let update_rate = settings.update_rate;
+        let timing = LoopTiming::new(
+            NodeClock::new(settings.robot.use_sim_time),
+            update_rate,
+            settings.live.state_publish_rate,
+        );
+        let node = match start.namespace.as_str() {
+            "/" => format!("/{}", start.name),
+            ns => format!("{ns}/{}", start.name),
+        };
+        let robot = group.core(0).robot().name().to_string();
+        let command = Float64MultiArray {
+            data: vec![0.0; group.core(0).joints().len()],
+            ..Float64MultiArray::default()
+        };
+        Self {
+            commands: vec![command; group.arm_count()],
+            diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
+            arm_loop: ArmLoop::new(group, timing),
+        }
+    }
+
+    /// The loop.
+    pub(crate) fn arm_loop(&self) -> &ArmLoop<G> {
+        &self.arm_loop
+    }
+
+    /// The loop, to reach the group.
+    pub(crate) fn arm_loop_mut(&mut self) -> &mut ArmLoop<G> {
+        &mut self.arm_loop
+    }
+
+    /// The group.
+    pub(crate) fn group(&self) -> &G {
+        self.arm_loop.group()
+    }
+
+    /// The group, to hand it references and targets.
+    pub(crate) fn group_mut(&mut self) -> &mut G {
+        self.arm_loop.group_mut()
+    }
+
+    /// Arm `a`'s last command message.
+    pub(crate) fn command(&self, a: usize) -> &Float64MultiArray {
+        &self.commands[a]
+    }
+
+    /// Says at start what the group controls with, and what configuring noticed.
+    pub(crate) fn announce<T: Transport>(&self, transport: &mut T, controlling: &str) {
+        transport.log(LogLevel::Info, controlling);
+        let group = self.group();
+        for warning in group.configuration().model_warnings() {
+            transport.log(LogLevel::Warn, &format!("robot model: {warning}"));
+        }
+        for warning in group.law_warnings() {
+            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
+        }
+    }
+
+    /// Arm `arm`'s joint state; returns the time of the step it made, whose commands are
+    /// published.
+    pub(crate) fn on_joint_state<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        arm: usize,
+        msg: &JointState,
+    ) -> Option<f64> {
+        let stamp = msg.header.stamp.seconds();
+        let (q, qd) = (&msg.position, &msg.velocity);
+        let now = self.arm_loop.on_joint_state(arm, &msg.name, q, qd, stamp)?;
+        self.publish_step(transport).then_some(now)
+    }
+
+    /// The timer: the loop's timed step or watchdog, and the diagnostics when due. Returns
+    /// the time of the step it made, whose commands are published.
+    pub(crate) fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Option<f64> {
+        let ticked = self.arm_loop.on_tick();
+        let published = ticked.stepped && self.publish_step(transport);
+        if self.diagnostics.due() {
+            let state = self.loop_state();
+            let saturated = self.arm_loop.saturated();
+            let report = self.diagnostics.report(state, ticked.now, saturated);
+            transport.publish(Outgoing::Diagnostics(report));
+        }
+        published.then_some(ticked.now)
+    }
+
+    /// For the diagnostics: the first holding arm's reason, the oldest arm's newest state.
+    fn loop_state(&self) -> LoopState<'static> {
+        let group = self.group();
+        let cores = (0..group.arm_count()).map(|a| group.core(a));
+        let times: Option<Vec<f64>> = cores.clone().map(|c| c.state_time()).collect();
+        LoopState {
+            law: group.law_name(),
+            fault: cores.clone().find_map(|c| c.fault().cloned()),
+            state_time: times.map(|t| t.into_iter().fold(f64::INFINITY, f64::min)),
+        }
+    }
+
+    /// Logs the step's events and publishes each commanded arm's command; `false` when it
+    /// commanded none (no state yet: nothing to compute from, so nothing rather than a guess).
+    fn publish_step<T: Transport>(&mut self, transport: &mut T) -> bool {
+        self.tell(transport);
+        if !self.arm_loop.sent_any() {
+            return false;
+        }
+        self.diagnostics.on_step();
+        for (a, message) in self.commands.iter_mut().enumerate() {
+            if let Some(command) = self.arm_loop.sent(a) {
+                message.data.copy_from_slice(command);
+                transport.publish_on(a, Outgoing::Commands(message));
+            }
+        }
+        true
+    }
+
+    /// Logs what the step changed: each arm's event (holding and why, resumed), named by arm
+    /// in a group of several, and the group's notice.
+    fn tell<T: Transport>(&mut self, transport: &mut T) {
+        if let Some(notice) = self.arm_loop.take_notice() {
+            transport.log(LogLevel::Warn, &notice);
+        }
+        for (a, report) in self.arm_loop.reports().iter().enumerate() {
+            if let Some(event) = &report.event {
+                let arm = self.arm_loop.group().arm_name(a);
+                transport.log(level_of(event), &about_arm(arm, event));
+            }
+        }
+    }
+
+    /// A `/clock` tick; `true` when time went back and every arm started over.
+    pub(crate) fn on_clock(&mut self, t: f64) -> bool {
+        self.arm_loop.on_clock(t)
+    }
+
+    /// The last commands: each commanded arm's `safe_mode` effort (gravity compensation at
+    /// the last valid configuration, or zero), sent once and given time to leave, since an
+    /// effort controller keeps applying the last command it received.
+    pub(crate) async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
+        let stopped = self.arm_loop.stop();
+        if stopped.is_empty() {
+            let text = format!(
+                "stopping on {signal}: no command was sent since the start or the last reset"
+            );
+            transport.log(LogLevel::Info, &text);
+            return;
+        }
+        let mut modes = vec![];
+        for (a, mode) in stopped {
+            modes.push(mode);
+            self.commands[a]
+                .data
+                .copy_from_slice(self.arm_loop.command(a));
+            transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
+        }
+        let what = match modes.as_slice() {
+            [mode] => format!("last command sent is the safe_mode command ({mode})"),
+            _ => format!(
+                "last commands sent are the safe_mode commands ({})",
+                modes.join("; ")
+            ),
+        };
+        transport.log(LogLevel::Info, &format!("stopping on {signal}: {what}"));
+        transport.flush().await;
+    }
+
+    /// Answers a parameter request: a set is checked and applied by the group (a refusal
+    /// changes nothing and is counted), values a set derives (a gain design's `kp` and `kd`)
+    /// are announced on `/parameter_events`, and new warnings about the law are logged.
+    pub(crate) fn on_parameter_request<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        id: u64,
+        request: &ParameterRequest,
+    ) {
+        let snapshot = self.group().parameters();
+        let before = self.group().law_warnings().to_vec();
+        let (group, diagnostics) = (self.arm_loop.group_mut(), &mut self.diagnostics);
+        answer_request(transport, id, &snapshot, request, |name, value| {
+            let applied = group.set_parameter(name, value).map(|_| ());
+            applied.inspect_err(|_| diagnostics.on_refusal())
+        });
+        let rate = self
+            .group()
+            .configuration()
+            .settings()
+            .live
+            .state_publish_rate;
+        self.arm_loop.set_state_rate(rate);
+        let implied = implied_changes(&snapshot, &self.group().parameters(), request);
+        if !implied.is_empty() {
+            transport.announce_parameters(&implied);
+        }
+        self.group_mut().recheck_law();
+        let group = self.group();
+        for warning in group.law_warnings().iter().filter(|w| !before.contains(w)) {
+            transport.log(LogLevel::Warn, &format!("controller: {warning}"));
+        }
+    }
+}
+
+fn level_of(event: &CoreEvent) -> LogLevel {
+    if event.is_warning() {
+        LogLevel::Warn
+    } else {
+        LogLevel::Info
+    }
+}
+
+/// An event of arm `arm` (unnamed when it is the only one).
+fn about_arm(arm: &str, event: &CoreEvent) -> String {
+    match arm {
+        "" => event.to_string(),
+        arm => format!("arm '{arm}': {event}"),
+    }
+}
+
+/// The values that changed between `before` and `after` a set `request` without being set by
+/// it (a gain design writes `kp` and `kd`): the set's own are announced with its answer.
+fn implied_changes(
+    before: &ParameterStore,
+    after: &ParameterStore,
+    request: &ParameterRequest,
+) -> Vec<(String, ParameterValue)> {
+    let set: Vec<&str> = match request {
+        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
+            changes.iter().map(|(name, _)| name.as_str()).collect()
+        }
+        _ => return vec![],
+    };
+    after
+        .declarations()
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|name| !set.contains(name))
+        .filter_map(|name| {
+            let value = after.get(name)?;
+            (before.get(name) != Some(value)).then(|| (name.to_string(), value.clone()))
+        })
+        .collect()
+}

@@ -1,0 +1,129 @@
+//! The node's side of a configured group of arms, the same for one arm and for a pair: its
+//! parameters and settings, the command order, and what configuring noticed. A parameter set
+//! goes through [`NodeConfiguration::set_parameter`], so both kinds of group check and apply
+//! it alike: the law's parameters to the law, the node's to every arm's core.
+
+use armctl_control::{Declaration, ParameterSet, ParameterValue};
+
+use crate::controller_core::ControllerCore;
+use crate::controller_runtime::{apply_settings, command_order};
+use crate::declarations::ControllerNodeSettings;
+use crate::declarations::LiveSettings;
+use crate::node_parameters::ParameterStore;
+use crate::RuntimeError;
+
+/// A node's parameters and settings as configured.
+#[derive(Debug)]
+pub struct NodeConfiguration {
+    /// The node's values (the law's are the law's own: see [`Self::parameters_with`]).
+    parameters: ParameterStore,
+    settings: ControllerNodeSettings,
+    /// Command index -> chain index.
+    order: Vec<usize>,
+    /// What the URDF conversion noticed.
+    warnings: Vec<String>,
+}
+
+impl NodeConfiguration {
+    /// The configuration for a chain of joints `chain` (the command order from `joints`).
+    pub(crate) fn new(
+        parameters: ParameterStore,
+        settings: ControllerNodeSettings,
+        warnings: Vec<String>,
+        chain: &[String],
+    ) -> Result<Self, RuntimeError> {
+        Ok(Self {
+            order: command_order(&settings.joints, chain)?,
+            parameters,
+            settings,
+            warnings,
+        })
+    }
+
+    /// The node's settings as the loop reads them.
+    pub fn settings(&self) -> &ControllerNodeSettings {
+        &self.settings
+    }
+
+    /// Command index -> chain index (the `joints` parameter).
+    pub fn command_order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// What configuring noticed about the model, for the operator once at start.
+    pub fn model_warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Every declaration: the node's and the law's.
+    pub fn declarations(&self) -> &[Declaration] {
+        self.parameters.declarations()
+    }
+
+    /// The declared parameters with their current values, the law's as `law` holds them (a
+    /// gain design writes `kp` and `kd`), for a parameter query.
+    pub fn parameters_with(&self, law: &ParameterSet) -> ParameterStore {
+        self.parameters.with_values_of(law)
+    }
+
+    /// The current value of `name`, the law's as `law` holds it.
+    pub fn parameter<'a>(
+        &'a self,
+        law: &'a ParameterSet,
+        name: &str,
+    ) -> Option<&'a ParameterValue> {
+        law.get(name).or_else(|| self.parameters.get(name))
+    }
+
+    /// Checks `value` for `name` against its declaration, as a set does first.
+    pub fn validate(
+        &self,
+        name: &str,
+        value: &ParameterValue,
+    ) -> Result<ParameterValue, RuntimeError> {
+        self.parameters.validate(name, value, false)
+    }
+
+    /// Checks `value` against its declaration, then applies it: a parameter of the law (when
+    /// `law_declares` it) through `set_law` (the law's own checks), a node parameter to every
+    /// core in `cores` and then stored. On any refusal nothing changes. Returns the value as
+    /// stored (integers widened to doubles).
+    pub(crate) fn set_parameter(
+        &mut self,
+        (name, value): (&str, &ParameterValue),
+        law_declares: bool,
+        set_law: impl FnOnce(&mut [ControllerCore], ParameterValue) -> Result<(), String>,
+        cores: &mut [ControllerCore],
+    ) -> Result<ParameterValue, String> {
+        let typed = self.validate(name, value).map_err(|e| e.to_string())?;
+        if law_declares {
+            set_law(cores, typed.clone())?;
+        } else {
+            let live = &mut self.settings.live;
+            set_node_parameter(&mut self.parameters, live, cores, name, &typed)?;
+        }
+        Ok(typed)
+    }
+}
+
+/// Sets the node parameter `name` to `typed` (checked by its declaration): a live setting is
+/// applied to every core first (one arm's, or a pair's), then the value is stored; on a
+/// refusal nothing changes. A start-only or model parameter is stored only.
+fn set_node_parameter(
+    parameters: &mut ParameterStore,
+    live: &mut LiveSettings,
+    cores: &mut [ControllerCore],
+    name: &str,
+    typed: &ParameterValue,
+) -> Result<(), String> {
+    let mut changed = live.clone();
+    if changed.set(name, typed)? {
+        for core in cores {
+            apply_settings(core, live, &changed)?;
+        }
+        *live = changed;
+    }
+    parameters
+        .set(name, typed, false)
+        .map_err(|e| e.to_string())
+}
