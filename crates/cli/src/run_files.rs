@@ -40,6 +40,15 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
             let _ = write!(text, ",contact_{name}_f{axis}");
         }
     }
+    // The estimate of the external torques, then the simulator's truth.
+    for (prefix, columns) in [
+        ("external_torque", &log.external_estimate),
+        ("world_torque", &log.external_true),
+    ] {
+        for name in names.iter().take(columns.len()) {
+            let _ = write!(text, ",{prefix}_{name}");
+        }
+    }
     text.push('\n');
     let mut number = ryu::Buffer::new();
     // Every cell but the first of a row starts with a comma.
@@ -65,7 +74,9 @@ pub(crate) fn write_csv(path: &Path, robot: &Robot, log: &RunLog) -> Result<Path
                 cell(&mut text, block(i));
             }
         }
-        for column in log.estimates.iter().chain(&log.contact) {
+        let columns = log.estimates.iter().chain(&log.contact);
+        let external = log.external_estimate.iter().chain(&log.external_true);
+        for column in columns.chain(external) {
             cell(&mut text, column[row]);
         }
         text.push('\n');
@@ -142,6 +153,17 @@ pub(crate) fn write_plots(dir: &Path, robot: &Robot, log: &RunLog) -> Result<Vec
             "force [N]",
             &log.time,
             &curves(&names, &magnitudes, "", false),
+        )?);
+    }
+    if !log.external_estimate.is_empty() {
+        let mut torques = curves(&names, &log.external_estimate, " estimate", false);
+        torques.extend(curves(&names, &log.external_true, " true", true));
+        files.extend(line_chart(
+            &dir.join("external_torques"),
+            "External joint torques: estimated from the motion (solid), applied by the world (dashed)",
+            "torque [N m, N]",
+            &log.time,
+            &torques,
         )?);
     }
     if !log.estimates.is_empty() {

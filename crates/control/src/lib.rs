@@ -54,6 +54,7 @@ mod jacobi_eigen;
 mod joint_impedance;
 mod modal_damping;
 mod model_terms;
+pub mod momentum_observer;
 mod parameters;
 mod pd_fixed_gravity;
 mod pd_gravity;
@@ -68,6 +69,7 @@ mod slotine_li_adaptive_base;
 mod slotine_sliding_mode;
 mod task_inertia;
 mod tip_target;
+pub mod tip_wrench_estimate;
 mod warm_eigen;
 
 pub use adaptive_computed_torque::AdaptiveComputedTorque;
@@ -80,6 +82,7 @@ pub use gain_design::{lqr_double_integrator, place_poles};
 pub use hybrid_force_position::HybridForcePosition;
 pub use independent_pd::IndependentPd;
 pub use joint_impedance::JointImpedance;
+pub use momentum_observer::MomentumObserver;
 pub use parameters::{
     shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
     DEFAULT_RAMP_TIME,
@@ -94,6 +97,7 @@ pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;
 pub use slotine_sliding_mode::SlotineSlidingMode;
 pub use tip_target::orientation_error;
+pub use tip_wrench_estimate::TipWrenchEstimate;
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;

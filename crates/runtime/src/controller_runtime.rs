@@ -232,6 +232,7 @@ pub(crate) fn core_from(
         settings.rate_limit(),
     )?;
     core.set_plausibility(settings.plausibility());
+    core.set_external_torque_gain(settings.external_torque_gain);
     core.set_max_points(usize::try_from(settings.max_reference_points).unwrap_or(0));
     if !settings.acceleration_limits.is_empty() {
         core.set_acceleration_limits(&settings.acceleration_limits)
@@ -256,6 +257,9 @@ pub(crate) fn apply_settings(
             .safety_mut()
             .set_rate_limit(new.rate_limit())
             .map_err(|e| e.to_string())?;
+    }
+    if new.external_torque_gain != old.external_torque_gain {
+        core.set_external_torque_gain(new.external_torque_gain);
     }
     if new.max_reference_points != old.max_reference_points {
         core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));

@@ -87,4 +87,8 @@ impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {
     fn estimates(&self) -> &[f64] {
         self.arm_loop.group().core(0).controller().estimates()
     }
+
+    fn external_torques(&self) -> &[f64] {
+        self.arm_loop.group().core(0).external_torques()
+    }
 }

@@ -22,6 +22,8 @@ struct Row<'a> {
     applied: &'a [f64],
     estimates: &'a [f64],
     contact: &'a [f64],
+    external_estimate: &'a [f64],
+    external_true: &'a [f64],
 }
 
 /// What a run recorded (per-joint columns).
@@ -44,6 +46,12 @@ pub struct RunLog {
     /// Contact force on the arm at each contact point of the scene after the step, three
     /// columns (x, y, z; N, base link axes) per point.
     pub contact: Vec<Vec<f64>>,
+    /// The external joint torques the control estimated at each step (no columns without an
+    /// estimate).
+    pub external_estimate: Vec<Vec<f64>>,
+    /// The joint torques the world (contacts, the external wrench) applied over the step from
+    /// each row's state: the truth for `external_estimate`.
+    pub external_true: Vec<Vec<f64>>,
     /// The names of the contact points, in the order of `contact`.
     pub contact_names: Vec<String>,
     /// Commands clipped at the effort limit, summed over joints and steps.
@@ -94,6 +102,8 @@ impl RunLog {
             (&mut self.effort, row.applied),
             (&mut self.estimates, row.estimates),
             (&mut self.contact, row.contact),
+            (&mut self.external_estimate, row.external_estimate),
+            (&mut self.external_true, row.external_true),
         ];
         for (log, values) in columns {
             for (column, &v) in log.iter_mut().zip(values) {
@@ -124,6 +134,11 @@ pub trait ControlLoop {
     /// link axes (when the scene has a sensor): for laws that use a measured wrench.
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
         let _ = wrench;
+    }
+    /// The external joint torques the control estimates (recorded; empty when it has no
+    /// estimate).
+    fn external_torques(&self) -> &[f64] {
+        &[]
     }
 }
 
@@ -220,6 +235,8 @@ pub fn run_loop<L: ControlLoop>(
         effort: columns(n),
         estimates: columns(control.estimates().len()),
         contact: columns(3 * sim.contact_forces().len()),
+        external_estimate: columns(control.external_torques().len()),
+        external_true: columns(n),
         contact_names: sim
             .config()
             .scene
@@ -230,6 +247,7 @@ pub fn run_loop<L: ControlLoop>(
         ..RunLog::default()
     };
     let mut contact = vec![0.0; 3 * sim.contact_forces().len()];
+    let mut external_true = vec![0.0; n];
     let start = Instant::now();
     for k in 0..steps {
         let t = k as f64 * dt;
@@ -244,6 +262,7 @@ pub fn run_loop<L: ControlLoop>(
         q_true.copy_from_slice(sim.q());
         qd_true.copy_from_slice(sim.qd());
         log.saturated += sim.step(&effort)?.saturated;
+        external_true.copy_from_slice(sim.external_torques());
         for (slot, force) in contact.chunks_mut(3).zip(sim.contact_forces()) {
             slot.copy_from_slice(force.as_slice());
         }
@@ -256,6 +275,8 @@ pub fn run_loop<L: ControlLoop>(
             applied: sim.applied_effort(),
             estimates: control.estimates(),
             contact: &contact,
+            external_estimate: control.external_torques(),
+            external_true: &external_true,
         });
     }
     log.wall_seconds = start.elapsed().as_secs_f64();

@@ -4,10 +4,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use common::armctl;
+use common::{armctl, workspace};
 
 use std::path::PathBuf;
 
+mod external_torque;
 mod one_arm;
 mod pairs;
 mod scenes;

@@ -17,10 +17,13 @@ use armctl_model::Robot;
 use std::sync::Arc;
 
 mod events;
+mod external_torque;
 mod faults;
 mod trajectory_acceptance;
 
 pub use events::{CoreEvent, StepReport};
+use external_torque::ExternalTorque;
+pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 
 use crate::braking::Brake;
@@ -99,6 +102,8 @@ pub struct ControllerCore {
     /// it without allocating.
     approach_speeds: Vec<f64>,
     approach_accelerations: Vec<f64>,
+    /// The external torques on the arm and the tip wrench, estimated from the motion.
+    external: ExternalTorque,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -170,6 +175,7 @@ impl ControllerCore {
             trajectory: None,
             reference: JointReference::hold(&vec![0.0; n]),
             was_holding: true,
+            external: ExternalTorque::new(&robot),
             robot,
         })
     }
@@ -209,6 +215,24 @@ impl ControllerCore {
         self.last_valid_q.as_deref()
     }
 
+    /// The external joint torques estimated from the motion (chain order, N m or N; zero
+    /// until two believable states were seen): what the model and the commands do not
+    /// explain, filtered with the time constant `1 / external_torque_gain`.
+    pub fn external_torques(&self) -> &[f64] {
+        self.external.torques()
+    }
+
+    /// The tip wrench that explains [`Self::external_torques`] (`[f; m]`, base link axes,
+    /// the moment about the tip; damped near singularities).
+    pub fn external_wrench(&self) -> &[f64; 6] {
+        self.external.tip_wrench()
+    }
+
+    /// A new gain of the external torque estimate, 1/s.
+    pub fn set_external_torque_gain(&mut self, gain: f64) {
+        self.external.set_gain(gain);
+    }
+
     /// The reference in effect (for `~/state`).
     pub fn reference(&self) -> &JointReference {
         &self.reference
@@ -230,6 +254,7 @@ impl ControllerCore {
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
         self.brake.forget();
+        self.external.restart();
     }
 
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
@@ -318,7 +343,9 @@ impl ControllerCore {
                 }),
             };
         self.state_time = Some(now);
-        if matches!(self.state_fault, None | Some(Fault::OverSpeed(_))) {
+        let believable = matches!(self.state_fault, None | Some(Fault::OverSpeed(_)));
+        self.external.on_state(believable);
+        if believable {
             match &mut self.last_valid_q {
                 Some(q) => q.copy_from_slice(&self.q),
                 None => {
@@ -336,6 +363,7 @@ impl ControllerCore {
     pub fn on_unreadable_joint(&mut self, joint: usize, now: f64) {
         self.state_fault = Some(Fault::Unreadable(self.map.shared_name(joint)));
         self.state_time = Some(now);
+        self.external.on_state(false);
     }
 
     /// Changes a controller parameter (live gains ramp; invalid values are rejected).
@@ -391,6 +419,12 @@ impl ControllerCore {
         given: Option<Result<&[f64], &str>>,
     ) -> StepReport {
         let mut fault = self.current_fault(now);
+        if matches!(fault, None | Some(Fault::OverSpeed(_))) {
+            let state = (self.q.as_slice(), self.qd.as_slice());
+            self.external.step(&self.robot, state, dt);
+        } else {
+            self.external.restart();
+        }
         let mut cancelled = false;
         let mut controlled = false;
         if fault.is_none() {
@@ -431,6 +465,7 @@ impl ControllerCore {
         };
         self.was_holding = fault.is_some();
         self.fault = fault.clone();
+        self.external.sent(effort);
         StepReport {
             fault,
             event,

@@ -79,8 +79,9 @@ pub(super) fn check_contact_stiffness(
 }
 
 impl Simulator {
-    /// `J^T w` of the external wrench at the stage position into `torque`.
-    pub(super) fn add_wrench(&mut self, w: &Wrench) -> Result<(), SimError> {
+    /// `J^T w` of the external wrench at the stage position into `torque` (and the stage's
+    /// external torques).
+    pub(super) fn add_wrench(&mut self, stage: usize, w: &Wrench) -> Result<(), SimError> {
         jacobian(
             &self.plant,
             &mut self.kin,
@@ -92,7 +93,9 @@ impl Simulator {
             w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z,
         );
         for (j, t) in self.torque.iter_mut().enumerate() {
-            *t += self.jacobian.column(j).dot(&wrench);
+            let share = self.jacobian.column(j).dot(&wrench);
+            *t += share;
+            self.stage_external[stage][j] += share;
         }
         Ok(())
     }
@@ -128,12 +131,16 @@ impl Simulator {
                     continue;
                 };
                 for (a, t) in self.torque.iter_mut().enumerate() {
-                    *t += j.column(a).dot(&contact.force);
+                    let share = j.column(a).dot(&contact.force);
+                    *t += share;
+                    self.stage_external[stage][a] += share;
                 }
                 for a in 0..j.ncols() {
                     let row = contact.damping.transpose() * j.column(a) * dt;
                     for b in 0..j.ncols() {
-                        self.mass[(a, b)] += row.dot(&j.column(b));
+                        let slope = row.dot(&j.column(b));
+                        self.mass[(a, b)] += slope;
+                        self.contact_slopes[(a, b)] += slope;
                     }
                 }
             }
@@ -196,6 +203,27 @@ impl Simulator {
         });
         self.sensed_at_tip = self.sensed.map(|s| s.about(&tip));
         Ok(())
+    }
+
+    /// The world's joint torques over the step just made: the stages' (see `stage_external`)
+    /// weighted as the integrator weights them.
+    pub(super) fn update_external_torques(&mut self) {
+        let stages = &self.stage_external;
+        for (i, t) in self.external_torques.iter_mut().enumerate() {
+            *t = match self.config.integrator {
+                Integrator::SemiImplicitEuler => stages[0][i],
+                Integrator::Rk4 => {
+                    (stages[0][i] + 2.0 * stages[1][i] + 2.0 * stages[2][i] + stages[3][i]) / 6.0
+                }
+            };
+        }
+    }
+
+    /// The joint torques the world (the scene's contacts, the external wrench) applied to the
+    /// arm over the last step, chain order, as the step integrated them (a contact's damping
+    /// at the velocity the step ends at): the truth for an estimate.
+    pub fn external_torques(&self) -> &[f64] {
+        &self.external_torques
     }
 
     /// Per contact point of the scene, the total contact force on the arm at the end of the

@@ -59,10 +59,13 @@ impl Simulator {
         if self.config.limits.is_some() {
             self.add_limit_springs(stage);
         }
+        self.stage_external[stage].fill(0.0);
         if let Some(w) = self.config.external_wrench {
-            self.add_wrench(&w)?;
+            self.add_wrench(stage, &w)?;
         }
-        if self.config.scene.is_active() {
+        let contacts = self.config.scene.is_active();
+        if contacts {
+            self.contact_slopes.fill(0.0);
             self.add_contacts(stage)?;
         }
         if let Some(backlash) = &mut self.backlash {
@@ -76,7 +79,17 @@ impl Simulator {
                 &mut self.implicit,
             );
         }
-        self.solve_implicit(stage)
+        self.solve_implicit(stage)?;
+        if contacts {
+            // The contact damping acted at the velocity the stage's acceleration gives.
+            let qdd = &self.stage_qdd[stage];
+            for (i, t) in self.stage_external[stage].iter_mut().enumerate() {
+                *t -= (0..qdd.len())
+                    .map(|j| self.contact_slopes[(i, j)] * qdd[j])
+                    .sum::<f64>();
+            }
+        }
+        Ok(())
     }
 
     /// `stage_qdd[stage] = (M + diag(implicit))^-1 (torque - C qd - G)` in the preallocated

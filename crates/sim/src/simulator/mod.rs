@@ -90,6 +90,14 @@ pub struct Simulator {
     point_jacobian: Matrix3xX<f64>,
     /// Per contact point, the total contact force at the end of the last step (base axes).
     contact_forces: Vec<Vector3<f64>>,
+    /// Per integration stage, the joint torques of the contacts and the external wrench as
+    /// they act in that stage (the implicit contact damping included), and the contacts'
+    /// implicit slopes `dt J^T D J` of the stage.
+    stage_external: [Vec<f64>; 4],
+    contact_slopes: DMatrix<f64>,
+    /// The same over the last step, weighted as the integrator weights its stages: the truth
+    /// an external torque estimate is measured against.
+    external_torques: Vec<f64>,
     /// The sensor's reading at the end of the last step, with its noise generator.
     sensed: Option<SensedWrench>,
     /// The same reading about the tip, base link axes.
@@ -225,6 +233,9 @@ impl Simulator {
         let mut sim = Self {
             point_jacobian: Matrix3xX::zeros(n),
             contact_forces: vec![Vector3::zeros(); config.scene.points.len()],
+            external_torques: zeros.clone(),
+            stage_external: std::array::from_fn(|_| zeros.clone()),
+            contact_slopes: DMatrix::zeros(n, n),
             sensed: None,
             sensed_at_tip: None,
             sensor_noise,
@@ -355,6 +366,7 @@ impl Simulator {
         }
         self.update_sticking();
         self.update_contact_report()?;
+        self.update_external_torques();
         Ok(report)
     }
 
