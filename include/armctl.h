@@ -186,6 +186,17 @@ typedef struct ArmctlUpdateStatus {
 extern "C" {
 #endif // __cplusplus
 
+// The external joint torques estimated at the last update (N m or N, one per joint in the
+// order of `joints`; zero before two valid states) into `torques`: what the model and the
+// commands do not explain, filtered with the time constant `1 / external_torque_gain`.
+enum ArmctlStatus armctl_external_torques(struct ArmctlController *handle, double *torques);
+
+// The tip wrench that explains the external torques, `[fx, fy, fz, mx, my, mz]` (N, N m) in
+// the tip link's axes with the moment about its origin, into `wrench` (6 values); zero
+// before a valid state. Damped near singularities, and blind to what no tip wrench gives (a
+// contact on a link).
+enum ArmctlStatus armctl_external_wrench(struct ArmctlController *handle, double *wrench);
+
 // Creates a controller from `config`. On success `*out` holds the handle (free it with
 // `armctl_free`); otherwise `*out` is null and `error[0..error_capacity]` says why (a URDF
 // error with its line, an unknown controller, a refused parameter naming it).

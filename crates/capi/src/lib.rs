@@ -34,6 +34,7 @@
 // is checked, everything else is the C caller's promise), so they are not `unsafe fn` to Rust.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+mod estimates;
 mod handle;
 mod parameters;
 mod reference;
@@ -41,6 +42,7 @@ mod status;
 mod update;
 mod values;
 
+pub use estimates::{armctl_external_torques, armctl_external_wrench};
 pub use handle::ArmctlController;
 pub use handle::{
     armctl_base_link, armctl_create, armctl_free, armctl_joint_count, armctl_last_error,

@@ -7,19 +7,7 @@ use armctl_runtime::controller_core::{CoreEvent, StepReport};
 
 use crate::handle::{guarded, invalid, ArmctlController};
 use crate::status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
-use crate::values::slice;
-
-/// `n` values at `values` for writing.
-///
-/// # Safety
-/// `values` is null or points to `n` writable values.
-unsafe fn slice_mut<'a>(values: *mut f64, n: usize, what: &str) -> Result<&'a mut [f64], String> {
-    if values.is_null() {
-        return Err(format!("{what} is a null pointer"));
-    }
-    // SAFETY: not null, `n` writable values by the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts_mut(values, n) })
-}
+use crate::values::{slice, slice_mut};
 
 /// One control step at `time` (s; any monotonic clock), `period` (s) after the last, on the
 /// measured `positions` and `velocities`: writes the efforts into `efforts` and what happened

@@ -98,6 +98,22 @@ pub(crate) unsafe fn text<'a>(text: *const c_char, what: &str) -> Result<&'a str
         .map_err(|_| format!("{what} is not UTF-8"))
 }
 
+/// `n` values at `values` for writing.
+///
+/// # Safety
+/// `values` is null or points to `n` writable values.
+pub(crate) unsafe fn slice_mut<'a>(
+    values: *mut f64,
+    n: usize,
+    what: &str,
+) -> Result<&'a mut [f64], String> {
+    if values.is_null() {
+        return Err(format!("{what} is a null pointer"));
+    }
+    // SAFETY: not null, `n` writable values by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(values, n) })
+}
+
 /// `count` values at `values`; `what` names them in the error.
 ///
 /// # Safety

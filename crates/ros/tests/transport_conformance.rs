@@ -94,7 +94,12 @@ fn samples() -> Vec<Incoming> {
         Incoming::State(array),
         Incoming::Reference(trajectory),
         Incoming::TargetPose(pose),
-        Incoming::ExternalWrench(wrench),
+        Incoming::ExternalWrench(wrench.clone()),
+        Incoming::ExternalTorques(JointState {
+            effort: vec![0.5, -3.25],
+            ..joint_state(2)
+        }),
+        Incoming::ExternalWrenchEstimate(wrench),
         Incoming::Diagnostics(DiagnosticArray {
             status: vec![DiagnosticStatus {
                 level: DiagnosticStatus::WARN,
@@ -120,6 +125,8 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::Reference(m) => Outgoing::Reference(m),
         Incoming::TargetPose(m) => Outgoing::TargetPose(m),
         Incoming::ExternalWrench(m) => Outgoing::ExternalWrench(m),
+        Incoming::ExternalTorques(m) => Outgoing::ExternalTorques(m),
+        Incoming::ExternalWrenchEstimate(m) => Outgoing::ExternalWrenchEstimate(m),
         Incoming::Diagnostics(m) => Outgoing::Diagnostics(m),
         Incoming::ControllerState(m) => Outgoing::ControllerState(m),
         Incoming::ControllerStateHumble(m) => Outgoing::ControllerStateHumble(m),

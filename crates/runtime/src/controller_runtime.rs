@@ -341,6 +341,14 @@ impl ControllerRuntime {
             .wrench_at_tip(self.core.robot(), frame, wrench, q)
     }
 
+    /// The estimated external wrench on the tip ([`ControllerCore::external_wrench`]) in the
+    /// tip link's axes at the newest valid state (none before one).
+    pub fn external_wrench_in_tip_axes(&mut self) -> Option<[f64; 6]> {
+        let q = self.core.last_valid_q()?;
+        let wrench = self.core.external_wrench();
+        self.frames.in_tip_axes(self.core.robot(), wrench, q).ok()
+    }
+
     /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
     /// real body has): for the operator, once at start.
     pub fn model_warnings(&self) -> &[String] {

@@ -128,6 +128,23 @@ impl ChainFrames {
     }
 }
 
+impl ChainFrames {
+    /// A wrench on the tip (base link axes, the moment about the tip) in the tip link's own
+    /// axes at `q`, as a WrenchStamped with the tip link as its frame carries it.
+    pub fn in_tip_axes(
+        &mut self,
+        robot: &Robot,
+        wrench: &[f64; 6],
+        q: &[f64],
+    ) -> Result<[f64; 6], String> {
+        let poses = forward_kinematics(robot, &mut self.kin, q).map_err(|e| e.to_string())?;
+        let to_tip = poses.tip().rotation.inverse();
+        let force = to_tip * Vector3::new(wrench[0], wrench[1], wrench[2]);
+        let moment = to_tip * Vector3::new(wrench[3], wrench[4], wrench[5]);
+        Ok([force.x, force.y, force.z, moment.x, moment.y, moment.z])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,8 @@ mod error;
 pub mod scene_file;
 mod simulator;
 
+/// The wrench type of [`SimConfig::external_wrench`].
+pub use armctl_dynamics::Wrench;
 pub use closed_loop::{run_closed_loop, run_loop, ControlLoop, DirectControl, RunLog};
 pub use config::{
     Integrator, JointEffects, LimitSpring, ModelMismatch, Payload, SensorNoise, SimConfig,

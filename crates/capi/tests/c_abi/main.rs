@@ -15,6 +15,7 @@ use armctl_capi::*;
 use armctl_sim::{SimConfig, Simulator};
 use common::{node_runtime, panda_urdf, trajectory_points, PANDA_JOINTS};
 
+mod estimates;
 mod parameters;
 mod refusals;
 mod update;

@@ -36,6 +36,9 @@ pub struct ControllerNode {
     target_duration: f64,
     state: Float64MultiArray,
     error: Vec<f64>,
+    /// `~/external_torques` and `~/external_wrench_estimate`.
+    external_torques: JointState,
+    external_wrench: WrenchStamped,
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
     /// `~/follow_joint_trajectory`.
@@ -81,6 +84,11 @@ impl ControllerNode {
             (Topic::Commands, resolve_name(&command_topic)),
             (Topic::State, resolve_name("~/state")),
             (Topic::Diagnostics, resolve_name("/diagnostics")),
+            (Topic::ExternalTorques, resolve_name("~/external_torques")),
+            (
+                Topic::ExternalWrenchEstimate,
+                resolve_name("~/external_wrench_estimate"),
+            ),
         ];
         let controller_state = controller_state(&mut runtime, &settings.controller_state_layout);
         if let Some((_, humble)) = &controller_state {
@@ -102,6 +110,18 @@ impl ControllerNode {
             )),
             parameters: runtime.parameters(),
         };
+        let external_torques = JointState {
+            name: runtime.core().joints().to_vec(),
+            effort: vec![0.0; n],
+            ..JointState::default()
+        };
+        let external_wrench = WrenchStamped {
+            header: crate::msgs::Header {
+                frame_id: runtime.core().robot().tip_link().to_string(),
+                ..Default::default()
+            },
+            ..WrenchStamped::default()
+        };
         Ok(Self {
             controller_state,
             action: TrajectoryAction::new(runtime.core().joints()),
@@ -110,6 +130,8 @@ impl ControllerNode {
             target_duration: 1.0,
             state: Float64MultiArray::default(),
             error: vec![0.0; n],
+            external_torques,
+            external_wrench,
             refused_wrench_frame: None,
         })
     }
@@ -183,11 +205,42 @@ impl ControllerNode {
                 ("effort", arm_loop.efforts(0)),
                 ("estimates", core.controller().estimates()),
                 ("saturated", &[arm_loop.saturated() as f64]),
+                ("external_torque", core.external_torques()),
+                ("external_wrench", core.external_wrench()),
             ],
             &mut self.state,
         );
         transport.publish(Outgoing::State(&self.state));
         self.publish_controller_state(transport, now);
+        self.publish_external(transport, now);
+    }
+
+    /// `~/external_torques` (per joint, named) and `~/external_wrench_estimate` (in the tip
+    /// link's frame) of the step at `now`.
+    fn publish_external<T: Transport>(&mut self, transport: &mut T, now: f64) {
+        let stamp = Time::from_seconds(self.node.arm_loop().timing().clock().to_stamp(now));
+        let core = self.node.group().core();
+        self.external_torques
+            .effort
+            .copy_from_slice(core.external_torques());
+        self.external_torques.header.stamp = stamp;
+        transport.publish(Outgoing::ExternalTorques(&self.external_torques));
+        let Some(w) = self.runtime_mut().external_wrench_in_tip_axes() else {
+            return;
+        };
+        let wrench = &mut self.external_wrench;
+        wrench.header.stamp = stamp;
+        (
+            wrench.wrench.force.x,
+            wrench.wrench.force.y,
+            wrench.wrench.force.z,
+        ) = (w[0], w[1], w[2]);
+        (
+            wrench.wrench.torque.x,
+            wrench.wrench.torque.y,
+            wrench.wrench.torque.z,
+        ) = (w[3], w[4], w[5]);
+        transport.publish(Outgoing::ExternalWrenchEstimate(&self.external_wrench));
     }
 
     /// `~/controller_state` of the step at `now`, as joint_trajectory_controller fills it:
@@ -386,7 +439,9 @@ impl NodeLogic for ControllerNode {
                 | Incoming::Rosout(_)
                 | Incoming::Diagnostics(_)
                 | Incoming::ControllerState(_)
-                | Incoming::ControllerStateHumble(_) => {}
+                | Incoming::ControllerStateHumble(_)
+                | Incoming::ExternalTorques(_)
+                | Incoming::ExternalWrenchEstimate(_) => {}
             }
         }
         Ok(())

@@ -114,6 +114,12 @@ topics! {
     ControllerState: msgs::ControllerState,
     /// `~/controller_state` in Humble's layout.
     ControllerStateHumble: msgs::ControllerStateHumble,
+    /// The external joint torques a controller estimates from the motion
+    /// (sensor_msgs/JointState: the joints' names and the torques as efforts), `~/external_torques`.
+    ExternalTorques: msgs::JointState,
+    /// The tip wrench that explains them (geometry_msgs/WrenchStamped in the tip link's
+    /// frame), `~/external_wrench_estimate`.
+    ExternalWrenchEstimate: msgs::WrenchStamped,
     /// The node's health on `/diagnostics` (diagnostic_msgs/DiagnosticArray), 1 Hz.
     Diagnostics: msgs::DiagnosticArray,
     /// Log lines on `/rosout` (rcl_interfaces/Log), read by tests and tools; nodes log with

@@ -1,0 +1,182 @@
+//! `~/external_torques` and `~/external_wrench_estimate` of the `controller_node` binary over
+//! DDS, with `sim_node` as the arm: the Panda lowered onto the table of
+//! `config/scenes/panda_table.yaml`, whose force/torque sensor at the flange (`sim_node`'s
+//! `~/wrench`) is the truth the estimate, made from the motion alone, is compared with.
+//! Traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use armctl_ros::msgs::{
+    labelled_block, Duration as RosDuration, JointState, JointTrajectory, JointTrajectoryPoint,
+    WrenchStamped,
+};
+use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
+use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_runtime::node_parameters::ParameterStore;
+
+const DOMAIN: u16 = 97;
+
+fn workspace(relative: &str) -> String {
+    format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(binary: &str, args: &[&str]) -> Running {
+    let child = Command::new(binary)
+        .args(args)
+        .env("ROS_LOCALHOST_ONLY", "1")
+        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Running(child)
+}
+
+/// Subscription slots of the test's node.
+const STATE: usize = 0;
+const ESTIMATE: usize = 1;
+const SENSOR: usize = 2;
+const TORQUES: usize = 3;
+
+fn test_node() -> DdsTransport {
+    let spec = NodeSpec {
+        action: None,
+        name: "external_torque_test".into(),
+        namespace: "/".into(),
+        subscriptions: vec![
+            (Topic::State, "/controller_node/state".into()),
+            (
+                Topic::ExternalWrenchEstimate,
+                "/controller_node/external_wrench_estimate".into(),
+            ),
+            (Topic::ExternalWrench, "/sim_node/wrench".into()),
+            (
+                Topic::ExternalTorques,
+                "/controller_node/external_torques".into(),
+            ),
+        ],
+        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    DdsTransport::start(&spec, &DdsOptions::loopback(DOMAIN)).unwrap()
+}
+
+/// What the test has seen last.
+#[derive(Default)]
+struct Seen {
+    controlling: bool,
+    estimate: Option<WrenchStamped>,
+    sensor: Option<WrenchStamped>,
+    torques: Option<JointState>,
+}
+
+impl Seen {
+    async fn take<T: Transport>(&mut self, node: &mut T) {
+        let Some(incoming) = node.next().await else {
+            return;
+        };
+        match (node.received_on(), incoming) {
+            (STATE, Incoming::State(s)) => {
+                self.controlling = labelled_block(&s, "holding") == Some(&[0.0][..]);
+            }
+            (ESTIMATE, Incoming::ExternalWrenchEstimate(w)) => self.estimate = Some(w),
+            (SENSOR, Incoming::ExternalWrench(w)) => self.sensor = Some(w),
+            (TORQUES, Incoming::ExternalTorques(t)) => self.torques = Some(t),
+            _ => {}
+        }
+    }
+}
+
+fn force(w: &WrenchStamped) -> [f64; 3] {
+    [w.wrench.force.x, w.wrench.force.y, w.wrench.force.z]
+}
+
+/// Joint 2 of the Panda's middle configuration (where `sim_node` starts it) moved by
+/// `lower` rad over 2 s: the flange goes down towards the table 5.5 cm below.
+fn lowered(lower: f64) -> JointTrajectory {
+    // The middles of joints 4 and 6's limits (the others' are 0).
+    let (q4, q6) = ((-3.0718 - 0.0698) / 2.0, (-0.0175 + 3.7525) / 2.0);
+    JointTrajectory {
+        joint_names: (1..=7).map(|i| format!("panda_joint{i}")).collect(),
+        points: vec![JointTrajectoryPoint {
+            positions: vec![0.0, lower, 0.0, q4, 0.0, q6, 0.0],
+            time_from_start: RosDuration { sec: 2, nanosec: 0 },
+            ..JointTrajectoryPoint::default()
+        }],
+        ..JointTrajectory::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let scene = format!(
+        "scene_file:={}",
+        workspace("config/scenes/panda_table.yaml")
+    );
+    let params = workspace("config/panda_pd_gravity.yaml");
+    let _sim = start(
+        env!("CARGO_BIN_EXE_sim_node"),
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            &scene,
+            "-p",
+            "command_topic:=pd_gravity/commands",
+        ],
+    );
+    let _controller = start(
+        env!("CARGO_BIN_EXE_controller_node"),
+        &["--ros-args", "--params-file", &params, "-p", &urdf],
+    );
+    let mut node = test_node();
+    let mut seen = Seen::default();
+    let waiting = tokio::time::timeout(Duration::from_secs(30), async {
+        while !(seen.controlling && seen.estimate.is_some() && seen.torques.is_some()) {
+            seen.take(&mut node).await;
+        }
+    });
+    assert!(waiting.await.is_ok(), "the controller never ran");
+    // In free air, holding: nothing external.
+    let torques = seen.torques.clone().unwrap();
+    assert_eq!(torques.name[0], "panda_joint1");
+    assert!(torques.effort.iter().all(|t| t.abs() < 0.5), "{torques:?}");
+    let before = force(seen.estimate.as_ref().unwrap());
+    assert!(before.iter().all(|f| f.abs() < 2.0), "{before:?}");
+    // Lowered 0.12 rad at the shoulder (7 cm at the flange), it presses on the table.
+    node.publish(Outgoing::Reference(&lowered(0.12)));
+    let settle = tokio::time::Instant::now() + Duration::from_secs(5);
+    while tokio::time::Instant::now() < settle {
+        let _ = tokio::time::timeout_at(settle, seen.take(&mut node)).await;
+    }
+    let (estimate, sensor) = (seen.estimate.clone().unwrap(), seen.sensor.clone().unwrap());
+    assert_eq!(estimate.header.frame_id, sensor.header.frame_id);
+    let (estimated, measured) = (force(&estimate), force(&sensor));
+    let magnitude = measured.iter().map(|f| f * f).sum::<f64>().sqrt();
+    println!("tip force, tip link axes: estimated {estimated:?} N, the sensor {measured:?} N");
+    assert!(
+        magnitude > 10.0,
+        "the flange presses on the table: {measured:?}"
+    );
+    for (e, m) in estimated.iter().zip(&measured) {
+        assert!(
+            (e - m).abs() < 0.05 * magnitude + 0.5,
+            "estimated {estimated:?} N, the sensor {measured:?} N"
+        );
+    }
+    let torques = seen.torques.unwrap();
+    assert!(torques.effort[1].abs() > 1.0, "{torques:?}");
+}
