@@ -17,7 +17,7 @@ use armctl_ros::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Every topic a node can publish (all but /rosout, which is written through `log`).
-const PUBLISHED: [Topic; 8] = [
+const PUBLISHED: [Topic; 10] = [
     Topic::Clock,
     Topic::JointStates,
     Topic::Commands,
@@ -25,6 +25,8 @@ const PUBLISHED: [Topic; 8] = [
     Topic::Reference,
     Topic::TargetPose,
     Topic::ExternalWrench,
+    Topic::ExternalTorques,
+    Topic::ExternalWrenchEstimate,
     Topic::Diagnostics,
 ];
 
