@@ -233,6 +233,7 @@ pub(crate) fn core_from(
     )?;
     core.set_plausibility(settings.plausibility());
     core.set_external_torque_gain(settings.external_torque_gain);
+    core.set_wrench_from_estimate(settings.wrench_from_estimate());
     core.set_max_points(usize::try_from(settings.max_reference_points).unwrap_or(0));
     if !settings.acceleration_limits.is_empty() {
         core.set_acceleration_limits(&settings.acceleration_limits)
@@ -260,6 +261,9 @@ pub(crate) fn apply_settings(
     }
     if new.external_torque_gain != old.external_torque_gain {
         core.set_external_torque_gain(new.external_torque_gain);
+    }
+    if new.external_wrench_source != old.external_wrench_source {
+        core.set_wrench_from_estimate(new.wrench_from_estimate());
     }
     if new.max_reference_points != old.max_reference_points {
         core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));

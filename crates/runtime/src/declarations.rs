@@ -40,6 +40,7 @@ crate::settings! {
         safe_mode: SafeMode = string("safe_mode", "gravity", "What to send while holding: 'gravity' (gravity compensation at the last valid configuration) or 'zero' (no gravity term). Either way an arm that really moves (a controller failure, an over-speed) is braked to rest where the braking began (docs/safety.md).").choices(&["gravity", "zero"]);
         rate_limit: f64 = double("rate_limit", 0.0, "Largest effort change, N m/s per joint; 0 for no limit.").range(0.0, 1e7);
         external_torque_gain: f64 = double("external_torque_gain", crate::controller_core::DEFAULT_OBSERVER_GAIN, "Gain of the external torque estimate (the momentum observer), 1/s: its time constant is the inverse. Higher sees a contact sooner and passes more velocity noise (docs/safety.md).").range(0.1, 1000.0);
+        external_wrench_source: String = string("external_wrench_source", "measured", "Where a task-space law (cartesian_impedance, hybrid_force_position) takes the tip wrench from: 'measured' (~/external_wrench, a force/torque sensor) or 'estimated' (the wrench the external torque estimate explains, for an arm without a sensor; blind to contacts on links).").choices(&["measured", "estimated"]);
         state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);
@@ -77,6 +78,11 @@ impl LiveSettings {
             velocity_factor: self.velocity_plausibility,
             over_speed_factor: self.over_speed,
         }
+    }
+
+    /// Whether a task-space law takes the estimated tip wrench (`external_wrench_source`).
+    pub fn wrench_from_estimate(&self) -> bool {
+        self.external_wrench_source == "estimated"
     }
 
     /// `rate_limit`, `None` for none (0).

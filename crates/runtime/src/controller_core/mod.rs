@@ -104,6 +104,9 @@ pub struct ControllerCore {
     approach_accelerations: Vec<f64>,
     /// The external torques on the arm and the tip wrench, estimated from the motion.
     external: ExternalTorque,
+    /// Whether a task-space law takes the estimated tip wrench as its measured one
+    /// (`external_wrench_source: estimated`).
+    wrench_from_estimate: bool,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -176,6 +179,7 @@ impl ControllerCore {
             reference: JointReference::hold(&vec![0.0; n]),
             was_holding: true,
             external: ExternalTorque::new(&robot),
+            wrench_from_estimate: false,
             robot,
         })
     }
@@ -226,6 +230,12 @@ impl ControllerCore {
     /// the moment about the tip; damped near singularities).
     pub fn external_wrench(&self) -> &[f64; 6] {
         self.external.tip_wrench()
+    }
+
+    /// Whether a task-space law takes the estimated tip wrench ([`Self::external_wrench`]) as
+    /// the measured one at every step, for an arm without a force/torque sensor.
+    pub fn set_wrench_from_estimate(&mut self, from_estimate: bool) {
+        self.wrench_from_estimate = from_estimate;
     }
 
     /// A new gain of the external torque estimate, 1/s.
@@ -520,6 +530,12 @@ impl ControllerCore {
     fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
         if let Some((start, trajectory)) = &self.trajectory {
             trajectory.sample(now - start, &mut self.reference);
+        }
+        if self.wrench_from_estimate {
+            let wrench = self.external.tip_wrench();
+            if let Some(task_space) = self.controller.task_space() {
+                task_space.set_external_wrench(wrench);
+            }
         }
         let state = JointState {
             q: &self.q,
