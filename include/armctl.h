@@ -77,6 +77,9 @@ typedef enum ArmctlFault {
   ARMCTL_FAULT_CONTROLLER = 8,
   // A joint moved faster than `over_speed` times its velocity limit: braking to rest.
   ARMCTL_FAULT_OVER_SPEED = 9,
+  // A collision was detected on the external torque estimate: reacting
+  // (`collision_reaction`), latched until `reset_collision`.
+  ARMCTL_FAULT_COLLISION = 10,
 } ArmctlFault;
 
 // A configured controller (opaque).

@@ -43,6 +43,9 @@ pub enum ArmctlFault {
     Controller = 8,
     /// A joint moved faster than `over_speed` times its velocity limit: braking to rest.
     OverSpeed = 9,
+    /// A collision was detected on the external torque estimate: reacting
+    /// (`collision_reaction`), latched until `reset_collision`.
+    Collision = 10,
 }
 
 impl ArmctlFault {
@@ -58,6 +61,7 @@ impl ArmctlFault {
             Some(Fault::Implausible(_)) => Self::Implausible,
             Some(Fault::Controller(_)) => Self::Controller,
             Some(Fault::OverSpeed(_)) => Self::OverSpeed,
+            Some(Fault::Collision(_)) => Self::Collision,
         }
     }
 }

@@ -90,9 +90,14 @@ pub extern "C" fn armctl_update_partial(
 fn update_status(report: &StepReport) -> ArmctlUpdateStatus {
     let cancelled = matches!(
         report.event,
-        Some(CoreEvent::Resumed {
-            trajectory_cancelled: true
-        })
+        Some(
+            CoreEvent::Resumed {
+                trajectory_cancelled: true
+            } | CoreEvent::CollisionCleared {
+                trajectory_cancelled: true,
+                ..
+            }
+        )
     );
     ArmctlUpdateStatus {
         holding: report.fault.is_some(),

@@ -81,6 +81,32 @@ impl Brake {
     }
 
     /// Ends the hold in progress: the next one holds where it begins.
+    /// Holds at `anchor` from now on (a retract moves it step by step).
+    pub(crate) fn anchor_at(&mut self, anchor: &[f64]) {
+        self.anchor.copy_from_slice(anchor);
+        self.anchored = true;
+    }
+
+    /// Adds the damping of the hold only, `-s D qd` (no spring: the arm yields), within the
+    /// sampled-data bound at `q`.
+    pub(crate) fn damp(
+        &mut self,
+        robot: &Robot,
+        ws: &mut DynamicsWorkspace,
+        (q, qd): (&[f64], &[f64]),
+        dt: f64,
+        effort: &mut [f64],
+    ) {
+        let scales = self
+            .bound
+            .diagonal_scales(robot, ws, q, &self.damping, dt)
+            .ok();
+        for (i, e) in effort.iter_mut().enumerate() {
+            let s = scales.map_or(1.0, |s| s[i]);
+            *e -= s * self.damping[i] * qd[i];
+        }
+    }
+
     pub(crate) fn release(&mut self) {
         self.anchored = false;
     }

@@ -116,6 +116,9 @@ pub(crate) struct Configured<L> {
     pub(crate) warnings: Vec<String>,
     /// The URDF links fixed to the chain's bodies (none for a model given directly).
     pub(crate) link_frames: Vec<armctl_model::LinkFrame>,
+    /// Per joint, the friction torque the model leaves out may reach (the URDF's, when not
+    /// compensated): the collision thresholds allow for it.
+    pub(crate) friction_allowance: Vec<f64>,
 }
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
@@ -164,7 +167,12 @@ pub(crate) fn configure_law<L: Tunable>(
     }
     // URDF <dynamics damping friction> is usually a simulator's tuning, not a measurement:
     // compensated only when asked, or when an identified model measured it.
+    let mut friction_allowance = vec![0.0; robot.dof()];
     if !settings.friction_compensation && !identified_friction {
+        for (allowance, joint) in friction_allowance.iter_mut().zip(robot.joints()) {
+            let f = &joint.friction;
+            *allowance = f.coulomb.abs() + f.viscous.abs() * joint.limits.velocity;
+        }
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;
     }
@@ -215,6 +223,7 @@ pub(crate) fn configure_law<L: Tunable>(
         robot,
         warnings,
         link_frames,
+        friction_allowance,
     })
 }
 
@@ -223,6 +232,7 @@ pub(crate) fn core_from(
     settings: &LiveSettings,
     robot: Robot,
     controller: Box<dyn Controller>,
+    friction_allowance: &[f64],
 ) -> Result<ControllerCore, RuntimeError> {
     let mut core = ControllerCore::new(
         robot,
@@ -234,6 +244,8 @@ pub(crate) fn core_from(
     core.set_plausibility(settings.plausibility());
     core.set_external_torque_gain(settings.external_torque_gain);
     core.set_wrench_from_estimate(settings.wrench_from_estimate());
+    core.set_collision(settings.collision());
+    core.allow_for_friction(friction_allowance);
     core.set_max_points(usize::try_from(settings.max_reference_points).unwrap_or(0));
     if !settings.acceleration_limits.is_empty() {
         core.set_acceleration_limits(&settings.acceleration_limits)
@@ -264,6 +276,12 @@ pub(crate) fn apply_settings(
     }
     if new.external_wrench_source != old.external_wrench_source {
         core.set_wrench_from_estimate(new.wrench_from_estimate());
+    }
+    if new.collision() != old.collision() {
+        core.set_collision(new.collision());
+    }
+    if new.reset_collision {
+        core.reset_collision();
     }
     if new.max_reference_points != old.max_reference_points {
         core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));
@@ -313,10 +331,11 @@ impl ControllerRuntime {
             robot,
             warnings,
             link_frames,
+            friction_allowance,
         } = configured;
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let core = core_from(&settings.live, robot, controller)?;
+        let core = core_from(&settings.live, robot, controller, &friction_allowance)?;
         let configuration = NodeConfiguration::new(parameters, settings, warnings, &chain)?;
         Ok(Self {
             core,

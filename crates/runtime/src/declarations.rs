@@ -41,6 +41,12 @@ crate::settings! {
         rate_limit: f64 = double("rate_limit", 0.0, "Largest effort change, N m/s per joint; 0 for no limit.").range(0.0, 1e7);
         external_torque_gain: f64 = double("external_torque_gain", crate::controller_core::DEFAULT_OBSERVER_GAIN, "Gain of the external torque estimate (the momentum observer), 1/s: its time constant is the inverse. Higher sees a contact sooner and passes more velocity noise (docs/safety.md).").range(0.1, 1000.0);
         external_wrench_source: String = string("external_wrench_source", "measured", "Where a task-space law (cartesian_impedance, hybrid_force_position) takes the tip wrench from: 'measured' (~/external_wrench, a force/torque sensor) or 'estimated' (the wrench the external torque estimate explains, for an arm without a sensor; blind to contacts on links).").choices(&["measured", "estimated"]);
+        collision_detection: String = string("collision_detection", "auto", "Detect collisions on the external torque estimate (model-based: the arm's own motion does not fire it) and react (collision_reaction) until reset_collision: 'on', 'off', or 'auto' (on, but off for the adaptive laws, whose model is uncertain by design, and for two arms holding an object, whose load is on them) (docs/safety.md).").choices(&["auto", "on", "off"]);
+        collision_thresholds: Arc<[f64]> = double_array("collision_thresholds", vec![], "External torque per controlled joint (N m or N) above which a collision is detected. Empty (default): 15 % of each effort limit, plus the friction the URDF declares when it is not compensated (its Coulomb level and its viscous torque at the velocity limit).").per_joint_or_none().range(1e-3, 1e5);
+        collision_force_threshold: f64 = double("collision_force_threshold", 0.0, "Estimated tip force (N) above which a collision is detected; 0 (default): not checked (the joint thresholds are).").range(0.0, 1e5);
+        collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (gravity compensation with damping only: the arm yields) or 'retract' (back along the path by collision_retract_distance at 0.1 m/s, then hold).").choices(&["hold", "compliant", "retract"]);
+        collision_retract_distance: f64 = double("collision_retract_distance", 0.05, "How far 'retract' moves the tip back along the path it came by, m.").range(1e-3, 1.0);
+        reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is. Reads false again at once.");
         state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);
@@ -77,6 +83,19 @@ impl LiveSettings {
             position_margin: self.position_limit_margin,
             velocity_factor: self.velocity_plausibility,
             over_speed_factor: self.over_speed,
+        }
+    }
+
+    /// How collisions are detected and met.
+    pub fn collision(&self) -> crate::controller_core::CollisionSettings {
+        crate::controller_core::CollisionSettings {
+            detection: crate::controller_core::CollisionDetection::parse(&self.collision_detection)
+                .unwrap_or_default(),
+            thresholds: self.collision_thresholds.to_vec(),
+            force_threshold: self.collision_force_threshold,
+            reaction: crate::controller_core::CollisionReaction::parse(&self.collision_reaction)
+                .unwrap_or_default(),
+            retract_distance: self.collision_retract_distance,
         }
     }
 

@@ -27,11 +27,15 @@ pub struct NodeConfiguration {
 impl NodeConfiguration {
     /// The configuration for a chain of joints `chain` (the command order from `joints`).
     pub(crate) fn new(
-        parameters: ParameterStore,
-        settings: ControllerNodeSettings,
+        mut parameters: ParameterStore,
+        mut settings: ControllerNodeSettings,
         warnings: Vec<String>,
         chain: &[String],
     ) -> Result<Self, RuntimeError> {
+        // `reset_collision` is a trigger: given at start there is nothing to reset, and left
+        // true it would clear a later collision at the next change of any parameter.
+        settings.live.reset_collision = false;
+        parameters.set("reset_collision", &ParameterValue::Bool(false), false)?;
         Ok(Self {
             order: command_order(&settings.joints, chain)?,
             parameters,
@@ -117,13 +121,19 @@ fn set_node_parameter(
     typed: &ParameterValue,
 ) -> Result<(), String> {
     let mut changed = live.clone();
+    let mut stored = typed.clone();
     if changed.set(name, typed)? {
         for core in cores {
             apply_settings(core, live, &changed)?;
         }
+        // A trigger: done once applied, it reads false again.
+        if changed.reset_collision {
+            changed.reset_collision = false;
+            stored = ParameterValue::Bool(false);
+        }
         *live = changed;
     }
     parameters
-        .set(name, typed, false)
+        .set(name, &stored, false)
         .map_err(|e| e.to_string())
 }

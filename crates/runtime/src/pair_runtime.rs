@@ -154,13 +154,14 @@ impl PairRuntime {
         }
         let arms = arms.ok_or_else(|| invalid("scene_file", "no pair".into()))?;
         let (store, settings, robot) = (configured.store, configured.settings, configured.robot);
+        let friction_allowance = configured.friction_allowance;
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let n = robot.dof();
         let core = |robot: Robot| {
             let slot = Box::new(ArmOfPair {
                 parameters: ParameterSet::new(n),
             });
-            core_from(&settings.live, robot, slot)
+            core_from(&settings.live, robot, slot, &friction_allowance)
         };
         let cores = [core(robot.clone())?, core(robot)?];
         Ok(Self {

@@ -38,6 +38,11 @@ impl<G: ArmGroup> SimulatedLoop<G> {
         }
     }
 
+    /// The arm, to change parameters during a run.
+    pub fn group_mut(&mut self) -> &mut G {
+        self.arm_loop.group_mut()
+    }
+
     /// Efforts the safety layer clipped at their limits.
     pub fn clipped(&self) -> usize {
         usize::try_from(self.arm_loop.saturated()).unwrap_or(usize::MAX)

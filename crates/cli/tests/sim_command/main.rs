@@ -8,6 +8,7 @@ use common::{armctl, workspace};
 
 use std::path::PathBuf;
 
+mod collision;
 mod external_torque;
 mod one_arm;
 mod pairs;

@@ -28,6 +28,13 @@ pub enum CoreEvent {
         /// A trajectory that ran on meanwhile was cancelled; the arm holds where it is.
         trajectory_cancelled: bool,
     },
+    /// A latched collision was reset and control resumed.
+    CollisionCleared {
+        /// The largest estimated tip force from the detection to the reset, N.
+        peak_force: f64,
+        /// A trajectory that ran before the collision was cancelled.
+        trajectory_cancelled: bool,
+    },
 }
 
 impl CoreEvent {
@@ -56,6 +63,16 @@ impl std::fmt::Display for CoreEvent {
             CoreEvent::Resumed {
                 trajectory_cancelled: false,
             } => write!(f, "joint states valid again: control resumed"),
+            CoreEvent::CollisionCleared {
+                peak_force,
+                trajectory_cancelled,
+            } => {
+                write!(f, "collision reset (largest estimated tip force {peak_force:.1} N): control resumed, holding where the arm is")?;
+                if *trajectory_cancelled {
+                    write!(f, " (trajectory cancelled)")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -51,6 +51,8 @@ pub enum Fault {
     OverSpeed(Implausible),
     /// The controller failed.
     Controller(String),
+    /// A collision was detected on the external torque estimate; latched until reset.
+    Collision(super::collision::Collision),
 }
 
 impl std::fmt::Display for Fault {
@@ -68,6 +70,7 @@ impl std::fmt::Display for Fault {
             Fault::Implausible(what) => write!(f, "implausible joint state: {what}"),
             Fault::OverSpeed(what) => write!(f, "over-speed, braking to rest: {what}"),
             Fault::Controller(e) => write!(f, "controller error: {e}"),
+            Fault::Collision(c) => write!(f, "{c}"),
         }
     }
 }

@@ -16,11 +16,17 @@ use armctl_model::Robot;
 
 use std::sync::Arc;
 
+mod collision;
 mod events;
 mod external_torque;
 mod faults;
 mod trajectory_acceptance;
 
+use collision::CollisionMonitor;
+pub use collision::{
+    Collision, CollisionDetection, CollisionReaction, CollisionSettings, DEFAULT_THRESHOLD_SHARE,
+    RETRACT_SPEED,
+};
 pub use events::{CoreEvent, StepReport};
 use external_torque::ExternalTorque;
 pub use external_torque::DEFAULT_OBSERVER_GAIN;
@@ -107,6 +113,8 @@ pub struct ControllerCore {
     /// Whether a task-space law takes the estimated tip wrench as its measured one
     /// (`external_wrench_source: estimated`).
     wrench_from_estimate: bool,
+    /// Collision detection on the estimate, and the reaction.
+    collision: CollisionMonitor,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -180,7 +188,14 @@ impl ControllerCore {
             was_holding: true,
             external: ExternalTorque::new(&robot),
             wrench_from_estimate: false,
+            collision: CollisionMonitor::new(&robot),
             robot,
+        })
+        .map(|mut core: Self| {
+            let fixed_model = core.controller.estimates().is_empty()
+                && core.controller.name() != crate::controller_runtime::COOPERATIVE;
+            core.collision.set_auto(fixed_model);
+            core
         })
     }
 
@@ -238,6 +253,29 @@ impl ControllerCore {
         self.wrench_from_estimate = from_estimate;
     }
 
+    /// How collisions are detected and met (the thresholds: one per joint or none).
+    pub fn set_collision(&mut self, settings: CollisionSettings) {
+        self.collision.set(settings);
+    }
+
+    /// Raises the default collision thresholds by `allowance` per joint (chain order): the
+    /// friction torque the model leaves out may reach.
+    pub fn allow_for_friction(&mut self, allowance: &[f64]) {
+        self.collision.allow_for(&self.robot, allowance);
+    }
+
+    /// The latched collision, if one is.
+    pub fn collision(&self) -> Option<&Collision> {
+        self.collision.latched()
+    }
+
+    /// Clears a latched collision: the next step with a valid state resumes control from
+    /// where the arm is (a running trajectory is cancelled, as after any hold). Returns what
+    /// was latched.
+    pub fn reset_collision(&mut self) -> Option<Collision> {
+        self.collision.reset()
+    }
+
     /// A new gain of the external torque estimate, 1/s.
     pub fn set_external_torque_gain(&mut self, gain: f64) {
         self.external.set_gain(gain);
@@ -265,6 +303,8 @@ impl ControllerCore {
         self.was_holding = true;
         self.brake.forget();
         self.external.restart();
+        self.collision.reset();
+        self.collision.forget_path();
     }
 
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
@@ -432,6 +472,9 @@ impl ControllerCore {
         if matches!(fault, None | Some(Fault::OverSpeed(_))) {
             let state = (self.q.as_slice(), self.qd.as_slice());
             self.external.step(&self.robot, state, dt);
+            if let Some(collision) = self.detect_collision() {
+                fault = Some(collision);
+            }
         } else {
             self.external.restart();
         }
@@ -449,6 +492,7 @@ impl ControllerCore {
             controlled = true;
         }
         let safety = match fault {
+            Some(Fault::Collision(_)) => self.react_to_collision(effort, dt),
             Some(Fault::Controller(_) | Fault::OverSpeed(_)) => {
                 self.hold(effort, dt, controlled, true)
             }
@@ -468,6 +512,10 @@ impl ControllerCore {
                     mode: self.safe_mode,
                 })
             }
+            (None, Some(Fault::Collision(collision))) => Some(CoreEvent::CollisionCleared {
+                peak_force: collision.peak_force,
+                trajectory_cancelled: cancelled,
+            }),
             (None, Some(old)) if *old != Fault::NoState => Some(CoreEvent::Resumed {
                 trajectory_cancelled: cancelled,
             }),
@@ -602,6 +650,41 @@ impl ControllerCore {
             };
         }
         what
+    }
+
+    /// Records the believed configuration on the path and checks the estimate: the latched
+    /// collision, if any.
+    fn detect_collision(&mut self) -> Option<Fault> {
+        self.collision.record(&self.robot, &self.q);
+        let (torques, wrench) = (self.external.torques(), self.external.tip_wrench());
+        let names = &self.joint_names;
+        let collision = self.collision.check(names, torques, wrench, &self.q)?;
+        Some(Fault::Collision(collision.clone()))
+    }
+
+    /// The reaction to a latched collision, through the safety layer: `safe_mode`'s gravity
+    /// term at the measured configuration (the state is believed) with the brake's damping
+    /// only (`compliant`), or the brake holding where it began (`hold`) or at the retract's
+    /// anchor (`retract`).
+    fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
+        effort.fill(0.0);
+        if self.safe_mode == SafeMode::Gravity
+            && gravity_torques(&self.robot, &mut self.ws, &self.q, effort).is_err()
+        {
+            effort.fill(0.0);
+        }
+        let state = (self.q.as_slice(), self.qd.as_slice());
+        if self.collision.compliant() {
+            self.brake
+                .damp(&self.robot, &mut self.ws, state, dt, effort);
+        } else {
+            if let Some(anchor) = self.collision.retract_anchor(dt) {
+                self.brake.anchor_at(anchor);
+            }
+            self.brake
+                .hold(&self.robot, &mut self.ws, state, dt, effort);
+        }
+        self.controller.safety_mut().apply(effort, dt)
     }
 
     /// The hold effort, through the safety layer; when the controller ran this cycle (and its

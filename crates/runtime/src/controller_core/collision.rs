@@ -1,0 +1,347 @@
+//! Collision detection on the external torque estimate, and the reaction that follows.
+//!
+//! Detection is model-based: a joint's estimated external torque above its threshold (or the
+//! estimated tip force above `collision_force_threshold`) is a collision. The arm's own fast
+//! motion is explained by the model and does not fire it, unlike a tracking-error test. A
+//! collision latches: the core holds with the chosen reaction until it is reset.
+//!
+//! Reactions (`collision_reaction`): `hold` brakes the arm to rest where the braking began;
+//! `compliant` sends gravity compensation with damping only, so the arm yields to the obstacle
+//! and to a person; `retract` moves the arm back along the path it came by until the tip has
+//! gone `collision_retract_distance` back (at [`RETRACT_SPEED`]) and holds there.
+
+use std::sync::Arc;
+
+use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
+use nalgebra::Vector3;
+
+/// The default threshold of each joint: this share of its effort limit. Well above what a
+/// model 10 % off in mass with an unmodelled 0.5 kg tool leaves in the estimate at the
+/// bundled trajectories' speeds (7 % on the Panda), well below a stiff contact's torque.
+pub const DEFAULT_THRESHOLD_SHARE: f64 = 0.15;
+
+/// The tip's speed along the retract path, m/s.
+pub const RETRACT_SPEED: f64 = 0.1;
+
+/// How many steps of the path are kept for a retract (4 s at 1 kHz).
+const PATH_SAMPLES: usize = 4000;
+
+/// Whether collisions are detected (`collision_detection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CollisionDetection {
+    /// On for a law with a fixed model; off for an adaptive law (its model is uncertain by
+    /// design) and for two arms holding an object (its load is on the arms).
+    #[default]
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+impl CollisionDetection {
+    /// From the `collision_detection` parameter.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "auto" => Some(Self::Auto),
+            "on" => Some(Self::On),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+}
+
+/// What to do once a collision is detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CollisionReaction {
+    /// Brake to rest where the braking began.
+    #[default]
+    Hold,
+    /// Gravity compensation with damping: the arm yields.
+    Compliant,
+    /// Back along the path by the retract distance, then hold.
+    Retract,
+}
+
+impl CollisionReaction {
+    /// From the `collision_reaction` parameter.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "hold" => Some(Self::Hold),
+            "compliant" => Some(Self::Compliant),
+            "retract" => Some(Self::Retract),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Hold => "hold",
+            Self::Compliant => "compliant",
+            Self::Retract => "retract",
+        }
+    }
+}
+
+/// How collisions are detected and met.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollisionSettings {
+    /// Whether collisions are detected.
+    pub detection: CollisionDetection,
+    /// Per joint (chain order), N m or N; empty: [`DEFAULT_THRESHOLD_SHARE`] of each effort
+    /// limit plus what friction the model leaves out may give (see
+    /// [`CollisionMonitor::allow_for`]).
+    pub thresholds: Vec<f64>,
+    /// On the estimated tip force, N; 0: not checked.
+    pub force_threshold: f64,
+    /// What to do.
+    pub reaction: CollisionReaction,
+    /// How far back `retract` goes, m at the tip.
+    pub retract_distance: f64,
+}
+
+impl Default for CollisionSettings {
+    fn default() -> Self {
+        Self {
+            detection: CollisionDetection::Auto,
+            thresholds: vec![],
+            force_threshold: 0.0,
+            reaction: CollisionReaction::Hold,
+            retract_distance: 0.05,
+        }
+    }
+}
+
+/// A detected collision: what crossed its threshold, and the largest estimates since.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collision {
+    /// The joint whose torque crossed its threshold (`None`: the tip force did).
+    pub joint: Option<Arc<str>>,
+    /// The estimate that crossed it, N m, N (or N for the tip force).
+    pub value: f64,
+    /// The threshold it crossed.
+    pub threshold: f64,
+    /// The reaction under way.
+    pub reaction: CollisionReaction,
+    /// The largest estimated tip force since the detection, N.
+    pub peak_force: f64,
+}
+
+impl std::fmt::Display for Collision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.joint {
+            Some(joint) => write!(
+                f,
+                "collision: {joint}'s external torque {:.2} above its threshold {:.2}",
+                self.value, self.threshold
+            )?,
+            None => write!(
+                f,
+                "collision: the tip force {:.1} N above collision_force_threshold {:.1} N",
+                self.value, self.threshold
+            )?,
+        }
+        write!(
+            f,
+            " (reaction: {}; latched until reset_collision)",
+            self.reaction.name()
+        )
+    }
+}
+
+/// The detector, the latched collision and the path a retract goes back along.
+#[derive(Debug, Clone)]
+pub(crate) struct CollisionMonitor {
+    settings: CollisionSettings,
+    /// Each joint's threshold in effect.
+    thresholds: Vec<f64>,
+    default_thresholds: Vec<f64>,
+    /// What `Auto` means for this core's law.
+    auto: bool,
+    latched: Option<Collision>,
+    /// Ring of the last steps' configurations and tip positions.
+    path_q: Vec<Vec<f64>>,
+    path_tip: Vec<Vector3<f64>>,
+    newest: usize,
+    recorded: usize,
+    kin: KinematicsWorkspace,
+    /// A retract under way: its duration and the time since it began; the anchor moves from
+    /// `retract_from` to `retract_to` (buffers allocated once).
+    retract: Option<(f64, f64)>,
+    retract_from: Vec<f64>,
+    retract_to: Vec<f64>,
+    /// The anchor of the retract at the current step.
+    anchor: Vec<f64>,
+}
+
+impl CollisionMonitor {
+    pub(crate) fn new(robot: &Robot) -> Self {
+        let n = robot.dof();
+        let default_thresholds: Vec<f64> = robot
+            .joints()
+            .iter()
+            .map(|j| DEFAULT_THRESHOLD_SHARE * j.limits.effort)
+            .collect();
+        Self {
+            settings: CollisionSettings::default(),
+            thresholds: default_thresholds.clone(),
+            default_thresholds,
+            auto: true,
+            latched: None,
+            path_q: vec![vec![0.0; n]; PATH_SAMPLES],
+            path_tip: vec![Vector3::zeros(); PATH_SAMPLES],
+            newest: 0,
+            recorded: 0,
+            kin: KinematicsWorkspace::new(robot),
+            retract: None,
+            retract_from: vec![0.0; n],
+            retract_to: vec![0.0; n],
+            anchor: vec![0.0; n],
+        }
+    }
+
+    /// Whether `Auto` detects (the law's model is fixed, and no held object loads the arm).
+    pub(crate) fn set_auto(&mut self, on: bool) {
+        self.auto = on;
+    }
+
+    /// Raises the default thresholds by `allowance` per joint: the friction torque the model
+    /// does not compensate may reach (its Coulomb level plus its viscous torque at the
+    /// velocity limit), which the estimate then shows.
+    pub(crate) fn allow_for(&mut self, robot: &Robot, allowance: &[f64]) {
+        for ((t, joint), extra) in self
+            .default_thresholds
+            .iter_mut()
+            .zip(robot.joints())
+            .zip(allowance)
+        {
+            *t = DEFAULT_THRESHOLD_SHARE * joint.limits.effort + extra;
+        }
+        let settings = self.settings.clone();
+        self.set(settings);
+    }
+
+    /// New settings; the thresholds must have one entry per joint or none (checked by the
+    /// declaration).
+    pub(crate) fn set(&mut self, settings: CollisionSettings) {
+        self.thresholds = if settings.thresholds.len() == self.default_thresholds.len() {
+            settings.thresholds.clone()
+        } else {
+            self.default_thresholds.clone()
+        };
+        self.settings = settings;
+    }
+
+    /// The latched collision, if any.
+    pub(crate) fn latched(&self) -> Option<&Collision> {
+        self.latched.as_ref()
+    }
+
+    /// Clears the latch (and a retract under way); returns what was latched.
+    pub(crate) fn reset(&mut self) -> Option<Collision> {
+        self.retract = None;
+        self.latched.take()
+    }
+
+    /// Forgets the path (a restart: the arm may be elsewhere).
+    pub(crate) fn forget_path(&mut self) {
+        self.recorded = 0;
+    }
+
+    /// Records the believed configuration `q` on the path.
+    pub(crate) fn record(&mut self, robot: &Robot, q: &[f64]) {
+        let Ok(poses) = forward_kinematics(robot, &mut self.kin, q) else {
+            return;
+        };
+        let tip = poses.tip().translation.vector;
+        self.newest = (self.newest + 1) % PATH_SAMPLES;
+        self.path_q[self.newest].copy_from_slice(q);
+        self.path_tip[self.newest] = tip;
+        self.recorded = (self.recorded + 1).min(PATH_SAMPLES);
+    }
+
+    /// Checks the estimates (chain order; the tip wrench `[f; m]`) and latches a collision,
+    /// keeping the peak tip force of a latched one. Returns the latched collision.
+    pub(crate) fn check(
+        &mut self,
+        names: &[Arc<str>],
+        torques: &[f64],
+        wrench: &[f64; 6],
+        q: &[f64],
+    ) -> Option<&Collision> {
+        let force = Vector3::new(wrench[0], wrench[1], wrench[2]).norm();
+        if let Some(latched) = &mut self.latched {
+            latched.peak_force = latched.peak_force.max(force);
+            return self.latched.as_ref();
+        }
+        let enabled = match self.settings.detection {
+            CollisionDetection::Auto => self.auto,
+            CollisionDetection::On => true,
+            CollisionDetection::Off => false,
+        };
+        if !enabled {
+            return None;
+        }
+        let joint = torques
+            .iter()
+            .zip(&self.thresholds)
+            .position(|(t, limit)| t.abs() > *limit);
+        let over_force =
+            self.settings.force_threshold > 0.0 && force > self.settings.force_threshold;
+        let (joint, value, threshold) = match (joint, over_force) {
+            (Some(j), _) => (Some(names[j].clone()), torques[j], self.thresholds[j]),
+            (None, true) => (None, force, self.settings.force_threshold),
+            (None, false) => return None,
+        };
+        self.latched = Some(Collision {
+            joint,
+            value,
+            threshold,
+            reaction: self.settings.reaction,
+            peak_force: force,
+        });
+        if self.settings.reaction == CollisionReaction::Retract {
+            self.plan_retract(q);
+        }
+        self.latched.as_ref()
+    }
+
+    /// The retract from `q` to where the tip was `retract_distance` back along the path (or
+    /// the oldest recorded point).
+    fn plan_retract(&mut self, q: &[f64]) {
+        let mut travelled = 0.0;
+        let mut back = self.newest;
+        for k in 1..self.recorded {
+            let older = (self.newest + PATH_SAMPLES - k) % PATH_SAMPLES;
+            travelled += (self.path_tip[back] - self.path_tip[older]).norm();
+            back = older;
+            if travelled >= self.settings.retract_distance {
+                break;
+            }
+        }
+        self.retract_from.copy_from_slice(q);
+        self.retract_to.copy_from_slice(&self.path_q[back]);
+        self.retract = Some(((travelled / RETRACT_SPEED).max(0.1), 0.0));
+    }
+
+    /// The anchor the brake holds the arm at this step, `dt` after the last: along a retract
+    /// (a quintic in time), else none (the brake keeps where it began).
+    pub(crate) fn retract_anchor(&mut self, dt: f64) -> Option<&[f64]> {
+        let (duration, elapsed) = self.retract.as_mut()?;
+        *elapsed = (*elapsed + dt).min(*duration);
+        let s = *elapsed / *duration;
+        let blend = s * s * s * (10.0 - 15.0 * s + 6.0 * s * s);
+        let path = self.retract_from.iter().zip(&self.retract_to);
+        for (a, (from, to)) in self.anchor.iter_mut().zip(path) {
+            *a = from + blend * (to - from);
+        }
+        Some(&self.anchor)
+    }
+
+    /// Whether the reaction sends damping only (`compliant`).
+    pub(crate) fn compliant(&self) -> bool {
+        self.latched
+            .as_ref()
+            .is_some_and(|c| c.reaction == CollisionReaction::Compliant)
+    }
+}

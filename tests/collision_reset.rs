@@ -1,0 +1,90 @@
+//! A collision latched until `reset_collision`, through the runtime every runner uses: the
+//! Panda swung into a wall retracts and holds; setting `reset_collision` clears it, control
+//! resumes where the arm is, and the parameter reads false again.
+
+use armctl_control::ParameterValue;
+use armctl_e2e::urdf_dir;
+use armctl_model::{urdf_file_to_robot, ChainOptions};
+use armctl_runtime::controller_core::Fault;
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::simulated_loop::SimulatedLoop;
+use armctl_runtime::startup::NodeStart;
+use armctl_sim::{run_loop, scene_file, SimConfig, Simulator};
+
+const WALL: &str = "obstacles:
+  - {name: wall, box: {center: [0.5, 0.45, 0.655], size: [0.4, 0.4, 0.4]}, stiffness: 50000.0, damping: 5.0, friction: 0.3}
+points:
+  - {link: tip, name: flange}
+";
+
+#[test]
+fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false_again() {
+    let path = urdf_dir().join("panda.urdf");
+    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
+    let robot = conversion.robot.clone();
+    let scene = serde_yaml::from_str::<scene_file::SceneFile>(WALL)
+        .unwrap()
+        .resolve(&robot, &conversion.report)
+        .unwrap();
+    let text = |v: &str| ParameterValue::String(v.into());
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            ("controller".into(), text("computed_torque")),
+            ("collision_reaction".into(), text("retract")),
+            ("reset_collision".into(), ParameterValue::Bool(true)),
+        ],
+    };
+    let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
+    assert_eq!(
+        runtime.parameter("reset_collision"),
+        Some(&ParameterValue::Bool(false)),
+        "a trigger given at start is not kept"
+    );
+    let q0 = robot.middle_configuration();
+    let mut swing = q0.clone();
+    swing[0] = 1.0;
+    let trajectory = armctl_control::reference::Quintic::new(q0.clone(), swing, 2.2).unwrap();
+    runtime
+        .core_mut()
+        .follow(Box::new(trajectory), 0.0)
+        .unwrap();
+    let config = SimConfig {
+        scene,
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let mut control = SimulatedLoop::new(&mut runtime);
+    let mut latched_before_reset = None;
+    run_loop(&mut sim, &mut control, 4000, |k, _, control| {
+        if k == 2500 {
+            let runtime = control.group_mut();
+            latched_before_reset = runtime.core().collision().cloned();
+            runtime
+                .set_parameter("reset_collision", &ParameterValue::Bool(true))
+                .unwrap();
+        }
+    })
+    .unwrap();
+    let events = control.events.clone();
+    let held = control.held;
+    let latched = latched_before_reset.expect("latched at the reset");
+    assert!(latched.peak_force > 10.0, "{latched:?}");
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events[0].contains("collision: panda_joint1"), "{events:?}");
+    assert!(
+        events[1].starts_with("t = 2.500 s: collision reset (largest estimated tip force")
+            && events[1].contains("trajectory cancelled"),
+        "{events:?}"
+    );
+    // Held from the detection (1.039 s) to the reset, then controlled to the end.
+    assert!((1455..1470).contains(&held), "{held} steps held");
+    assert_eq!(runtime.core().fault(), None::<&Fault>);
+    assert!(runtime.core().collision().is_none());
+    assert_eq!(
+        runtime.parameter("reset_collision"),
+        Some(&ParameterValue::Bool(false))
+    );
+}
