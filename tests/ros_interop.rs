@@ -76,6 +76,8 @@ async fn interop(domain: u16, mapping: &str) {
         ("kd", vector(&KD_OLD)),
         // The peer publishes from Python at about 250 Hz.
         ("state_timeout", "0.5".to_string()),
+        // Its states do not follow the efforts (an arm held still): no collision detection.
+        ("collision_detection", "off".to_string()),
     ];
     let args = RosArgs {
         node_name: Some("controller_node".into()),

@@ -1,8 +1,9 @@
 //! `~/external_torques` and `~/external_wrench_estimate` of the `controller_node` binary over
 //! DDS, with `sim_node` as the arm: the Panda lowered onto the table of
 //! `config/scenes/panda_table.yaml`, whose force/torque sensor at the flange (`sim_node`'s
-//! `~/wrench`) is the truth the estimate, made from the motion alone, is compared with.
-//! Traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
+//! `~/wrench`) is the truth the estimate, made from the motion alone, is compared with; and a
+//! collision with a wall, latched until `reset_collision` is set through the parameter
+//! services. Traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -16,6 +17,7 @@ use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 const DOMAIN: u16 = 97;
+const COLLISION_DOMAIN: u16 = 96;
 
 fn workspace(relative: &str) -> String {
     format!("{}/../../{relative}", env!("CARGO_MANIFEST_DIR"))
@@ -31,10 +33,14 @@ impl Drop for Running {
 }
 
 fn start(binary: &str, args: &[&str]) -> Running {
+    start_on(DOMAIN, binary, args)
+}
+
+fn start_on(domain: u16, binary: &str, args: &[&str]) -> Running {
     let child = Command::new(binary)
         .args(args)
         .env("ROS_LOCALHOST_ONLY", "1")
-        .env("ROS_DOMAIN_ID", DOMAIN.to_string())
+        .env("ROS_DOMAIN_ID", domain.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -105,13 +111,23 @@ fn force(w: &WrenchStamped) -> [f64; 3] {
 /// Joint 2 of the Panda's middle configuration (where `sim_node` starts it) moved by
 /// `lower` rad over 2 s: the flange goes down towards the table 5.5 cm below.
 fn lowered(lower: f64) -> JointTrajectory {
+    moved(1, lower, 2.0)
+}
+
+/// Joint `joint` (0-based) of the Panda's middle configuration moved to `to` in `seconds`.
+fn moved(joint: usize, to: f64, seconds: f64) -> JointTrajectory {
     // The middles of joints 4 and 6's limits (the others' are 0).
     let (q4, q6) = ((-3.0718 - 0.0698) / 2.0, (-0.0175 + 3.7525) / 2.0);
+    let mut positions = vec![0.0, 0.0, 0.0, q4, 0.0, q6, 0.0];
+    positions[joint] = to;
     JointTrajectory {
         joint_names: (1..=7).map(|i| format!("panda_joint{i}")).collect(),
         points: vec![JointTrajectoryPoint {
-            positions: vec![0.0, lower, 0.0, q4, 0.0, q6, 0.0],
-            time_from_start: RosDuration { sec: 2, nanosec: 0 },
+            positions,
+            time_from_start: RosDuration {
+                sec: seconds as i32,
+                nanosec: (seconds.fract() * 1e9) as u32,
+            },
             ..JointTrajectoryPoint::default()
         }],
         ..JointTrajectory::default()
@@ -179,4 +195,128 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
     }
     let torques = seen.torques.unwrap();
     assert!(torques.effort[1].abs() > 1.0, "{torques:?}");
+}
+
+/// A box beside the Panda, its face 0.25 m to the left of the flange at the start.
+const WALL: &str = "obstacles:
+  - {name: wall, box: {center: [0.5, 0.45, 0.655], size: [0.4, 0.4, 0.4]}, stiffness: 50000.0, damping: 5.0, friction: 0.3}
+points:
+  - {link: tip, name: flange}
+";
+
+/// Waits up to `seconds` for a message `want` accepts; false on timeout.
+async fn wait_for<T: Transport>(
+    node: &mut T,
+    seconds: u64,
+    want: impl Fn(&Incoming) -> bool,
+) -> bool {
+    tokio::time::timeout(Duration::from_secs(seconds), async {
+        while let Some(incoming) = node.next().await {
+            if want(&incoming) {
+                return;
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
+fn holding(incoming: &Incoming, value: f64) -> bool {
+    matches!(incoming, Incoming::State(s) if labelled_block(s, "holding") == Some(&[value][..]))
+}
+
+fn logged(incoming: &Incoming, text: &str) -> bool {
+    matches!(incoming, Incoming::Rosout(log) if log.msg.contains(text))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collision_with_a_wall_retracts_and_holds_until_reset_collision() {
+    let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
+    let scene_path = std::env::temp_dir().join(format!("armctl-wall-{}.yaml", std::process::id()));
+    std::fs::write(&scene_path, WALL).unwrap();
+    let scene = format!("scene_file:={}", scene_path.display());
+    let _sim = start_on(
+        COLLISION_DOMAIN,
+        env!("CARGO_BIN_EXE_sim_node"),
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            &scene,
+            "-p",
+            "command_topic:=computed_torque/commands",
+        ],
+    );
+    let _controller = start_on(
+        COLLISION_DOMAIN,
+        env!("CARGO_BIN_EXE_controller_node"),
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            "controller:=computed_torque",
+            "-p",
+            "collision_reaction:=retract",
+        ],
+    );
+    let spec = NodeSpec {
+        action: None,
+        name: "collision_test".into(),
+        namespace: "/".into(),
+        subscriptions: vec![
+            (Topic::State, "/controller_node/state".into()),
+            (Topic::Rosout, "/rosout".into()),
+        ],
+        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut node = DdsTransport::start(&spec, &DdsOptions::loopback(COLLISION_DOMAIN)).unwrap();
+    assert!(
+        wait_for(&mut node, 30, |i| holding(i, 0.0)).await,
+        "the controller never ran"
+    );
+    // Joint 1 swings the flange into the wall at about 0.5 m/s.
+    node.publish(Outgoing::Reference(&moved(0, 1.0, 2.2)));
+    assert!(
+        wait_for(&mut node, 10, |i| logged(i, "collision: panda_joint")).await,
+        "no collision reported"
+    );
+    assert!(wait_for(&mut node, 2, |i| holding(i, 1.0)).await);
+    // The retract takes half a second; still latched after it.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        wait_for(&mut node, 2, |i| holding(i, 1.0)).await,
+        "the hold did not last"
+    );
+    let client = node.parameter_client("/controller_node").unwrap();
+    let reset = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let set = client.set(
+                "reset_collision",
+                &armctl_control::ParameterValue::Bool(true),
+            );
+            if let Ok(Ok(answer)) = tokio::time::timeout(Duration::from_millis(500), set).await {
+                return answer;
+            }
+        }
+    })
+    .await
+    .expect("the parameter service answers");
+    assert_eq!(reset, Ok(()));
+    assert!(
+        wait_for(&mut node, 5, |i| logged(
+            i,
+            "collision reset (largest estimated tip force"
+        ))
+        .await,
+        "the reset was not reported"
+    );
+    assert!(
+        wait_for(&mut node, 5, |i| holding(i, 0.0)).await,
+        "control did not resume"
+    );
+    let _ = std::fs::remove_file(&scene_path);
 }

@@ -104,7 +104,12 @@ impl Transport for Scripted {
 
 fn node(overrides: &[(&str, &str)]) -> ControllerNode {
     let urdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
-    let mut all = vec![("urdf_path".to_string(), urdf.to_string())];
+    // The scripts' states do not follow the efforts (to the external torque estimate, an arm
+    // held by the world): no collision detection, which has tests of its own.
+    let mut all = vec![
+        ("urdf_path".to_string(), urdf.to_string()),
+        ("collision_detection".to_string(), "off".to_string()),
+    ];
     all.extend(
         overrides
             .iter()

@@ -426,9 +426,13 @@ impl ControllerCore {
             })
     }
 
-    /// Why a step at `now` would hold (none: it would control).
+    /// Why a step at `now` would hold (none: it would control): the state's fault, or a
+    /// latched collision.
     pub fn holds_at(&self, now: f64) -> Option<Fault> {
-        self.current_fault(now)
+        self.current_fault(now).or_else(|| {
+            let latched = self.collision.latched()?;
+            Some(Fault::Collision(latched.clone()))
+        })
     }
 
     fn current_fault(&self, now: f64) -> Option<Fault> {
