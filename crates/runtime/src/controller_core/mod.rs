@@ -20,6 +20,7 @@ mod collision;
 mod events;
 mod external_torque;
 mod faults;
+mod holding;
 mod trajectory_acceptance;
 
 use collision::CollisionMonitor;
@@ -535,48 +536,6 @@ impl ControllerCore {
         }
     }
 
-    /// Starts the controller and the reference from where the arm is. After a hold, a
-    /// trajectory that ran on meanwhile would jump: it is cancelled (returns whether one was).
-    /// At the first start a trajectory sent since the first state is kept, and joined from
-    /// where the arm is by a move within half the velocity limits (slower where viscous
-    /// friction would take more than a quarter of the effort limit) and a quarter of the
-    /// smallest acceleration limit (a set point or a trajectory that starts elsewhere is not
-    /// a step).
-    fn resume(&mut self, first_start: bool, now: f64) -> bool {
-        let state = JointState {
-            q: &self.q,
-            qd: &self.qd,
-        };
-        self.controller.reset(&state);
-        self.reference.set_hold(&self.q);
-        if !first_start {
-            return self.trajectory.take().is_some();
-        }
-        if let Some((start, trajectory)) = &mut self.trajectory {
-            let offset = (now - *start).max(0.0);
-            for (v, joint) in self.approach_speeds.iter_mut().zip(self.robot.joints()) {
-                *v = approach_speed(joint);
-            }
-            // One bound for every joint, the smallest: each joint's limit is what its own
-            // effort gives when every joint accelerates at most that much (row sums of M), so
-            // a faster neighbour would load a weak joint through the coupling.
-            let slowest = self
-                .acceleration_limits
-                .iter()
-                .fold(f64::INFINITY, |m, a| m.min(*a));
-            self.approach_accelerations
-                .fill(APPROACH_ACCELERATION_SHARE * slowest);
-            trajectory.plan(
-                &self.q,
-                offset,
-                &self.approach_speeds,
-                &self.approach_accelerations,
-            );
-            *start = now;
-        }
-        false
-    }
-
     /// One controller update on the newest state; a failure or a non-finite effort (which the
     /// safety layer would silently replace by the last one) is a fault.
     fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
@@ -624,103 +583,6 @@ impl ControllerCore {
         self.controller.guard(effort, dt);
         let non_finite = self.controller.last_report().non_finite;
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
-    }
-
-    /// The `safe_mode` effort for a last command (gravity compensation at the last valid
-    /// configuration, or zero; zero too before any valid state), within the effort limits and
-    /// finite. Unlike a hold, no rate limit applies: the command must be the safe one itself,
-    /// since it stays in effect after the node is gone. Returns what it is.
-    pub fn safe_command(&mut self, effort: &mut [f64]) -> &'static str {
-        effort.fill(0.0);
-        let mut what = "zero effort";
-        let robot_compensates = self.robot.gravity().iter().all(|g| *g == 0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
-            what = if robot_compensates {
-                "zero effort (gravity_compensation is false: the robot holds its own weight)"
-            } else {
-                "gravity compensation at the last valid configuration"
-            };
-            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
-                effort.fill(0.0);
-                what = "zero effort (gravity could not be computed)";
-            }
-        }
-        for (e, joint) in effort.iter_mut().zip(self.robot.joints()) {
-            let limit = joint.limits.effort;
-            *e = if e.is_finite() {
-                e.clamp(-limit, limit)
-            } else {
-                0.0
-            };
-        }
-        what
-    }
-
-    /// Records the believed configuration on the path and checks the estimate: the latched
-    /// collision, if any.
-    fn detect_collision(&mut self) -> Option<Fault> {
-        self.collision.record(&self.robot, &self.q);
-        let (torques, wrench) = (self.external.torques(), self.external.tip_wrench());
-        let names = &self.joint_names;
-        let collision = self.collision.check(names, torques, wrench, &self.q)?;
-        Some(Fault::Collision(collision.clone()))
-    }
-
-    /// The reaction to a latched collision, through the safety layer: `safe_mode`'s gravity
-    /// term at the measured configuration (the state is believed) with the brake's damping
-    /// only (`compliant`), or the brake holding where it began (`hold`) or at the retract's
-    /// anchor (`retract`).
-    fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
-        effort.fill(0.0);
-        if self.safe_mode == SafeMode::Gravity
-            && gravity_torques(&self.robot, &mut self.ws, &self.q, effort).is_err()
-        {
-            effort.fill(0.0);
-        }
-        let state = (self.q.as_slice(), self.qd.as_slice());
-        if self.collision.compliant() {
-            self.brake
-                .damp(&self.robot, &mut self.ws, state, dt, effort);
-        } else {
-            if let Some(anchor) = self.collision.retract_anchor(dt) {
-                self.brake.anchor_at(anchor);
-            }
-            self.brake
-                .hold(&self.robot, &mut self.ws, state, dt, effort);
-        }
-        self.controller.safety_mut().apply(effort, dt)
-    }
-
-    /// The hold effort, through the safety layer; when the controller ran this cycle (and its
-    /// effort went through the layer already) the hold replaces that effort, so the rate limit
-    /// applies once per cycle. With a `trusted` state (the controller failed, or an over-speed)
-    /// the hold brakes the arm: `G(q) - s D qd + s^2 K (q_b - q)` (without `G` in
-    /// `safe_mode: zero`), `q_b` where the braking began, within the sampled-data bound at `q`
-    /// ([`Brake`]); otherwise the state is not to be believed and it is `G` at the last valid
-    /// configuration (or zero), undamped.
-    fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
-        effort.fill(0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
-            let q = if trusted { &self.q } else { q };
-            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
-                effort.fill(0.0);
-            }
-        }
-        if trusted {
-            let state = (self.q.as_slice(), self.qd.as_slice());
-            self.brake
-                .hold(&self.robot, &mut self.ws, state, dt, effort);
-        } else {
-            // Undamped, the arm may drift: a later braking holds where it begins, not where
-            // an earlier one did.
-            self.brake.release();
-        }
-        let safety = self.controller.safety_mut();
-        if replaces {
-            safety.replace(effort, dt)
-        } else {
-            safety.apply(effort, dt)
-        }
     }
 }
 
