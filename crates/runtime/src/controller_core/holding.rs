@@ -119,7 +119,13 @@ impl ControllerCore {
     /// `safe_mode: zero`), `q_b` where the braking began, within the sampled-data bound at `q`
     /// ([`Brake`]); otherwise the state is not to be believed and it is `G` at the last valid
     /// configuration (or zero), undamped.
-    pub(super) fn hold(&mut self, effort: &mut [f64], dt: f64, replaces: bool, trusted: bool) -> SafetyReport {
+    pub(super) fn hold(
+        &mut self,
+        effort: &mut [f64],
+        dt: f64,
+        replaces: bool,
+        trusted: bool,
+    ) -> SafetyReport {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             let q = if trusted { &self.q } else { q };
