@@ -69,18 +69,9 @@ impl Brake {
             self.anchor.copy_from_slice(q);
             self.anchored = true;
         }
-        let scales = self
-            .bound
-            .diagonal_scales(robot, ws, q, &self.damping, dt)
-            .ok();
-        for (i, e) in effort.iter_mut().enumerate() {
-            let s = scales.map_or(1.0, |s| s[i]);
-            let spring = s * s * self.stiffness[i] * (self.anchor[i] - q[i]);
-            *e += spring - s * self.damping[i] * qd[i];
-        }
+        self.apply(robot, ws, (q, qd), dt, effort, true);
     }
 
-    /// Ends the hold in progress: the next one holds where it begins.
     /// Holds at `anchor` from now on (a retract moves it step by step).
     pub(crate) fn anchor_at(&mut self, anchor: &[f64]) {
         self.anchor.copy_from_slice(anchor);
@@ -93,9 +84,23 @@ impl Brake {
         &mut self,
         robot: &Robot,
         ws: &mut DynamicsWorkspace,
+        state: (&[f64], &[f64]),
+        dt: f64,
+        effort: &mut [f64],
+    ) {
+        self.apply(robot, ws, state, dt, effort, false);
+    }
+
+    /// `s^2 K (anchor - q)` (with `spring`) `- s D qd` added to `effort`, `s` the sampled-data
+    /// bound's scale at `q`.
+    fn apply(
+        &mut self,
+        robot: &Robot,
+        ws: &mut DynamicsWorkspace,
         (q, qd): (&[f64], &[f64]),
         dt: f64,
         effort: &mut [f64],
+        spring: bool,
     ) {
         let scales = self
             .bound
@@ -103,10 +108,16 @@ impl Brake {
             .ok();
         for (i, e) in effort.iter_mut().enumerate() {
             let s = scales.map_or(1.0, |s| s[i]);
-            *e -= s * self.damping[i] * qd[i];
+            let pull = if spring {
+                s * s * self.stiffness[i] * (self.anchor[i] - q[i])
+            } else {
+                0.0
+            };
+            *e += pull - s * self.damping[i] * qd[i];
         }
     }
 
+    /// Ends the hold in progress: the next one holds where it begins.
     pub(crate) fn release(&mut self) {
         self.anchored = false;
     }
