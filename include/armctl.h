@@ -331,7 +331,8 @@ enum ArmctlStatus armctl_update_partial(struct ArmctlController *handle,
 size_t armctl_fault_text(const struct ArmctlController *handle, char *buffer, size_t capacity);
 
 // Forgets states and the reference and starts over, as at creation: the next update with a
-// valid state holds the arm where it is (a host calls it on activation).
+// valid state holds the arm where it is (a host calls it on activation). A latched collision
+// stays latched until `reset_collision` is set.
 enum ArmctlStatus armctl_reset(struct ArmctlController *handle);
 
 // The `safe_mode` command (gravity compensation at the last valid configuration, or zero),

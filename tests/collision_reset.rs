@@ -1,6 +1,7 @@
 //! A collision latched until `reset_collision`, through the runtime every runner uses: the
 //! Panda swung into a wall retracts and holds; setting `reset_collision` clears it, control
-//! resumes where the arm is, and the parameter reads false again.
+//! resumes where the arm is, and the parameter reads false again. A reset while the estimate
+//! is still above its threshold latches again with a new event; a restart keeps the latch.
 
 use armctl_control::ParameterValue;
 use armctl_e2e::urdf_dir;
@@ -9,7 +10,8 @@ use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
-use armctl_sim::{run_loop, scene_file, SimConfig, Simulator};
+use armctl_sim::{run_loop, scene_file, SimConfig, Simulator, Wrench};
+use nalgebra::Vector3;
 
 const WALL: &str = "obstacles:
   - {name: wall, box: {center: [0.5, 0.45, 0.655], size: [0.4, 0.4, 0.4]}, stiffness: 50000.0, damping: 5.0, friction: 0.3}
@@ -17,8 +19,9 @@ points:
   - {link: tip, name: flange}
 ";
 
-#[test]
-fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false_again() {
+/// The Panda on computed torque with `reaction`, its first joint swinging by 1 rad in 2.2 s
+/// into the wall, and the simulator.
+fn swing_into_the_wall(reaction: &str) -> (ControllerRuntime, Simulator) {
     let path = urdf_dir().join("panda.urdf");
     let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
     let robot = conversion.robot.clone();
@@ -33,7 +36,7 @@ fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false
         remaps: vec![],
         values: vec![
             ("controller".into(), text("computed_torque")),
-            ("collision_reaction".into(), text("retract")),
+            ("collision_reaction".into(), text(reaction)),
             ("reset_collision".into(), ParameterValue::Bool(true)),
         ],
     };
@@ -55,7 +58,13 @@ fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false
         scene,
         ..SimConfig::default()
     };
-    let mut sim = Simulator::new(&robot, &q0, config).unwrap();
+    let sim = Simulator::new(&robot, &q0, config).unwrap();
+    (runtime, sim)
+}
+
+#[test]
+fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false_again() {
+    let (mut runtime, mut sim) = swing_into_the_wall("retract");
     let mut control = SimulatedLoop::new(&mut runtime);
     let mut latched_before_reset = None;
     run_loop(&mut sim, &mut control, 4000, |k, _, control| {
@@ -86,5 +95,58 @@ fn a_latched_collision_holds_until_reset_collision_and_the_parameter_reads_false
     assert_eq!(
         runtime.parameter("reset_collision"),
         Some(&ParameterValue::Bool(false))
+    );
+}
+
+/// A person leaning on the flange with 80 N while the Panda holds its place: the estimate stays
+/// above joint 2's default threshold (25 % of 87 N m) whatever the reaction does.
+#[test]
+fn a_reset_while_still_over_the_threshold_latches_again_with_an_event_and_a_restart_keeps_it() {
+    let path = urdf_dir().join("panda.urdf");
+    let robot = urdf_file_to_robot(&path, &ChainOptions::default())
+        .unwrap()
+        .robot;
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![(
+            "controller".into(),
+            ParameterValue::String("computed_torque".into()),
+        )],
+    };
+    let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
+    let lean = Wrench {
+        force: Vector3::new(0.0, 0.0, -80.0),
+        torque: Vector3::zeros(),
+    };
+    let config = SimConfig {
+        external_wrench: Some(lean),
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&robot, &robot.middle_configuration(), config).unwrap();
+    let mut control = SimulatedLoop::new(&mut runtime);
+    run_loop(&mut sim, &mut control, 1500, |k, _, control| {
+        if k == 1000 {
+            let stored = control
+                .group_mut()
+                .set_parameter("reset_collision", &ParameterValue::Bool(true))
+                .unwrap();
+            assert_eq!(stored, ParameterValue::Bool(false), "a trigger reads false");
+        }
+    })
+    .unwrap();
+    let events = control.events.clone();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events[0].contains("collision: panda_joint"), "{events:?}");
+    assert!(
+        events[1].starts_with("t = 1.000 s: holding") && events[1].contains("collision: "),
+        "the new latch is said: {events:?}"
+    );
+    assert!(runtime.core().collision().is_some());
+    runtime.core_mut().restart();
+    assert!(
+        runtime.core().collision().is_some(),
+        "latched until reset_collision, whoever restarts"
     );
 }

@@ -75,7 +75,9 @@ pub extern "C" fn armctl_update_partial(
             Some(joint) => h.runtime_mut().core_mut().on_unreadable_joint(joint, time),
         }
         h.arm_loop.step(time, period);
-        out.copy_from_slice(h.arm_loop.command(0));
+        // Before any valid state this is the step's own hold (zero), not the command of a run
+        // before `armctl_reset`.
+        h.arm_loop.step_command(0, out);
         // SAFETY: null or writable by the caller's contract.
         if let Some(status) = unsafe { status.as_mut() } {
             *status = update_status(&h.arm_loop.reports()[0]);
@@ -164,7 +166,8 @@ pub extern "C" fn armctl_fault_text(
 }
 
 /// Forgets states and the reference and starts over, as at creation: the next update with a
-/// valid state holds the arm where it is (a host calls it on activation).
+/// valid state holds the arm where it is (a host calls it on activation). A latched collision
+/// stays latched until `reset_collision` is set.
 #[no_mangle]
 pub extern "C" fn armctl_reset(handle: *mut ArmctlController) -> ArmctlStatus {
     guarded(handle, |h| {

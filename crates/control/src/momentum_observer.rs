@@ -97,6 +97,13 @@ impl MomentumObserver {
         impulse: &[f64],
         interval: f64,
     ) -> Result<(), ControlError> {
+        // A NaN residual would compare false with every threshold: start over instead.
+        if !interval.is_finite() || impulse.iter().any(|i| !i.is_finite()) {
+            self.reset();
+            return Err(ControlError::NonFinite {
+                what: "the observed interval or impulse",
+            });
+        }
         self.update_drift(robot, q, qd)?;
         mass_matrix(robot, &mut self.ws, q, &mut self.mass)?;
         let n = self.momentum.len();
@@ -114,6 +121,12 @@ impl MomentumObserver {
         }
         self.drift.copy_from_slice(&self.new_drift);
         self.started = true;
+        if self.residual.iter().any(|r| !r.is_finite()) {
+            self.reset();
+            return Err(ControlError::NonFinite {
+                what: "the residual",
+            });
+        }
         Ok(())
     }
 

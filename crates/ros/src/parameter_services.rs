@@ -5,6 +5,7 @@
 //! the middleware, including the controller's own checks, and a rejection carries the reason.
 
 use armctl_control::{Declaration, ParameterType, ParameterValue};
+use armctl_runtime::declarations::is_trigger;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// A parameter service request.
@@ -172,35 +173,22 @@ pub fn answer_query(
 }
 
 /// `set_parameters`: `apply` each change on its own (it validates, applies and stores, or
-/// returns the reason and changes nothing); an accepted value is answered as `store`'s
-/// declaration types it.
+/// returns the reason and changes nothing); an accepted value is answered as `apply` stored
+/// it (an integer for a double widened; a trigger reads false again).
 pub fn set_each(
-    store: &ParameterStore,
     changes: &[(String, ParameterValue)],
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) -> ParameterResponse {
-    ParameterResponse::Set(
-        changes
-            .iter()
-            .map(|(n, v)| apply(n, v).map(|()| stored(store, n, v)))
-            .collect(),
-    )
+    ParameterResponse::Set(changes.iter().map(|(n, v)| apply(n, v)).collect())
 }
 
-/// `value` as the declaration of `name` in `store` types it (an integer for a double
-/// widened); as given when it cannot say.
-fn stored(store: &ParameterStore, name: &str, value: &ParameterValue) -> ParameterValue {
-    store
-        .validate(name, value, false)
-        .unwrap_or_else(|_| value.clone())
-}
-
-/// `set_parameters_atomically`: every change is checked against `store` first; then applied
-/// in order, and if `apply` still rejects one, the ones already applied are put back.
+/// `set_parameters_atomically`: every change is checked against `store` first; then applied,
+/// the triggers ([`is_trigger`]) after every other change succeeded, and if `apply` still
+/// rejects one, the ones already applied are put back.
 pub fn set_atomically(
     store: &ParameterStore,
     changes: &[(String, ParameterValue)],
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) -> ParameterResponse {
     for (name, value) in changes {
         if let Err(e) = store.validate(name, value, false) {
@@ -209,7 +197,7 @@ pub fn set_atomically(
             // before is put back).
             let reason = match apply(name, value) {
                 Err(reason) => reason,
-                Ok(()) => {
+                Ok(_) => {
                     if let Some(old) = store.get(name) {
                         let _ = apply(name, old);
                     }
@@ -219,20 +207,35 @@ pub fn set_atomically(
             return ParameterResponse::SetAtomically(Err(reason));
         }
     }
-    let old: Vec<Option<ParameterValue>> =
-        changes.iter().map(|(n, _)| store.get(n).cloned()).collect();
-    for (k, (name, value)) in changes.iter().enumerate() {
-        if let Err(reason) = apply(name, value) {
-            for ((name, _), old) in changes[..k].iter().zip(&old).rev() {
-                if let Some(old) = old {
-                    let _ = apply(name, old);
-                }
+    let mut order: Vec<usize> = (0..changes.len()).collect();
+    order.sort_by_key(|&k| is_trigger(&changes[k].0));
+    let mut stored: Vec<Option<ParameterValue>> = vec![None; changes.len()];
+    for (done, &k) in order.iter().enumerate() {
+        let (name, value) = &changes[k];
+        match apply(name, value) {
+            Ok(value) => stored[k] = Some(value),
+            Err(reason) => {
+                undo(store, changes, &order[..done], &mut apply);
+                return ParameterResponse::SetAtomically(Err(reason));
             }
-            return ParameterResponse::SetAtomically(Err(reason));
         }
     }
-    let typed = changes.iter().map(|(n, v)| stored(store, n, v)).collect();
-    ParameterResponse::SetAtomically(Ok(typed))
+    ParameterResponse::SetAtomically(Ok(stored.into_iter().flatten().collect()))
+}
+
+/// Puts back, newest first, the values before `applied` (indices into `changes`).
+fn undo(
+    store: &ParameterStore,
+    changes: &[(String, ParameterValue)],
+    applied: &[usize],
+    apply: &mut impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
+) {
+    for &k in applied.iter().rev() {
+        let name = &changes[k].0;
+        if let Some(old) = store.get(name) {
+            let _ = apply(name, old);
+        }
+    }
 }
 
 /// Answers a node's parameter request `id` on `transport`: queries from `store` (the node's
@@ -243,13 +246,13 @@ pub fn answer_request<T: crate::transport::Transport>(
     id: u64,
     store: &ParameterStore,
     request: &ParameterRequest,
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) {
     use crate::transport::LogLevel;
     let response = handle_request(store, request, |name, value| {
         let result = apply(name, value);
         match &result {
-            Ok(()) => transport.log(
+            Ok(_) => transport.log(
                 LogLevel::Info,
                 &format!("parameter {name} set to {}", value.to_yaml()),
             ),
@@ -271,10 +274,10 @@ pub fn answer_request<T: crate::transport::Transport>(
 pub fn handle_request(
     store: &ParameterStore,
     request: &ParameterRequest,
-    apply: impl FnMut(&str, &ParameterValue) -> Result<(), String>,
+    apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) -> ParameterResponse {
     match request {
-        ParameterRequest::Set(changes) => set_each(store, changes, apply),
+        ParameterRequest::Set(changes) => set_each(changes, apply),
         ParameterRequest::SetAtomically(changes) => set_atomically(store, changes, apply),
         query => answer_query(store, query).unwrap_or(ParameterResponse::List(vec![])),
     }
@@ -292,15 +295,58 @@ mod tests {
         ])
     }
 
+    /// A trigger acts at once and cannot be put back: it is applied after every other change
+    /// of an atomic set succeeded, and answered as it reads then.
+    #[test]
+    fn an_atomic_set_applies_its_triggers_last() {
+        let store = ParameterStore::new(vec![
+            Declaration::double("kp", 1.0, "gain"),
+            Declaration::double("limits.upper", 1.0, "upper"),
+            Declaration::bool("reset_collision", false, "a trigger"),
+        ]);
+        let mut applied: Vec<String> = vec![];
+        let mut apply = |name: &str, value: &ParameterValue| {
+            if name == "limits.upper" && *value == ParameterValue::Double(-1.0) {
+                return Err("below the lower limit".to_string());
+            }
+            applied.push(name.into());
+            Ok(match name {
+                "reset_collision" => ParameterValue::Bool(false),
+                _ => value.clone(),
+            })
+        };
+        let reset = ("reset_collision".to_string(), ParameterValue::Bool(true));
+        let refused = [
+            reset.clone(),
+            ("limits.upper".to_string(), ParameterValue::Double(-1.0)),
+        ];
+        let response = set_atomically(&store, &refused, &mut apply);
+        assert!(matches!(response, ParameterResponse::SetAtomically(Err(_))));
+        let accepted = [reset, ("kp".to_string(), ParameterValue::Double(3.0))];
+        let response = set_atomically(&store, &accepted, &mut apply);
+        assert_eq!(
+            response,
+            ParameterResponse::SetAtomically(Ok(vec![
+                ParameterValue::Bool(false),
+                ParameterValue::Double(3.0)
+            ]))
+        );
+        assert_eq!(applied, ["kp", "reset_collision"]);
+    }
+
     /// An integer set on a double is answered (and so announced on /parameter_events) as the
     /// double it is stored as, one by one and atomically.
     #[test]
     fn accepted_values_are_answered_as_stored() {
         let store = store();
         let changes = vec![("kp".to_string(), ParameterValue::Integer(2))];
-        let accept = |_: &str, _: &ParameterValue| Ok(());
+        let accept = |name: &str, value: &ParameterValue| {
+            store
+                .validate(name, value, false)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(
-            set_each(&store, &changes, accept),
+            set_each(&changes, accept),
             ParameterResponse::Set(vec![Ok(ParameterValue::Double(2.0))])
         );
         assert_eq!(
@@ -384,7 +430,6 @@ mod tests {
                 calls.push((name.into(), value.clone()));
                 store
                     .validate(name, value, false)
-                    .map(|_| ())
                     .map_err(|e| e.to_string())
             },
         );
@@ -405,7 +450,7 @@ mod tests {
                 ("kp".into(), ParameterValue::Double(2.0)),
                 ("kp".into(), ParameterValue::Double(20.0)),
             ],
-            |_, _| Ok(()),
+            |_, value| Ok(value.clone()),
         );
         assert!(
             matches!(bad, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("outside"))
@@ -413,7 +458,7 @@ mod tests {
         let read_only = set_atomically(
             &store,
             &[("robot".into(), ParameterValue::String("b".into()))],
-            |_, _| Ok(()),
+            |_, value| Ok(value.clone()),
         );
         assert!(
             matches!(read_only, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("read-only"))
@@ -431,7 +476,7 @@ mod tests {
             }
             store.set(name, value, false).map_err(|e| e.to_string())?;
             applied.push((name.into(), value.clone()));
-            Ok(())
+            Ok(value.clone())
         });
         assert_eq!(
             response,

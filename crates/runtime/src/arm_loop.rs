@@ -187,6 +187,14 @@ impl<G: ArmGroup> ArmLoop<G> {
         &self.commands[a]
     }
 
+    /// Arm `a`'s efforts of the last step into `out` in command order, whether or not the
+    /// step commanded it (before any valid state: the hold's zero efforts).
+    pub fn step_command(&self, a: usize, out: &mut [f64]) {
+        for (slot, &i) in out.iter_mut().zip(&self.order) {
+            *slot = self.efforts[a][i];
+        }
+    }
+
     /// Arm `a`'s efforts of the last step in chain order.
     pub fn efforts(&self, a: usize) -> &[f64] {
         &self.efforts[a]

@@ -15,6 +15,15 @@ fn laws() -> Vec<&'static str> {
     laws
 }
 
+/// The parameters that act once when set true and then read false again (a set that
+/// includes one applies it after every other change succeeded).
+pub const TRIGGERS: &[&str] = &["reset_collision"];
+
+/// Whether `name` is one of [`TRIGGERS`].
+pub fn is_trigger(name: &str) -> bool {
+    TRIGGERS.contains(&name)
+}
+
 crate::settings! {
     /// Parameters both nodes share: the robot and the clock.
     pub struct RobotSettings {
@@ -44,9 +53,9 @@ crate::settings! {
         collision_detection: String = string("collision_detection", "auto", "Detect collisions on the external torque estimate (model-based: the arm's own motion does not fire it) and react (collision_reaction) until reset_collision: 'on', 'off', or 'auto' (on, but off for the adaptive laws, whose model is uncertain by design, and for two arms holding an object, whose load is on them) (docs/safety.md).").choices(&["auto", "on", "off"]);
         collision_thresholds: Arc<[f64]> = double_array("collision_thresholds", vec![], "External torque per controlled joint (N m or N) above which a collision is detected. Empty (default): 25 % of each effort limit, plus the friction the URDF declares when it is not compensated (its Coulomb level and its viscous torque at the velocity limit).").per_joint_or_none().range(1e-3, 1e5);
         collision_force_threshold: f64 = double("collision_force_threshold", 0.0, "Estimated tip force (N) above which a collision is detected; 0 (default): not checked (the joint thresholds are).").range(0.0, 1e5);
-        collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (gravity compensation with damping only: the arm yields) or 'retract' (back along the path by collision_retract_distance at 0.1 m/s, then hold).").choices(&["hold", "compliant", "retract"]);
+        collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (safe_mode's gravity compensation with damping only: the arm yields; with safe_mode 'zero' damping only, so an arm that does not hold its own weight sinks) or 'retract' (back to where the tip was collision_retract_distance earlier on its path, peak tip speed 0.1 m/s, then hold). Chosen when a collision latches.").choices(&["hold", "compliant", "retract"]);
         collision_retract_distance: f64 = double("collision_retract_distance", 0.05, "How far 'retract' moves the tip back along the path it came by, m.").range(1e-3, 1.0);
-        reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is. Reads false again at once.");
+        reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is (an estimate still above its threshold latches again at once, with a new event). Reads false again at once; applied after the other changes of the same set.");
         state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);

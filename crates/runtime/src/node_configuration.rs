@@ -91,7 +91,7 @@ impl NodeConfiguration {
     /// Checks `value` against its declaration, then applies it: a parameter of the law (when
     /// `law_declares` it) through `set_law` (the law's own checks), a node parameter to every
     /// core in `cores` and then stored. On any refusal nothing changes. Returns the value as
-    /// stored (integers widened to doubles).
+    /// stored (integers widened to doubles; a trigger reads false again).
     pub(crate) fn set_parameter(
         &mut self,
         (name, value): (&str, &ParameterValue),
@@ -102,24 +102,25 @@ impl NodeConfiguration {
         let typed = self.validate(name, value).map_err(|e| e.to_string())?;
         if law_declares {
             set_law(cores, typed.clone())?;
+            Ok(typed)
         } else {
             let live = &mut self.settings.live;
-            set_node_parameter(&mut self.parameters, live, cores, name, &typed)?;
+            set_node_parameter(&mut self.parameters, live, cores, name, &typed)
         }
-        Ok(typed)
     }
 }
 
 /// Sets the node parameter `name` to `typed` (checked by its declaration): a live setting is
 /// applied to every core first (one arm's, or a pair's), then the value is stored; on a
-/// refusal nothing changes. A start-only or model parameter is stored only.
+/// refusal nothing changes. A start-only or model parameter is stored only. Returns the value
+/// as stored.
 fn set_node_parameter(
     parameters: &mut ParameterStore,
     live: &mut LiveSettings,
     cores: &mut [ControllerCore],
     name: &str,
     typed: &ParameterValue,
-) -> Result<(), String> {
+) -> Result<ParameterValue, String> {
     let mut changed = live.clone();
     let mut stored = typed.clone();
     if changed.set(name, typed)? {
@@ -135,5 +136,6 @@ fn set_node_parameter(
     }
     parameters
         .set(name, &stored, false)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    Ok(stored)
 }

@@ -80,3 +80,39 @@ fn a_push_on_the_flange_is_estimated_without_allocating() {
     assert!(last_error(handle).contains("torques is a null pointer"));
     armctl_free(handle);
 }
+
+/// A host that hands a non-finite period (a first cycle's clock, a bug) does not turn the
+/// estimate into NaN, which every threshold would let through: it starts over.
+#[test]
+fn a_non_finite_period_starts_the_estimate_over() {
+    let urdf = panda_urdf();
+    let joints = reversed();
+    let strings = Strings::new(&urdf, "pd_gravity", &joints);
+    let handle = create(&strings.config(&[])).unwrap();
+    let q = [0.8, 1.8, 0.0, -2.0, 0.0, -0.3, 0.0];
+    let (mut efforts, mut torques) = (vec![0.0; 7], vec![0.0; 7]);
+    for (k, period) in [1e-3, f64::INFINITY, f64::NAN, 1e-3, 1e-3]
+        .into_iter()
+        .enumerate()
+    {
+        let status = armctl_update(
+            handle,
+            k as f64 * 1e-3,
+            period,
+            q.as_ptr(),
+            [0.0; 7].as_ptr(),
+            efforts.as_mut_ptr(),
+            null_mut(),
+        );
+        assert_eq!(status, ArmctlStatus::Ok);
+        assert_eq!(
+            armctl_external_torques(handle, torques.as_mut_ptr()),
+            ArmctlStatus::Ok
+        );
+        assert!(
+            torques.iter().all(|t| t.is_finite()),
+            "{period}: {torques:?}"
+        );
+    }
+    armctl_free(handle);
+}

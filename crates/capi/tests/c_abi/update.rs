@@ -261,6 +261,17 @@ fn the_safe_command_is_gravity_at_the_last_valid_configuration_and_reset_starts_
         !status.holding,
         "holds where the arm is after the first state"
     );
+    // Reset again, then no joint readable: the step's own hold (zero: no valid state of this
+    // run), not the command of the run before the reset.
+    let away = [0.1, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+    for k in 0..100 {
+        let (_, efforts) = update(handle, 0.6 + k as f64 * 1e-3, &away, &[0.0; 7]);
+        assert!(efforts[0].abs() > 1.0, "pulled back toward the hold");
+    }
+    assert_eq!(armctl_reset(handle), ArmctlStatus::Ok);
+    let (status, efforts) = update_partial(handle, 1.0, &q, &[0; 7]);
+    assert!(status.holding);
+    assert_eq!(efforts, [0.0; 7]);
     armctl_free(handle);
 }
 

@@ -210,7 +210,7 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         let before = self.group().law_warnings().to_vec();
         let (group, diagnostics) = (self.arm_loop.group_mut(), &mut self.diagnostics);
         answer_request(transport, id, &snapshot, request, |name, value| {
-            let applied = group.set_parameter(name, value).map(|_| ());
+            let applied = group.set_parameter(name, value);
             applied.inspect_err(|_| diagnostics.on_refusal())
         });
         let rate = self

@@ -490,7 +490,6 @@ impl NodeLogic for SimNode {
                     let response = handle_request(store, &request, |name, value| {
                         store
                             .validate(name, value, false)
-                            .map(|_| ())
                             .map_err(|e| e.to_string())
                     });
                     transport.respond(id, response);

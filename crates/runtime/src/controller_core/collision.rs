@@ -7,8 +7,13 @@
 //!
 //! Reactions (`collision_reaction`): `hold` brakes the arm to rest where the braking began;
 //! `compliant` sends gravity compensation with damping only, so the arm yields to the obstacle
-//! and to a person; `retract` moves the arm back along the path it came by until the tip has
-//! gone `collision_retract_distance` back (at [`RETRACT_SPEED`]) and holds there.
+//! and to a person; `retract` moves the arm back to the configuration where its tip was
+//! `collision_retract_distance` earlier along the path it came by (a smooth joint-space move
+//! whose tip speed peaks near [`RETRACT_SPEED`]) and holds there.
+//!
+//! The reaction is chosen when the collision latches. A reset clears the latch and forgets the
+//! path; if the estimate is still above its threshold the next step latches a new collision
+//! (with the reaction then set) and says so again.
 
 use std::sync::Arc;
 
@@ -21,8 +26,12 @@ use nalgebra::Vector3;
 /// speeds under computed torque), well below a stiff contact's torque.
 pub const DEFAULT_THRESHOLD_SHARE: f64 = 0.25;
 
-/// The tip's speed along the retract path, m/s.
+/// The tip's peak speed on the way back, m/s.
 pub const RETRACT_SPEED: f64 = 0.1;
+
+/// A quintic blend's peak speed over its average (15/8): the retract takes this much longer
+/// than the distance at [`RETRACT_SPEED`], so that its peak is that speed.
+const QUINTIC_PEAK_RATIO: f64 = 1.875;
 
 /// How many steps of the path are kept for a retract (4 s at 1 kHz).
 const PATH_SAMPLES: usize = 4000;
@@ -150,6 +159,11 @@ impl std::fmt::Display for Collision {
     }
 }
 
+/// Whether an estimate is above its threshold; NaN is (never let through unseen).
+fn exceeds(value: f64, threshold: f64) -> bool {
+    value.is_nan() || value > threshold
+}
+
 /// The detector, the latched collision and the path a retract goes back along.
 #[derive(Debug, Clone)]
 pub(crate) struct CollisionMonitor {
@@ -160,6 +174,9 @@ pub(crate) struct CollisionMonitor {
     /// What `Auto` means for this core's law.
     auto: bool,
     latched: Option<Collision>,
+    /// A collision latched since [`Self::take_new_latch`] last asked (one may latch again
+    /// right after a reset, while the previous one is still the core's fault).
+    new_latch: bool,
     /// Ring of the last steps' configurations and tip positions.
     path_q: Vec<Vec<f64>>,
     path_tip: Vec<Vector3<f64>>,
@@ -189,6 +206,7 @@ impl CollisionMonitor {
             default_thresholds,
             auto: true,
             latched: None,
+            new_latch: false,
             path_q: vec![vec![0.0; n]; PATH_SAMPLES],
             path_tip: vec![Vector3::zeros(); PATH_SAMPLES],
             newest: 0,
@@ -238,19 +256,26 @@ impl CollisionMonitor {
         self.latched.as_ref()
     }
 
-    /// Clears the latch (and a retract under way); returns what was latched.
+    /// Clears the latch and a retract under way, and forgets the path (what came before the
+    /// reset leads back toward the obstacle); returns what was latched.
     pub(crate) fn reset(&mut self) -> Option<Collision> {
-        self.retract = None;
+        self.forget_path();
         self.latched.take()
     }
 
-    /// Forgets the path (a restart: the arm may be elsewhere).
+    /// Forgets the path and a retract under way (a restart: the arm may be elsewhere); a
+    /// latched collision stays latched.
     pub(crate) fn forget_path(&mut self) {
+        self.retract = None;
         self.recorded = 0;
     }
 
-    /// Records the believed configuration `q` on the path.
+    /// Records the believed configuration `q` on the path, unless a collision is latched (the
+    /// reaction's own motion is not a path to go back along).
     pub(crate) fn record(&mut self, robot: &Robot, q: &[f64]) {
+        if self.latched.is_some() {
+            return;
+        }
         let Ok(poses) = forward_kinematics(robot, &mut self.kin, q) else {
             return;
         };
@@ -286,14 +311,15 @@ impl CollisionMonitor {
         let joint = torques
             .iter()
             .zip(&self.thresholds)
-            .position(|(t, limit)| t.abs() > *limit);
+            .position(|(t, limit)| exceeds(t.abs(), *limit));
         let over_force =
-            self.settings.force_threshold > 0.0 && force > self.settings.force_threshold;
+            self.settings.force_threshold > 0.0 && exceeds(force, self.settings.force_threshold);
         let (joint, value, threshold) = match (joint, over_force) {
             (Some(j), _) => (Some(names[j].clone()), torques[j], self.thresholds[j]),
             (None, true) => (None, force, self.settings.force_threshold),
             (None, false) => return None,
         };
+        self.new_latch = true;
         self.latched = Some(Collision {
             joint,
             value,
@@ -322,7 +348,8 @@ impl CollisionMonitor {
         }
         self.retract_from.copy_from_slice(q);
         self.retract_to.copy_from_slice(&self.path_q[back]);
-        self.retract = Some(((travelled / RETRACT_SPEED).max(0.1), 0.0));
+        let duration = QUINTIC_PEAK_RATIO * travelled / RETRACT_SPEED;
+        self.retract = Some((duration.max(0.1), 0.0));
     }
 
     /// The anchor the brake holds the arm at this step, `dt` after the last: along a retract
@@ -339,10 +366,93 @@ impl CollisionMonitor {
         Some(&self.anchor)
     }
 
+    /// Whether a collision latched since the last call.
+    pub(crate) fn take_new_latch(&mut self) -> bool {
+        std::mem::take(&mut self.new_latch)
+    }
+
     /// Whether the reaction sends damping only (`compliant`).
     pub(crate) fn compliant(&self) -> bool {
         self.latched
             .as_ref()
             .is_some_and(|c| c.reaction == CollisionReaction::Compliant)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::ChainOptions;
+
+    fn panda() -> Robot {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+    }
+
+    /// The first joint turned by 0.3 rad over 300 steps, recorded; then a collision latched.
+    fn latched_after_a_swing(robot: &Robot) -> (CollisionMonitor, Vec<f64>) {
+        let mut monitor = CollisionMonitor::new(robot);
+        monitor.set(CollisionSettings {
+            detection: CollisionDetection::On,
+            reaction: CollisionReaction::Retract,
+            ..CollisionSettings::default()
+        });
+        let mut q = robot.middle_configuration();
+        for _ in 0..300 {
+            q[0] += 1e-3;
+            monitor.record(robot, &q);
+        }
+        let names: Vec<Arc<str>> = (0..robot.dof()).map(|j| format!("j{j}").into()).collect();
+        let torques = vec![1e3; robot.dof()];
+        assert!(monitor.check(&names, &torques, &[0.0; 6], &q).is_some());
+        (monitor, q)
+    }
+
+    #[test]
+    fn the_retract_goes_back_along_the_path_with_its_tip_speed_peaking_at_the_retract_speed() {
+        let robot = panda();
+        let (mut monitor, q) = latched_after_a_swing(&robot);
+        let mut kin = KinematicsWorkspace::new(&robot);
+        let mut tip = |q: &[f64]| {
+            forward_kinematics(&robot, &mut kin, q)
+                .unwrap()
+                .tip()
+                .translation
+                .vector
+        };
+        let (start, dt) = (tip(&q), 1e-3);
+        let (mut last, mut peak) = (start, 0.0_f64);
+        while let Some(anchor) = monitor.retract_anchor(dt) {
+            let now = tip(anchor);
+            peak = peak.max((now - last).norm() / dt);
+            last = now;
+            if monitor.retract.is_some_and(|(d, e)| e >= d) {
+                break;
+            }
+        }
+        let back = (last - start).norm();
+        assert!((0.05..0.06).contains(&back), "{back} m back");
+        assert!((0.09..=0.1001).contains(&peak), "peak tip speed {peak} m/s");
+    }
+
+    #[test]
+    fn the_path_is_not_recorded_while_latched_and_a_reset_forgets_it() {
+        let robot = panda();
+        let (mut monitor, mut q) = latched_after_a_swing(&robot);
+        let target = monitor.retract_to.clone();
+        for _ in 0..100 {
+            q[0] -= 1e-3;
+            monitor.record(&robot, &q);
+        }
+        assert_eq!(
+            monitor.recorded, 300,
+            "the reaction's motion is not recorded"
+        );
+        monitor.forget_path();
+        assert!(monitor.latched().is_some(), "a restart keeps the latch");
+        assert!(monitor.retract.is_none());
+        assert!(monitor.reset().is_some());
+        assert_eq!(monitor.recorded, 0, "after a reset the path starts anew");
+        assert!(target[0] < robot.middle_configuration()[0] + 0.3);
     }
 }

@@ -65,9 +65,13 @@ impl ExternalTorque {
     }
 
     /// A step `dt` after the last, on the newest state `(q, qd)`: the held command counts for
-    /// `dt`, and a fresh state is observed. A failed model evaluation starts over (the core
-    /// holds for the same reason through the law).
+    /// `dt`, and a fresh state is observed. A step that is not a finite time, a failed model
+    /// evaluation or a non-finite residual starts the estimate over.
     pub(crate) fn step(&mut self, robot: &Robot, (q, qd): (&[f64], &[f64]), dt: f64) {
+        if !(dt.is_finite() && dt >= 0.0) {
+            self.restart();
+            return;
+        }
         for (i, t) in self.impulse.iter_mut().zip(&self.held) {
             *i += t * dt;
         }

@@ -271,8 +271,9 @@ impl ControllerCore {
     }
 
     /// Clears a latched collision: the next step with a valid state resumes control from
-    /// where the arm is (a running trajectory is cancelled, as after any hold). Returns what
-    /// was latched.
+    /// where the arm is (a running trajectory is cancelled, as after any hold). If the
+    /// estimate is still above its threshold, that step latches a new collision and reports
+    /// it as a new hold. Returns what was latched.
     pub fn reset_collision(&mut self) -> Option<Collision> {
         self.collision.reset()
     }
@@ -292,7 +293,9 @@ impl ControllerCore {
         (&self.q, &self.qd)
     }
 
-    /// Forgets the states and the trajectory (simulated time went back): as at the start.
+    /// Forgets the states and the trajectory (simulated time went back, or a host activates
+    /// the controller again): as at the start, except that a latched collision stays latched
+    /// until `reset_collision`.
     pub fn restart(&mut self) {
         self.state_time = None;
         self.state_fault = None;
@@ -304,7 +307,7 @@ impl ControllerCore {
         self.was_holding = true;
         self.brake.forget();
         self.external.restart();
-        self.collision.reset();
+        // A latched collision stays latched (until reset_collision), whoever restarts.
         self.collision.forget_path();
     }
 
@@ -507,10 +510,12 @@ impl ControllerCore {
                 self.controller.last_report()
             }
         };
+        let latched_anew = self.collision.take_new_latch();
         let event = match (&fault, &self.fault) {
             (Some(new), old)
-                if old.as_ref().map(std::mem::discriminant)
-                    != Some(std::mem::discriminant(new)) =>
+                if latched_anew
+                    || old.as_ref().map(std::mem::discriminant)
+                        != Some(std::mem::discriminant(new)) =>
             {
                 Some(CoreEvent::Holding {
                     fault: new.clone(),
