@@ -195,6 +195,19 @@ fn the_ros2_control_plugin_runs_on_the_stand_in_as_humble_and_as_jazzy() {
     let plugin = root.join("ros2_control/armctl_controllers");
     let test_api = root.join("ros2_control/test_api");
     let compiler = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+    // Every .cpp of the plugin (its CMakeLists.txt lists the same ones), sorted: splitting or
+    // adding a source needs no change here.
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(plugin.join("src"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "cpp"))
+        .collect();
+    sources.sort();
+    assert!(
+        !sources.is_empty(),
+        "no .cpp in {}",
+        plugin.join("src").display()
+    );
     for distro in ["humble", "jazzy"] {
         let program = work.join(format!("run_plugin_{distro}"));
         let mut build = Command::new(&compiler);
@@ -211,7 +224,7 @@ fn the_ros2_control_plugin_runs_on_the_stand_in_as_humble_and_as_jazzy() {
             build.arg("-I").arg(include);
         }
         build
-            .arg(plugin.join("src/model_based_effort_controller.cpp"))
+            .args(&sources)
             .arg(test_api.join("run_plugin.cpp"))
             .arg(library)
             .args(["-lpthread", "-ldl", "-lm", "-o"])
