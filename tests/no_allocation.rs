@@ -364,6 +364,67 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
     }
 }
 
+/// A latched collision's steps, for each reaction: the hold, the damping of `compliant`, and a
+/// retract under way (its anchor moving along a quintic), with the estimate and the detector
+/// still running.
+#[test]
+fn a_latched_collision_s_reactions_allocate_nothing() {
+    use armctl_runtime::arm_loop::ArmLoop;
+    use armctl_runtime::controller_core::{
+        CollisionDetection, CollisionReaction, CollisionSettings, ControllerCore, Fault, SafeMode,
+    };
+    use armctl_runtime::loop_timing::LoopTiming;
+    use armctl_runtime::node_clock::NodeClock;
+    let robot =
+        Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
+    let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+    let reactions = [
+        CollisionReaction::Hold,
+        CollisionReaction::Compliant,
+        CollisionReaction::Retract,
+    ];
+    for reaction in reactions {
+        let controller = armctl_control::controller_by_name("computed_torque", &robot).unwrap();
+        let mut core =
+            ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3))
+                .unwrap();
+        // Scripted states that ignore the commands: the estimate soon crosses thresholds this
+        // low.
+        core.set_collision(CollisionSettings {
+            detection: CollisionDetection::On,
+            thresholds: vec![1e-3; robot.dof()],
+            reaction,
+            ..CollisionSettings::default()
+        });
+        let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
+        let mut arm_loop = ArmLoop::new(&mut core, timing);
+        let mut q = robot.middle_configuration();
+        let velocity = vec![0.3; robot.dof()];
+        let mut now = 0.0;
+        let mut step = |arm_loop: &mut ArmLoop<&mut ControllerCore>| {
+            now += 1e-3;
+            for p in q.iter_mut() {
+                *p += 3e-4;
+            }
+            arm_loop.on_joint_state(0, &names, &q, &velocity, now);
+        };
+        for _ in 0..20 {
+            step(&mut arm_loop);
+        }
+        let latched = |arm_loop: &ArmLoop<&mut ControllerCore>| {
+            matches!(arm_loop.reports()[0].fault, Some(Fault::Collision(_)))
+        };
+        assert!(latched(&arm_loop), "{reaction:?}: not latched");
+        let count = allocations(|| {
+            for _ in 0..100 {
+                step(&mut arm_loop);
+                assert!(latched(&arm_loop));
+            }
+        });
+        assert_eq!(count, 0, "{reaction:?}: {count} allocations in 300 steps");
+    }
+}
+
 /// Both arms of a pair under the cooperative law (the runtime controller_node and `armctl sim`
 /// step), while both are controlled.
 #[test]
