@@ -295,6 +295,38 @@ fn controller_updates_allocate_nothing() {
     }
 }
 
+/// Every joint on its upper soft limit, moving toward it: the joint-limit protection bounds
+/// every effort (its dynamics computed) and allocates nothing.
+#[test]
+fn a_law_bounded_at_its_joint_limits_allocates_nothing() {
+    let robot =
+        Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
+    let n = robot.dof();
+    let mut effort = vec![0.0; n];
+    for name in armctl_control::CONTROLLERS {
+        let inner = armctl_control::controller_by_name(name, &robot).unwrap();
+        let mut controller = armctl_control::Guarded::new(inner, &robot, None).unwrap();
+        let q: Vec<f64> = (0..n)
+            .map(|i| controller.limits_mut().soft_limits(i).unwrap().1)
+            .collect();
+        let qd = vec![0.5; n];
+        let target: Vec<f64> = robot.joints().iter().map(|j| j.limits.upper).collect();
+        let reference = armctl_control::JointReference::hold(&target);
+        let state = armctl_control::JointState { q: &q, qd: &qd };
+        controller.reset(&state);
+        let count = allocations(|| {
+            controller
+                .update(&state, &reference, 1e-3, &mut effort)
+                .unwrap()
+        });
+        assert_eq!(count, 0, "{name} allocated {count} times in 3 updates");
+        assert!(
+            controller.last_report().joint_limited > 0,
+            "{name}: nothing bounded"
+        );
+    }
+}
+
 #[test]
 fn controller_node_step_allocates_nothing_on_valid_states() {
     use armctl_runtime::arm_group::ArmGroup;

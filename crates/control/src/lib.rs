@@ -52,6 +52,7 @@ mod hybrid_force_position;
 mod independent_pd;
 mod jacobi_eigen;
 mod joint_impedance;
+pub mod joint_limit_guard;
 mod modal_damping;
 mod model_terms;
 pub mod momentum_observer;

@@ -1,10 +1,12 @@
-//! The safety layer after every controller: no NaN or infinity leaves it, every effort is
-//! within the URDF effort limit, and (optionally) no effort changes faster than a rate limit.
-//! [`Guarded`] wraps any [`Controller`] with it.
+//! The safety layer after every controller: no effort pushes a joint past its soft limits
+//! ([`crate::joint_limit_guard`]), no NaN or infinity leaves it, every effort is within the
+//! URDF effort limit, and (optionally) no effort changes faster than a rate limit. [`Guarded`]
+//! wraps any [`Controller`] with it.
 
 use armctl_model::Robot;
 
 use crate::damping_bound::DampingCheck;
+use crate::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
 
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
@@ -20,6 +22,8 @@ pub struct SafetyReport {
     pub saturated: usize,
     /// Efforts held back by the rate limit.
     pub rate_limited: usize,
+    /// Efforts bounded by the joint-limit protection.
+    pub joint_limited: usize,
 }
 
 /// Effort limits, an optional rate limit and the last effort sent.
@@ -129,6 +133,7 @@ impl EffortSafety {
 /// Any controller followed by the safety layer; its parameters ramp each step.
 pub struct Guarded {
     inner: Box<dyn Controller>,
+    limits: JointLimitGuard,
     safety: EffortSafety,
     last_report: SafetyReport,
     damping: DampingCheck,
@@ -150,7 +155,8 @@ impl std::fmt::Debug for Guarded {
 }
 
 impl Guarded {
-    /// Wraps `inner` with the effort limits of `robot` and an optional rate limit.
+    /// Wraps `inner` with the soft limits (the default margin) and effort limits of `robot`
+    /// and an optional rate limit.
     pub fn new(
         inner: Box<dyn Controller>,
         robot: &Robot,
@@ -159,6 +165,7 @@ impl Guarded {
         let mut guarded = Self {
             warnings: Vec::new(),
             inner,
+            limits: JointLimitGuard::new(robot, DEFAULT_SOFT_LIMIT_MARGIN)?,
             safety: EffortSafety::new(robot, rate_limit)?,
             last_report: SafetyReport::default(),
             damping: DampingCheck::new(robot),
@@ -220,10 +227,18 @@ impl Guarded {
         &mut self.safety
     }
 
-    /// Efforts another law computed (a cooperative law over two arms) through the safety
-    /// layer, as the wrapped law's would go; [`Guarded::last_report`] then tells what it did.
-    pub fn guard(&mut self, effort: &mut [f64], dt: f64) {
+    /// The joint-limit protection.
+    pub fn limits_mut(&mut self) -> &mut JointLimitGuard {
+        &mut self.limits
+    }
+
+    /// Efforts another law computed (a cooperative law over two arms) for the arm at `state`
+    /// through the safety layer, as the wrapped law's would go; [`Guarded::last_report`] then
+    /// tells what it did.
+    pub fn guard(&mut self, state: &JointState<'_>, effort: &mut [f64], dt: f64) {
+        let joint_limited = self.limits.apply((state.q, state.qd), dt, effort);
         self.last_report = self.safety.apply(effort, dt);
+        self.last_report.joint_limited = joint_limited;
     }
 }
 
@@ -257,7 +272,7 @@ impl Controller for Guarded {
             // Whatever the controller left in the buffer is not trusted: hold the last effort.
             effort.fill(f64::NAN);
         }
-        self.last_report = self.safety.apply(effort, dt);
+        self.guard(state, effort, dt);
         result
     }
     fn estimates(&self) -> &[f64] {

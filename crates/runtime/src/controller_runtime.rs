@@ -242,6 +242,10 @@ pub(crate) fn core_from(
         settings.rate_limit(),
     )?;
     core.set_plausibility(settings.plausibility());
+    core.controller_mut()
+        .limits_mut()
+        .set_margin(settings.soft_limit_margin)
+        .map_err(|e| invalid("soft_limit_margin", e.to_string()))?;
     core.set_external_torque_gain(settings.external_torque_gain);
     core.set_wrench_from_estimate(settings.wrench_from_estimate());
     core.set_collision(settings.collision());
@@ -269,6 +273,12 @@ pub(crate) fn apply_settings(
         core.controller_mut()
             .safety_mut()
             .set_rate_limit(new.rate_limit())
+            .map_err(|e| e.to_string())?;
+    }
+    if new.soft_limit_margin != old.soft_limit_margin {
+        core.controller_mut()
+            .limits_mut()
+            .set_margin(new.soft_limit_margin)
             .map_err(|e| e.to_string())?;
     }
     if new.external_torque_gain != old.external_torque_gain {

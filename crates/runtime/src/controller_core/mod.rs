@@ -571,21 +571,25 @@ impl ControllerCore {
         dt: f64,
         effort: &mut [f64],
     ) -> Option<Fault> {
+        let state = JointState {
+            q: &self.q,
+            qd: &self.qd,
+        };
         match given {
             Ok(given) if given.len() == effort.len() => effort.copy_from_slice(given),
             Ok(given) => {
                 let reason = format!("{} efforts for {} joints", given.len(), effort.len());
                 effort.fill(f64::NAN);
-                self.controller.guard(effort, dt);
+                self.controller.guard(&state, effort, dt);
                 return Some(Fault::Controller(reason));
             }
             Err(reason) => {
                 effort.fill(f64::NAN);
-                self.controller.guard(effort, dt);
+                self.controller.guard(&state, effort, dt);
                 return Some(Fault::Controller(reason.to_string()));
             }
         }
-        self.controller.guard(effort, dt);
+        self.controller.guard(&state, effort, dt);
         let non_finite = self.controller.last_report().non_finite;
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }

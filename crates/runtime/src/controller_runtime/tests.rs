@@ -273,3 +273,39 @@ fn what_the_conversion_noticed_reaches_the_runner() {
         "{warnings}"
     );
 }
+
+/// `soft_limit_margin` moves the soft limits at start and while running; a margin out of its
+/// range is refused by name and changes nothing.
+#[test]
+fn the_soft_limit_margin_is_a_live_parameter() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            ("urdf_path".to_string(), ParameterValue::String(path.into())),
+            ("soft_limit_margin".to_string(), ParameterValue::Double(0.1)),
+        ],
+    };
+    let mut runtime = ControllerRuntime::new(&start).unwrap();
+    let upper = runtime.core().robot().joints()[0].limits.upper;
+    let soft = |r: &mut ControllerRuntime| {
+        r.core_mut()
+            .controller_mut()
+            .limits_mut()
+            .soft_limits(0)
+            .unwrap()
+            .1
+    };
+    assert!((soft(&mut runtime) - (upper - 0.1)).abs() < 1e-12);
+    runtime
+        .set_parameter("soft_limit_margin", &ParameterValue::Double(0.2))
+        .unwrap();
+    assert!((soft(&mut runtime) - (upper - 0.2)).abs() < 1e-12);
+    let e = runtime
+        .set_parameter("soft_limit_margin", &ParameterValue::Double(-0.1))
+        .unwrap_err();
+    assert!(e.contains("soft_limit_margin"), "{e}");
+    assert!((soft(&mut runtime) - (upper - 0.2)).abs() < 1e-12);
+}

@@ -1,0 +1,215 @@
+//! Joint-limit protection in torque mode: every law, with its safety layer, driven to push a
+//! joint into its limit stops the joint inside the URDF limit, at rest, on the bundled arms and
+//! on random ones. The simulator's limits are springs past the URDF limit (not stops), so a
+//! joint that reached one would show it.
+//!
+//! A joint-space law follows a reference that runs past the limit by 0.3 rad (m) at 80 % of
+//! the joint's velocity limit (the runtime refuses such a reference from a user; a law's own
+//! overshoot, an adaptive law's drift or a bad model push the same way); a task-space law gets
+//! the pose of that configuration as its target, and the Panda's tip a target 1 m out of
+//! reach (its elbow stretches into its upper limit).
+
+use armctl_control::reference::{Quintic, SetPoint, Trajectory};
+use armctl_control::{controller_by_name, Controller, Guarded, ParameterValue, CONTROLLERS};
+use armctl_e2e::urdf_dir;
+use armctl_model::test_support::random_arm::RandomArm;
+use armctl_model::{forward_kinematics, ChainOptions, KinematicsWorkspace, Robot};
+use armctl_sim::{run_closed_loop, SimConfig, Simulator};
+use nalgebra::{IsometryMatrix3, Translation3};
+
+/// How far past the limit the reference runs, rad (m).
+const PAST: f64 = 0.3;
+
+/// How long the arm is watched after the reference stopped, s.
+const SETTLE: f64 = 5.0;
+
+/// A joint is at rest below this, rad/s (m/s).
+const AT_REST: f64 = 0.01;
+
+/// What one run did to the pushed joint.
+#[derive(Debug)]
+struct Outcome {
+    /// The largest distance past the URDF limit (negative: it stayed inside), rad (m).
+    worst_past: f64,
+    /// Its speed at the end, rad/s (m/s).
+    final_speed: f64,
+    /// Distance from the soft limit at the end, rad (m).
+    from_soft: f64,
+    /// The largest distance of any joint past its URDF limits, rad (m).
+    worst_any: f64,
+}
+
+fn bundled(file: &str) -> Robot {
+    Robot::from_urdf_file(urdf_dir().join(file), &ChainOptions::default()).unwrap()
+}
+
+/// The law `name` behind its safety layer on `robot`, with `set` applied.
+fn guarded(name: &str, robot: &Robot, set: &[(&str, ParameterValue)]) -> Guarded {
+    let mut law = controller_by_name(name, robot).unwrap();
+    for (parameter, value) in set {
+        law.set_parameter(parameter, value.clone()).unwrap();
+    }
+    Guarded::new(law, robot, None).unwrap()
+}
+
+/// `law` runs `robot` from its middle configuration along `reference` for `seconds` (a
+/// task-space law toward `target` from its first step, when given); the outcome for `joint`
+/// pushed toward its `upper` (or lower) limit.
+fn run(
+    robot: &Robot,
+    law: &mut Guarded,
+    reference: &dyn Trajectory,
+    seconds: f64,
+    (joint, upper): (usize, bool),
+    target: Option<IsometryMatrix3<f64>>,
+) -> Result<Outcome, String> {
+    let (soft_lower, soft_upper) = law.limits_mut().soft_limits(joint).unwrap();
+    let limits = &robot.joints()[joint].limits;
+    let mut sim = Simulator::new(robot, &robot.middle_configuration(), SimConfig::default())
+        .map_err(|e| e.to_string())?;
+    let steps = (seconds * 1000.0) as usize;
+    let log = run_closed_loop(&mut sim, law, reference, steps, |k, _, c| {
+        if let (0, Some(target), Some(task)) = (k, target, c.task_space()) {
+            task.set_target_pose(target, 1.0).unwrap();
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    let past = |q: &f64| {
+        if upper {
+            q - limits.upper
+        } else {
+            limits.lower - q
+        }
+    };
+    let q = &log.q[joint];
+    let end = *q.last().unwrap();
+    Ok(Outcome {
+        worst_past: q.iter().map(past).fold(f64::NEG_INFINITY, f64::max),
+        final_speed: log.qd[joint].last().unwrap().abs(),
+        from_soft: if upper {
+            end - soft_upper
+        } else {
+            end - soft_lower
+        },
+        worst_any: robot
+            .joints()
+            .iter()
+            .zip(&log.q)
+            .flat_map(|(j, q)| {
+                q.iter()
+                    .map(|q| (q - j.limits.upper).max(j.limits.lower - q))
+            })
+            .fold(f64::NEG_INFINITY, f64::max),
+    })
+}
+
+/// The reference for a joint-space law: from the middle configuration to `PAST` beyond the
+/// limit of `joint` at 80 % of its velocity limit; its duration.
+fn past_the_limit(robot: &Robot, (joint, upper): (usize, bool)) -> (Quintic, f64) {
+    let start = robot.middle_configuration();
+    let limits = &robot.joints()[joint].limits;
+    let mut end = start.clone();
+    end[joint] = if upper {
+        limits.upper + PAST
+    } else {
+        limits.lower - PAST
+    };
+    let distance = (end[joint] - start[joint]).abs();
+    let duration = 1.875 * distance / (0.8 * limits.velocity);
+    (Quintic::new(start, end, duration).unwrap(), duration)
+}
+
+/// Whether an outcome is a stop inside the limit, at rest on the soft limit (the largest
+/// overshoot past a soft limit over these runs is 0.023 rad, within the 0.05 rad margin; every
+/// run ends within 2e-5 rad of the soft limit).
+fn stopped(outcome: &Outcome) -> bool {
+    outcome.worst_past < 0.0 && outcome.final_speed < AT_REST && outcome.from_soft.abs() < 1e-3
+}
+
+/// Every joint-space law pushes each joint of `robot` in turn (the upper limit for even joints,
+/// the lower for odd ones); the failures.
+fn push_every_joint(name: &str, robot: &Robot) -> Vec<String> {
+    let mut failures = Vec::new();
+    for law_name in CONTROLLERS {
+        for joint in 0..robot.dof() {
+            let side = (joint, joint % 2 == 0);
+            let (reference, duration) = past_the_limit(robot, side);
+            let mut law = guarded(law_name, robot, &[]);
+            if law.task_space().is_some() {
+                continue;
+            }
+            let outcome = run(robot, &mut law, &reference, duration + SETTLE, side, None);
+            println!("{name:14} {law_name:26} joint {joint}: {outcome:?}");
+            match outcome {
+                Ok(o) if stopped(&o) => {}
+                other => failures.push(format!("{name} {law_name} joint {joint}: {other:?}")),
+            }
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_law_stops_every_joint_of_the_bundled_arms_inside_its_limits() {
+    let failures: Vec<String> = [
+        "panda.urdf",
+        "ur5e.urdf",
+        "puma560.urdf",
+        "planar_2link.urdf",
+    ]
+    .iter()
+    .flat_map(|file| push_every_joint(file, &bundled(file)))
+    .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_law_stops_every_joint_of_random_arms_inside_its_limits() {
+    // The undamped ones (even seeds): a damped arm without friction compensation takes longer
+    // to get anywhere than these runs watch, limits or not.
+    let failures: Vec<String> = (0..12)
+        .step_by(2)
+        .flat_map(|seed| {
+            let arm = RandomArm::generate(seed);
+            let robot = Robot::from_urdf_str(&arm.urdf, &ChainOptions::default()).unwrap();
+            push_every_joint(&format!("random arm {seed}"), &robot)
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The Panda's tip sent 1 m out of reach under every task-space law, for 6 s. Under Cartesian
+/// impedance no joint passes its URDF limits (without the protection the elbow, joint 4, whose
+/// upper limit is short of a straight arm, passes it by 0.006 rad). None of these laws brings
+/// the arm to rest at an unreachable target: they keep moving it along the edge of the
+/// workspace, Cartesian impedance slowly (the elbow at 0.28 rad/s after 6 s), the two
+/// acceleration-resolving laws violently (below). That is the laws' behaviour, a gap reported
+/// in issue 35's closing note; the protection bounds what it can.
+#[test]
+fn a_pose_target_out_of_reach_is_bounded_at_the_limits() {
+    let robot = bundled("panda.urdf");
+    let elbow = 3;
+    for law_name in CONTROLLERS {
+        let mut law = guarded(law_name, &robot, &[]);
+        if law.task_space().is_none() {
+            continue;
+        }
+        let q0 = robot.middle_configuration();
+        let mut ws = KinematicsWorkspace::new(&robot);
+        let pose = forward_kinematics(&robot, &mut ws, &q0).unwrap().tip();
+        let far = Translation3::new(1.0, 0.0, 0.0) * pose;
+        let hold = SetPoint::new(q0);
+        let outcome = run(&robot, &mut law, &hold, 6.0, (elbow, true), Some(far)).unwrap();
+        println!("{law_name}: {outcome:?}");
+        // Resolved acceleration and hybrid force/position whip the arm toward the unreachable
+        // target (0.8 and 4 rad/s at the end); the other joints' efforts, through the
+        // coupling of the mass matrix, carry a joint past its limit by 0.007 and 0.012 rad,
+        // which a bound on each joint's own effort cannot stop (without the protection: 0.30
+        // and 0.18 rad, at up to 2.8 and 8.3 rad/s).
+        let allowed = match law_name {
+            "resolved_acceleration" | "hybrid_force_position" => 0.02,
+            _ => 0.0,
+        };
+        assert!(outcome.worst_any < allowed, "{law_name}: {outcome:?}");
+    }
+}
