@@ -18,6 +18,7 @@ use clap::Args;
 use nalgebra::{DMatrix, Matrix6xX};
 use serde::Serialize;
 
+use armctl_control::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
 use armctl_control::{controller_by_name, Cooperative, JointReference, JointState, CONTROLLERS};
 use armctl_sim::{SimConfig, Simulator};
 
@@ -299,6 +300,7 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
         );
     }
     measure_controllers(robot, states, (&pick, &mut record));
+    measure_joint_limit_guard(robot, (&pick, &mut record));
     Report {
         robot: robot.name().to_string(),
         dof: n,
@@ -308,6 +310,42 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
 
 /// Where `measure` keeps a row: name and ns per call (NaN: not timed).
 type Recorder<'a> = &'a mut dyn FnMut(&str, f64);
+
+/// The joint-limit protection every law's effort passes (its cost on top of the law's):
+/// on the controllers' path, far from the limits (a few comparisons), and with every joint
+/// on its upper soft limit moving toward it (gravity, the mass matrix and the sampled-data
+/// bound each call).
+fn measure_joint_limit_guard(
+    robot: &Robot,
+    (pick, record): (&dyn Fn(&str) -> usize, Recorder<'_>),
+) {
+    let Ok(mut guard) = JointLimitGuard::new(robot, DEFAULT_SOFT_LIMIT_MARGIN) else {
+        return;
+    };
+    let n = robot.dof();
+    let far = periodic_path(robot, PATH_STATES, 1e-3);
+    let at_limits: Vec<State> = far
+        .iter()
+        .map(|s| State {
+            q: (0..n)
+                .map(|i| guard.soft_limits(i).map_or(s.q[i], |(_, upper)| upper))
+                .collect(),
+            qd: vec![0.5; n],
+            qdd: s.qdd.clone(),
+        })
+        .collect();
+    let mut effort: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
+    for (row, states) in [
+        ("joint_limit_guard_far", &far),
+        ("joint_limit_guard_at_soft_limits", &at_limits),
+    ] {
+        let ns = time(states, pick(row), |s| {
+            effort.fill(1.0);
+            black_box(guard.apply((&s.q, &s.qd), 1e-3, &mut effort));
+        });
+        record(row, ns);
+    }
+}
 
 /// The controllers, each on a smooth periodic path sampled at 1 kHz (what a control loop
 /// sees; a law that keeps state from one step to the next, such as the Cartesian impedance's

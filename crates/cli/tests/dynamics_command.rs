@@ -153,6 +153,8 @@ fn bench_reports_every_algorithm_and_writes_states() {
         "controller_pd_gravity",
         "controller_cartesian_impedance",
         "controller_cartesian_impedance_random_states",
+        "joint_limit_guard_far",
+        "joint_limit_guard_at_soft_limits",
     ] {
         assert!(
             names.contains(&algorithm),

@@ -92,7 +92,7 @@ pub use pd_fixed_gravity::{gravity_gradient_bound, gravity_gradients, PdFixedGra
 pub use pd_gravity::PdGravity;
 pub use resolved_acceleration::ResolvedAcceleration;
 pub use robust::Robust;
-pub use safety::{EffortSafety, Guarded, SafetyReport};
+pub use safety::{EffortSafety, Guarded, SafetyReport, DEFAULT_EFFORT_RISE_TIME};
 pub use sliding_mode::SlidingMode;
 pub use slotine_li::SlotineLi;
 pub use slotine_li_adaptive::SlotineLiAdaptive;

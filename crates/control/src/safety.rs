@@ -1,6 +1,6 @@
 //! The safety layer after every controller: no effort pushes a joint past its soft limits
 //! ([`crate::joint_limit_guard`]), no NaN or infinity leaves it, every effort is within the
-//! URDF effort limit, and (optionally) no effort changes faster than a rate limit. [`Guarded`]
+//! URDF effort limit, and no effort changes faster than its rate limit (when one is set). [`Guarded`]
 //! wraps any [`Controller`] with it.
 
 use armctl_model::Robot;
@@ -26,11 +26,16 @@ pub struct SafetyReport {
     pub joint_limited: usize,
 }
 
-/// Effort limits, an optional rate limit and the last effort sent.
+/// Default time in which the rate limit lets an effort swing from zero to its limit, s: the
+/// rate limit of each joint is its effort limit over this (`EffortSafety::set_rise_time`).
+pub const DEFAULT_EFFORT_RISE_TIME: f64 = 0.02;
+
+/// Effort limits, rate limits per joint and the last effort sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EffortSafety {
     limits: Vec<f64>,
-    rate_limit: Option<f64>,
+    /// N m/s (N/s) per joint; infinite for none.
+    rates: Vec<f64>,
     last: Vec<f64>,
     /// `last` before the latest [`EffortSafety::apply`]: the effort sent the cycle before.
     before: Vec<f64>,
@@ -51,7 +56,7 @@ impl EffortSafety {
         }
         let mut safety = Self {
             limits: robot.joints().iter().map(|j| j.limits.effort).collect(),
-            rate_limit: None,
+            rates: vec![f64::INFINITY; robot.dof()],
             last: vec![0.0; robot.dof()],
             before: vec![0.0; robot.dof()],
         };
@@ -59,23 +64,31 @@ impl EffortSafety {
         Ok(safety)
     }
 
-    /// Changes the rate limit (`None`: no limit).
+    /// The same rate limit for every joint, N m/s (N/s) (`None`: no limit).
     pub fn set_rate_limit(&mut self, rate_limit: Option<f64>) -> Result<(), ControlError> {
-        if let Some(r) = rate_limit {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(ControlError::InvalidParameter {
-                    name: "rate_limit".into(),
-                    reason: format!("{r} must be positive"),
-                });
-            }
-        }
-        self.rate_limit = rate_limit;
+        let rate = positive_or_none("rate_limit", rate_limit)?;
+        self.rates.fill(rate);
         Ok(())
     }
 
-    /// The rate limit, N m/s.
-    pub fn rate_limit(&self) -> Option<f64> {
-        self.rate_limit
+    /// Rate limits sized from the effort limits: each joint's effort may swing from zero to
+    /// its limit in `rise_time` seconds, no faster (`None`: no limit).
+    pub fn set_rise_time(&mut self, rise_time: Option<f64>) -> Result<(), ControlError> {
+        let time = positive_or_none("effort_rise_time", rise_time)?;
+        for (rate, limit) in self.rates.iter_mut().zip(&self.limits) {
+            // No rise time: no limit (not a zero rate).
+            *rate = if time.is_finite() {
+                limit / time
+            } else {
+                f64::INFINITY
+            };
+        }
+        Ok(())
+    }
+
+    /// The rate limit of each joint, N m/s (N/s); infinite for none.
+    pub fn rate_limits(&self) -> &[f64] {
+        &self.rates
     }
 
     /// Starts the rate limit from `effort` (for example the effort a hold mode sent).
@@ -94,17 +107,19 @@ impl EffortSafety {
     pub fn apply(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         self.before.copy_from_slice(&self.last);
         let mut report = SafetyReport::default();
-        let step = self.rate_limit.map(|r| r * dt.max(0.0));
-        for ((e, last), &limit) in effort
+        let dt = dt.max(0.0);
+        for (((e, last), &limit), &rate) in effort
             .iter_mut()
             .zip(self.last.iter_mut())
             .zip(&self.limits)
+            .zip(&self.rates)
         {
             if !e.is_finite() {
                 report.non_finite += 1;
                 *e = *last;
             }
-            if let Some(step) = step {
+            if rate.is_finite() {
+                let step = rate * dt;
                 let limited = e.clamp(*last - step, *last + step);
                 if limited != *e {
                     report.rate_limited += 1;
@@ -127,6 +142,18 @@ impl EffortSafety {
     pub fn replace(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         self.last.copy_from_slice(&self.before);
         self.apply(effort, dt)
+    }
+}
+
+/// `value` when it is a positive number, infinity for `None`; else refused naming `name`.
+fn positive_or_none(name: &str, value: Option<f64>) -> Result<f64, ControlError> {
+    match value {
+        None => Ok(f64::INFINITY),
+        Some(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Some(v) => Err(ControlError::InvalidParameter {
+            name: name.into(),
+            reason: format!("{v} must be positive"),
+        }),
     }
 }
 
@@ -388,6 +415,22 @@ mod tests {
         assert_eq!(safety.apply(&mut effort, 1e-3).saturated, 2);
         assert_eq!(effort, [10.0, -5.0]);
         assert!(safety.set_rate_limit(Some(-1.0)).is_err());
+    }
+
+    #[test]
+    fn rise_time_rate_limits_are_sized_from_the_effort_limits() {
+        let mut safety = EffortSafety::new(&two_joints(), None).unwrap();
+        safety.set_rise_time(Some(0.05)).unwrap();
+        assert_eq!(safety.rate_limits(), [200.0, 100.0]);
+        let mut effort = [50.0, -50.0];
+        assert_eq!(safety.apply(&mut effort, 1e-3).rate_limited, 2);
+        assert_eq!(effort, [0.2, -0.1]);
+        for bad in [0.0, -1.0, f64::NAN] {
+            let error = safety.set_rise_time(Some(bad)).unwrap_err().to_string();
+            assert!(error.contains("effort_rise_time"), "{error}");
+        }
+        safety.set_rise_time(None).unwrap();
+        assert!(safety.rate_limits().iter().all(|r| r.is_infinite()));
     }
 
     #[test]

@@ -239,8 +239,11 @@ pub(crate) fn core_from(
         controller,
         settings.safe_mode,
         settings.state_timeout,
-        settings.rate_limit(),
+        None,
     )?;
+    settings
+        .apply_rate_limits(core.controller_mut().safety_mut())
+        .map_err(|e| invalid("effort_rise_time", e.to_string()))?;
     core.set_plausibility(settings.plausibility());
     core.controller_mut()
         .limits_mut()
@@ -269,10 +272,8 @@ pub(crate) fn apply_settings(
     if new.acceleration_limits != old.acceleration_limits {
         core.set_acceleration_limits(&new.acceleration_limits)?;
     }
-    if new.rate_limit != old.rate_limit {
-        core.controller_mut()
-            .safety_mut()
-            .set_rate_limit(new.rate_limit())
+    if (new.rate_limit, new.effort_rise_time) != (old.rate_limit, old.effort_rise_time) {
+        new.apply_rate_limits(core.controller_mut().safety_mut())
             .map_err(|e| e.to_string())?;
     }
     if new.soft_limit_margin != old.soft_limit_margin {

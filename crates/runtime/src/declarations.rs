@@ -48,7 +48,8 @@ crate::settings! {
         over_speed: f64 = double("over_speed", 1.5, "A measured velocity above this many times the URDF velocity limit (and within velocity_plausibility) is an over-speed: brake every joint to rest (safe_mode's gravity compensation with damping), then hold where the arm stopped.").range(1.0, 1e4);
         safe_mode: SafeMode = string("safe_mode", "gravity", "What to send while holding: 'gravity' (gravity compensation at the last valid configuration) or 'zero' (no gravity term). Either way an arm that really moves (a controller failure, an over-speed) is braked to rest where the braking began (docs/safety.md).").choices(&["gravity", "zero"]);
         soft_limit_margin: f64 = double("soft_limit_margin", armctl_control::joint_limit_guard::DEFAULT_SOFT_LIMIT_MARGIN, "Distance of the soft limits inside the URDF limits, rad or m (at most a quarter of a joint's range). Every law's effort toward a limit is bounded so that the joint slows down before its soft limit and rests on it; an effort away from the limit is never changed (docs/safety.md).").range(0.0, 1.0);
-        rate_limit: f64 = double("rate_limit", 0.0, "Largest effort change, N m/s per joint; 0 for no limit.").range(0.0, 1e7);
+        effort_rise_time: f64 = double("effort_rise_time", armctl_control::DEFAULT_EFFORT_RISE_TIME, "Rate limit of every effort, sized from its effort limit: an effort may swing from zero to its limit in this time (s), no faster; 0 for no rate limit. The first command after a start or an activation ramps from the gravity torque (docs/safety.md).").range(0.0, 10.0);
+        rate_limit: f64 = double("rate_limit", 0.0, "Largest effort change, N m/s (N/s), the same for every joint, replacing the limits effort_rise_time sizes; 0 (default): effort_rise_time's.").range(0.0, 1e7);
         external_torque_gain: f64 = double("external_torque_gain", crate::controller_core::DEFAULT_OBSERVER_GAIN, "Gain of the external torque estimate (the momentum observer), 1/s: its time constant is the inverse. Higher sees a contact sooner and passes more velocity noise (docs/safety.md).").range(0.1, 1000.0);
         external_wrench_source: String = string("external_wrench_source", "measured", "Where a task-space law (cartesian_impedance, hybrid_force_position) takes the tip wrench from: 'measured' (~/external_wrench, a force/torque sensor) or 'estimated' (the wrench the external torque estimate explains, for an arm without a sensor; blind to contacts on links).").choices(&["measured", "estimated"]);
         collision_detection: String = string("collision_detection", "auto", "Detect collisions on the external torque estimate (model-based: the arm's own motion does not fire it) and react (collision_reaction) until reset_collision: 'on', 'off', or 'auto' (on, but off for the adaptive laws, whose model is uncertain by design, and for two arms holding an object, whose load is on them) (docs/safety.md).").choices(&["auto", "on", "off"]);
@@ -114,9 +115,16 @@ impl LiveSettings {
         self.external_wrench_source == "estimated"
     }
 
-    /// `rate_limit`, `None` for none (0).
-    pub fn rate_limit(&self) -> Option<f64> {
-        Some(self.rate_limit).filter(|r| *r > 0.0)
+    /// Sets the rate limits these settings give: `rate_limit` for every joint when it is
+    /// set, else the limits `effort_rise_time` sizes from the effort limits (none for 0).
+    pub fn apply_rate_limits(
+        &self,
+        safety: &mut armctl_control::EffortSafety,
+    ) -> Result<(), armctl_control::ControlError> {
+        if self.rate_limit > 0.0 {
+            return safety.set_rate_limit(Some(self.rate_limit));
+        }
+        safety.set_rise_time(Some(self.effort_rise_time).filter(|t| *t > 0.0))
     }
 }
 

@@ -250,7 +250,12 @@ fn clipped_efforts_are_counted_and_the_csv_is_compact() {
     let dir = out_dir("saturation");
     std::fs::create_dir_all(&dir).unwrap();
     let params = dir.join("stiff.yaml");
-    std::fs::write(&params, "kp: [1e5, 1e5, 1e5, 1e5, 1e5, 1e5, 1e5]\n").unwrap();
+    // Without the rate limit, which would keep these efforts from ever reaching the limits.
+    std::fs::write(
+        &params,
+        "kp: [1e5, 1e5, 1e5, 1e5, 1e5, 1e5, 1e5]\neffort_rise_time: 0.0\n",
+    )
+    .unwrap();
     let (ok, out, err) = armctl(&[
         "sim",
         "--urdf",

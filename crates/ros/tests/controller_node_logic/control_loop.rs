@@ -45,6 +45,8 @@ async fn the_state_counts_clipped_efforts() {
         ("controller", "independent_pd"),
         ("kp", "[1e5, 1e5]"),
         ("state_publish_rate", "0.0"),
+        // Without the rate limit, which would ramp these efforts to the limits over steps.
+        ("effort_rise_time", "0.0"),
     ]);
     let mut transport = Scripted {
         // Per-message mode: each state is answered; the arm is far from the held reference.

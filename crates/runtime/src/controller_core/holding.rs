@@ -11,7 +11,8 @@ impl ControllerCore {
     /// where the arm is by a move within half the velocity limits (slower where viscous
     /// friction would take more than a quarter of the effort limit) and a quarter of the
     /// smallest acceleration limit (a set point or a trajectory that starts elsewhere is not
-    /// a step).
+    /// a step). At the first start the rate limit starts from the gravity torque at the
+    /// measured configuration ([`ControllerCore::hand_off`]).
     pub(super) fn resume(&mut self, first_start: bool, now: f64) -> bool {
         let state = JointState {
             q: &self.q,
@@ -22,6 +23,7 @@ impl ControllerCore {
         if !first_start {
             return self.trajectory.take().is_some();
         }
+        self.hand_off();
         if let Some((start, trajectory)) = &mut self.trajectory {
             let offset = (now - *start).max(0.0);
             for (v, joint) in self.approach_speeds.iter_mut().zip(self.robot.joints()) {
@@ -45,6 +47,19 @@ impl ControllerCore {
             *start = now;
         }
         false
+    }
+
+    /// Starts the rate limit from `G(q)` at the measured configuration: whatever held the arm
+    /// before the first command (its brakes, the drive, the controller before this one) held
+    /// its weight, so the first command ramps from there rather than from zero, and the arm
+    /// does not sag while the law's effort ramps in. (Zero without gravity compensation; the
+    /// measured effort of /joint_states is not used: often absent, or offset by the drive's
+    /// own friction and gravity models.)
+    fn hand_off(&mut self) {
+        if gravity_torques(&self.robot, &mut self.ws, &self.q, &mut self.hand_off).is_err() {
+            self.hand_off.fill(0.0);
+        }
+        self.controller.safety_mut().reset(&self.hand_off);
     }
 
     /// The `safe_mode` effort for a last command (gravity compensation at the last valid

@@ -81,6 +81,8 @@ pub struct ControllerCore {
     safe_mode: SafeMode,
     state_timeout: f64,
     ws: DynamicsWorkspace,
+    /// The effort the rate limit starts from at a first start: `G(q)`.
+    hand_off: Vec<f64>,
     q: Vec<f64>,
     qd: Vec<f64>,
     last_valid_q: Option<Vec<f64>>,
@@ -171,6 +173,7 @@ impl ControllerCore {
             acceleration_limits: accelerations.clone(),
             default_acceleration_limits: accelerations,
             ws: DynamicsWorkspace::new(&robot),
+            hand_off: vec![0.0; n],
             map: JointMap::new(joints),
             controller,
             safe_mode,
@@ -306,6 +309,10 @@ impl ControllerCore {
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
         self.brake.forget();
+        // As at the start: the rate limit counts from zero until the first state's hand-off
+        // (what the arm got between two runs is the host's, not the last command of this one).
+        self.hand_off.fill(0.0);
+        self.controller.safety_mut().reset(&self.hand_off);
         self.external.restart();
         // A latched collision stays latched (until reset_collision), whoever restarts.
         self.collision.forget_path();

@@ -83,11 +83,12 @@ fn a_hold_after_non_finite_efforts_moves_no_effort_more_than_one_rate_limit_step
     let mut effort = [0.0; 2];
     let r = core.step(0.001, dt, &mut effort);
     assert!(matches!(r.fault, Some(Fault::Controller(_))), "{r:?}");
-    // The effort sent before was 0: one step of the rate limit at most, not two.
-    for e in effort {
-        assert!(e.abs() <= rate * dt * (1.0 + 1e-12), "{effort:?}");
+    // The effort the rate limit starts from at the first state is G (the hand-off), and the
+    // hold (G, at rest) replaces the controller's: one step of the rate limit at most from G,
+    // not two.
+    for (e, g) in effort.iter().zip(&gravity) {
+        assert!((e - g).abs() <= rate * dt * (1.0 + 1e-12), "{effort:?}");
     }
-    assert!((effort[1] - rate * dt * gravity[1].signum()).abs() < 1e-12);
 }
 
 #[test]
@@ -609,4 +610,47 @@ fn in_process_waypoints_are_checked_to_the_end_and_between_every_point() {
     spike[1].positions[1] = 1e-3;
     let e = follow(&mut core, &spike).unwrap_err();
     assert!(e.contains("joint2 would"), "{e}");
+}
+
+/// With the default rate limit the first command after the first state starts from the
+/// gravity torque there (the hand-off): a law that asks for `G` sends it at once, a law that
+/// asks for more moves one rate-limit step from `G`. After a restart (an activation) the
+/// hand-off starts again from the gravity torque of the new state.
+#[test]
+fn the_first_command_ramps_from_the_gravity_torque() {
+    let mut core = core();
+    core.controller_mut()
+        .safety_mut()
+        .set_rise_time(Some(armctl_control::DEFAULT_EFFORT_RISE_TIME))
+        .unwrap();
+    let joints = names(&["joint1", "joint2"]);
+    let mut effort = [0.0; 2];
+    core.step(0.0, 1e-3, &mut effort);
+    assert_eq!(effort, [0.0, 0.0], "no state yet: the zero hold");
+    core.on_joint_state(&joints, &[0.3, 0.2], &[0.0, 0.0], 1e-3);
+    core.step(1e-3, 1e-3, &mut effort);
+    let gravity = gravity_of(&core.robot, &[0.3, 0.2]);
+    for (e, g) in effort.iter().zip(&gravity) {
+        assert!((e - g).abs() < 1e-9, "{effort:?} vs G {gravity:?}");
+    }
+    // Far from the reference now: the effort moves one step of effort / rise time per dt.
+    core.restart();
+    core.on_joint_state(&joints, &[0.8, -0.4], &[0.0, 0.0], 2e-3);
+    core.step(2e-3, 1e-3, &mut effort);
+    let limits: Vec<f64> = core
+        .robot
+        .joints()
+        .iter()
+        .map(|j| j.limits.effort)
+        .collect();
+    let gravity = gravity_of(&core.robot, &[0.8, -0.4]);
+    for i in 0..2 {
+        let step = limits[i] / armctl_control::DEFAULT_EFFORT_RISE_TIME * 1e-3;
+        assert!(
+            (effort[i] - gravity[i]).abs() <= step + 1e-9,
+            "joint {i}: {} is more than {step} from G {}",
+            effort[i],
+            gravity[i]
+        );
+    }
 }

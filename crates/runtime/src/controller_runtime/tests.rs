@@ -149,6 +149,8 @@ fn without_gravity_compensation_every_law_commands_without_g() {
                     "gravity_compensation".into(),
                     ParameterValue::Bool(compensate),
                 ),
+                // The first command whole, not its first rate-limited step from G.
+                ("effort_rise_time".into(), ParameterValue::Double(0.0)),
             ],
         };
         let mut runtime = ControllerRuntime::new(&start).unwrap();
