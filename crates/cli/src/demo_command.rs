@@ -248,6 +248,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         trajectory,
         duration: args.duration,
         dt: 1.0 / args.rate,
+        joint_limited: None,
     };
     let summary = DemoSummary {
         run: summarize(info, &robot, &log, files),

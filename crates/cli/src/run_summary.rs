@@ -50,6 +50,9 @@ pub(crate) struct Summary {
     steps: usize,
     joints: Vec<JointSummary>,
     saturated_commands: usize,
+    /// Efforts the joint-limit protection bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    joint_limited_commands: Option<usize>,
     real_time_factor: f64,
     /// The tip's distance from where the joint reference puts it, m.
     tip_error: TipError,
@@ -73,6 +76,8 @@ pub(crate) struct RunInfo {
     pub(crate) duration: f64,
     /// Step, s.
     pub(crate) dt: f64,
+    /// Efforts the joint-limit protection bounded (`None`: not known to this runner).
+    pub(crate) joint_limited: Option<usize>,
 }
 
 pub(crate) fn summarize(
@@ -111,6 +116,7 @@ pub(crate) fn summarize(
         steps: log.time.len(),
         joints,
         saturated_commands: log.saturated,
+        joint_limited_commands: info.joint_limited,
         real_time_factor: info.duration / log.wall_seconds.max(1e-9),
         tip_error: tip_error(robot, log),
         contacts: contact_summaries(log),
@@ -182,11 +188,11 @@ pub(crate) fn render(s: &Summary) -> String {
             c.peak_force
         );
     }
-    let _ = writeln!(
-        out,
-        "\nsaturated commands: {}\nreal-time factor: {:.0}x",
-        s.saturated_commands, s.real_time_factor
-    );
+    let _ = writeln!(out, "\nsaturated commands: {}", s.saturated_commands);
+    if let Some(bounded) = s.joint_limited_commands {
+        let _ = writeln!(out, "commands bounded at a soft joint limit: {bounded}");
+    }
+    let _ = writeln!(out, "real-time factor: {:.0}x", s.real_time_factor);
     let _ = writeln!(
         out,
         "wrote: {}",

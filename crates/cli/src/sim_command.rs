@@ -208,6 +208,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let mut log = simulate(&mut sim, &mut control, steps)?;
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
     log.saturated += control.clipped();
+    let joint_limited = control.joint_limited();
     let events = control.events;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -228,6 +229,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         trajectory: args.trajectory.clone(),
         duration: args.duration,
         dt: args.dt,
+        joint_limited: Some(joint_limited),
     };
     let summary = summarize(info, &robot, &log, files);
     if args.json {

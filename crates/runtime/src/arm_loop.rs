@@ -37,6 +37,8 @@ pub struct ArmLoop<G> {
     reports: Vec<StepReport>,
     /// Efforts the safety layer clipped at a limit since the start (all arms).
     saturated: u64,
+    /// Efforts the joint-limit protection bounded, all arms.
+    joint_limited: u64,
 }
 
 /// What a tick of the node's timer did.
@@ -64,6 +66,7 @@ impl<G: ArmGroup> ArmLoop<G> {
             commands: vec![vec![0.0; n]; arms],
             reports: vec![StepReport::default(); arms],
             saturated: 0,
+            joint_limited: 0,
         }
     }
 
@@ -158,6 +161,7 @@ impl<G: ArmGroup> ArmLoop<G> {
             .step(now, dt, &mut self.efforts, &mut self.reports);
         for a in 0..self.reports.len() {
             self.saturated += self.reports[a].safety.saturated as u64;
+            self.joint_limited += self.reports[a].safety.joint_limited as u64;
             self.sent[a] = self.reports[a].fault != Some(Fault::NoState);
             if self.sent[a] {
                 self.reorder(a);
@@ -218,6 +222,11 @@ impl<G: ArmGroup> ArmLoop<G> {
     /// Efforts the safety layer clipped at their limits since the start, all arms.
     pub fn saturated(&self) -> u64 {
         self.saturated
+    }
+
+    /// Efforts the joint-limit protection bounded since the start, all arms.
+    pub fn joint_limited(&self) -> u64 {
+        self.joint_limited
     }
 
     /// What the last step changed beyond the arms' own events, to tell once.

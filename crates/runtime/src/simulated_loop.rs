@@ -47,6 +47,11 @@ impl<G: ArmGroup> SimulatedLoop<G> {
     pub fn clipped(&self) -> usize {
         usize::try_from(self.arm_loop.saturated()).unwrap_or(usize::MAX)
     }
+
+    /// Efforts the joint-limit protection bounded.
+    pub fn joint_limited(&self) -> usize {
+        usize::try_from(self.arm_loop.joint_limited()).unwrap_or(usize::MAX)
+    }
 }
 
 impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {

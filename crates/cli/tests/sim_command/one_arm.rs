@@ -426,3 +426,56 @@ fn a_damping_beyond_the_sampled_data_limit_is_warned_about() {
     assert_eq!(summary["saturated_commands"].as_u64(), Some(0), "{summary}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A set point on a joint's URDF limit: the joint-limit protection stops the Panda's first
+/// joint on its soft limit (0.05 rad inside), the others reach theirs, and the summary counts
+/// the bounded commands (the text says so too). PD with gravity compensation, whose joints do
+/// not push each other: under computed torque the first joint's standing error reaches the
+/// others through M (the second joint rests 0.003 rad off).
+#[test]
+fn a_set_point_on_a_joint_limit_rests_on_the_soft_limit_and_is_counted() {
+    let dir = out_dir("soft-limit");
+    let args = |json: bool| {
+        let mut args = vec![
+            "sim",
+            "--urdf",
+            "urdf/panda.urdf",
+            "--controller",
+            "pd_gravity",
+            "--params",
+            "config/panda_pd_gravity.yaml",
+            "--trajectory",
+            "setpoint:2.8973,-0.5,0.2,-2.0,0.4,1.5,0.6",
+            "--duration",
+            "6",
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+        }
+        armctl(&args)
+    };
+    let (ok, out, err) = args(true);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let bounded = summary["joint_limited_commands"].as_u64().unwrap();
+    assert!(bounded > 100, "bounded commands: {bounded}");
+    for (i, joint) in summary["joints"].as_array().unwrap().iter().enumerate() {
+        let final_error = joint["final_error"].as_f64().unwrap();
+        let expected = if i == 0 { 0.05 } else { 0.0 };
+        assert!(
+            (final_error - expected).abs() < 1e-3,
+            "{}: final error {final_error}",
+            joint["joint"]
+        );
+    }
+    let (ok, out, err) = args(false);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!(
+            "commands bounded at a soft joint limit: {bounded}"
+        )),
+        "{out}"
+    );
+}

@@ -207,6 +207,7 @@ impl ControllerNode {
                 ("saturated", &[arm_loop.saturated() as f64]),
                 ("external_torque", core.external_torques()),
                 ("external_wrench", core.external_wrench()),
+                ("joint_limited", &[arm_loop.joint_limited() as f64]),
             ],
             &mut self.state,
         );
