@@ -178,6 +178,27 @@ fn every_law_stops_every_joint_of_random_arms_inside_its_limits() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A gantry: a vertical prismatic joint (it carries the arm's weight), a horizontal one, then
+/// a revolute joint; what no bundled or random arm has.
+const GANTRY: &str = r#"<robot name="gantry">
+  <link name="base"/>
+  <link name="carriage"><inertial><origin xyz="0 0 0"/><mass value="4"/><inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <link name="slide"><inertial><origin xyz="0 0 0"/><mass value="2"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1.5"/><inertia ixx="0.005" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/></inertial></link>
+  <joint name="lift" type="prismatic"><parent link="base"/><child link="carriage"/><origin xyz="0 0 0.5"/><axis xyz="0 0 1"/><limit lower="-0.3" upper="0.3" effort="300" velocity="0.5"/></joint>
+  <joint name="traverse" type="prismatic"><parent link="carriage"/><child link="slide"/><origin xyz="0 0 0"/><axis xyz="1 0 0"/><limit lower="-0.4" upper="0.4" effort="150" velocity="0.8"/></joint>
+  <joint name="swing" type="revolute"><parent link="slide"/><child link="arm"/><origin xyz="0 0 0"/><axis xyz="0 1 0"/><limit lower="-2.5" upper="2.5" effort="40" velocity="2.0"/></joint>
+</robot>"#;
+
+/// Prismatic joints: every joint-space law pushes each joint of the gantry past its limit
+/// (the lift up against gravity, the traverse down the rail, the swing).
+#[test]
+fn every_law_stops_every_joint_of_a_gantry_with_prismatic_joints_inside_its_limits() {
+    let robot = Robot::from_urdf_str(GANTRY, &ChainOptions::default()).unwrap();
+    let failures = push_every_joint("gantry", &robot);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The Panda's tip sent 1 m out of reach under every task-space law, for 6 s. Under Cartesian
 /// impedance no joint passes its URDF limits (without the protection the elbow, joint 4, whose
 /// upper limit is short of a straight arm, passes it by 0.006 rad). None of these laws brings
