@@ -105,6 +105,9 @@ pub struct JointLimitGuard {
     profiles: Vec<Option<Profile>>,
     /// The hold's stiffness and damping per joint.
     stiffness: Vec<f64>,
+    /// The braking deceleration `a` per joint (sampled once: a live margin change, handed over
+    /// between two updates, does not sample the robot again).
+    decelerations: Vec<f64>,
     damping: Vec<f64>,
     /// `D` of the joints bounded this step, 0 elsewhere (what the sampled-data bound scales).
     acting_damping: Vec<f64>,
@@ -123,6 +126,7 @@ impl JointLimitGuard {
             margin: 0.0,
             profiles: vec![None; n],
             stiffness,
+            decelerations: acceleration_limits(robot)?,
             damping,
             acting_damping: vec![0.0; n],
             gravity: vec![0.0; n],
@@ -142,7 +146,6 @@ impl JointLimitGuard {
                 reason: format!("{margin} must be a number >= 0 (rad or m)"),
             });
         }
-        let decelerations = acceleration_limits(&self.robot)?;
         for (i, joint) in self.robot.joints().iter().enumerate() {
             let limits = &joint.limits;
             let bounded =
@@ -156,7 +159,7 @@ impl JointLimitGuard {
                     soft_lower: limits.lower + inset,
                     soft_upper: limits.upper - inset,
                     slope: self.stiffness[i] / self.damping[i],
-                    deceleration: decelerations[i],
+                    deceleration: self.decelerations[i],
                     reach: if velocity.is_finite() && velocity > 0.0 {
                         velocity
                     } else {
