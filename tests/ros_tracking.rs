@@ -3,7 +3,7 @@
 //! middleware. On the DDS backend the nodes run in this process (each its own DDS participant,
 //! as separate processes would be); on the r2r backend they are the binaries built against
 //! ROS 2 Jazzy's wheels, on Fast DDS, and a DDS-backend probe sends the trajectory and reads
-//! `~/state`.
+//! `~/state`. Also over DDS: a trajectory to a joint's URDF limit ends on its soft limit.
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};
@@ -255,4 +255,39 @@ async fn computed_torque_on_the_r2r_nodes_tracks_within_ten_times_the_in_process
         rms <= 10.0 * expected,
         "RMS on the r2r nodes {rms:.3e} vs in-process {expected:.3e}"
     );
+}
+
+/// The joint-limit protection in controller_node over DDS: a trajectory that ends with the
+/// Panda's first joint on its URDF limit (2.8973 rad) leaves it on its soft limit, 0.05 rad
+/// inside, at rest, with no hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controller_node_over_dds_stops_a_joint_on_its_soft_limit() {
+    let robot =
+        Robot::from_urdf_file(workspace_path("urdf/panda.urdf"), &ChainOptions::default()).unwrap();
+    let upper = robot.joints()[0].limits.upper;
+    let mut to_the_limit = Q0.to_vec();
+    to_the_limit[0] = upper;
+    let mut setup = setup("pd_gravity", 72);
+    setup.params_files = vec![workspace_path("config/panda_pd_gravity.yaml")];
+    setup.trajectory = JointTrajectory {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        points: vec![JointTrajectoryPoint {
+            positions: to_the_limit,
+            time_from_start: Duration::from_seconds(3.0),
+            ..JointTrajectoryPoint::default()
+        }],
+        ..JointTrajectory::default()
+    };
+    let record = run_demo(&setup, |_| {}).await.unwrap();
+    let first = &record.position[0];
+    let highest = first.iter().fold(f64::NEG_INFINITY, |m, q| m.max(*q));
+    let end = *first.last().unwrap();
+    let speed = record.velocity[0].last().unwrap().abs();
+    eprintln!(
+        "first joint over DDS: highest {highest:.4} rad, at the end {end:.4} rad moving {speed:.2e} rad/s (URDF limit {upper})"
+    );
+    assert_eq!(record.holding_steps, 0);
+    assert!(highest < upper, "past the URDF limit: {highest}");
+    assert!((end - (upper - 0.05)).abs() < 2e-3, "at the end: {end}");
+    assert!(speed < 0.01, "still moving at {speed} rad/s");
 }
