@@ -1,5 +1,5 @@
-//! The loop: the time a step advances, clipped efforts counted, stamped inputs in unknown
-//! frames refused, the diagnostics.
+//! The loop: the time a step advances, clipped and joint-limited efforts counted, stamped
+//! inputs in unknown frames refused, the diagnostics.
 
 use super::*;
 
@@ -68,6 +68,33 @@ async fn the_state_counts_clipped_efforts() {
         vec![0.0, 2.0, 4.0],
         "both joints clipped in the last two steps"
     );
+}
+
+/// `~/state` counts the efforts the joint-limit protection bounded: the first joint starts
+/// (and is held) 0.01 rad inside its URDF limit, beyond its soft limit (0.05 rad inside): the
+/// law pushes to stay there, the protection pulls back toward the soft limit, every step.
+#[tokio::test]
+async fn the_state_counts_efforts_bounded_at_a_soft_limit() {
+    let node = node(&[
+        ("controller", "pd_gravity"),
+        ("state_publish_rate", "0.0"),
+        ("effort_rise_time", "0.0"),
+    ]);
+    let mut transport = Scripted {
+        script: VecDeque::from([
+            Step::Deliver(state([3.09, 0.0])),
+            Step::Deliver(state([3.09, 0.0])),
+            Step::Deliver(state([3.09, 0.0])),
+        ]),
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let bounded: Vec<f64> = transport
+        .states
+        .iter()
+        .map(|s| armctl_ros::msgs::labelled_block(s, "joint_limited").unwrap()[0])
+        .collect();
+    assert_eq!(bounded, vec![1.0, 2.0, 3.0], "the first joint, every step");
 }
 
 /// Pose targets and wrenches name their frame: a link of the chain is placed with the model's
