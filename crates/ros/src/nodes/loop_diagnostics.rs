@@ -41,13 +41,15 @@ pub(crate) struct LoopDiagnostics {
     late: u64,
     late_total: u64,
     saturated_before: u64,
+    /// The joint-limited count at the last report.
+    limited_before: u64,
     refusals: u64,
     refusals_before: u64,
     message: DiagnosticArray,
 }
 
 /// Each value's key, in the order of the report.
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 14] = [
     "controller",
     "holding",
     "joint state age (s)",
@@ -59,6 +61,8 @@ const KEYS: [&str; 12] = [
     "late cycles since start",
     "clipped efforts in the last second",
     "clipped efforts since start",
+    "efforts bounded at soft joint limits in the last second",
+    "efforts bounded at soft joint limits since start",
     "parameter changes refused since start",
 ];
 
@@ -89,6 +93,7 @@ impl LoopDiagnostics {
             late: 0,
             late_total: 0,
             saturated_before: 0,
+            limited_before: 0,
             refusals: 0,
             refusals_before: 0,
             message: DiagnosticArray {
@@ -127,15 +132,17 @@ impl LoopDiagnostics {
     }
 
     /// The report at `now` (the node's clock) and starts the next window; `saturated` counts
-    /// the joint efforts clipped at their limits since the start.
+    /// the joint efforts clipped at their limits since the start, `limited` those the
+    /// joint-limit protection bounded.
     pub(crate) fn report(
         &mut self,
         state: LoopState<'_>,
         now: f64,
-        saturated: u64,
+        (saturated, limited): (u64, u64),
     ) -> &DiagnosticArray {
         let fault = state.fault.as_ref();
         let new_saturated = saturated - self.saturated_before.min(saturated);
+        let new_limited = limited - self.limited_before.min(limited);
         let new_refusals = self.refusals - self.refusals_before;
         let mean = if self.steps > 0 {
             self.period_sum / self.steps as f64
@@ -146,10 +153,10 @@ impl LoopDiagnostics {
         let (level, summary) = match fault {
             Some(Fault::NoState) => (DiagnosticStatus::STALE, "no joint state yet".to_string()),
             Some(fault) => (DiagnosticStatus::ERROR, format!("holding: {fault}")),
-            None if self.late + new_saturated + new_refusals > 0 => (
+            None if self.late + new_saturated + new_limited + new_refusals > 0 => (
                 DiagnosticStatus::WARN,
                 format!(
-                    "{} late cycles, {new_saturated} clipped efforts, {new_refusals} refused parameter changes in the last second",
+                    "{} late cycles, {new_saturated} clipped efforts, {new_limited} efforts bounded at soft joint limits, {new_refusals} refused parameter changes in the last second",
                     self.late
                 ),
             ),
@@ -158,7 +165,7 @@ impl LoopDiagnostics {
         status.level = level;
         status.message = summary;
         let age = state.state_time.map(|t| now - t);
-        let values: [String; 12] = [
+        let values: [String; 14] = [
             state.law.to_string(),
             fault.map_or("no".into(), |f| format!("yes: {f}")),
             age.map_or("no state yet".into(), |a| format!("{a:.4}")),
@@ -172,6 +179,8 @@ impl LoopDiagnostics {
             self.late_total.to_string(),
             new_saturated.to_string(),
             saturated.to_string(),
+            new_limited.to_string(),
+            limited.to_string(),
             self.refusals.to_string(),
         ];
         for (kv, value) in status.values.iter_mut().zip(values) {
@@ -182,6 +191,7 @@ impl LoopDiagnostics {
         (self.steps, self.period_sum, self.period_max) = (0, 0.0, 0.0);
         (self.jitter_max, self.late) = (0.0, 0);
         self.saturated_before = saturated;
+        self.limited_before = limited;
         self.refusals_before = self.refusals;
         &self.message
     }

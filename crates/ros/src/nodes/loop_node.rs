@@ -111,8 +111,8 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         let published = ticked.stepped && self.publish_step(transport);
         if self.diagnostics.due() {
             let state = self.loop_state();
-            let saturated = self.arm_loop.saturated();
-            let report = self.diagnostics.report(state, ticked.now, saturated);
+            let counts = (self.arm_loop.saturated(), self.arm_loop.joint_limited());
+            let report = self.diagnostics.report(state, ticked.now, counts);
             transport.publish(Outgoing::Diagnostics(report));
         }
         published.then_some(ticked.now)

@@ -70,9 +70,10 @@ async fn the_state_counts_clipped_efforts() {
     );
 }
 
-/// `~/state` counts the efforts the joint-limit protection bounded: the first joint starts
-/// (and is held) 0.01 rad inside its URDF limit, beyond its soft limit (0.05 rad inside): the
-/// law pushes to stay there, the protection pulls back toward the soft limit, every step.
+/// `~/state` and `/diagnostics` count the efforts the joint-limit protection bounded: the first
+/// joint starts (and is held) 0.01 rad inside its URDF limit, beyond its soft limit (0.05 rad
+/// inside): the law pushes to stay there, the protection pulls back toward the soft limit,
+/// every step; the second's report warns with the count.
 #[tokio::test]
 async fn the_state_counts_efforts_bounded_at_a_soft_limit() {
     let node = node(&[
@@ -80,11 +81,16 @@ async fn the_state_counts_efforts_bounded_at_a_soft_limit() {
         ("state_publish_rate", "0.0"),
         ("effort_rise_time", "0.0"),
     ]);
+    let beyond = || Step::Deliver(state([3.09, 0.0]));
     let mut transport = Scripted {
         script: VecDeque::from([
-            Step::Deliver(state([3.09, 0.0])),
-            Step::Deliver(state([3.09, 0.0])),
-            Step::Deliver(state([3.09, 0.0])),
+            beyond(),
+            beyond(),
+            beyond(),
+            // A second later, a fresh state and the timer: the diagnostics report.
+            Step::Pause(Duration::from_millis(1050)),
+            beyond(),
+            Step::Deliver(Incoming::Tick),
         ]),
         ..Scripted::default()
     };
@@ -94,7 +100,26 @@ async fn the_state_counts_efforts_bounded_at_a_soft_limit() {
         .iter()
         .map(|s| armctl_ros::msgs::labelled_block(s, "joint_limited").unwrap()[0])
         .collect();
-    assert_eq!(bounded, vec![1.0, 2.0, 3.0], "the first joint, every step");
+    assert_eq!(
+        bounded,
+        vec![1.0, 2.0, 3.0, 4.0],
+        "the first joint, every step"
+    );
+    let report = &transport.diagnostics.last().expect("a report").status[0];
+    assert_eq!(report.level, DiagnosticStatus::WARN, "{report:?}");
+    assert!(
+        report
+            .message
+            .contains("4 efforts bounded at soft joint limits"),
+        "{}",
+        report.message
+    );
+    let total = report
+        .values
+        .iter()
+        .find(|kv| kv.key == "efforts bounded at soft joint limits since start")
+        .map(|kv| kv.value.as_str());
+    assert_eq!(total, Some("4"));
 }
 
 /// Pose targets and wrenches name their frame: a link of the chain is placed with the model's
