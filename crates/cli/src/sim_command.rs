@@ -189,6 +189,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let mut runtime = controller_runtime(args, &robot)?;
     let gravity_warning = gravity_mismatch(&config, runtime.settings());
+    let settings_warnings = runtime.settings().warnings();
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)?;
@@ -222,6 +223,11 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .collect();
     warnings.extend(controller.warnings().iter().cloned());
     warnings.extend(gravity_warning);
+    warnings.extend(
+        settings_warnings
+            .into_iter()
+            .map(|w| format!("parameters: {w}")),
+    );
     warnings.extend(events);
     let info = RunInfo {
         controller: controller.name().to_string(),

@@ -129,6 +129,23 @@ impl LiveSettings {
 }
 
 impl ControllerNodeSettings {
+    /// What these settings do that a user may not expect (logged at start and when a change
+    /// brings it about).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let live = &self.live;
+        if live.collision_reaction == "compliant"
+            && live.safe_mode == SafeMode::Zero
+            && self.gravity_compensation
+        {
+            warnings.push(
+                "collision_reaction 'compliant' with safe_mode 'zero' is damping only: after a collision the arm does not carry its own weight and sinks (safe_mode 'gravity' keeps it up)"
+                    .into(),
+            );
+        }
+        warnings
+    }
+
     /// The effort topic: `command_topic`, or `<controller>/commands`.
     pub fn command_topic(&self) -> String {
         match self.command_topic.as_str() {
@@ -175,6 +192,22 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `compliant` with `safe_mode: zero` is warned about, unless the robot carries its own
+    /// weight (`gravity_compensation: false`).
+    #[test]
+    fn a_compliant_reaction_without_gravity_is_warned_about() {
+        let mut settings = ControllerNodeSettings::defaults();
+        assert!(settings.warnings().is_empty());
+        settings.live.collision_reaction = "compliant".into();
+        assert!(settings.warnings().is_empty(), "safe_mode gravity");
+        settings.live.safe_mode = SafeMode::Zero;
+        let warnings = settings.warnings();
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("sinks"), "{warnings:?}");
+        settings.gravity_compensation = false;
+        assert!(settings.warnings().is_empty(), "the robot holds itself");
+    }
 
     /// What may change while running is exactly the live settings: the runtime applies a
     /// change through them, so a settable parameter outside them would be stored and ignored.

@@ -88,6 +88,9 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         for warning in group.law_warnings() {
             transport.log(LogLevel::Warn, &format!("controller: {warning}"));
         }
+        for warning in group.configuration().settings().warnings() {
+            transport.log(LogLevel::Warn, &format!("parameters: {warning}"));
+        }
     }
 
     /// Arm `arm`'s joint state; returns the time of the step it made, whose commands are
@@ -208,6 +211,7 @@ impl<G: ConfiguredGroup> LoopNode<G> {
     ) {
         let snapshot = self.group().parameters();
         let before = self.group().law_warnings().to_vec();
+        let settings_before = self.group().configuration().settings().warnings();
         let (group, diagnostics) = (self.arm_loop.group_mut(), &mut self.diagnostics);
         answer_request(transport, id, &snapshot, request, |name, value| {
             let applied = group.set_parameter(name, value);
@@ -228,6 +232,10 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         let group = self.group();
         for warning in group.law_warnings().iter().filter(|w| !before.contains(w)) {
             transport.log(LogLevel::Warn, &format!("controller: {warning}"));
+        }
+        let settings = group.configuration().settings().warnings();
+        for warning in settings.iter().filter(|w| !settings_before.contains(w)) {
+            transport.log(LogLevel::Warn, &format!("parameters: {warning}"));
         }
     }
 }

@@ -271,3 +271,37 @@ async fn gains_a_design_writes_are_announced_as_changed() {
         ParameterValue::DoubleArray(vec![2.0, 12.0])
     );
 }
+
+/// Settings that do what a user may not expect are warned about on /rosout: at start, and when
+/// a change brings them about (a compliant collision reaction with `safe_mode: zero` lets the
+/// arm sink), once.
+#[tokio::test]
+async fn a_compliant_reaction_without_gravity_is_warned_about_at_start_and_on_change() {
+    let warned = |logs: &[String]| {
+        logs.iter()
+            .filter(|l| l.starts_with("parameters: ") && l.contains("sinks"))
+            .count()
+    };
+    let at_start = node(&[("collision_reaction", "compliant"), ("safe_mode", "zero")]);
+    let mut transport = Scripted::default();
+    at_start.run(&mut transport).await.unwrap();
+    let logs = transport.logs.lock().unwrap().clone();
+    assert_eq!(warned(&logs), 1, "at start: {logs:?}");
+    let changed = node(&[("collision_reaction", "compliant")]);
+    let set = |name: &str, value: &str| {
+        Step::Deliver(Incoming::ParameterRequest(
+            1,
+            ParameterRequest::Set(vec![(
+                name.into(),
+                armctl_control::ParameterValue::String(value.into()),
+            )]),
+        ))
+    };
+    let mut transport = Scripted {
+        script: VecDeque::from([set("safe_mode", "zero"), set("safe_mode", "zero")]),
+        ..Scripted::default()
+    };
+    changed.run(&mut transport).await.unwrap();
+    let logs = transport.logs.lock().unwrap().clone();
+    assert_eq!(warned(&logs), 1, "once, on the change: {logs:?}");
+}
