@@ -260,14 +260,11 @@ impl JointLimitGuard {
 /// `effort` within `(low, high)`; where the two cross (both limits near, or far beyond one),
 /// the bound of the limit `q` is nearer to wins.
 fn clamp_toward_nearer(effort: f64, (low, high): (f64, f64), q: f64, profile: &Profile) -> f64 {
-    let above_middle = q > 0.5 * (profile.lower + profile.upper);
-    let mut e = effort;
-    if above_middle {
-        e = e.max(low).min(high);
+    if q > 0.5 * (profile.lower + profile.upper) {
+        effort.max(low).min(high)
     } else {
-        e = e.min(high).max(low);
+        effort.min(high).max(low)
     }
-    e
 }
 
 #[cfg(test)]
@@ -276,6 +273,12 @@ mod tests {
 
     fn panda() -> Robot {
         armctl_model::test_support::bundled_robot("panda.urdf")
+    }
+
+    fn gravity_at(robot: &Robot, q: &[f64]) -> Vec<f64> {
+        let mut gravity = vec![0.0; robot.dof()];
+        gravity_torques(robot, &mut DynamicsWorkspace::new(robot), q, &mut gravity).unwrap();
+        gravity
     }
 
     /// Far from its limits, at any speed within its velocity limit, no joint is bounded and
@@ -306,9 +309,7 @@ mod tests {
         let (_, soft_upper) = guard.soft_limits(1).unwrap();
         q[1] = soft_upper;
         let qd = vec![0.0; 7];
-        let mut gravity = vec![0.0; 7];
-        let mut ws = DynamicsWorkspace::new(&robot);
-        gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
+        let gravity = gravity_at(&robot, &q);
         let mut effort = gravity.clone();
         effort[1] += 50.0;
         effort[3] = f64::NAN;
@@ -330,10 +331,8 @@ mod tests {
         let mut guard = JointLimitGuard::new(&robot, DEFAULT_SOFT_LIMIT_MARGIN).unwrap();
         let mut q = robot.middle_configuration();
         let (soft_lower, soft_upper) = guard.soft_limits(3).unwrap();
-        let mut gravity = vec![0.0; 7];
-        let mut ws = DynamicsWorkspace::new(&robot);
         q[3] = soft_upper + 0.02;
-        gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
+        let gravity = gravity_at(&robot, &q);
         let mut effort = gravity.clone();
         guard.apply((&q, &[0.0; 7]), 1e-3, &mut effort);
         assert!(
@@ -343,7 +342,7 @@ mod tests {
             gravity[3]
         );
         q[3] = soft_lower + 0.1;
-        gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
+        let gravity = gravity_at(&robot, &q);
         let mut qd = [0.0; 7];
         qd[3] = -2.0;
         let mut effort = gravity.clone();

@@ -91,6 +91,12 @@ impl EffortSafety {
         &self.rates
     }
 
+    /// Starts the rate limit from zero, as a new layer does.
+    pub fn restart(&mut self) {
+        self.last.fill(0.0);
+        self.before.fill(0.0);
+    }
+
     /// Starts the rate limit from `effort` (for example the effort a hold mode sent).
     pub fn reset(&mut self, effort: &[f64]) {
         for (last, (&e, &limit)) in self.last.iter_mut().zip(effort.iter().zip(&self.limits)) {

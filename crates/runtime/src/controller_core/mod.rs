@@ -311,8 +311,7 @@ impl ControllerCore {
         self.brake.forget();
         // As at the start: the rate limit counts from zero until the first state's hand-off
         // (what the arm got between two runs is the host's, not the last command of this one).
-        self.hand_off.fill(0.0);
-        self.controller.safety_mut().reset(&self.hand_off);
+        self.controller.safety_mut().restart();
         self.external.restart();
         // A latched collision stays latched (until reset_collision), whoever restarts.
         self.collision.forget_path();
