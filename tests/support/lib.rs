@@ -41,6 +41,14 @@ pub fn scaled(robot: &armctl_model::Robot, factor: f64) -> armctl_model::Robot {
     armctl_model::Robot::new(parts).expect("scaling keeps a valid model")
 }
 
+/// Held by a test that runs a timed 1 kHz loop across processes or DDS participants, so
+/// that the tests of one binary (which cargo runs in parallel) do not share the machine's
+/// two cores three ways: such a test measures tracking, and a starved loop answers late.
+pub async fn one_timed_loop_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static TIMED_LOOP: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    TIMED_LOOP.lock().await
+}
+
 pub mod interop_python;
 pub mod launch_check;
 pub mod r2r_nodes;
