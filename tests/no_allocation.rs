@@ -262,7 +262,8 @@ fn the_counter_sees_allocations() {
     );
 }
 
-/// Every controller's update, behind the safety layer, allocates nothing.
+/// Every controller's update, behind the safety layer, with a payload ramping in (two payload
+/// models evaluated), allocates nothing.
 #[test]
 fn controller_updates_allocate_nothing() {
     for file in ["panda.urdf", "puma560.urdf"] {
@@ -282,6 +283,22 @@ fn controller_updates_allocate_nothing() {
             let mut controller = armctl_control::Guarded::new(inner, &robot, Some(1000.0)).unwrap();
             let state = armctl_control::JointState { q: &q, qd: &qd };
             controller.reset(&state);
+            // A tool ramping in, then a heavier one from part of the way: two payload models.
+            let tool =
+                |mass| armctl_model::Payload::point(mass, nalgebra::Vector3::new(0.0, 0.02, 0.1));
+            controller
+                .payload_mut()
+                .set(&robot, tool(1.0), 1.0)
+                .unwrap();
+            for _ in 0..100 {
+                controller
+                    .update(&state, &reference, 1e-3, &mut effort)
+                    .unwrap();
+            }
+            controller
+                .payload_mut()
+                .set(&robot, tool(2.0), 1.0)
+                .unwrap();
             let count = allocations(|| {
                 controller
                     .update(&state, &reference, 1e-3, &mut effort)

@@ -1,6 +1,8 @@
 //! `armctl excite`: an exciting trajectory for identification, a Fourier series per joint
 //! within the arm's limits, chosen for a well-conditioned base regressor. Follow it with
-//! `armctl sim --trajectory FILE` (or send it to controller_node) and log the motion.
+//! `armctl sim --trajectory FILE` (or send it to controller_node) and log the motion. With
+//! `--payload`: poses at rest that determine a tool's mass and centre of mass instead
+//! ([`crate::payload_excite`]).
 
 use std::path::PathBuf;
 
@@ -41,6 +43,24 @@ pub(crate) struct ExciteArgs {
     /// Seed of the search.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Poses at rest for `armctl identify --payload` instead of a Fourier series: the wrist
+    /// turned so that the tool's weight pulls along each axis of the tip frame. Written as
+    /// JointTrajectory waypoints (to --out, and --message/--publish as usual).
+    #[arg(long)]
+    payload: bool,
+    /// With --payload: the poses to visit.
+    #[arg(long, default_value_t = 8)]
+    poses: usize,
+    /// With --payload: seconds of each rest-to-rest move between poses.
+    #[arg(long, default_value_t = 3.0)]
+    move_time: f64,
+    /// With --payload: seconds at rest in each pose.
+    #[arg(long, default_value_t = 3.0)]
+    dwell: f64,
+    /// With --payload: the configuration the poses are about (comma-separated, chain order;
+    /// default: the middle of each joint's range). Only the last three joints turn.
+    #[arg(long)]
+    from: Option<String>,
     /// Output file (YAML).
     #[arg(long, default_value = "out/excitation.yaml")]
     out: PathBuf,
@@ -147,6 +167,9 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         ..ChainOptions::default()
     };
     let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
+    if args.payload {
+        return run_payload(args, &robot);
+    }
     let limits = ExcitationLimits {
         range: args.range,
         velocity: args.velocity,
@@ -171,6 +194,42 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
     );
     if args.publish {
         crate::excite_publish::publish(&message(), &args.node, args.wait)?;
+    }
+    Ok(())
+}
+
+/// `--payload`: the poses as waypoints, written and sent as the series would be.
+fn run_payload(args: &ExciteArgs, robot: &Robot) -> Result<()> {
+    if !(args.poses >= 2 && args.poses <= 64 && args.move_time > 0.0 && args.dwell >= 0.5) {
+        bail!("--poses must be within [2, 64], --move-time positive, --dwell at least 0.5 s");
+    }
+    let q0 = match &args.from {
+        Some(text) => crate::trajectory_spec::parse_values(text, robot.dof(), "--from", false)?,
+        None => robot.middle_configuration(),
+    };
+    let timing = crate::payload_excite::PoseTiming {
+        poses: args.poses,
+        move_time: args.move_time,
+        dwell: args.dwell,
+    };
+    let message = crate::payload_excite::payload_trajectory(robot, &q0, timing)?;
+    let yaml = message_yaml(&message);
+    write(&args.out, &yaml)?;
+    if let Some(path) = &args.message {
+        write(path, &yaml)?;
+    }
+    let end = message
+        .points
+        .last()
+        .map_or(0.0, |p| p.time_from_start.seconds());
+    println!(
+        "{}: {} poses at rest for a payload, {end:.0} s -> {}",
+        robot.name(),
+        args.poses,
+        args.out.display()
+    );
+    if args.publish {
+        crate::excite_publish::publish(&message, &args.node, args.wait)?;
     }
     Ok(())
 }

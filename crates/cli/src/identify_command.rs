@@ -40,7 +40,13 @@ pub(crate) struct IdentifyArgs {
     /// Low-pass cutoff before differentiating, Hz.
     #[arg(long, default_value_t = 10.0)]
     cutoff: f64,
-    /// Parameter file to write (controller_node's `model_*` parameters).
+    /// Estimate a payload at the tip (mass and centre of mass) from the poses at rest in the
+    /// log (`armctl excite --payload`), instead of the arm's own parameters: what the URDF's
+    /// gravity and friction leave unexplained there.
+    #[arg(long)]
+    payload: bool,
+    /// Parameter file to write (controller_node's `model_*` parameters; with --payload its
+    /// `payload_*` ones).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print the results as JSON.
@@ -102,6 +108,10 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     };
     let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
     let log = read_log(args)?;
+    if args.payload {
+        let out = args.out.as_deref();
+        return crate::payload_identify::run(&robot, &log, &args.log, out, args.json);
+    }
     let options = IdentifyOptions {
         friction: args.friction,
         friction_harmonics: args.friction_position_harmonics,

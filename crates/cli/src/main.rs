@@ -16,6 +16,8 @@ mod mutated_trajectory_files;
 mod pair_run;
 mod params_command;
 mod params_file;
+mod payload_excite;
+mod payload_identify;
 mod plots;
 mod robot_file;
 mod run_files;

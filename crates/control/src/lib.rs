@@ -57,6 +57,7 @@ mod modal_damping;
 mod model_terms;
 pub mod momentum_observer;
 mod parameters;
+pub mod payload_compensation;
 mod pd_fixed_gravity;
 mod pd_gravity;
 pub mod reference;
@@ -88,6 +89,7 @@ pub use parameters::{
     shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
     DEFAULT_RAMP_TIME,
 };
+pub use payload_compensation::PayloadCompensation;
 pub use pd_fixed_gravity::{gravity_gradient_bound, gravity_gradients, PdFixedGravity};
 pub use pd_gravity::PdGravity;
 pub use resolved_acceleration::ResolvedAcceleration;

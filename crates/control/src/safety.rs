@@ -1,4 +1,5 @@
-//! The safety layer after every controller: no effort pushes a joint past its soft limits
+//! The safety layer after every controller (whose effort first gets the payload's torques,
+//! [`crate::payload_compensation`]): no effort pushes a joint past its soft limits
 //! ([`crate::joint_limit_guard`]), no NaN or infinity leaves it, every effort is within the
 //! URDF effort limit, and no effort changes faster than its rate limit (when one is set). [`Guarded`]
 //! wraps any [`Controller`] with it.
@@ -7,6 +8,7 @@ use armctl_model::Robot;
 
 use crate::damping_bound::DampingCheck;
 use crate::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
+use crate::payload_compensation::PayloadCompensation;
 
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
@@ -166,6 +168,7 @@ fn positive_or_none(name: &str, value: Option<f64>) -> Result<f64, ControlError>
 /// Any controller followed by the safety layer; its parameters ramp each step.
 pub struct Guarded {
     inner: Box<dyn Controller>,
+    payload: PayloadCompensation,
     limits: JointLimitGuard,
     safety: EffortSafety,
     last_report: SafetyReport,
@@ -198,6 +201,7 @@ impl Guarded {
         let mut guarded = Self {
             warnings: Vec::new(),
             inner,
+            payload: PayloadCompensation::new(robot)?,
             limits: JointLimitGuard::new(robot, DEFAULT_SOFT_LIMIT_MARGIN)?,
             safety: EffortSafety::new(robot, rate_limit)?,
             last_report: SafetyReport::default(),
@@ -260,6 +264,16 @@ impl Guarded {
         &mut self.safety
     }
 
+    /// The payload's torques, added to the law's.
+    pub fn payload_mut(&mut self) -> &mut PayloadCompensation {
+        &mut self.payload
+    }
+
+    /// The payload's torques.
+    pub fn payload(&self) -> &PayloadCompensation {
+        &self.payload
+    }
+
     /// The joint-limit protection.
     pub fn limits_mut(&mut self) -> &mut JointLimitGuard {
         &mut self.limits
@@ -300,7 +314,11 @@ impl Controller for Guarded {
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        let result = self.inner.update(state, reference, dt, effort);
+        let measured = (state.q, state.qd);
+        let result = self
+            .inner
+            .update(state, reference, dt, effort)
+            .and_then(|()| self.payload.add(measured, &reference.qdd, dt, effort));
         if result.is_err() {
             // Whatever the controller left in the buffer is not trusted: hold the last effort.
             effort.fill(f64::NAN);

@@ -12,6 +12,7 @@ mod excitation;
 mod identification;
 mod identified_model;
 mod joint_log;
+pub mod payload_estimation;
 
 pub use differentiation::{differentiate, low_pass};
 pub use error::IdentError;
@@ -21,3 +22,6 @@ pub use excitation::{
 pub use identification::{identify, Identification, IdentifyOptions};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;
+pub use payload_estimation::{
+    estimate_payload, payload_poses, rest_samples, PayloadEstimate, RestSample,
+};

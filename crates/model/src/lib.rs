@@ -45,6 +45,7 @@ mod jacobian_dot_qd;
 mod joint;
 mod kinematics_workspace;
 mod mdh_frames;
+mod payload;
 mod robot;
 #[cfg(test)]
 mod test_robots;
@@ -64,6 +65,7 @@ pub use jacobian::{jacobian, point_jacobian};
 pub use jacobian_dot_qd::jacobian_dot_qd;
 pub use joint::{Friction, Joint, JointKind, JointLimits, MdhParams, MAX_FRICTION_HARMONICS};
 pub use kinematics_workspace::KinematicsWorkspace;
+pub use payload::Payload;
 pub use robot::{Robot, RobotParts, DEFAULT_GRAVITY};
 pub use urdf_errors::MAX_XML_DEPTH;
 pub use urdf_tree::{MAX_LINKS, MAX_NAME_BYTES};

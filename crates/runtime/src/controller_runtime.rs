@@ -245,6 +245,9 @@ pub(crate) fn core_from(
         .apply_rate_limits(core.controller_mut().safety_mut())
         .map_err(|e| invalid("effort_rise_time", e.to_string()))?;
     core.set_plausibility(settings.plausibility());
+    // On the arm from the start: the first command's hand-off carries it already.
+    core.set_payload(settings.payload(), 0.0)
+        .map_err(|reason| invalid("payload", reason))?;
     core.controller_mut()
         .limits_mut()
         .set_margin(settings.soft_limit_margin)
@@ -269,8 +272,15 @@ pub(crate) fn apply_settings(
     old: &LiveSettings,
     new: &LiveSettings,
 ) -> Result<(), String> {
+    let payload = new.payload();
+    if let Err((item, reason)) = payload.check() {
+        return Err(format!("payload_{item}: {reason}"));
+    }
     if new.acceleration_limits != old.acceleration_limits {
         core.set_acceleration_limits(&new.acceleration_limits)?;
+    }
+    if payload != old.payload() {
+        core.set_payload(payload, new.payload_ramp_time)?;
     }
     if (new.rate_limit, new.effort_rise_time) != (old.rate_limit, old.effort_rise_time) {
         new.apply_rate_limits(core.controller_mut().safety_mut())

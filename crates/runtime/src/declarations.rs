@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use armctl_control::{Declaration, CONTROLLERS};
+use armctl_control::{Declaration, ParameterValue, CONTROLLERS};
 
 use crate::controller_core::{Plausibility, SafeMode};
 
@@ -22,6 +22,20 @@ pub const TRIGGERS: &[&str] = &["reset_collision"];
 /// Whether `name` is one of [`TRIGGERS`].
 pub fn is_trigger(name: &str) -> bool {
     TRIGGERS.contains(&name)
+}
+
+/// What a declaration's type, length and range cannot say about a value: that
+/// `payload_inertia` is a real body's (positive semi-definite, the triangle inequality). Part
+/// of the declaration check, so that every backend refuses it before the runtime sees it.
+pub fn check_value(name: &str, value: &ParameterValue) -> Result<(), String> {
+    if let ("payload_inertia", ParameterValue::DoubleArray(values)) = (name, value) {
+        let settings = LiveSettings {
+            payload_inertia: values.as_slice().into(),
+            ..LiveSettings::defaults()
+        };
+        return settings.payload().check().map_err(|(_, reason)| reason);
+    }
+    Ok(())
 }
 
 crate::settings! {
@@ -57,6 +71,10 @@ crate::settings! {
         collision_force_threshold: f64 = double("collision_force_threshold", 0.0, "Estimated tip force (N) above which a collision is detected; 0 (default): not checked (the joint thresholds are).").range(0.0, 1e5);
         collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (safe_mode's gravity compensation with damping only: the arm yields; with safe_mode 'zero' damping only, so an arm that does not hold its own weight sinks) or 'retract' (back to where the tip was collision_retract_distance earlier on its path, peak tip speed 0.1 m/s, then hold). Chosen when a collision latches.").choices(&["hold", "compliant", "retract"]);
         collision_retract_distance: f64 = double("collision_retract_distance", 0.05, "How far 'retract' moves the tip back along the path it came by, m.").range(1e-3, 1.0);
+        payload_mass: f64 = double("payload_mass", 0.0, "Mass of the payload at the tip (a tool, a grasped part), kg: its weight, and along a trajectory its inertia, are added to every law's effort, ramping in over payload_ramp_time; the holds and the external torque estimate take it at once. armctl identify --payload estimates it (docs/safety.md).").range(0.0, 1000.0);
+        payload_com: Arc<[f64]> = double_array("payload_com", vec![0.0; 3], "The payload's centre of mass in the tip link's frame, [x, y, z], m.").length(3).range(-10.0, 10.0);
+        payload_inertia: Arc<[f64]> = double_array("payload_inertia", vec![0.0; 6], "The payload's inertia about its centre of mass, tip-frame axes, [ixx, ixy, ixz, iyy, iyz, izz] as in URDF, kg m^2 (zeros: a point mass). Refused, naming the item, when no real body has it (not positive semi-definite, or breaking the triangle inequality).").length(6).range(-1e3, 1e3);
+        payload_ramp_time: f64 = double("payload_ramp_time", armctl_control::payload_compensation::DEFAULT_PAYLOAD_RAMP_TIME, "Time over which a changed payload's torques ramp in smoothly, s (0: at once).").range(0.0, 60.0);
         reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is (an estimate still above its threshold latches again at once, with a new event). Reads false again at once; applied after the other changes of the same set.");
         state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
@@ -107,6 +125,28 @@ impl LiveSettings {
             reaction: crate::controller_core::CollisionReaction::parse(&self.collision_reaction)
                 .unwrap_or_default(),
             retract_distance: self.collision_retract_distance,
+        }
+    }
+
+    /// The payload the `payload_*` parameters describe.
+    pub fn payload(&self) -> armctl_model::Payload {
+        let c = &self.payload_com;
+        let i = &self.payload_inertia;
+        let at = |values: &[f64], k: usize| values.get(k).copied().unwrap_or(0.0);
+        armctl_model::Payload {
+            mass: self.payload_mass,
+            com: nalgebra::Vector3::new(at(c, 0), at(c, 1), at(c, 2)),
+            inertia: nalgebra::Matrix3::new(
+                at(i, 0),
+                at(i, 1),
+                at(i, 2),
+                at(i, 1),
+                at(i, 3),
+                at(i, 4),
+                at(i, 2),
+                at(i, 4),
+                at(i, 5),
+            ),
         }
     }
 

@@ -134,7 +134,9 @@ impl ParameterStore {
                 "read-only: set it at start (parameter file or -p)".into(),
             ));
         }
-        declaration.validate(value, self.joints).map_err(reject)
+        let typed = declaration.validate(value, self.joints).map_err(reject)?;
+        crate::declarations::check_value(name, &typed).map_err(reject)?;
+        Ok(typed)
     }
 
     /// Validates and stores `value`.

@@ -1,7 +1,6 @@
 //! Simulator settings. Every non-ideal effect is off by default.
 
 use armctl_dynamics::Wrench;
-use nalgebra::{Matrix3, Vector3};
 
 use crate::{Scene, SimError};
 
@@ -46,16 +45,7 @@ impl Default for LimitSpring {
     }
 }
 
-/// A rigid payload held at the tip, in the tip frame.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Payload {
-    /// kg.
-    pub mass: f64,
-    /// Centre of mass in the tip frame, m.
-    pub com: Vector3<f64>,
-    /// Inertia about the centre of mass, tip-frame axes.
-    pub inertia: Matrix3<f64>,
-}
+pub use armctl_model::Payload;
 
 /// Gaussian measurement noise (standard deviations) and its seed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,13 +225,8 @@ impl SimConfig {
             }
         }
         if let Some(p) = self.mismatch.payload {
-            if !(p.mass >= 0.0 && p.mass.is_finite())
-                || p.com.iter().chain(p.inertia.iter()).any(|v| !v.is_finite())
-            {
-                return bad(
-                    "payload",
-                    "mass must be finite and not negative, com and inertia finite",
-                );
+            if let Err((item, reason)) = p.check() {
+                return bad("payload", &format!("{item} {reason}"));
             }
         }
         if let Some(s) = self.mismatch.mass_scale {

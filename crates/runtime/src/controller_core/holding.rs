@@ -56,7 +56,7 @@ impl ControllerCore {
     /// measured effort of /joint_states is not used: often absent, or offset by the drive's
     /// own friction and gravity models.)
     fn hand_off(&mut self) {
-        if gravity_torques(&self.robot, &mut self.ws, &self.q, &mut self.hand_off).is_err() {
+        if gravity_torques(&self.loaded, &mut self.ws, &self.q, &mut self.hand_off).is_err() {
             self.hand_off.fill(0.0);
         }
         self.controller.safety_mut().reset(&self.hand_off);
@@ -76,7 +76,7 @@ impl ControllerCore {
             } else {
                 "gravity compensation at the last valid configuration"
             };
-            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+            if gravity_torques(&self.loaded, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
                 what = "zero effort (gravity could not be computed)";
             }
@@ -109,20 +109,20 @@ impl ControllerCore {
     pub(super) fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
         if self.safe_mode == SafeMode::Gravity
-            && gravity_torques(&self.robot, &mut self.ws, &self.q, effort).is_err()
+            && gravity_torques(&self.loaded, &mut self.ws, &self.q, effort).is_err()
         {
             effort.fill(0.0);
         }
         let state = (self.q.as_slice(), self.qd.as_slice());
         if self.collision.compliant() {
             self.brake
-                .damp(&self.robot, &mut self.ws, state, dt, effort);
+                .damp(&self.loaded, &mut self.ws, state, dt, effort);
         } else {
             if let Some(anchor) = self.collision.retract_anchor(dt) {
                 self.brake.anchor_at(anchor);
             }
             self.brake
-                .hold(&self.robot, &mut self.ws, state, dt, effort);
+                .hold(&self.loaded, &mut self.ws, state, dt, effort);
         }
         self.controller.safety_mut().apply(effort, dt)
     }
@@ -144,14 +144,14 @@ impl ControllerCore {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             let q = if trusted { &self.q } else { q };
-            if gravity_torques(&self.robot, &mut self.ws, q, effort).is_err() {
+            if gravity_torques(&self.loaded, &mut self.ws, q, effort).is_err() {
                 effort.fill(0.0);
             }
         }
         if trusted {
             let state = (self.q.as_slice(), self.qd.as_slice());
             self.brake
-                .hold(&self.robot, &mut self.ws, state, dt, effort);
+                .hold(&self.loaded, &mut self.ws, state, dt, effort);
         } else {
             // Undamped, the arm may drift: a later braking holds where it begins, not where
             // an earlier one did.

@@ -12,7 +12,7 @@ use armctl_control::{
     ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
-use armctl_model::Robot;
+use armctl_model::{Payload, Robot};
 
 use std::sync::Arc;
 
@@ -74,6 +74,9 @@ fn approach_speed(joint: &armctl_model::Joint) -> f64 {
 /// The node's state between steps.
 pub struct ControllerCore {
     robot: Robot,
+    /// The arm as it is: `robot` with the payload set (`payload_*`), which the holds, the
+    /// hand-off and the external torque estimate compute with.
+    loaded: Robot,
     /// The chain's joint names, shared into faults.
     joint_names: Vec<Arc<str>>,
     controller: Guarded,
@@ -193,6 +196,7 @@ impl ControllerCore {
             external: ExternalTorque::new(&robot),
             wrench_from_estimate: false,
             collision: CollisionMonitor::new(&robot),
+            loaded: robot.clone(),
             robot,
         })
         .map(|mut core: Self| {
@@ -279,6 +283,24 @@ impl ControllerCore {
     /// it as a new hold. Returns what was latched.
     pub fn reset_collision(&mut self) -> Option<Collision> {
         self.collision.reset()
+    }
+
+    /// The payload at the tip (tip frame): its torques ramp into every law's over `ramp_time`
+    /// seconds; the holds and the external torque estimate take it at once (it is on the arm
+    /// already), and the estimate starts over. Refused with the item named (the payload in
+    /// effect stays) when no real body has these values. Allocates: not for the loop.
+    pub fn set_payload(&mut self, payload: Payload, ramp_time: f64) -> Result<(), String> {
+        let loaded = self
+            .robot
+            .with_payload(&payload)
+            .map_err(|e| e.to_string())?;
+        self.controller
+            .payload_mut()
+            .set(&self.robot, payload, ramp_time)
+            .map_err(|e| e.to_string())?;
+        self.loaded = loaded;
+        self.external.restart();
+        Ok(())
     }
 
     /// A new gain of the external torque estimate, 1/s.
@@ -485,7 +507,7 @@ impl ControllerCore {
         let mut fault = self.current_fault(now);
         if matches!(fault, None | Some(Fault::OverSpeed(_))) {
             let state = (self.q.as_slice(), self.qd.as_slice());
-            self.external.step(&self.robot, state, dt);
+            self.external.step(&self.loaded, state, dt);
             if let Some(collision) = self.detect_collision() {
                 fault = Some(collision);
             }

@@ -23,7 +23,7 @@ use armctl_dynamics::{
 };
 use armctl_model::{
     check_length, forward_kinematics, jacobian, point_jacobian, FrameId, FramePoses,
-    KinematicsWorkspace, RigidInertia, Robot, RobotParts,
+    KinematicsWorkspace, Robot, RobotParts,
 };
 use nalgebra::{DMatrix, DVector, IsometryMatrix3, Matrix3xX, Matrix6xX, Point3, Vector3, Vector6};
 use rand::rngs::StdRng;
@@ -155,18 +155,11 @@ fn plant(
             link.inertia_com *= s;
         }
     }
-    if let Some(p) = mismatch.payload {
-        let payload = RigidInertia {
-            mass: p.mass,
-            com: p.com,
-            inertia_com: p.inertia,
-        }
-        .transformed(&parts.tool);
-        if let Some(last) = parts.links.last_mut() {
-            *last = last.combined(&payload);
-        }
-    }
-    Ok(Robot::new(parts)?)
+    let robot = Robot::new(parts)?;
+    Ok(match mismatch.payload {
+        Some(p) => robot.with_payload(&p)?,
+        None => robot,
+    })
 }
 
 impl Simulator {

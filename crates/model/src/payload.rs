@@ -1,0 +1,165 @@
+//! A rigid payload held at the tip (a tool, a grasped part): its inertial in the tip link's
+//! frame, checked as a body, and the models with it attached.
+
+use nalgebra::{Matrix3, Vector3};
+
+use crate::{ModelError, RigidInertia, Robot};
+
+/// A rigid payload at the tip, in the tip link's frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Payload {
+    /// kg.
+    pub mass: f64,
+    /// Centre of mass in the tip frame, m.
+    pub com: Vector3<f64>,
+    /// Inertia about the centre of mass, tip-frame axes, kg m^2.
+    pub inertia: Matrix3<f64>,
+}
+
+impl Default for Payload {
+    fn default() -> Self {
+        Self::none()
+    }
+}
+
+impl Payload {
+    /// No payload.
+    pub fn none() -> Self {
+        Self {
+            mass: 0.0,
+            com: Vector3::zeros(),
+            inertia: Matrix3::zeros(),
+        }
+    }
+
+    /// A point mass at `com`.
+    pub fn point(mass: f64, com: Vector3<f64>) -> Self {
+        Self {
+            mass,
+            com,
+            inertia: Matrix3::zeros(),
+        }
+    }
+
+    /// Whether it is no payload at all.
+    pub fn is_none(&self) -> bool {
+        *self == Self::none()
+    }
+
+    /// Why no real body has these values, naming the item: `mass`, `com` or `inertia`.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.mass.is_finite() && self.mass >= 0.0) {
+            return Err((
+                "mass",
+                format!("{} must be finite and not negative", self.mass),
+            ));
+        }
+        if self.com.iter().any(|v| !v.is_finite()) {
+            return Err(("com", "must be finite".into()));
+        }
+        let i = &self.inertia;
+        if i.iter().any(|v| !v.is_finite()) {
+            return Err(("inertia", "must be finite".into()));
+        }
+        let scale = i.abs().max();
+        if (i - i.transpose()).abs().max() > 1e-12 * scale.max(1.0) {
+            return Err(("inertia", "must be symmetric".into()));
+        }
+        let body = self.body();
+        let smallest = body.min_principal_moment();
+        if smallest < -1e-12 * scale.max(1e-12) {
+            return Err((
+                "inertia",
+                format!("is not positive semi-definite (smallest principal moment {smallest:e})"),
+            ));
+        }
+        if !body.satisfies_triangle_inequality(1e-9 * scale) {
+            return Err((
+                "inertia",
+                "principal moments break the triangle inequality (no real body has them)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The payload as a body in the tip frame.
+    pub fn body(&self) -> RigidInertia {
+        RigidInertia {
+            mass: self.mass,
+            com: self.com,
+            inertia_com: self.inertia,
+        }
+    }
+
+    /// The body in the last link's MDH frame, where the model keeps that link's inertial.
+    pub fn in_last_frame(&self, robot: &Robot) -> RigidInertia {
+        self.body().transformed(robot.tool())
+    }
+}
+
+impl Robot {
+    /// This model with `payload` rigidly added to its last link.
+    pub fn with_payload(&self, payload: &Payload) -> Result<Robot, ModelError> {
+        let mut parts = self.to_parts();
+        let added = payload.in_last_frame(self);
+        if let Some(last) = parts.links.last_mut() {
+            *last = last.combined(&added);
+        }
+        Robot::new(parts)
+    }
+
+    /// The payload alone on this chain's kinematics and gravity (every link massless, no
+    /// friction or armature): its inverse dynamics is what the payload adds to the arm's,
+    /// since the dynamics is linear in the inertials.
+    pub fn payload_only(&self, payload: &Payload) -> Result<Robot, ModelError> {
+        let mut parts = self.to_parts();
+        for link in &mut parts.links {
+            *link = RigidInertia::zero();
+        }
+        for joint in &mut parts.joints {
+            joint.armature = 0.0;
+            joint.friction = Default::default();
+        }
+        if let Some(last) = parts.links.last_mut() {
+            *last = payload.in_last_frame(self);
+        }
+        Robot::new(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_no_real_object_has_are_refused_naming_the_item() {
+        let ok = Payload {
+            mass: 1.0,
+            com: Vector3::new(0.0, 0.02, 0.1),
+            inertia: Matrix3::from_diagonal(&Vector3::new(1e-3, 1e-3, 1.5e-3)),
+        };
+        assert!(ok.check().is_ok());
+        assert!(Payload::none().check().is_ok());
+        let named = |p: Payload| p.check().unwrap_err().0;
+        assert_eq!(named(Payload { mass: -1.0, ..ok }), "mass");
+        assert_eq!(
+            named(Payload {
+                mass: f64::NAN,
+                ..ok
+            }),
+            "mass"
+        );
+        let mut com = ok;
+        com.com.x = f64::INFINITY;
+        assert_eq!(named(com), "com");
+        let mut flat = ok;
+        flat.inertia = Matrix3::from_diagonal(&Vector3::new(1e-3, 1e-3, 3e-3));
+        assert_eq!(named(flat), "inertia");
+        let mut negative = ok;
+        negative.inertia[(0, 0)] = -1e-3;
+        assert_eq!(named(negative), "inertia");
+        let mut skew = ok;
+        skew.inertia[(0, 1)] = 1e-4;
+        assert_eq!(named(skew), "inertia");
+    }
+}
