@@ -10,6 +10,8 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - the URDF from the /robot_description topic, when this peer publishes it (latched);
 - robot_description read back through get_parameters (the size given), or, where the backend
   cannot send it, "not set" with the reason on /rosout, and the next call still answered;
+- `~/reset_collision` (std_srvs/Trigger), where the backend serves it: answered, and the
+  `reset_collision` parameter reads false again;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
   first call of each is answered, with the time it took.
 
@@ -35,6 +37,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
 
 results = []
 SIM_START = 1000.0
@@ -191,6 +194,24 @@ class Peer:
               and controlling and controlling[0].file.endswith("nodes/loop_node.rs"),
               [(l.file, l.line) for l in lines][:6])
 
+    def reset_collision_service(self):
+        """`ros2 service call <node>/reset_collision std_srvs/srv/Trigger`."""
+        client = self.node.create_client(Trigger, f"{self.target}/reset_collision")
+        if not self.args.trigger_service:
+            return
+        response = None
+        if client.wait_for_service(timeout_sec=10):
+            future = client.call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(self.node, future, timeout_sec=10)
+            response = future.result()
+        check("~/reset_collision (std_srvs/Trigger) answers with success",
+              response is not None and response.success and "reset_collision" in response.message,
+              response)
+        got = self.call("get", GetParameters.Request(names=["reset_collision"]), timeout=5)
+        check("the reset_collision parameter reads false again",
+              got is not None and got.values[0].type == ParameterType.PARAMETER_BOOL
+              and not got.values[0].bool_value, got)
+
     def diagnosed(self):
         """/diagnostics counts the refused changes (the negative kp and the atomic set)."""
         name = self.target.strip("/") + ": control loop"
@@ -277,6 +298,7 @@ def main():
         peer.drives_the_arm()
         peer.parameters()
         peer.robot_description()
+        peer.reset_collision_service()
         peer.diagnosed()
         peer.clock()
     finally:

@@ -6,7 +6,7 @@
 # bags), the MuJoCo physics engine with NumPy (tests/mujoco/peer.py, the simulator's
 # reference) and the xacro program (without ROS); CMake, which builds the C ABI's C++ test
 # program (crates/capi/tests/cpp_program.rs); the core of ROS 2 Jazzy from its PyPI wheels
-# (rcl, rclpy on Fast DDS and the message packages the nodes use: the venv is a ROS prefix that
+# (rcl, rclpy on Fast DDS and the message and service packages the nodes use: the venv is a ROS prefix that
 # the r2r backend builds against and whose rclpy nodes are the tests' ROS 2 peers); and
 # libclang, which r2r's bindgen needs (tests/interop/build_r2r_nodes.sh). All come from PyPI:
 # the first run downloads about 150 MB and installs about 600 MB; later runs reuse the venv. Usage: setup_venv.sh DIR; prints the venv's python. A venv made before a package was
@@ -18,7 +18,7 @@ mkdir -p "$(dirname "$dir")"
 exec 9>"$dir.lock"
 flock 9
 if [ ! -x "$dir/bin/python" ] || [ ! -x "$dir/bin/cmake" ] \
-    || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags, cmake, clang, rclpy, sensor_msgs.msg, trajectory_msgs.msg, diagnostic_msgs.msg" 2>/dev/null; then
+    || ! "$dir/bin/python" -c "import cyclonedds, mcap_ros2, mujoco, numpy, xacro, rosbags, cmake, clang, rclpy, sensor_msgs.msg, trajectory_msgs.msg, diagnostic_msgs.msg, std_srvs.srv" 2>/dev/null; then
     python3 -m venv "$dir" >&2 || {
         echo "setup_venv.sh: 'python3 -m venv $dir' failed: the tests need Python 3 with venv (Debian: apt-get install python3-venv)" >&2
         exit 1
@@ -29,7 +29,8 @@ if [ ! -x "$dir/bin/python" ] || [ ! -x "$dir/bin/cmake" ] \
         "cyclonedds==11.0.1" "mcap==1.6.0" "mcap-ros2-support==0.6.0" \
         "mujoco==3.3.7" "numpy==2.4.6" "xacro==2.1.1" "rosbags==0.11.9" "cmake==4.4.5" \
         "ros-jazzy-rclpy[fastrtps]==7.1.6" "ros-jazzy-sensor-msgs==5.3.6" \
-        "ros-jazzy-trajectory-msgs==5.3.6" "ros-jazzy-diagnostic-msgs==5.3.6" "libclang==18.1.1" >&2 || {
+        "ros-jazzy-trajectory-msgs==5.3.6" "ros-jazzy-diagnostic-msgs==5.3.6" \
+        "ros-jazzy-std-srvs==5.3.6" "libclang==18.1.1" >&2 || {
         echo "setup_venv.sh: pip could not install the tests' peers into $dir (the first run needs access to PyPI, about 150 MB): see pip's message above" >&2
         exit 1
     }

@@ -2,8 +2,9 @@
 //! DDS, with `sim_node` as the arm: the Panda lowered onto the table of
 //! `config/scenes/panda_table.yaml`, whose force/torque sensor at the flange (`sim_node`'s
 //! `~/wrench`) is the truth the estimate, made from the motion alone, is compared with; and a
-//! collision with a wall, latched until `reset_collision` is set through the parameter
-//! services. Traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
+//! collision with a wall, latched until the `~/reset_collision` service (std_srvs/Trigger) is
+//! called; the `reset_collision` parameter, set through the parameter services, reads false
+//! again. Traffic stays on loopback (`ROS_LOCALHOST_ONLY=1`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -274,7 +275,7 @@ fn logged(incoming: &Incoming, text: &str) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_collision_with_a_wall_retracts_and_holds_until_reset_collision() {
+async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_service_is_called() {
     let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
     let scene_path = std::env::temp_dir().join(format!("armctl-wall-{}.yaml", std::process::id()));
     std::fs::write(&scene_path, WALL).unwrap();
@@ -335,21 +336,22 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_reset_collision() {
         wait_for(&mut node, 2, |i| holding(i, 1.0)).await,
         "the hold did not last"
     );
-    let client = node.parameter_client("/controller_node").unwrap();
-    let reset = tokio::time::timeout(Duration::from_secs(10), async {
+    // `ros2 service call /controller_node/reset_collision std_srvs/srv/Trigger`.
+    let trigger = node
+        .trigger_client("/controller_node/reset_collision")
+        .unwrap();
+    let (success, message) = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            let set = client.set(
-                "reset_collision",
-                &armctl_control::ParameterValue::Bool(true),
-            );
-            if let Ok(Ok(answer)) = tokio::time::timeout(Duration::from_millis(500), set).await {
+            if let Ok(Ok(answer)) =
+                tokio::time::timeout(Duration::from_millis(500), trigger.call()).await
+            {
                 return answer;
             }
         }
     })
     .await
-    .expect("the parameter service answers");
-    assert_eq!(reset, Ok(()));
+    .expect("the reset_collision service answers");
+    assert!(success, "{message}");
     assert!(
         wait_for(&mut node, 5, |i| logged(
             i,
@@ -361,6 +363,22 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_reset_collision() {
     assert!(
         wait_for(&mut node, 5, |i| holding(i, 0.0)).await,
         "control did not resume"
+    );
+    // The parameter does the same (nothing latched now) and reads false again.
+    let client = node.parameter_client("/controller_node").unwrap();
+    let set = client.set(
+        "reset_collision",
+        &armctl_control::ParameterValue::Bool(true),
+    );
+    let answer = tokio::time::timeout(Duration::from_secs(5), set).await;
+    assert!(matches!(answer, Ok(Ok(Ok(())))), "{answer:?}");
+    let value = tokio::time::timeout(Duration::from_secs(5), client.get("reset_collision")).await;
+    assert!(
+        matches!(
+            value,
+            Ok(Ok(Some(armctl_control::ParameterValue::Bool(false))))
+        ),
+        "{value:?}"
     );
     let _ = std::fs::remove_file(&scene_path);
 }

@@ -23,6 +23,7 @@ use ros2_client::{
 
 mod action;
 mod parameters;
+mod trigger;
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::msgs::{self, Message};
@@ -35,6 +36,7 @@ use crate::RosError;
 use action::TrajectoryActionServer;
 pub use parameters::ParameterClient;
 use parameters::ParameterServers;
+pub use trigger::TriggerClient;
 
 fn transport(e: impl std::fmt::Display) -> RosError {
     RosError::Transport {
@@ -317,8 +319,14 @@ impl DdsTransport {
                     .start_parameter_services(false),
             )
             .map_err(transport)?;
-        let parameters =
-            ParameterServers::new(&mut node, service_mapping(dds), dds.localhost_only)?;
+        // Trigger parameters the node declares get a std_srvs/Trigger service of their name.
+        let triggers: Vec<String> = armctl_runtime::declarations::TRIGGERS
+            .iter()
+            .filter(|name| spec.parameters.declaration(name).is_some())
+            .map(|name| name.to_string())
+            .collect();
+        let mapping = service_mapping(dds);
+        let parameters = ParameterServers::new(&mut node, mapping, dds.localhost_only, &triggers)?;
         let action = match &spec.action {
             Some(name) => Some(TrajectoryActionServer::new(
                 &mut node,
@@ -374,6 +382,11 @@ impl DdsTransport {
     /// A client of another node's parameter services (`target` fully qualified).
     pub fn parameter_client(&mut self, target: &str) -> Result<ParameterClient, RosError> {
         ParameterClient::new(&mut self.node, self.service_mapping, target)
+    }
+
+    /// A client of another node's std_srvs/Trigger `service` (fully qualified).
+    pub fn trigger_client(&mut self, service: &str) -> Result<TriggerClient, RosError> {
+        TriggerClient::new(&mut self.node, self.service_mapping, service)
     }
 }
 

@@ -20,6 +20,7 @@ use ros2_client::{
     ServiceTypeName,
 };
 
+use super::trigger::{TriggerRequest, TriggerResponse};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
@@ -140,6 +141,8 @@ enum Pending {
     Describe(Vec<String>),
     Set(Vec<(String, RosValue)>),
     SetAtomically(Vec<(String, RosValue)>),
+    /// A trigger service (its index): setting its parameter true.
+    Trigger(usize),
 }
 
 /// The six parameter servers of one node.
@@ -150,6 +153,8 @@ pub(crate) struct ParameterServers {
     describe: Server<DescribeParametersRequest, DescribeParametersResponse>,
     set: Server<SetParametersRequest, SetParametersResponse>,
     set_atomically: Server<SetParametersRequest, SetParametersAtomicallyResponse>,
+    /// `~/<name>` (std_srvs/Trigger) for each trigger parameter: a call sets it true.
+    triggers: Vec<(String, Server<TriggerRequest, TriggerResponse>)>,
     events: Publisher<raw::ParameterEvent>,
     node_name: String,
     /// What a reply may take (see [`LOOPBACK_REPLY_LIMIT`]); none with the Cyclone mapping.
@@ -164,13 +169,22 @@ fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
     service: &str,
     type_name: &str,
 ) -> Result<Server<Req, Resp>, RosError> {
+    typed_server(node, mapping, service, ("rcl_interfaces", type_name))
+}
+
+fn typed_server<Req: Message + Clone + 'static, Resp: Message + 'static>(
+    node: &mut Node,
+    mapping: ServiceMapping,
+    service: &str,
+    (package, type_name): (&str, &str),
+) -> Result<Server<Req, Resp>, RosError> {
     // What rmw_qos_profile_services_default is: reliable, volatile, keep last 10.
     let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
     let name = Name::new(&node.fully_qualified_name(), service).map_err(transport)?;
     node.create_server(
         mapping,
         &name,
-        &ServiceTypeName::new("rcl_interfaces", type_name),
+        &ServiceTypeName::new(package, type_name),
         qos.clone(),
         qos,
     )
@@ -185,14 +199,17 @@ enum Received {
     Describe(RmwRequestId, DescribeParametersRequest),
     Set(RmwRequestId, SetParametersRequest),
     SetAtomically(RmwRequestId, SetParametersRequest),
+    Trigger(usize, RmwRequestId),
 }
 
 impl ParameterServers {
-    /// Creates the servers under the node's name.
+    /// Creates the servers under the node's name, and a std_srvs/Trigger service `~/<name>`
+    /// for each of `triggers` (parameters that act when set true).
     pub(crate) fn new(
         node: &mut Node,
         mapping: ServiceMapping,
         loopback_only: bool,
+        triggers: &[String],
     ) -> Result<Self, RosError> {
         let limit = if loopback_only {
             LOOPBACK_REPLY_LIMIT
@@ -218,6 +235,13 @@ impl ParameterServers {
                 "set_parameters_atomically",
                 "SetParametersAtomically",
             )?,
+            triggers: triggers
+                .iter()
+                .map(|name| {
+                    let server = typed_server(node, mapping, name, ("std_srvs", "Trigger"))?;
+                    Ok((name.clone(), server))
+                })
+                .collect::<Result<_, RosError>>()?,
             events: node
                 .create_publisher(&events_topic, None)
                 .map_err(transport)?,
@@ -232,18 +256,36 @@ impl ParameterServers {
         loop {
             // A malformed request is skipped.
             let received = tokio::select! {
-                r = self.list.async_receive_request() => r.map(|(id, q)| Received::List(id, q)),
-                r = self.get.async_receive_request() => r.map(|(id, q)| Received::Get(id, q)),
-                r = self.get_types.async_receive_request() => r.map(|(id, q)| Received::GetTypes(id, q)),
-                r = self.describe.async_receive_request() => r.map(|(id, q)| Received::Describe(id, q)),
-                r = self.set.async_receive_request() => r.map(|(id, q)| Received::Set(id, q)),
-                r = self.set_atomically.async_receive_request() => r.map(|(id, q)| Received::SetAtomically(id, q)),
+                r = self.list.async_receive_request() => r.map(|(id, q)| Received::List(id, q)).ok(),
+                r = self.get.async_receive_request() => r.map(|(id, q)| Received::Get(id, q)).ok(),
+                r = self.get_types.async_receive_request() => r.map(|(id, q)| Received::GetTypes(id, q)).ok(),
+                r = self.describe.async_receive_request() => r.map(|(id, q)| Received::Describe(id, q)).ok(),
+                r = self.set.async_receive_request() => r.map(|(id, q)| Received::Set(id, q)).ok(),
+                r = self.set_atomically.async_receive_request() => r.map(|(id, q)| Received::SetAtomically(id, q)).ok(),
+                r = self.next_trigger() => r,
             };
-            if let Ok(received) = received {
+            if let Some(received) = received {
                 return received;
             }
             tokio::task::yield_now().await;
         }
+    }
+
+    /// The next call of a trigger service (never, without one).
+    async fn next_trigger(&self) -> Option<Received> {
+        if self.triggers.is_empty() {
+            return std::future::pending().await;
+        }
+        let calls = self.triggers.iter().enumerate().map(|(k, (_, server))| {
+            Box::pin(async move {
+                server
+                    .async_receive_request()
+                    .await
+                    .map(|(id, _)| Received::Trigger(k, id))
+                    .ok()
+            })
+        });
+        futures::future::select_all(calls).await.0
     }
 
     /// The next request, numbered for [`ParameterServers::respond`].
@@ -281,6 +323,10 @@ impl ParameterServers {
                     Pending::SetAtomically(c.clone()),
                     ParameterRequest::SetAtomically(c),
                 )
+            }
+            Received::Trigger(k, id) => {
+                let set = vec![(self.triggers[k].0.clone(), RosValue::Bool(true))];
+                (id, Pending::Trigger(k), ParameterRequest::Set(set))
             }
         };
         self.next_id += 1;
@@ -364,6 +410,21 @@ impl ParameterServers {
                 };
                 let what = "set_parameters_atomically";
                 self.send(&self.set_atomically, rmw_id, reply, what, &mut withheld)
+            }
+            (Pending::Trigger(k), ParameterResponse::Set(results)) => {
+                let (name, server) = &self.triggers[k];
+                let reply = match results.first() {
+                    Some(Ok(stored)) => {
+                        self.announce([(name.clone(), stored.clone())].iter());
+                        TriggerResponse::new(
+                            true,
+                            format!("{name} applied (/rosout says what it did)"),
+                        )
+                    }
+                    Some(Err(reason)) => TriggerResponse::new(false, reason.clone()),
+                    None => TriggerResponse::new(false, format!("{name}: no answer from the node")),
+                };
+                self.send(server, rmw_id, reply, name, &mut withheld)
             }
             (pending, response) => {
                 eprintln!("parameter services: {response:?} does not answer {pending:?}");
