@@ -2,8 +2,8 @@
 //! rclpy on Fast DDS from ROS 2 Jazzy's PyPI wheels, does what `ros2 node`, `ros2 topic`,
 //! `ros2 param` and rqt do (discovery and types, driving the arm, list / describe / get / set /
 //! atomic parameters, /parameter_events, /rosout, robot_description through get_parameters,
-//! /diagnostics, simulated time on rosgraph_msgs/Clock, `~/reset_collision` (std_srvs/Trigger)
-//! on the DDS backend, 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
+//! /diagnostics, simulated time on rosgraph_msgs/Clock, `~/reset_collision` (std_srvs/Trigger),
+//! 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
 //! backend's is the binary built against the wheels. Discovery on loopback only.
 
 use std::path::{Path, PathBuf};
@@ -101,9 +101,7 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool, via_topic: bool)
         // ros2-client 0.12.1's spinner reads /clock as builtin_interfaces/msg/Time.
         "extra_clock_reader": !r2r,
         "first_call_limit": FIRST_CALL_LIMIT_S,
-        // The r2r backend does not serve it yet (r2r's doc-only bindings, which CI checks the
-        // backend with, lack std_srvs).
-        "trigger_service": !r2r,
+        "trigger_service": true,
     });
     let python = armctl_e2e::interop_python::interop_python(tmp());
     let peer = tokio::process::Command::new(python)

@@ -18,10 +18,17 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 ln -sf librmw_fastrtps_cpp.so "$venv/lib/librmw_implementation.so"
 clang_dir=$("$venv/bin/python" -c "import clang, os; print(os.path.join(os.path.dirname(clang.__file__), 'native'))")
 compiler_headers=$(g++ -print-file-name=include)
+# The interface packages r2r generates bindings for: those the nodes use and what they depend
+# on. Named, because r2r regenerates its bindings only when an environment variable it
+# watches changes, not when a package is added to the prefix.
+packages="action_msgs;builtin_interfaces;diagnostic_msgs;geometry_msgs;rcl_interfaces;rosgraph_msgs"
+packages="$packages;sensor_msgs;service_msgs;std_msgs;std_srvs;trajectory_msgs"
+packages="$packages;type_description_interfaces;unique_identifier_msgs"
 ROS_DISTRO=jazzy AMENT_PREFIX_PATH="$venv" LD_LIBRARY_PATH="$venv/lib" LIBCLANG_PATH="$clang_dir" \
     BINDGEN_EXTRA_CLANG_ARGS="-I$compiler_headers" CARGO_TARGET_DIR="$target" \
+    IDL_PACKAGE_FILTER="$packages" \
     "${CARGO:-cargo}" build --release --quiet --manifest-path "$root/Cargo.toml" \
-    -p armctl_ros --no-default-features --features r2r --bins >&2 || {
+    -p armctl_ros --no-default-features --features r2r,r2r_std_srvs --bins >&2 || {
     echo "build_r2r_nodes.sh: the r2r backend did not build against $venv: see cargo's message above" >&2
     exit 1
 }

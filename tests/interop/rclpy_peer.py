@@ -10,7 +10,7 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - the URDF from the /robot_description topic, when this peer publishes it (latched);
 - robot_description read back through get_parameters (the size given), or, where the backend
   cannot send it, "not set" with the reason on /rosout, and the next call still answered;
-- `~/reset_collision` (std_srvs/Trigger), where the backend serves it: answered, and the
+- `~/reset_collision` (std_srvs/Trigger): answered, and the
   `reset_collision` parameter reads false again;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
   first call of each is answered, with the time it took.

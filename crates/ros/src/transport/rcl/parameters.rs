@@ -97,6 +97,9 @@ enum Pending {
     Describe(ServiceRequest<srv::DescribeParameters::Service>),
     Set(ServiceRequest<srv::SetParameters::Service>),
     SetAtomically(ServiceRequest<srv::SetParametersAtomically::Service>),
+    /// A call of the trigger service of the parameter named: setting it true.
+    #[cfg(feature = "r2r_std_srvs")]
+    Trigger(String, ServiceRequest<r2r::std_srvs::srv::Trigger::Service>),
 }
 
 impl Pending {
@@ -112,6 +115,10 @@ impl Pending {
             Pending::Set(r) => ParameterRequest::Set(changes(&r.message.parameters)),
             Pending::SetAtomically(r) => {
                 ParameterRequest::SetAtomically(changes(&r.message.parameters))
+            }
+            #[cfg(feature = "r2r_std_srvs")]
+            Pending::Trigger(name, _) => {
+                ParameterRequest::Set(vec![(name.clone(), RosValue::Bool(true))])
             }
         }
     }
@@ -149,17 +156,29 @@ where
 }
 
 impl ParameterServers {
-    /// Creates the services under the node's name.
-    pub(super) fn new(node: &mut r2r::Node) -> Result<Self, RosError> {
-        let requests = select_all([
+    /// Creates the services under the node's name, and (with the `r2r_std_srvs` feature) a
+    /// std_srvs/Trigger service `~/<name>` for each of `triggers` (parameters that act when set
+    /// true).
+    pub(super) fn new(node: &mut r2r::Node, triggers: &[String]) -> Result<Self, RosError> {
+        #[allow(unused_mut)]
+        let mut services = vec![
             serve(node, "list_parameters", Pending::List)?,
             serve(node, "get_parameters", Pending::Get)?,
             serve(node, "get_parameter_types", Pending::GetTypes)?,
             serve(node, "describe_parameters", Pending::Describe)?,
             serve(node, "set_parameters", Pending::Set)?,
             serve(node, "set_parameters_atomically", Pending::SetAtomically)?,
-        ])
-        .boxed();
+        ];
+        #[cfg(feature = "r2r_std_srvs")]
+        for name in triggers {
+            let parameter = name.clone();
+            services.push(serve(node, name, move |r| {
+                Pending::Trigger(parameter.clone(), r)
+            })?);
+        }
+        #[cfg(not(feature = "r2r_std_srvs"))]
+        let _ = triggers;
+        let requests = select_all(services).boxed();
         // rcl's /parameter_events profile: reliable, volatile, keep last 1000.
         let events = node
             .create_publisher("/parameter_events", QosProfile::parameter_events())
@@ -236,6 +255,18 @@ impl ParameterServers {
                 }
                 let result = result(&stored);
                 r.respond(srv::SetParametersAtomically::Response { result })
+            }
+            #[cfg(feature = "r2r_std_srvs")]
+            (Pending::Trigger(name, r), ParameterResponse::Set(results)) => {
+                let (success, message) = match results.first() {
+                    Some(Ok(stored)) => {
+                        self.announce([(&name, stored)].into_iter());
+                        (true, format!("{name} applied (/rosout says what it did)"))
+                    }
+                    Some(Err(reason)) => (false, reason.clone()),
+                    None => (false, format!("{name}: no answer from the node")),
+                };
+                r.respond(r2r::std_srvs::srv::Trigger::Response { success, message })
             }
             (_, response) => {
                 eprintln!("parameter services: {response:?} answers another request");
