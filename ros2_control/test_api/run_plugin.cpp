@@ -59,12 +59,12 @@ std::vector<std::string> cells_of(const std::string & line)
   return cells;
 }
 
-// The run: its joints and, per row, t and the q, qd, effort columns.
+// The run: its joints and, per row, t and the q, qd, effort and external_torque columns.
 struct Run
 {
   std::vector<std::string> joints;
   std::vector<double> t;
-  std::vector<std::vector<double>> q, qd, effort;
+  std::vector<std::vector<double>> q, qd, effort, external;
 };
 
 Run read_run(const char * path)
@@ -90,15 +90,18 @@ Run read_run(const char * path)
   while (std::getline(lines, line)) {
     const auto cells = cells_of(line);
     run.t.push_back(std::strtod(cells[0].c_str(), nullptr));
-    std::vector<double> q, qd, effort;
+    std::vector<double> q, qd, effort, external;
     for (const auto & joint : run.joints) {
       q.push_back(std::strtod(cells[column("q_" + joint)].c_str(), nullptr));
       qd.push_back(std::strtod(cells[column("qd_" + joint)].c_str(), nullptr));
       effort.push_back(std::strtod(cells[column("effort_" + joint)].c_str(), nullptr));
+      const std::size_t estimate = column("external_torque_" + joint);
+      external.push_back(estimate > 0 ? std::strtod(cells[estimate].c_str(), nullptr) : NAN);
     }
     run.q.push_back(q);
     run.qd.push_back(qd);
     run.effort.push_back(effort);
+    run.external.push_back(external);
   }
   return run;
 }
@@ -192,6 +195,33 @@ void replay(
   check(
     !logged("joint trajectory refused") && !logged("refused when applied"),
     "nothing was refused during the replay");
+  // ~/external_torques: one message per update, named joints, armctl sim's estimate.
+  const auto * torques = node->standin_published<sensor_msgs::msg::JointState>("~/external_torques");
+  check(torques && torques->size() == run.t.size(), "~/external_torques at every update");
+  double estimate_difference = 0.0;
+  for (std::size_t k = 0; torques && k < torques->size() && k < run.t.size(); ++k) {
+    const auto & message = (*torques)[k];
+    check(message.name == run.joints && message.effort.size() == run.joints.size(),
+          "~/external_torques names every joint");
+    for (std::size_t j = 0; j < message.effort.size(); ++j) {
+      estimate_difference =
+        std::fmax(estimate_difference, std::fabs(message.effort[j] - run.external[k][j]));
+    }
+  }
+  std::printf("~/external_torques against armctl sim's estimate: largest difference %.3e N m\n",
+              estimate_difference);
+  check(estimate_difference <= 1e-9, "~/external_torques is armctl sim's estimate to 1e-9");
+  if (torques && !torques->empty()) {
+    const auto & last = torques->back();
+    const double stamp = last.header.stamp.sec + last.header.stamp.nanosec * 1e-9;
+    check(std::fabs(stamp - run.t.back()) < 1e-6, "~/external_torques is stamped with the update's time");
+  }
+  const auto * wrenches =
+    node->standin_published<geometry_msgs::msg::WrenchStamped>("~/external_wrench_estimate");
+  check(wrenches && wrenches->size() == run.t.size(), "~/external_wrench_estimate at every update");
+  check(wrenches && !wrenches->empty() && !wrenches->back().header.frame_id.empty() &&
+          std::isfinite(wrenches->back().wrench.force.z),
+        "~/external_wrench_estimate is finite, in the tip link's frame");
 }
 
 rclcpp::Parameter doubles(const char * name, std::size_t n, double value)

@@ -257,6 +257,15 @@ void ModelBasedEffortController::start_interfaces()
     "~/external_wrench", qos, [this](const geometry_msgs::msg::WrenchStamped & msg) {
       guarded("external wrench", [&] { on_wrench(msg); });
     });
+  external_torques_publisher_ =
+    std::make_unique<realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState>>(
+      node->create_publisher<sensor_msgs::msg::JointState>("~/external_torques", qos));
+  external_torques_publisher_->msg_.name = joints_;
+  external_torques_publisher_->msg_.effort.assign(joints_.size(), 0.0);
+  external_wrench_publisher_ =
+    std::make_unique<realtime_tools::RealtimePublisher<geometry_msgs::msg::WrenchStamped>>(
+      node->create_publisher<geometry_msgs::msg::WrenchStamped>("~/external_wrench_estimate", qos));
+  external_wrench_publisher_->msg_.header.frame_id = armctl_tip_link(handle_);
   // After the declarations: declaring runs this callback too.
   parameter_callback_ = node->add_on_set_parameters_callback(
     [this](const std::vector<rclcpp::Parameter> & parameters) { return on_parameters(parameters); });
@@ -334,6 +343,8 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
   trajectory_subscription_.reset();
   pose_subscription_.reset();
   wrench_subscription_.reset();
+  external_torques_publisher_.reset();
+  external_wrench_publisher_.reset();
   // What update() queued since the timer last ran (deactivation's line, often) is not lost.
   guarded("logging", [&] { flush_log(); });
   log_timer_.reset();
@@ -361,6 +372,7 @@ return_type ModelBasedEffortController::update(
     return return_type::ERROR;
   }
   write_efforts();
+  publish_estimates(time);
   if (status.changed) {
     char text[LogRing::kLength];
     armctl_fault_text(handle_, text, sizeof text);
@@ -371,6 +383,39 @@ return_type ModelBasedEffortController::update(
   apply_parameters();
   apply_references(now);
   return return_type::OK;
+}
+
+// The external torque estimate and its tip wrench, at every update whose message the
+// publishing thread has taken (trylock never blocks; a busy publisher skips the update).
+void ModelBasedEffortController::publish_estimates(const rclcpp::Time & time)
+{
+  builtin_interfaces::msg::Time stamp;
+  const int64_t ns = time.nanoseconds();
+  stamp.sec = static_cast<int32_t>(ns / 1000000000LL);
+  stamp.nanosec = static_cast<uint32_t>(ns % 1000000000LL);
+  if (external_torques_publisher_ && external_torques_publisher_->trylock()) {
+    auto & msg = external_torques_publisher_->msg_;
+    msg.header.stamp = stamp;
+    if (armctl_external_torques(handle_, msg.effort.data()) == ARMCTL_STATUS_OK) {
+      external_torques_publisher_->unlockAndPublish();
+    } else {
+      external_torques_publisher_->unlock();
+    }
+  }
+  double wrench[6];
+  if (
+    external_wrench_publisher_ && armctl_external_wrench(handle_, wrench) == ARMCTL_STATUS_OK &&
+    external_wrench_publisher_->trylock()) {
+    auto & msg = external_wrench_publisher_->msg_;
+    msg.header.stamp = stamp;
+    msg.wrench.force.x = wrench[0];
+    msg.wrench.force.y = wrench[1];
+    msg.wrench.force.z = wrench[2];
+    msg.wrench.torque.x = wrench[3];
+    msg.wrench.torque.y = wrench[4];
+    msg.wrench.torque.z = wrench[5];
+    external_wrench_publisher_->unlockAndPublish();
+  }
 }
 
 void ModelBasedEffortController::read_states()

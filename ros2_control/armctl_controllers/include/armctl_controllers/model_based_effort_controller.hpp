@@ -21,6 +21,7 @@
 #include "hardware_interface/loaned_state_interface.hpp"
 #include "rclcpp/rclcpp.hpp"
 #include "rclcpp_lifecycle/lifecycle_node.hpp"
+#include "sensor_msgs/msg/joint_state.hpp"
 #include "trajectory_msgs/msg/joint_trajectory.hpp"
 // realtime_tools renamed its headers to .hpp (Jazzy's later releases; Humble's since 2.10), the
 // .h becoming a deprecated forwarder; older installs of either have only the .h.
@@ -28,6 +29,11 @@
 #include "realtime_tools/realtime_buffer.hpp"
 #else
 #include "realtime_tools/realtime_buffer.h"
+#endif
+#if __has_include("realtime_tools/realtime_publisher.hpp")
+#include "realtime_tools/realtime_publisher.hpp"
+#else
+#include "realtime_tools/realtime_publisher.h"
 #endif
 
 namespace armctl_controllers
@@ -183,6 +189,7 @@ private:
   void apply_parameters();
   void apply_references(double now);
   void fail_safe(const char * what);
+  void publish_estimates(const rclcpp::Time & time);
 
   std::vector<std::string> joints_;
   std::string controller_, base_link_, tip_link_;
@@ -224,6 +231,12 @@ private:
   rclcpp::Subscription<geometry_msgs::msg::WrenchStamped>::SharedPtr wrench_subscription_;
   rclcpp::node_interfaces::OnSetParametersCallbackHandle::SharedPtr parameter_callback_;
   rclcpp::TimerBase::SharedPtr log_timer_;
+  // ~/external_torques and ~/external_wrench_estimate, as controller_node publishes them: the
+  // messages are sized at configuration, so update() only copies numbers into them.
+  std::unique_ptr<realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState>>
+    external_torques_publisher_;
+  std::unique_ptr<realtime_tools::RealtimePublisher<geometry_msgs::msg::WrenchStamped>>
+    external_wrench_publisher_;
 };
 }  // namespace armctl_controllers
 

@@ -56,6 +56,29 @@ private:
   size_t depth_;
 };
 
+// Real: rclcpp/publisher.hpp (read at ros2/rclcpp 00b9d0a0): a class template on the message
+// and an allocator, publish(const MessageT &). The stand-in keeps what was published.
+template <typename MessageT, typename AllocatorT = std::allocator<void>>
+class Publisher
+{
+public:
+  using SharedPtr = std::shared_ptr<Publisher<MessageT, AllocatorT>>;
+  virtual ~Publisher() = default;
+  void publish(const MessageT & message) { standin_published_.push_back(message); }
+
+  // Not rclcpp: every message published, oldest first.
+  const std::vector<MessageT> & standin_published() const { return standin_published_; }
+
+private:
+  std::vector<MessageT> standin_published_;
+};
+
+// Real: rclcpp/publisher_options.hpp (a struct template on the allocator).
+template <typename AllocatorT>
+struct PublisherOptionsWithAllocator
+{
+};
+
 // Real: rclcpp/logger.hpp.
 class Logger
 {

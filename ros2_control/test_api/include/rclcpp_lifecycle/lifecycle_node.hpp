@@ -29,6 +29,15 @@ public:
   uint8_t id() const { return 0; }
 };
 
+// Real: rclcpp_lifecycle/lifecycle_publisher.hpp: a rclcpp::Publisher that publishes while its
+// node is active (the stand-in always publishes).
+template <typename MessageT, typename AllocatorT = std::allocator<void>>
+class LifecyclePublisher : public rclcpp::Publisher<MessageT, AllocatorT>
+{
+public:
+  using SharedPtr = std::shared_ptr<LifecyclePublisher<MessageT, AllocatorT>>;
+};
+
 namespace node_interfaces
 {
 // Real: rclcpp_lifecycle/node_interfaces/lifecycle_node_interface.hpp (CallbackReturn values
@@ -85,6 +94,30 @@ public:
       std::function<void(const MessageT &)>(std::forward<CallbackT>(callback)));
     subscriptions_[topic_name] = subscription;
     return subscription;
+  }
+
+  // As the real one (its options default to create_default_publisher_options()).
+  template <typename MessageT, typename AllocatorT = std::allocator<void>>
+  std::shared_ptr<LifecyclePublisher<MessageT, AllocatorT>> create_publisher(
+    const std::string & topic_name, const rclcpp::QoS & qos,
+    const rclcpp::PublisherOptionsWithAllocator<AllocatorT> & options =
+      rclcpp::PublisherOptionsWithAllocator<AllocatorT>())
+  {
+    (void)qos, (void)options;
+    auto publisher = std::make_shared<LifecyclePublisher<MessageT, AllocatorT>>();
+    publishers_[topic_name] = publisher;
+    return publisher;
+  }
+
+  // Not rclcpp: what the live publisher of `topic` (as named at creation) published, or
+  // nullptr when there is none of that type.
+  template <typename MessageT>
+  const std::vector<MessageT> * standin_published(const std::string & topic) const
+  {
+    const auto at = publishers_.find(topic);
+    const auto publisher = at == publishers_.end() ? nullptr : at->second.lock();
+    const auto typed = std::static_pointer_cast<rclcpp::Publisher<MessageT>>(publisher);
+    return typed ? &typed->standin_published() : nullptr;
   }
 
   template <typename DurationRepT = int64_t, typename DurationT = std::milli, typename CallbackT>
@@ -276,6 +309,8 @@ private:
   std::map<std::string, rcl_interfaces::msg::ParameterDescriptor> descriptors_;
   std::vector<std::weak_ptr<rclcpp::node_interfaces::OnSetParametersCallbackHandle>> callbacks_;
   std::map<std::string, std::weak_ptr<rclcpp::SubscriptionBase>> subscriptions_;
+  // Keyed by topic; the harness asks with the type it was created with.
+  std::map<std::string, std::weak_ptr<void>> publishers_;
   std::vector<std::weak_ptr<rclcpp::TimerBase>> timers_;
 };
 }  // namespace rclcpp_lifecycle
