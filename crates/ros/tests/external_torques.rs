@@ -364,20 +364,28 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_se
         wait_for(&mut node, 5, |i| holding(i, 0.0)).await,
         "control did not resume"
     );
-    // The parameter does the same (nothing latched now) and reads false again.
+    // The parameter does the same (nothing latched now) and reads false again. A fresh
+    // client's request sent before discovery matched it is lost: repeat until answered.
     let client = node.parameter_client("/controller_node").unwrap();
-    let set = client.set(
-        "reset_collision",
-        &armctl_control::ParameterValue::Bool(true),
-    );
-    let answer = tokio::time::timeout(Duration::from_secs(5), set).await;
-    assert!(matches!(answer, Ok(Ok(Ok(())))), "{answer:?}");
-    let value = tokio::time::timeout(Duration::from_secs(5), client.get("reset_collision")).await;
+    let answer = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let set = client.set(
+                "reset_collision",
+                &armctl_control::ParameterValue::Bool(true),
+            );
+            if let Ok(Ok(answer)) = tokio::time::timeout(Duration::from_millis(500), set).await {
+                return answer;
+            }
+        }
+    })
+    .await
+    .expect("the parameter service answers");
+    assert_eq!(answer, Ok(()));
+    let value = tokio::time::timeout(Duration::from_secs(5), client.get("reset_collision"))
+        .await
+        .expect("get_parameters answers");
     assert!(
-        matches!(
-            value,
-            Ok(Ok(Some(armctl_control::ParameterValue::Bool(false))))
-        ),
+        matches!(value, Ok(Some(armctl_control::ParameterValue::Bool(false)))),
         "{value:?}"
     );
     let _ = std::fs::remove_file(&scene_path);
