@@ -176,8 +176,9 @@ typedef struct ArmctlUpdateStatus {
   bool holding;
   // Why it holds.
   enum ArmctlFault fault;
-  // Whether this update started or ended an incident: tell the operator once, with
-  // `armctl_fault_text`, which allocates nothing.
+  // Whether this update started or ended an incident, or reports a payload estimate asked
+  // for with `estimate_payload`: tell the operator once, with `armctl_fault_text`, which
+  // allocates nothing.
   bool changed;
   // Whether a trajectory was cancelled (control resumed after a hold).
   bool trajectory_cancelled;

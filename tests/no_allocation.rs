@@ -474,6 +474,53 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
     }
 }
 
+/// The poses at rest collected for the online payload estimate: settling, averaging, a pose
+/// kept when motion resumes, and a restart (a stale state) in the middle of a rest.
+#[test]
+fn collecting_rest_poses_allocates_nothing() {
+    use armctl_runtime::arm_loop::ArmLoop;
+    use armctl_runtime::controller_core::{ControllerCore, SafeMode};
+    use armctl_runtime::loop_timing::LoopTiming;
+    use armctl_runtime::node_clock::NodeClock;
+    let robot =
+        Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
+    let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+    let controller = armctl_control::controller_by_name("pd_gravity", &robot).unwrap();
+    let mut core =
+        ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
+    let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
+    let mut arm_loop = ArmLoop::new(&mut core, timing);
+    let mut q = robot.middle_configuration();
+    let (still, moving) = (vec![0.0; robot.dof()], vec![0.2; robot.dof()]);
+    let mut now = 0.0;
+    let mut state = |arm_loop: &mut ArmLoop<&mut ControllerCore>, qd: &[f64], gap: f64| {
+        now += gap;
+        for (p, v) in q.iter_mut().zip(qd) {
+            *p += v * 1e-3;
+        }
+        arm_loop.on_joint_state(0, &names, &q, qd, now);
+    };
+    state(&mut arm_loop, &still, 1e-3);
+    let count = allocations(|| {
+        for (qd, steps, gap) in [
+            (&still, 500, 1e-3),
+            (&moving, 50, 1e-3),
+            (&still, 300, 1e-3),
+            (&still, 1, 0.5),
+            (&still, 500, 1e-3),
+        ] {
+            for _ in 0..steps {
+                state(&mut arm_loop, qd, gap);
+            }
+        }
+    });
+    assert_eq!(count, 0, "{count} allocations");
+    drop(arm_loop);
+    // Poses were collected: the scripted arm shows no payload in them.
+    let refused = core.payload_estimate().unwrap_err();
+    assert!(refused.contains("no payload found"), "{refused}");
+}
+
 /// Both arms of a pair under the cooperative law (the runtime controller_node and `armctl sim`
 /// step), while both are controlled.
 #[test]

@@ -74,8 +74,9 @@ pub struct ArmctlUpdateStatus {
     pub holding: bool,
     /// Why it holds.
     pub fault: ArmctlFault,
-    /// Whether this update started or ended an incident: tell the operator once, with
-    /// `armctl_fault_text`, which allocates nothing.
+    /// Whether this update started or ended an incident, or reports a payload estimate asked
+    /// for with `estimate_payload`: tell the operator once, with `armctl_fault_text`, which
+    /// allocates nothing.
     pub changed: bool,
     /// Whether a trajectory was cancelled (control resumed after a hold).
     pub trajectory_cancelled: bool,

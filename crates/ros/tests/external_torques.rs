@@ -390,3 +390,128 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_se
     );
     let _ = std::fs::remove_file(&scene_path);
 }
+
+const PAYLOAD_DOMAIN: u16 = 95;
+
+/// The numbers after `label` in `text`, up to the first `]` or ` kg`.
+fn numbers_after(text: &str, label: &str) -> Vec<f64> {
+    let rest = &text[text.find(label).map_or(text.len(), |i| i + label.len())..];
+    let end = rest.find([']', 'k']).unwrap_or(rest.len());
+    rest[..end]
+        .split([',', ' ', '['])
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// The online payload estimate over DDS: sim_node carries a 1 kg tool with an offset centre
+/// of mass that controller_node's model lacks; pd_gravity takes the arm through three poses of
+/// `armctl excite --payload` and rests in each; the `~/estimate_payload` service answers, and
+/// `/rosout` reports the tool within 3 % of its mass and 5 mm of its centre of mass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
+    let path = workspace("urdf/panda.urdf");
+    let robot =
+        armctl_model::Robot::from_urdf_file(&path, &armctl_model::ChainOptions::default()).unwrap();
+    let q0 = robot.middle_configuration();
+    let urdf = format!("urdf_path:={path}");
+    let start_at = format!("initial_positions:={q0:?}");
+    let _sim = start_on(
+        PAYLOAD_DOMAIN,
+        env!("CARGO_BIN_EXE_sim_node"),
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            &start_at,
+            "-p",
+            "payload_mass:=1.0",
+            "-p",
+            "payload_com:=[0.04, -0.03, 0.08]",
+            "-p",
+            "command_topic:=pd_gravity/commands",
+        ],
+    );
+    let _controller = start_on(
+        PAYLOAD_DOMAIN,
+        env!("CARGO_BIN_EXE_controller_node"),
+        &["--ros-args", "-p", &urdf, "-p", "controller:=pd_gravity"],
+    );
+    let spec = NodeSpec {
+        action: None,
+        name: "payload_test".into(),
+        namespace: "/".into(),
+        subscriptions: vec![
+            (Topic::State, "/controller_node/state".into()),
+            (Topic::Rosout, "/rosout".into()),
+        ],
+        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut node = DdsTransport::start(&spec, &DdsOptions::loopback(PAYLOAD_DOMAIN)).unwrap();
+    assert!(
+        wait_for(&mut node, 30, |i| holding(i, 0.0)).await,
+        "the controller never ran"
+    );
+    // Three poses: a 3 s move and a 2 s rest each.
+    let poses = armctl_ident::payload_poses(&robot, &q0, 3).unwrap();
+    let mut points = vec![];
+    for (k, pose) in poses.iter().enumerate() {
+        for at in [3.0, 5.0] {
+            points.push(JointTrajectoryPoint {
+                positions: pose.clone(),
+                velocities: vec![0.0; 7],
+                time_from_start: RosDuration::from_seconds(5.0 * k as f64 + at),
+                ..JointTrajectoryPoint::default()
+            });
+        }
+    }
+    let trajectory = JointTrajectory {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        points,
+        ..JointTrajectory::default()
+    };
+    node.publish(Outgoing::Reference(&trajectory));
+    tokio::time::sleep(Duration::from_secs(16)).await;
+    // `ros2 service call /controller_node/estimate_payload std_srvs/srv/Trigger`.
+    let trigger = node
+        .trigger_client("/controller_node/estimate_payload")
+        .unwrap();
+    let (success, message) = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(Ok(answer)) =
+                tokio::time::timeout(Duration::from_millis(500), trigger.call()).await
+            {
+                return answer;
+            }
+        }
+    })
+    .await
+    .expect("the estimate_payload service answers");
+    assert!(success, "{message}");
+    let report = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(incoming) = node.next().await {
+            if let Incoming::Rosout(log) = incoming {
+                if log.msg.contains("payload estimate") {
+                    return log.msg.clone();
+                }
+            }
+        }
+        String::new()
+    })
+    .await
+    .expect("the estimate is reported on /rosout");
+    eprintln!("{report}");
+    let mass = numbers_after(&report, "mass ");
+    let com = numbers_after(&report, "centre of mass ");
+    assert!(mass.len() == 1 && (mass[0] - 1.0).abs() < 0.03, "{report}");
+    let truth = [0.04, -0.03, 0.08];
+    let distance = com
+        .iter()
+        .zip(truth)
+        .map(|(c, t)| (c - t).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(com.len() == 3 && distance < 5e-3, "{report}");
+}

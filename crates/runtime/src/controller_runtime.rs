@@ -304,6 +304,9 @@ pub(crate) fn apply_settings(
     if new.reset_collision {
         core.reset_collision();
     }
+    if new.estimate_payload {
+        core.request_payload_estimate();
+    }
     if new.max_reference_points != old.max_reference_points {
         core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));
     }

@@ -17,7 +17,7 @@ fn laws() -> Vec<&'static str> {
 
 /// The parameters that act once when set true and then read false again (a set that
 /// includes one applies it after every other change succeeded).
-pub const TRIGGERS: &[&str] = &["reset_collision"];
+pub const TRIGGERS: &[&str] = &["reset_collision", "estimate_payload"];
 
 /// Whether `name` is one of [`TRIGGERS`].
 pub fn is_trigger(name: &str) -> bool {
@@ -76,6 +76,7 @@ crate::settings! {
         payload_inertia: Arc<[f64]> = double_array("payload_inertia", vec![0.0; 6], "The payload's inertia about its centre of mass, tip-frame axes, [ixx, ixy, ixz, iyy, iyz, izz] as in URDF, kg m^2 (zeros: a point mass). Refused, naming the item, when no real body has it (not positive semi-definite, or breaking the triangle inequality).").length(6).range(-1e3, 1e3);
         payload_ramp_time: f64 = double("payload_ramp_time", armctl_control::payload_compensation::DEFAULT_PAYLOAD_RAMP_TIME, "Time over which a changed payload's torques ramp in smoothly, s (0: at once).").range(0.0, 60.0);
         reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is (an estimate still above its threshold latches again at once, with a new event). Reads false again at once; applied after the other changes of the same set.");
+        estimate_payload: bool = bool("estimate_payload", false, "Set true to estimate the payload at the tip from the poses the arm rested in since the payload parameters were last set (the newest 32, each at least 0.2 s at rest after the external torque estimate settled): its mass and centre of mass with their standard deviations go to /rosout, with the payload_mass and payload_com values that apply it (the estimate is not applied by itself). Rest poses that turn the wrist: armctl excite --payload. Reads false again at once (docs/safety.md).");
         state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);
@@ -219,7 +220,8 @@ crate::settings! {
         noise_velocity: f64 = double("noise_velocity", 0.0, "Standard deviation of velocity noise, rad/s.").range(0.0, 10.0).read_only();
         command_delay_steps: i64 = integer("command_delay_steps", 0, "Commands act this many steps late.").range(0.0, 1000.0).read_only();
         mass_scale: f64 = double("mass_scale", 1.0, "Scale of every link's mass and inertia in the simulated arm.").range(0.01, 100.0).read_only();
-        payload_mass: f64 = double("payload_mass", 0.0, "Mass of a payload at the tip, kg.").range(0.0, 1000.0).read_only();
+        payload_mass: f64 = double("payload_mass", 0.0, "Mass of a payload at the tip, kg (the controller's model does not know it unless told: controller_node's payload_* parameters).").range(0.0, 1000.0).read_only();
+        payload_com: Arc<[f64]> = double_array("payload_com", vec![0.0; 3], "The payload's centre of mass in the tip link's frame, [x, y, z], m (a point mass there).").length(3).range(-10.0, 10.0).read_only();
         command_timeout: f64 = double("command_timeout", 0.5, "Without a command for this long (s) the simulated arm gets zero effort.").range(1e-3, 60.0).read_only();
     }
 }

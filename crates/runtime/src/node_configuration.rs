@@ -32,10 +32,13 @@ impl NodeConfiguration {
         warnings: Vec<String>,
         chain: &[String],
     ) -> Result<Self, RuntimeError> {
-        // `reset_collision` is a trigger: given at start there is nothing to reset, and left
-        // true it would clear a later collision at the next change of any parameter.
+        // The triggers act when set: given at start there is nothing to act on, and left true
+        // one would act again at the next change of any parameter.
         settings.live.reset_collision = false;
-        parameters.set("reset_collision", &ParameterValue::Bool(false), false)?;
+        settings.live.estimate_payload = false;
+        for trigger in crate::declarations::TRIGGERS {
+            parameters.set(trigger, &ParameterValue::Bool(false), false)?;
+        }
         Ok(Self {
             order: command_order(&settings.joints, chain)?,
             parameters,
@@ -128,8 +131,9 @@ fn set_node_parameter(
             apply_settings(core, live, &changed)?;
         }
         // A trigger: done once applied, it reads false again.
-        if changed.reset_collision {
+        if changed.reset_collision || changed.estimate_payload {
             changed.reset_collision = false;
+            changed.estimate_payload = false;
             stored = ParameterValue::Bool(false);
         }
         *live = changed;

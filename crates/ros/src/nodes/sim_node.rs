@@ -144,7 +144,8 @@ fn config(settings: &SimNodeSettings, dt: f64) -> SimConfig {
         });
     let payload = (settings.payload_mass > 0.0).then(|| Payload {
         mass: settings.payload_mass,
-        com: Vector3::zeros(),
+        // Three values, by the declaration.
+        com: Vector3::from_fn(|k, _| settings.payload_com.get(k).copied().unwrap_or(0.0)),
         inertia: Matrix3::zeros(),
     });
     SimConfig {

@@ -35,12 +35,17 @@ pub enum CoreEvent {
         /// A trajectory that ran before the collision was cancelled.
         trajectory_cancelled: bool,
     },
+    /// The payload estimated from the poses at rest (`estimate_payload`), or why none was.
+    PayloadEstimated(Result<PayloadEstimate, String>),
 }
 
 impl CoreEvent {
     /// Whether the operator should be warned (otherwise it is information).
     pub fn is_warning(&self) -> bool {
-        matches!(self, CoreEvent::Holding { .. })
+        matches!(
+            self,
+            CoreEvent::Holding { .. } | CoreEvent::PayloadEstimated(Err(_))
+        )
     }
 }
 
@@ -73,6 +78,23 @@ impl std::fmt::Display for CoreEvent {
                 }
                 Ok(())
             }
+            CoreEvent::PayloadEstimated(Ok(estimate)) => write_estimate(f, estimate),
+            CoreEvent::PayloadEstimated(Err(reason)) => {
+                write!(f, "no payload estimate: {reason}")
+            }
         }
     }
+}
+
+/// The estimate, its uncertainty, and the values to apply it with.
+fn write_estimate(f: &mut std::fmt::Formatter<'_>, e: &PayloadEstimate) -> std::fmt::Result {
+    let (mass, c, s) = (e.payload.mass, e.payload.com, e.com_std);
+    write!(
+        f,
+        "payload estimate from {} poses at rest: mass {mass:.4} kg (standard deviation \
+         {:.1e} kg), centre of mass [{:.4}, {:.4}, {:.4}] m in the tip frame (standard \
+         deviations [{:.1e}, {:.1e}, {:.1e}] m), {:.1e} N m left unexplained (RMS); apply with \
+         payload_mass {mass:.4} and payload_com [{:.4}, {:.4}, {:.4}]",
+        e.poses, e.mass_std, c.x, c.y, c.z, s.x, s.y, s.z, e.residual_rms, c.x, c.y, c.z
+    )
 }

@@ -7,7 +7,10 @@
 //! (missing joints, implausible, stale) or a restart starts the estimate over.
 
 use armctl_control::{MomentumObserver, TipWrenchEstimate};
+use armctl_ident::payload_estimation::RestSample;
 use armctl_model::Robot;
+
+use super::rest_poses::RestPoses;
 
 /// The observer's gain when none is given, 1/s: a time constant of 20 ms, quick enough to
 /// see a collision within a few steps at 1 kHz, slow enough to filter velocity noise.
@@ -26,6 +29,8 @@ pub(crate) struct ExternalTorque {
     elapsed: f64,
     /// A believable state came that the observer has not taken.
     fresh: bool,
+    /// The poses at rest and the estimate there, for a payload estimate.
+    rest: RestPoses,
 }
 
 impl ExternalTorque {
@@ -39,12 +44,14 @@ impl ExternalTorque {
             impulse: vec![0.0; n],
             elapsed: 0.0,
             fresh: false,
+            rest: RestPoses::new(n, DEFAULT_OBSERVER_GAIN),
         }
     }
 
     /// A new gain, 1/s.
     pub(crate) fn set_gain(&mut self, gain: f64) {
         self.observer.set_gain(gain);
+        self.rest.set_gain(gain);
     }
 
     /// A state came; `believable` when it can be used (else the estimate starts over).
@@ -62,6 +69,17 @@ impl ExternalTorque {
         self.impulse.fill(0.0);
         self.elapsed = 0.0;
         self.fresh = false;
+        self.rest.restart();
+    }
+
+    /// Forgets the poses at rest (the model the estimate is taken against changed).
+    pub(crate) fn forget_rest_poses(&mut self) {
+        self.rest.forget();
+    }
+
+    /// The poses at rest so far, each with the mean estimate there (allocates).
+    pub(crate) fn rest_samples(&self) -> Vec<RestSample> {
+        self.rest.samples()
     }
 
     /// A step `dt` after the last, on the newest state `(q, qd)`: the held command counts for
@@ -88,9 +106,13 @@ impl ExternalTorque {
                     .estimate(robot, q, self.observer.external_torques())
             });
         self.impulse.fill(0.0);
-        self.elapsed = 0.0;
+        let interval = std::mem::take(&mut self.elapsed);
         match observed {
-            Ok(wrench) => self.tip_wrench = wrench,
+            Ok(wrench) => {
+                self.tip_wrench = wrench;
+                let residual = self.observer.external_torques();
+                self.rest.observe((q, qd), residual, interval);
+            }
             Err(_) => self.restart(),
         }
     }

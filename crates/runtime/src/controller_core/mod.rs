@@ -12,6 +12,7 @@ use armctl_control::{
     ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
+use armctl_ident::payload_estimation::PayloadEstimate;
 use armctl_model::{Payload, Robot};
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ mod events;
 mod external_torque;
 mod faults;
 mod holding;
+mod rest_poses;
 mod trajectory_acceptance;
 
 use collision::CollisionMonitor;
@@ -32,6 +34,7 @@ pub use events::{CoreEvent, StepReport};
 use external_torque::ExternalTorque;
 pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
+pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 
 use crate::braking::Brake;
 use crate::joint_map::JointMap;
@@ -121,6 +124,8 @@ pub struct ControllerCore {
     wrench_from_estimate: bool,
     /// Collision detection on the estimate, and the reaction.
     collision: CollisionMonitor,
+    /// An online payload estimate asked for (`estimate_payload`), for the next step to report.
+    payload_estimated: Option<Result<PayloadEstimate, String>>,
 }
 
 impl std::fmt::Debug for ControllerCore {
@@ -196,6 +201,7 @@ impl ControllerCore {
             external: ExternalTorque::new(&robot),
             wrench_from_estimate: false,
             collision: CollisionMonitor::new(&robot),
+            payload_estimated: None,
             loaded: robot.clone(),
             robot,
         })
@@ -300,7 +306,39 @@ impl ControllerCore {
             .map_err(|e| e.to_string())?;
         self.loaded = loaded;
         self.external.restart();
+        self.external.forget_rest_poses();
         Ok(())
+    }
+
+    /// The payload at the tip estimated from the poses the arm rested in since the payload
+    /// was last set (the newest [`MAX_POSES`]): at rest the external torque estimate is minus
+    /// the weight the loaded model leaves out, so the payload in effect plus what it misses.
+    /// Refused with the reason when the poses do not determine it (fewer than two, gravity
+    /// along too few axes of the tip frame) or show no payload. Allocates: not for the loop.
+    pub fn payload_estimate(&self) -> Result<PayloadEstimate, String> {
+        let mut samples = self.external.rest_samples();
+        let mut ws = DynamicsWorkspace::new(&self.robot);
+        let n = self.robot.dof();
+        let (mut bare, mut loaded) = (vec![0.0; n], vec![0.0; n]);
+        for sample in &mut samples {
+            gravity_torques(&self.robot, &mut ws, &sample.q, &mut bare)
+                .and_then(|()| gravity_torques(&self.loaded, &mut ws, &sample.q, &mut loaded))
+                .map_err(|e| e.to_string())?;
+            // At rest the estimate is the torque the arm feels, minus the effort that holds
+            // the weight the loaded model leaves out: what the bare model leaves out is the
+            // payload in effect's weight less the estimate.
+            for ((u, b), l) in sample.unexplained.iter_mut().zip(&bare).zip(&loaded) {
+                *u = l - b - *u;
+            }
+        }
+        armctl_ident::payload_estimation::estimate_payload(&self.robot, &samples)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Estimates the payload ([`Self::payload_estimate`]) for the next step to report as an
+    /// event, found or not (`estimate_payload`). Allocates: not for the loop.
+    pub fn request_payload_estimate(&mut self) {
+        self.payload_estimated = Some(self.payload_estimate());
     }
 
     /// A new gain of the external torque estimate, 1/s.
@@ -557,7 +595,10 @@ impl ControllerCore {
             (None, Some(old)) if *old != Fault::NoState => Some(CoreEvent::Resumed {
                 trajectory_cancelled: cancelled,
             }),
-            _ => None,
+            _ => self
+                .payload_estimated
+                .take()
+                .map(CoreEvent::PayloadEstimated),
         };
         self.was_holding = fault.is_some();
         self.fault = fault.clone();
