@@ -11,7 +11,8 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - robot_description read back through get_parameters (the size given), or, where the backend
   cannot send it, "not set" with the reason on /rosout, and the next call still answered;
 - `~/reset_collision` (std_srvs/Trigger): answered, and the
-  `reset_collision` parameter reads false again;
+  `reset_collision` parameter reads false again; `~/estimate_payload` answered, and its
+  outcome on /rosout;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
   first call of each is answered, with the time it took.
 
@@ -212,6 +213,24 @@ class Peer:
               got is not None and got.values[0].type == ParameterType.PARAMETER_BOOL
               and not got.values[0].bool_value, got)
 
+    def estimate_payload_service(self):
+        """`ros2 service call <node>/estimate_payload std_srvs/srv/Trigger`: answered, and /rosout
+        says what the arm's rests showed (here, with the peer as the arm: why there is none)."""
+        if not self.args.trigger_service:
+            return
+        client = self.node.create_client(Trigger, f"{self.target}/estimate_payload")
+        response = None
+        if client.wait_for_service(timeout_sec=10):
+            future = client.call_async(Trigger.Request())
+            rclpy.spin_until_future_complete(self.node, future, timeout_sec=10)
+            response = future.result()
+        check("~/estimate_payload (std_srvs/Trigger) answers with success",
+              response is not None and response.success and "estimate_payload" in response.message,
+              response)
+        logged = self.spin_for(5, lambda: any("payload estimate" in l.msg for l in self.node_logs()))
+        check("the payload estimate, or why there is none, is on /rosout",
+              logged, [l.msg for l in self.node_logs()][-3:])
+
     def diagnosed(self):
         """/diagnostics counts the refused changes (the negative kp and the atomic set)."""
         name = self.target.strip("/") + ": control loop"
@@ -299,6 +318,7 @@ def main():
         peer.parameters()
         peer.robot_description()
         peer.reset_collision_service()
+        peer.estimate_payload_service()
         peer.diagnosed()
         peer.clock()
     finally:

@@ -520,7 +520,7 @@ impl Transport for DdsTransport {
     fn respond(&mut self, id: u64, response: ParameterResponse) {
         let withheld = self.parameters.respond(id, response);
         if !withheld.is_empty() {
-            self.log(LogLevel::Warn, &format!("parameter reply cut: {}: a reply larger than one datagram (60 kB on loopback only, 1.2 kB otherwise) does not reach a Fast DDS client from this backend (RustDDS fragments it in a form Fast DDS drops); read the URDF from /robot_description, set ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST on one machine, or run the r2r backend", withheld.join(", ")));
+            self.log(LogLevel::Warn, &format!("parameter reply cut: {}: a reply larger than one datagram (here {} bytes: this host's smallest interface MTU less RustDDS's headers) does not reach a Fast DDS client from this backend (RustDDS fragments it in a form Fast DDS drops); read the URDF from /robot_description, or run the r2r backend", withheld.join(", "), self.parameters.reply_limit().unwrap_or(usize::MAX)));
         }
     }
 

@@ -107,16 +107,56 @@ fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
 /// request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS one byte off in a
 /// fragmented sample (an `Option` tag before the parameter list), so Fast DDS drops every
 /// fragment of a reply that RustDDS splits, and its reliable reader then waits for it and takes
-/// none of that client's later replies either. RustDDS splits what exceeds one datagram to the
-/// client: about 64 kB to a client on loopback only, about 1.4 kB to one on an Ethernet
-/// interface (its MTU). A node on loopback only (`ROS_LOCALHOST_ONLY`,
-/// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`) has clients on loopback: [`LOOPBACK_REPLY_LIMIT`];
-/// otherwise [`NETWORK_REPLY_LIMIT`]. What would exceed it is cut and the node says so: values
-/// answered "not set", descriptions and refusal reasons shortened: an incomplete answer with
-/// its reason on /rosout, not a client that hangs.
-const LOOPBACK_REPLY_LIMIT: usize = 60_000;
-/// See [`LOOPBACK_REPLY_LIMIT`].
-const NETWORK_REPLY_LIMIT: usize = 1_200;
+/// none of that client's later replies either. RustDDS splits a sample whose payload exceeds
+/// the datagram budget of the reader it goes to: the MTU of the interface on the subnet of the
+/// reader's locators, less 48 bytes of headers (1452 for a locator on no local subnet), less a
+/// heartbeat (32) and a DATA submessage (48); the payload is the CDR reply and its 4-byte
+/// encapsulation. A Fast DDS client on this host announces a locator on every interface that is
+/// up (with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` too), so the smallest MTU of those bounds
+/// the budget: about 1.3 kB on a host with Ethernet, about 65 kB in a loopback-only network
+/// namespace. What would exceed the limit is cut and the node says so: values answered "not
+/// set", descriptions and refusal reasons shortened, the list without its prefixes: an
+/// incomplete answer with its reason on /rosout, not a client that hangs.
+fn reply_limit(loopback_only: bool) -> usize {
+    let smallest = interface_mtus().into_iter().min();
+    let budget = smallest.map_or(RUSTDDS_FALLBACK_BUDGET, |mtu| mtu.saturating_sub(48));
+    // Clients on other hosts may sit on no local subnet: RustDDS's fallback budget.
+    let budget = if loopback_only {
+        budget
+    } else {
+        budget.min(RUSTDDS_FALLBACK_BUDGET)
+    };
+    budget.saturating_sub(32 + 48 + 4)
+}
+
+/// RustDDS's datagram budget for a reader on no local subnet (a 1500-byte MTU less headers).
+const RUSTDDS_FALLBACK_BUDGET: usize = 1452;
+
+/// The limit on a host whose smallest MTU is 1400 (this project's CI machine), for tests.
+#[cfg(test)]
+const NETWORK_REPLY_LIMIT: usize = 1400 - 48 - 32 - 48 - 4;
+
+/// The MTUs of the network interfaces that are not down (Linux: `/sys/class/net`); none
+/// elsewhere.
+fn interface_mtus() -> Vec<usize> {
+    let Ok(entries) = std::fs::read_dir("/sys/class/net") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let state = std::fs::read_to_string(path.join("operstate")).ok()?;
+            if state.trim() == "down" {
+                return None;
+            }
+            std::fs::read_to_string(path.join("mtu"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .collect()
+}
 
 /// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
 fn reply_size(value: &RosValue) -> usize {
@@ -157,7 +197,7 @@ pub(crate) struct ParameterServers {
     triggers: Vec<(String, Server<TriggerRequest, TriggerResponse>)>,
     events: Publisher<raw::ParameterEvent>,
     node_name: String,
-    /// What a reply may take (see [`LOOPBACK_REPLY_LIMIT`]); none with the Cyclone mapping.
+    /// What a reply may take (see [`reply_limit`]); none with the Cyclone mapping.
     reply_limit: Option<usize>,
     pending: HashMap<u64, (RmwRequestId, Pending)>,
     next_id: u64,
@@ -211,11 +251,7 @@ impl ParameterServers {
         loopback_only: bool,
         triggers: &[String],
     ) -> Result<Self, RosError> {
-        let limit = if loopback_only {
-            LOOPBACK_REPLY_LIMIT
-        } else {
-            NETWORK_REPLY_LIMIT
-        };
+        let limit = reply_limit(loopback_only);
         let events_topic = node
             .create_topic(
                 &Name::new("/", "parameter_events").map_err(transport)?,
@@ -339,6 +375,11 @@ impl ParameterServers {
         (self.next_id, request)
     }
 
+    /// The largest reply sent (see [`reply_limit`]); none with the Cyclone mapping.
+    pub(crate) fn reply_limit(&self) -> Option<usize> {
+        self.reply_limit
+    }
+
     /// Sends the response to request `id`, and a parameter event for accepted changes; gives
     /// the names of values answered "not set" because they exceed the reply limit.
     pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) -> Vec<String> {
@@ -348,11 +389,7 @@ impl ParameterServers {
         let mut withheld = vec![];
         let sent = match (pending, response) {
             (Pending::List, ParameterResponse::List(names)) => {
-                let result = ListParametersResult {
-                    prefixes: crate::parameter_services::prefixes_of(&names),
-                    names,
-                };
-                let reply = ListParametersResponse { result };
+                let reply = list_within_limit(self.reply_limit, names, &mut withheld);
                 self.send(&self.list, rmw_id, reply, "list_parameters", &mut withheld)
             }
             (Pending::Get(names), ParameterResponse::Get(values)) => {
@@ -438,7 +475,7 @@ impl ParameterServers {
     }
 
     /// Sends `reply` unless its serialized size exceeds the reply limit (see
-    /// [`LOOPBACK_REPLY_LIMIT`]): a reply Fast DDS would drop is not sent, so that only this
+    /// [`reply_limit`]): a reply Fast DDS would drop is not sent, so that only this
     /// call goes unanswered and not every later one of the client; `notes` says so.
     fn send<Req: Message + 'static, Resp: Message + 'static>(
         &self,
@@ -484,6 +521,41 @@ impl ParameterServers {
             eprintln!("parameter events: {e:?}");
         }
     }
+}
+
+/// The list reply within `limit`: whole if it fits; else without its prefixes (`ros2 param
+/// list` prints the names only); else the names that fit, in declaration order (the others
+/// answer get and describe by name). `notes` says what was left out.
+fn list_within_limit(
+    limit: Option<usize>,
+    names: Vec<String>,
+    notes: &mut Vec<String>,
+) -> ListParametersResponse {
+    let size = |reply: &ListParametersResponse| {
+        cdr_encoding::to_vec::<_, byteorder::LittleEndian>(reply).map_or(usize::MAX, |b| b.len())
+    };
+    let mut reply = ListParametersResponse {
+        result: ListParametersResult {
+            prefixes: crate::parameter_services::prefixes_of(&names),
+            names,
+        },
+    };
+    let Some(limit) = limit else {
+        return reply;
+    };
+    if size(&reply) <= limit {
+        return reply;
+    }
+    reply.result.prefixes.clear();
+    let total = reply.result.names.len();
+    while size(&reply) > limit && reply.result.names.pop().is_some() {}
+    let kept = reply.result.names.len();
+    notes.push(if kept < total {
+        format!("list_parameters: {kept} of {total} names, without prefixes")
+    } else {
+        "list_parameters: without prefixes".into()
+    });
+    reply
 }
 
 /// Shortens descriptions and constraints until `values` fit the reply limit (the types,

@@ -16,7 +16,7 @@ fn shortened_text_keeps_whole_characters_and_marks_the_cut() {
     assert!(long.len() <= 10 && long.ends_with("..."), "{long}");
 }
 
-/// On a network a reply must fit about 1.2 kB: a 7 kB URDF is answered not set and named,
+/// On a host with a 1400-byte MTU a reply must fit 1268 bytes: a 7 kB URDF is answered not set and named,
 /// the small values stay, and the reply as serialized fits.
 #[test]
 fn a_get_reply_over_the_network_limit_answers_the_large_values_not_set() {
@@ -54,4 +54,44 @@ fn long_descriptions_are_shortened_to_fit_and_the_rest_kept() {
         "{}",
         serialized(&reply)
     );
+}
+
+/// A list that fits goes whole; one just over the limit loses its prefixes only (`ros2 param
+/// list` prints names); a longer one keeps the names that fit, in order, and says how many.
+#[test]
+fn a_list_over_the_limit_drops_its_prefixes_then_its_last_names() {
+    let names: Vec<String> = (0..60).map(|k| format!("group.parameter_{k:02}")).collect();
+    let mut notes = vec![];
+    let whole = list_within_limit(Some(usize::MAX), names.clone(), &mut notes);
+    assert_eq!(whole.result.prefixes, vec!["group".to_string()]);
+    assert!(notes.is_empty());
+    let just_over = serialized(&whole) - 4;
+    let reply = list_within_limit(Some(just_over), names.clone(), &mut notes);
+    assert_eq!(reply.result.names, names);
+    assert!(reply.result.prefixes.is_empty());
+    assert_eq!(notes, ["list_parameters: without prefixes"]);
+    notes.clear();
+    let reply = list_within_limit(Some(NETWORK_REPLY_LIMIT / 2), names.clone(), &mut notes);
+    let kept = reply.result.names.len();
+    assert!(kept > 0 && kept < names.len());
+    assert_eq!(reply.result.names[..], names[..kept]);
+    assert!(serialized(&reply) <= NETWORK_REPLY_LIMIT / 2);
+    assert_eq!(
+        notes,
+        [format!(
+            "list_parameters: {kept} of 60 names, without prefixes"
+        )]
+    );
+}
+
+/// The limit follows the interfaces: at least the loopback's budget on loopback only when
+/// that is the only interface up, never more than RustDDS's fallback budget otherwise.
+#[test]
+fn the_reply_limit_is_within_the_datagram_budgets() {
+    assert!(reply_limit(false) <= RUSTDDS_FALLBACK_BUDGET - 84);
+    assert!(reply_limit(true) >= reply_limit(false));
+    let smallest = interface_mtus().into_iter().min();
+    if let Some(mtu) = smallest {
+        assert_eq!(reply_limit(true), mtu - 48 - 84);
+    }
 }
