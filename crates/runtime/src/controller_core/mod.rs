@@ -331,8 +331,15 @@ impl ControllerCore {
                 *u = l - b - *u;
             }
         }
-        armctl_ident::payload_estimation::estimate_payload(&self.robot, &samples)
-            .map_err(|e| e.to_string())
+        armctl_ident::payload_estimation::estimate_payload(&self.robot, &samples).map_err(|e| {
+            // The reason alone: the event says what was estimated.
+            match e {
+                armctl_ident::IdentError::Identification { reason } => {
+                    reason.trim_start_matches("payload: ").to_string()
+                }
+                other => other.to_string(),
+            }
+        })
     }
 
     /// Estimates the payload ([`Self::payload_estimate`]) for the next step to report as an
