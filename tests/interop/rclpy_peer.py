@@ -195,16 +195,20 @@ class Peer:
               and controlling and controlling[0].file.endswith("nodes/loop_node.rs"),
               [(l.file, l.line) for l in lines][:6])
 
+    def trigger(self, name):
+        """`ros2 service call <node>/<name> std_srvs/srv/Trigger`: the response, or None."""
+        client = self.node.create_client(Trigger, f"{self.target}/{name}")
+        if not client.wait_for_service(timeout_sec=10):
+            return None
+        future = client.call_async(Trigger.Request())
+        rclpy.spin_until_future_complete(self.node, future, timeout_sec=10)
+        return future.result()
+
     def reset_collision_service(self):
         """`ros2 service call <node>/reset_collision std_srvs/srv/Trigger`."""
-        client = self.node.create_client(Trigger, f"{self.target}/reset_collision")
         if not self.args.trigger_service:
             return
-        response = None
-        if client.wait_for_service(timeout_sec=10):
-            future = client.call_async(Trigger.Request())
-            rclpy.spin_until_future_complete(self.node, future, timeout_sec=10)
-            response = future.result()
+        response = self.trigger("reset_collision")
         check("~/reset_collision (std_srvs/Trigger) answers with success",
               response is not None and response.success and "reset_collision" in response.message,
               response)
@@ -218,12 +222,7 @@ class Peer:
         says what the arm's rests showed (here, with the peer as the arm: why there is none)."""
         if not self.args.trigger_service:
             return
-        client = self.node.create_client(Trigger, f"{self.target}/estimate_payload")
-        response = None
-        if client.wait_for_service(timeout_sec=10):
-            future = client.call_async(Trigger.Request())
-            rclpy.spin_until_future_complete(self.node, future, timeout_sec=10)
-            response = future.result()
+        response = self.trigger("estimate_payload")
         check("~/estimate_payload (std_srvs/Trigger) answers with success",
               response is not None and response.success and "estimate_payload" in response.message,
               response)

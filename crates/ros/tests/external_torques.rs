@@ -274,6 +274,46 @@ fn logged(incoming: &Incoming, text: &str) -> bool {
     matches!(incoming, Incoming::Rosout(log) if log.msg.contains(text))
 }
 
+/// A probe of controller_node's `~/state` and `/rosout` that publishes its `~/reference`, once
+/// the node controls.
+async fn controlling_probe(name: &str, domain: u16) -> DdsTransport {
+    let spec = NodeSpec {
+        action: None,
+        name: name.into(),
+        namespace: "/".into(),
+        subscriptions: vec![
+            (Topic::State, "/controller_node/state".into()),
+            (Topic::Rosout, "/rosout".into()),
+        ],
+        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    };
+    let mut node = DdsTransport::start(&spec, &DdsOptions::loopback(domain)).unwrap();
+    assert!(
+        wait_for(&mut node, 30, |i| holding(i, 0.0)).await,
+        "the controller never ran"
+    );
+    node
+}
+
+/// `ros2 service call <service> std_srvs/srv/Trigger`, repeated until answered (a request sent
+/// before discovery matched the fresh client is lost): success and message.
+async fn call_trigger(node: &mut DdsTransport, service: &str) -> (bool, String) {
+    let trigger = node.trigger_client(service).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Ok(Ok(answer)) =
+                tokio::time::timeout(Duration::from_millis(500), trigger.call()).await
+            {
+                return answer;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{service} answers"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_service_is_called() {
     let urdf = format!("urdf_path:={}", workspace("urdf/panda.urdf"));
@@ -306,23 +346,7 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_se
             "collision_reaction:=retract",
         ],
     );
-    let spec = NodeSpec {
-        action: None,
-        name: "collision_test".into(),
-        namespace: "/".into(),
-        subscriptions: vec![
-            (Topic::State, "/controller_node/state".into()),
-            (Topic::Rosout, "/rosout".into()),
-        ],
-        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
-        tick_rate: None,
-        parameters: ParameterStore::new(vec![]),
-    };
-    let mut node = DdsTransport::start(&spec, &DdsOptions::loopback(COLLISION_DOMAIN)).unwrap();
-    assert!(
-        wait_for(&mut node, 30, |i| holding(i, 0.0)).await,
-        "the controller never ran"
-    );
+    let mut node = controlling_probe("collision_test", COLLISION_DOMAIN).await;
     // Joint 1 swings the flange into the wall at about 0.5 m/s.
     node.publish(Outgoing::Reference(&moved(0, 1.0, 2.2)));
     assert!(
@@ -337,20 +361,7 @@ async fn a_collision_with_a_wall_retracts_and_holds_until_the_reset_collision_se
         "the hold did not last"
     );
     // `ros2 service call /controller_node/reset_collision std_srvs/srv/Trigger`.
-    let trigger = node
-        .trigger_client("/controller_node/reset_collision")
-        .unwrap();
-    let (success, message) = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Ok(Ok(answer)) =
-                tokio::time::timeout(Duration::from_millis(500), trigger.call()).await
-            {
-                return answer;
-            }
-        }
-    })
-    .await
-    .expect("the reset_collision service answers");
+    let (success, message) = call_trigger(&mut node, "/controller_node/reset_collision").await;
     assert!(success, "{message}");
     assert!(
         wait_for(&mut node, 5, |i| logged(
@@ -437,23 +448,7 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
         env!("CARGO_BIN_EXE_controller_node"),
         &["--ros-args", "-p", &urdf, "-p", "controller:=pd_gravity"],
     );
-    let spec = NodeSpec {
-        action: None,
-        name: "payload_test".into(),
-        namespace: "/".into(),
-        subscriptions: vec![
-            (Topic::State, "/controller_node/state".into()),
-            (Topic::Rosout, "/rosout".into()),
-        ],
-        publications: vec![(Topic::Reference, "/controller_node/reference".into())],
-        tick_rate: None,
-        parameters: ParameterStore::new(vec![]),
-    };
-    let mut node = DdsTransport::start(&spec, &DdsOptions::loopback(PAYLOAD_DOMAIN)).unwrap();
-    assert!(
-        wait_for(&mut node, 30, |i| holding(i, 0.0)).await,
-        "the controller never ran"
-    );
+    let mut node = controlling_probe("payload_test", PAYLOAD_DOMAIN).await;
     // Three poses: a 3 s move and a 2 s rest each.
     let poses = armctl_ident::payload_poses(&robot, &q0, 3).unwrap();
     let mut points = vec![];
@@ -475,20 +470,7 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
     node.publish(Outgoing::Reference(&trajectory));
     tokio::time::sleep(Duration::from_secs(16)).await;
     // `ros2 service call /controller_node/estimate_payload std_srvs/srv/Trigger`.
-    let trigger = node
-        .trigger_client("/controller_node/estimate_payload")
-        .unwrap();
-    let (success, message) = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Ok(Ok(answer)) =
-                tokio::time::timeout(Duration::from_millis(500), trigger.call()).await
-            {
-                return answer;
-            }
-        }
-    })
-    .await
-    .expect("the estimate_payload service answers");
+    let (success, message) = call_trigger(&mut node, "/controller_node/estimate_payload").await;
     assert!(success, "{message}");
     let report = tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(incoming) = node.next().await {
