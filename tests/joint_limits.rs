@@ -9,12 +9,17 @@
 //! the pose of that configuration as its target, and the Panda's tip a target 1 m out of
 //! reach (its elbow stretches into its upper limit).
 
-use armctl_control::reference::{Quintic, SetPoint, Trajectory};
-use armctl_control::{controller_by_name, Controller, Guarded, ParameterValue, CONTROLLERS};
+use armctl_control::reference::{MultiPoint, Quintic, SetPoint, Trajectory, TrajectoryPoint};
+use armctl_control::{
+    controller_by_name, Controller, Guarded, ParameterValue, CONTROLLERS, DEFAULT_EFFORT_RISE_TIME,
+};
 use armctl_e2e::urdf_dir;
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{forward_kinematics, ChainOptions, KinematicsWorkspace, Robot};
-use armctl_sim::{run_closed_loop, SimConfig, Simulator};
+use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::simulated_loop::SimulatedLoop;
+use armctl_runtime::startup::NodeStart;
+use armctl_sim::{run_closed_loop, run_loop, ModelMismatch, SensorNoise, SimConfig, Simulator};
 use nalgebra::{IsometryMatrix3, Translation3};
 
 /// How far past the limit the reference runs, rad (m).
@@ -52,11 +57,11 @@ fn guarded(name: &str, robot: &Robot, set: &[(&str, ParameterValue)]) -> Guarded
     Guarded::new(law, robot, None).unwrap()
 }
 
-/// `law` runs `robot` from its middle configuration along `reference` for `seconds` (a
-/// task-space law toward `target` from its first step, when given); the outcome for `joint`
-/// pushed toward its `upper` (or lower) limit.
+/// `law` runs `robot` (simulated as `plant`) from its middle configuration along `reference`
+/// for `seconds` (a task-space law toward `target` from its first step, when given); the
+/// outcome for `joint` pushed toward its `upper` (or lower) limit.
 fn run(
-    robot: &Robot,
+    (robot, plant): (&Robot, &SimConfig),
     law: &mut Guarded,
     reference: &dyn Trajectory,
     seconds: f64,
@@ -65,7 +70,7 @@ fn run(
 ) -> Result<Outcome, String> {
     let (soft_lower, soft_upper) = law.limits_mut().soft_limits(joint).unwrap();
     let limits = &robot.joints()[joint].limits;
-    let mut sim = Simulator::new(robot, &robot.middle_configuration(), SimConfig::default())
+    let mut sim = Simulator::new(robot, &robot.middle_configuration(), plant.clone())
         .map_err(|e| e.to_string())?;
     let steps = (seconds * 1000.0) as usize;
     let log = run_closed_loop(&mut sim, law, reference, steps, |k, _, c| {
@@ -104,8 +109,8 @@ fn run(
 }
 
 /// The reference for a joint-space law: from the middle configuration to `PAST` beyond the
-/// limit of `joint` at 80 % of its velocity limit; its duration.
-fn past_the_limit(robot: &Robot, (joint, upper): (usize, bool)) -> (Quintic, f64) {
+/// limit of `joint`, its peak speed `share` of the joint's velocity limit; its duration.
+fn past_the_limit(robot: &Robot, (joint, upper): (usize, bool), share: f64) -> (Quintic, f64) {
     let start = robot.middle_configuration();
     let limits = &robot.joints()[joint].limits;
     let mut end = start.clone();
@@ -115,7 +120,7 @@ fn past_the_limit(robot: &Robot, (joint, upper): (usize, bool)) -> (Quintic, f64
         limits.lower - PAST
     };
     let distance = (end[joint] - start[joint]).abs();
-    let duration = 1.875 * distance / (0.8 * limits.velocity);
+    let duration = 1.875 * distance / (share * limits.velocity);
     (Quintic::new(start, end, duration).unwrap(), duration)
 }
 
@@ -133,12 +138,13 @@ fn push_every_joint(name: &str, robot: &Robot) -> Vec<String> {
     for law_name in CONTROLLERS {
         for joint in 0..robot.dof() {
             let side = (joint, joint % 2 == 0);
-            let (reference, duration) = past_the_limit(robot, side);
+            let (reference, duration) = past_the_limit(robot, side, 0.8);
             let mut law = guarded(law_name, robot, &[]);
             if law.task_space().is_some() {
                 continue;
             }
-            let outcome = run(robot, &mut law, &reference, duration + SETTLE, side, None);
+            let plant = (robot, &SimConfig::default());
+            let outcome = run(plant, &mut law, &reference, duration + SETTLE, side, None);
             println!("{name:14} {law_name:26} joint {joint}: {outcome:?}");
             match outcome {
                 Ok(o) if stopped(&o) => {}
@@ -220,7 +226,8 @@ fn a_pose_target_out_of_reach_is_bounded_at_the_limits() {
         let pose = forward_kinematics(&robot, &mut ws, &q0).unwrap().tip();
         let far = Translation3::new(1.0, 0.0, 0.0) * pose;
         let hold = SetPoint::new(q0);
-        let outcome = run(&robot, &mut law, &hold, 6.0, (elbow, true), Some(far)).unwrap();
+        let plant = (&robot, &SimConfig::default());
+        let outcome = run(plant, &mut law, &hold, 6.0, (elbow, true), Some(far)).unwrap();
         println!("{law_name}: {outcome:?}");
         // Resolved acceleration and hybrid force/position whip the arm toward the unreachable
         // target (0.8 and 4 rad/s at the end); the other joints' efforts, through the
@@ -232,5 +239,214 @@ fn a_pose_target_out_of_reach_is_bounded_at_the_limits() {
             _ => 0.0,
         };
         assert!(outcome.worst_any < allowed, "{law_name}: {outcome:?}");
+    }
+}
+
+/// The arms of the classes real users bring: a light spherical wrist, URDF friction, a
+/// placeholder effort limit (`tests/data/arms`).
+const ARM_CLASSES: [&str; 4] = [
+    "jaco2_class.urdf",
+    "xarm7_class.urdf",
+    "z1_class.urdf",
+    "puma560_placeholder.urdf",
+];
+
+/// A plant unlike its model, as a real arm is: 10 % heavier, the URDF's friction, encoder
+/// noise and a step of command delay.
+fn realistic_plant() -> SimConfig {
+    SimConfig {
+        noise: Some(SensorNoise {
+            position: 1e-5,
+            velocity: 1e-3,
+            seed: 7,
+        }),
+        command_delay_steps: 1,
+        mismatch: ModelMismatch {
+            payload: None,
+            mass_scale: Some(1.1),
+        },
+        ..SimConfig::default()
+    }
+}
+
+/// Each of `laws` (its task-space ones skipped) pulls each joint of `robot` in turn toward a limit at its full
+/// velocity limit (a reference 0.3 rad past it), on the realistic plant with the runtime's
+/// default rate limit; the closest any joint came to a URDF limit (negative: inside), and the
+/// runs in which one passed it.
+fn approach_at_full_speed(name: &str, robot: &Robot, laws: &[&str]) -> (f64, Vec<String>) {
+    let plant = realistic_plant();
+    let mut closest = f64::NEG_INFINITY;
+    let mut failures = Vec::new();
+    for law_name in laws.iter().copied() {
+        if guarded(law_name, robot, &[]).task_space().is_some() {
+            continue;
+        }
+        // A continuous joint has no limit to approach.
+        let limited = (0..robot.dof()).filter(|&j| robot.joints()[j].limits.is_bounded());
+        for joint in limited {
+            for upper in [true, false] {
+                let side = (joint, upper);
+                let (reference, duration) = past_the_limit(robot, side, 1.0);
+                let mut law = guarded(law_name, robot, &[]);
+                law.safety_mut()
+                    .set_rise_time(Some(DEFAULT_EFFORT_RISE_TIME))
+                    .unwrap();
+                let run = run(
+                    (robot, &plant),
+                    &mut law,
+                    &reference,
+                    duration + 1.0,
+                    side,
+                    None,
+                );
+                match run {
+                    Ok(o) if o.worst_any < 0.0 => closest = closest.max(o.worst_any),
+                    other => failures.push(format!(
+                        "{name} {law_name} joint {joint} upper {upper}: {other:?}"
+                    )),
+                }
+            }
+        }
+    }
+    println!("{name:26} closest to a URDF limit: {:+.4} rad (m)", closest);
+    (closest, failures)
+}
+
+/// No joint passes its URDF limit from its full velocity limit, on a realistic plant, under
+/// every joint-space law: on the bundled arms, the
+/// arm classes of `tests/data/arms` and generated arms (the damped ones with URDF friction
+/// too). Where each stops is the ideal-plant tests' matter: a law that does not compensate the
+/// plant's friction creeps the last millimetres.
+#[test]
+fn no_joint_passes_its_limit_from_its_velocity_limit_on_a_realistic_plant() {
+    let bundled_arms =
+        ["panda.urdf", "ur5e.urdf", "puma560.urdf"].map(|file| (file.to_string(), bundled(file)));
+    let classes = ARM_CLASSES.map(|file| {
+        let path = armctl_e2e::workspace_dir()
+            .join("tests/data/arms")
+            .join(file);
+        (
+            file.to_string(),
+            Robot::from_urdf_file(path, &ChainOptions::default()).unwrap(),
+        )
+    });
+    let generated = (0..6).map(generated_arm);
+    let failures: Vec<String> = bundled_arms
+        .into_iter()
+        .chain(classes)
+        .chain(generated)
+        .flat_map(|(name, robot)| approach_at_full_speed(&name, &robot, &CONTROLLERS).1)
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Generated arm `seed` (damped on odd seeds), its effort limits as generated (three times a
+/// bound of its gravity torques), tight (half that) or a placeholder's 1000 N m by `seed % 3`.
+fn generated_arm(seed: u64) -> (String, Robot) {
+    let arm = RandomArm::generate(seed);
+    let robot = Robot::from_urdf_str(&arm.urdf, &ChainOptions::default()).unwrap();
+    let generated: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
+    let (kind, efforts) = match seed % 3 {
+        0 => ("", generated),
+        1 => (
+            ", tight limits",
+            generated.iter().map(|e| 0.5 * e).collect(),
+        ),
+        _ => (", placeholder limits", vec![1000.0; robot.dof()]),
+    };
+    let robot = robot.with_effort_limits(&efforts).unwrap();
+    (format!("random arm {seed}{kind}"), robot)
+}
+
+/// The population: 20 more generated arms (light wrists, URDF friction on half of them,
+/// generated, tight and placeholder effort limits) under the laws a user starts with.
+#[test]
+fn no_joint_of_20_generated_arms_passes_its_limit_from_its_velocity_limit() {
+    let laws = ["computed_torque", "pd_gravity", "joint_impedance"];
+    let failures: Vec<String> = (6..26)
+        .map(generated_arm)
+        .flat_map(|(name, robot)| approach_at_full_speed(&name, &robot, &laws).1)
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A reference from the middle configuration that arrives on the URDF limit of `joint` (the
+/// furthest the runtime takes) at the joint's velocity limit, as a waypoint list whose last
+/// point gives that speed: the law must stop the joint there itself; its duration.
+fn onto_the_limit_at_full_speed(robot: &Robot, (joint, upper): (usize, bool)) -> (MultiPoint, f64) {
+    let start = robot.middle_configuration();
+    let limits = &robot.joints()[joint].limits;
+    let mut end = start.clone();
+    end[joint] = if upper { limits.upper } else { limits.lower };
+    let mut speed = vec![0.0; robot.dof()];
+    speed[joint] = if upper {
+        limits.velocity
+    } else {
+        -limits.velocity
+    };
+    // A cubic from rest that ends at the velocity limit: 1.5 times the mean speed.
+    let duration = 2.0 * (end[joint] - start[joint]).abs() / limits.velocity;
+    let point = |time, positions: &Vec<f64>, velocities: Vec<f64>| TrajectoryPoint {
+        time,
+        positions: positions.clone(),
+        velocities: Some(velocities),
+        accelerations: None,
+    };
+    let points = [
+        point(0.0, &start, vec![0.0; robot.dof()]),
+        point(duration, &end, speed),
+    ];
+    (MultiPoint::new(robot.dof(), &points).unwrap(), duration)
+}
+
+/// Through the runtime every runner uses, as configured by default: the Z1-class arm's URDF
+/// friction is left out of the law's model and the protection's (`friction_compensation`
+/// off), and the plant's friction, which the law does not compensate, only helps the braking.
+/// Each joint, sent onto each URDF limit arriving at its velocity
+/// limit on the realistic plant under computed torque and PD with gravity compensation, stays
+/// inside it, with no hold (collision detection off: what the protection does against the law is not
+/// a contact).
+#[test]
+fn through_the_runtime_a_geared_arm_stops_inside_its_limits_from_full_speed() {
+    let path = armctl_e2e::workspace_dir().join("tests/data/arms/z1_class.urdf");
+    let robot = Robot::from_urdf_file(path, &ChainOptions::default()).unwrap();
+    let text = |v: &str| ParameterValue::String(v.into());
+    for law in ["computed_torque", "pd_gravity"] {
+        for side in (0..robot.dof()).flat_map(|j| [(j, true), (j, false)]) {
+            let start = NodeStart {
+                name: "controller_node".into(),
+                namespace: "/".into(),
+                remaps: vec![],
+                values: vec![
+                    ("controller".into(), text(law)),
+                    ("collision_detection".into(), text("off")),
+                ],
+            };
+            let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
+            let (reference, duration) = onto_the_limit_at_full_speed(&robot, side);
+            runtime.core_mut().follow(Box::new(reference), 0.0).unwrap();
+            let q0 = robot.middle_configuration();
+            let mut sim = Simulator::new(&robot, &q0, realistic_plant()).unwrap();
+            let mut control = SimulatedLoop::new(&mut runtime);
+            let steps = ((duration + 1.0) * 1000.0) as usize;
+            let log = run_loop(&mut sim, &mut control, steps, |_, _, _| {}).unwrap();
+            let (joint, upper) = side;
+            let limits = &robot.joints()[joint].limits;
+            let worst = log.q[joint]
+                .iter()
+                .map(|q| {
+                    if upper {
+                        q - limits.upper
+                    } else {
+                        limits.lower - q
+                    }
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert!(
+                worst < 0.0,
+                "{law} joint {joint} upper {upper}: {worst} past"
+            );
+            assert_eq!(control.held, 0, "{law} joint {joint}: {:?}", control.events);
+        }
     }
 }

@@ -177,7 +177,7 @@ pub struct Guarded {
     damping_warning: Option<String>,
     /// A damping was set since the last check.
     damping_unchecked: bool,
-    /// The law's warnings and the damping check's.
+    /// The law's warnings, the damping check's and the joint-limit protection's.
     warnings: Vec<String>,
 }
 
@@ -252,6 +252,8 @@ impl Guarded {
         self.warnings.clear();
         self.warnings.extend_from_slice(self.inner.warnings());
         self.warnings.extend(self.damping_warning.iter().cloned());
+        self.warnings
+            .extend(self.limits.warning().map(str::to_string));
     }
 
     /// What the safety layer changed in the last update.
@@ -283,7 +285,8 @@ impl Guarded {
     /// through the safety layer, as the wrapped law's would go; [`Guarded::last_report`] then
     /// tells what it did.
     pub fn guard(&mut self, state: &JointState<'_>, effort: &mut [f64], dt: f64) {
-        let joint_limited = self.limits.apply((state.q, state.qd), dt, effort);
+        let rates = self.safety.rate_limits();
+        let joint_limited = self.limits.apply((state.q, state.qd), dt, rates, effort);
         self.last_report = self.safety.apply(effort, dt);
         self.last_report.joint_limited = joint_limited;
     }
