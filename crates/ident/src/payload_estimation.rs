@@ -10,7 +10,7 @@
 
 use armctl_dynamics::{friction_torques, gravity_torques, CoulombSign, DynamicsWorkspace};
 use armctl_model::{Payload, Robot};
-use nalgebra::{DMatrix, DVector, Matrix4, Vector3};
+use nalgebra::{DMatrix, DVector, Matrix4, Vector3, Vector4};
 
 use crate::{IdentError, JointLog};
 
@@ -48,7 +48,9 @@ pub const VELOCITY_WINDOW: usize = 50;
 pub const MIN_REST_SAMPLES: usize = 200;
 
 /// The estimate from `samples` (at least two poses). Refused with a reason when the poses do
-/// not determine the mass and every axis of the centre of mass, or show no payload.
+/// not determine the mass and every axis of the centre of mass (their standard deviations
+/// above [`MASS_STD_SHARE`] of the mass or [`COM_STD`], the Coulomb friction of `robot`'s
+/// joints counted as what a joint at rest may hold), or show no payload.
 pub fn estimate_payload(
     robot: &Robot,
     samples: &[RestSample],
@@ -82,11 +84,24 @@ pub fn estimate_payload(
             b[k * n + i] = sample.unexplained[i];
         }
     }
-    solve(&a, &b, samples.len())
+    let friction: Vec<f64> = robot
+        .joints()
+        .iter()
+        .map(|j| j.friction.coulomb.abs() + j.friction.ripple_bound())
+        .collect();
+    solve(&a, &b, &friction, samples.len())
 }
 
-/// Least squares `a theta = b`, `theta = [m, h_x, h_y, h_z]`, with its covariance.
-fn solve(a: &DMatrix<f64>, b: &DVector<f64>, poses: usize) -> Result<PayloadEstimate, IdentError> {
+/// Least squares `a theta = b`, `theta = [m, h_x, h_y, h_z]`, with its covariance: each row's
+/// variance is the fit's residual variance plus `friction[i]^2 / 3` for its joint (a joint at
+/// rest holds any friction within its Coulomb level, in either direction, which the residual
+/// of a few poses does not show), through the sandwich `N^-1 A^T S A N^-1`.
+fn solve(
+    a: &DMatrix<f64>,
+    b: &DVector<f64>,
+    friction: &[f64],
+    poses: usize,
+) -> Result<PayloadEstimate, IdentError> {
     let normal: Matrix4<f64> = (a.transpose() * a).fixed_view::<4, 4>(0, 0).into();
     let eigen = normal.symmetric_eigen();
     let (largest, smallest) = (eigen.eigenvalues.max(), eigen.eigenvalues.min());
@@ -95,16 +110,10 @@ fn solve(a: &DMatrix<f64>, b: &DVector<f64>, poses: usize) -> Result<PayloadEsti
     if !determined {
         let weakest = eigen.eigenvalues.imin();
         let direction = eigen.eigenvectors.column(weakest);
-        let names = [
-            "the mass",
-            "x of the centre of mass",
-            "y of the centre of mass",
-            "z of the centre of mass",
-        ];
         let worst = (0..4).max_by(|i, j| direction[*i].abs().total_cmp(&direction[*j].abs()));
         return Err(refused(format!(
-            "the poses do not determine {} (turn the wrist so that gravity points along each axis of the tip frame: armctl excite --payload)",
-            names[worst.unwrap_or(0)]
+            "the poses do not determine {} ({TURN_THE_WRIST})",
+            ITEMS[worst.unwrap_or(0)]
         )));
     }
     let inverse = normal
@@ -114,13 +123,21 @@ fn solve(a: &DMatrix<f64>, b: &DVector<f64>, poses: usize) -> Result<PayloadEsti
     let residual = b - a * theta;
     let rows = a.nrows();
     let variance = residual.norm_squared() / (rows.saturating_sub(4).max(1)) as f64;
-    let covariance = inverse * variance;
+    let n = friction.len().max(1);
+    let mut spread = Matrix4::zeros();
+    for r in 0..rows {
+        let row: Vector4<f64> = a.fixed_view::<1, 4>(r, 0).transpose();
+        let held = friction.get(r % n).copied().unwrap_or(0.0);
+        spread += row * row.transpose() * (variance + held * held / 3.0);
+    }
+    let covariance = inverse * spread * inverse;
     let mass = theta[0];
     let mass_std = covariance[(0, 0)].sqrt();
     let found = mass > 3.0 * mass_std && mass > 0.0;
     if !found {
         return Err(refused(format!(
-            "no payload found: mass {mass:.4} kg with a standard deviation of {mass_std:.4} kg"
+            "no payload found: mass {mass:.4} kg with a standard deviation of {mass_std:.4} kg{}",
+            friction_note(friction, variance)
         )));
     }
     let first_moment = Vector3::new(theta[1], theta[2], theta[3]);
@@ -135,13 +152,70 @@ fn solve(a: &DMatrix<f64>, b: &DVector<f64>, poses: usize) -> Result<PayloadEsti
             + h * h * covariance[(0, 0)] / mass.powi(4);
         variance.max(0.0).sqrt()
     });
-    Ok(PayloadEstimate {
+    let estimate = PayloadEstimate {
         payload: Payload::point(mass, com),
         mass_std,
         com_std,
         residual_rms: (residual.norm_squared() / rows as f64).sqrt(),
         poses,
-    })
+    };
+    check_determined(&estimate, friction_note(friction, variance))?;
+    Ok(estimate)
+}
+
+/// What the refusals name, in the order of `theta`.
+const ITEMS: [&str; 4] = [
+    "the mass",
+    "x of the centre of mass",
+    "y of the centre of mass",
+    "z of the centre of mass",
+];
+
+/// How to get poses that determine a payload.
+const TURN_THE_WRIST: &str =
+    "turn the wrist so that gravity points along each axis of the tip frame: armctl excite --payload";
+
+/// The largest standard deviation of the mass reported, a share of the mass: three of them
+/// stay within 3 %.
+pub const MASS_STD_SHARE: f64 = 0.01;
+
+/// The largest standard deviation of a coordinate of the centre of mass reported, m.
+pub const COM_STD: f64 = 0.002;
+
+/// Refuses an estimate whose standard deviations exceed [`MASS_STD_SHARE`] or [`COM_STD`]:
+/// the poses do not determine it (an estimate from two nearly equal poses once put a light
+/// wrist's tool 1 m off). `note` says when the joints' friction is what blurs it.
+fn check_determined(estimate: &PayloadEstimate, note: String) -> Result<(), IdentError> {
+    let mass = estimate.payload.mass;
+    if estimate.mass_std > MASS_STD_SHARE * mass {
+        return Err(refused(format!(
+            "the poses do not determine the mass: {mass:.4} kg with a standard deviation of {:.4} kg (more than {:.0} % of it){note} ({TURN_THE_WRIST})",
+            estimate.mass_std,
+            100.0 * MASS_STD_SHARE
+        )));
+    }
+    if let Some(axis) = (0..3).find(|&k| estimate.com_std[k] > COM_STD) {
+        return Err(refused(format!(
+            "the poses do not determine {}: its standard deviation is {:.1} mm (more than {:.0} mm){note} ({TURN_THE_WRIST})",
+            ITEMS[axis + 1],
+            1e3 * estimate.com_std[axis],
+            1e3 * COM_STD
+        )));
+    }
+    Ok(())
+}
+
+/// A note for a refusal when the Coulomb friction a resting joint may hold is of the size of
+/// the fit's own residual or larger (which it then mostly is): an empty text otherwise.
+fn friction_note(friction: &[f64], variance: f64) -> String {
+    let largest = friction.iter().copied().fold(0.0, f64::max);
+    if largest * largest / 3.0 > 0.5 * variance {
+        format!(
+            "; the joints' Coulomb friction (up to {largest:.2} N m), which a joint at rest holds in either direction, blurs the payload's torques"
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// `G_p(q)`'s columns for the mass and the three first moments (tip frame).
@@ -342,5 +416,95 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("do not determine"), "{error}");
+    }
+
+    /// The torques a 1.2 kg tool gives at rest in `poses`, plus `held(k, i)` for joint `i` of
+    /// pose `k` (the friction the joint holds).
+    fn resting(
+        robot: &Robot,
+        poses: &[Vec<f64>],
+        held: impl Fn(usize, usize) -> f64,
+    ) -> Vec<RestSample> {
+        let truth = Payload::point(1.2, Vector3::new(0.03, -0.05, 0.11));
+        let loaded = robot.payload_only(&truth).unwrap();
+        let mut ws = DynamicsWorkspace::new(robot);
+        poses
+            .iter()
+            .enumerate()
+            .map(|(k, q)| {
+                let mut g = vec![0.0; robot.dof()];
+                gravity_torques(&loaded, &mut ws, q, &mut g).unwrap();
+                let unexplained = g.iter().enumerate().map(|(i, g)| g + held(k, i)).collect();
+                RestSample {
+                    q: q.clone(),
+                    unexplained,
+                }
+            })
+            .collect()
+    }
+
+    /// Two nearly equal poses pass the conditioning test but do not determine the centre of
+    /// mass: refused, naming the axis and its standard deviation.
+    #[test]
+    fn nearly_equal_poses_are_refused_naming_the_axis() {
+        let robot = panda();
+        let q = robot.middle_configuration();
+        let mut nudged = q.clone();
+        nudged[6] += 0.02;
+        nudged[4] += 0.02;
+        let samples = resting(&robot, &[q, nudged], |k, i| {
+            1e-3 * ((k * 7 + i) as f64).sin()
+        });
+        let error = estimate_payload(&robot, &samples).unwrap_err().to_string();
+        assert!(
+            error.contains("do not determine") && error.contains("standard deviation"),
+            "{error}"
+        );
+    }
+
+    /// On an arm whose joints hold friction at rest (any sign pattern a resting arm may
+    /// show), an estimate is either within three of its standard deviations of the truth or
+    /// refused, saying the friction blurs it: 0.02 N m gives estimates, 2 N m refusals.
+    #[test]
+    fn friction_held_at_rest_is_in_the_uncertainty_or_refused() {
+        let truth = Vector3::new(0.03, -0.05, 0.11);
+        let poses = payload_poses(&panda(), &panda().middle_configuration(), 8).unwrap();
+        let (mut accepted, mut refused_for_friction) = (0, 0);
+        for coulomb in [0.02, 2.0] {
+            let robot = panda().with_friction(&[0.0; 7], &[coulomb; 7]).unwrap();
+            for seed in 0..20u64 {
+                let held = |k: usize, i: usize| {
+                    let x = ((seed * 97 + (k * 7 + i) as u64 * 31) as f64 * 0.618).fract();
+                    coulomb * (2.0 * x - 1.0)
+                };
+                match estimate_payload(&robot, &resting(&robot, &poses, held)) {
+                    Ok(found) => {
+                        accepted += 1;
+                        assert!(
+                            (found.payload.mass - 1.2).abs() < 3.0 * found.mass_std,
+                            "{found:?}"
+                        );
+                        for k in 0..3 {
+                            let error = (found.payload.com[k] - truth[k]).abs();
+                            assert!(
+                                error < 3.0 * found.com_std[k],
+                                "{coulomb} {seed}: {found:?}"
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        assert!(e.to_string().contains("Coulomb friction"), "{e}");
+                        refused_for_friction += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            accepted > 0 && refused_for_friction > 0,
+            "{accepted} {refused_for_friction}"
+        );
+        // Without the friction the same poses determine it.
+        let clean = resting(&panda(), &poses, |_, _| 0.0);
+        assert!(estimate_payload(&panda(), &clean).is_ok());
     }
 }

@@ -5,6 +5,13 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::{ModelError, RigidInertia, Robot};
 
+/// The heaviest payload taken, kg: well above any arm's rated payload (the heaviest
+/// industrial arms carry about 2.3 t).
+const MAX_MASS: f64 = 1e4;
+
+/// The farthest a payload's centre of mass may lie from the tip frame, m.
+const MAX_REACH: f64 = 100.0;
+
 /// A rigid payload at the tip, in the tip link's frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Payload {
@@ -46,7 +53,9 @@ impl Payload {
         *self == Self::none()
     }
 
-    /// Why no real body has these values, naming the item: `mass`, `com` or `inertia`.
+    /// Why no real body has these values, naming the item: `mass`, `com` or `inertia` (a
+    /// mass or a distance far beyond any arm's tool included: 1e30 kg once reached the
+    /// dynamics and was refused as a joint that drives no mass).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(self.mass.is_finite() && self.mass >= 0.0) {
             return Err((
@@ -54,8 +63,26 @@ impl Payload {
                 format!("{} must be finite and not negative", self.mass),
             ));
         }
+        if self.mass > MAX_MASS {
+            return Err((
+                "mass",
+                format!(
+                    "{:e} kg is more than {MAX_MASS} kg: no arm carries that (a unit or a typo?)",
+                    self.mass
+                ),
+            ));
+        }
         if self.com.iter().any(|v| !v.is_finite()) {
             return Err(("com", "must be finite".into()));
+        }
+        if self.com.norm() > MAX_REACH {
+            return Err((
+                "com",
+                format!(
+                    "{:.3e} m from the tip frame is more than {MAX_REACH} m: no tool reaches that far (millimetres for metres?)",
+                    self.com.norm()
+                ),
+            ));
         }
         let i = &self.inertia;
         if i.iter().any(|v| !v.is_finite()) {
@@ -161,5 +188,14 @@ mod tests {
         let mut skew = ok;
         skew.inertia[(0, 1)] = 1e-4;
         assert_eq!(named(skew), "inertia");
+        let (item, reason) = Payload { mass: 1e30, ..ok }.check().unwrap_err();
+        assert_eq!(item, "mass");
+        assert!(
+            reason.starts_with("1e30 kg is more than 10000 kg"),
+            "{reason}"
+        );
+        let mut far = ok;
+        far.com.z = 250.0;
+        assert_eq!(named(far), "com");
     }
 }
