@@ -1,5 +1,8 @@
-//! `armctl sim --sim-config FILE.yaml`: the simulator's settings. Every key is optional and
-//! every non-ideal effect is off unless given:
+//! `armctl sim --sim-config FILE.yaml`: the simulator's settings. Every key is optional. What
+//! the URDF describes is on unless turned off (its `<dynamics>` friction, the joint limits as
+//! springs, saturation at its effort limits); every other non-ideal effect (noise, delay, a
+//! payload, a mass scale, stiction, armature, backlash, ripple, an external wrench, a scene)
+//! is off unless given:
 //!
 //! ```yaml
 //! integrator: rk4            # or euler
