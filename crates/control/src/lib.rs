@@ -41,6 +41,7 @@ mod adaptation;
 mod adaptive_computed_torque;
 mod cartesian_impedance;
 mod computed_torque;
+mod configuration_bounds;
 mod controller;
 mod cooperative;
 pub mod damping_bound;
