@@ -161,6 +161,15 @@ impl Profile {
     }
 }
 
+/// One joint's bound in a step: the accelerations allowed toward the upper and the lower limit
+/// (`room(slack) / T`) and its inertia over the period.
+#[derive(Debug, Clone, Copy, Default)]
+struct JointBound {
+    upper: f64,
+    lower: f64,
+    inertia: f64,
+}
+
 /// The soft limits of every joint with finite limits, and buffers for one step.
 #[derive(Debug, Clone)]
 pub struct JointLimitGuard {
@@ -176,9 +185,8 @@ pub struct JointLimitGuard {
     inertia_bounds: Vec<f64>,
     /// Said at start when the effort limits look like a template's placeholder.
     placeholder: Option<String>,
-    /// Per joint this step: the screened slack toward each limit, `None` where nothing is
-    /// bounded.
-    slacks: Vec<Option<(f64, f64)>>,
+    /// Per joint this step: its bound, `None` where nothing is bounded.
+    bounds: Vec<Option<JointBound>>,
     /// `h = C qd + G + F(q, qd)` at the step's state: the effort of no acceleration.
     bias: Vec<f64>,
     /// `F(q, qd)`, the model's friction.
@@ -209,7 +217,7 @@ impl JointLimitGuard {
             decelerations: braking_decelerations(robot, &gravity_bounds, &inertia_bounds),
             inertia_bounds,
             placeholder,
-            slacks: vec![None; n],
+            bounds: vec![None; n],
             bias: vec![0.0; n],
             friction: vec![0.0; n],
             given: vec![0.0; n],
@@ -296,34 +304,29 @@ impl JointLimitGuard {
         } else {
             1.0 / DESIGN_RATE
         };
-        let brake_time = BRAKE_PERIODS * period;
         if !self.mark_acting((q, qd), period, rates) {
             return 0;
         }
         self.prepare_dynamics(q, qd);
-        let n = self.slacks.len().min(effort.len());
+        self.bound_screened((q, qd), period, rates);
+        let n = self.bounds.len().min(effort.len());
         self.given[..n].copy_from_slice(&effort[..n]);
         for _ in 0..SWEEPS {
             for i in 0..n {
-                let (Some(profile), true) = (self.profiles[i], self.slacks[i].is_some()) else {
+                let (Some(profile), Some(bound)) = (self.profiles[i], self.bounds[i]) else {
                     continue;
                 };
                 if !self.given[i].is_finite() {
                     continue;
                 }
-                let (inertia, lag) = self.step_inertia(i, period);
-                let timing = self.timing(i, period, rates, lag);
-                let (upper, lower) = profile.slack(q[i], qd[i], timing);
                 // The law's own effort, bounded against the others' as they now stand (a
                 // joint cut in the first sweep for a push another joint no longer gives is
                 // released in the second). The coupling counts only where it pushes toward a
                 // limit: a neighbour held by its friction does not take up what the model
                 // says it would.
                 let coupling = self.coupling(i, effort);
-                let high =
-                    self.bias[i] + (profile.room(upper) / brake_time - coupling.max(0.0)) * inertia;
-                let low =
-                    self.bias[i] - (profile.room(lower) / brake_time + coupling.min(0.0)) * inertia;
+                let high = self.bias[i] + (bound.upper - coupling.max(0.0)) * bound.inertia;
+                let low = self.bias[i] - (bound.lower + coupling.min(0.0)) * bound.inertia;
                 effort[i] = clamp_toward_nearer(self.given[i], (low, high), q[i], &profile);
             }
         }
@@ -357,13 +360,12 @@ impl JointLimitGuard {
             .sum()
     }
 
-    /// Stores in `slacks` the slacks of the joints whose bound may act at `(q, qd)`, screened
-    /// with a lag of [`SCREENING_LAG`] (before the dynamics tell each joint's own); whether
-    /// any may.
+    /// Marks in `bounds` the joints whose bound may act at `(q, qd)`, screened with a lag of
+    /// [`SCREENING_LAG`] (before the dynamics tell each joint's own); whether any may.
     fn mark_acting(&mut self, (q, qd): (&[f64], &[f64]), period: f64, rates: &[f64]) -> bool {
         let mut any = false;
-        for i in 0..self.slacks.len() {
-            self.slacks[i] = None;
+        for i in 0..self.bounds.len() {
+            self.bounds[i] = None;
             let (Some(profile), Some(&q), Some(&qd)) = (self.profiles[i], q.get(i), qd.get(i))
             else {
                 continue;
@@ -371,11 +373,30 @@ impl JointLimitGuard {
             let timing = self.timing(i, period, rates, SCREENING_LAG);
             let (upper, lower) = profile.slack(q, qd, timing);
             if profile.acts(upper) || profile.acts(lower) {
-                self.slacks[i] = Some((upper, lower));
+                self.bounds[i] = Some(JointBound::default());
                 any = true;
             }
         }
         any
+    }
+
+    /// Each screened joint's bound this step, with its own lag and inertia (the dynamics
+    /// prepared).
+    fn bound_screened(&mut self, (q, qd): (&[f64], &[f64]), period: f64, rates: &[f64]) {
+        let brake_time = BRAKE_PERIODS * period;
+        for i in 0..self.bounds.len() {
+            let (Some(profile), Some(_)) = (self.profiles[i], self.bounds[i]) else {
+                continue;
+            };
+            let (inertia, lag) = self.step_inertia(i, period);
+            let timing = self.timing(i, period, rates, lag);
+            let (upper, lower) = profile.slack(q[i], qd[i], timing);
+            self.bounds[i] = Some(JointBound {
+                upper: profile.room(upper) / brake_time,
+                lower: profile.room(lower) / brake_time,
+                inertia,
+            });
+        }
     }
 
     /// Joint `i`'s profile timing when it answers its bound `lag` times slower than `T`: the
