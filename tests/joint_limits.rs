@@ -13,13 +13,16 @@ use armctl_control::reference::{MultiPoint, Quintic, SetPoint, Trajectory, Traje
 use armctl_control::{
     controller_by_name, Controller, Guarded, ParameterValue, CONTROLLERS, DEFAULT_EFFORT_RISE_TIME,
 };
-use armctl_e2e::urdf_dir;
+#[path = "support/arms.rs"]
+mod arms;
+
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{forward_kinematics, ChainOptions, KinematicsWorkspace, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
-use armctl_sim::{run_closed_loop, run_loop, ModelMismatch, SensorNoise, SimConfig, Simulator};
+use armctl_sim::{run_closed_loop, run_loop, SimConfig, Simulator};
+use arms::{arm_class, bundled, generated_arm, realistic_plant, ARM_CLASSES};
 use nalgebra::{IsometryMatrix3, Translation3};
 
 /// How far past the limit the reference runs, rad (m).
@@ -42,10 +45,6 @@ struct Outcome {
     from_soft: f64,
     /// The largest distance of any joint past its URDF limits, rad (m).
     worst_any: f64,
-}
-
-fn bundled(file: &str) -> Robot {
-    Robot::from_urdf_file(urdf_dir().join(file), &ChainOptions::default()).unwrap()
 }
 
 /// The law `name` behind its safety layer on `robot`, with `set` applied.
@@ -242,33 +241,6 @@ fn a_pose_target_out_of_reach_is_bounded_at_the_limits() {
     }
 }
 
-/// The arms of the classes real users bring: a light spherical wrist, URDF friction, a
-/// placeholder effort limit (`tests/data/arms`).
-const ARM_CLASSES: [&str; 4] = [
-    "jaco2_class.urdf",
-    "xarm7_class.urdf",
-    "z1_class.urdf",
-    "puma560_placeholder.urdf",
-];
-
-/// A plant unlike its model, as a real arm is: 10 % heavier, the URDF's friction, encoder
-/// noise and a step of command delay.
-fn realistic_plant() -> SimConfig {
-    SimConfig {
-        noise: Some(SensorNoise {
-            position: 1e-5,
-            velocity: 1e-3,
-            seed: 7,
-        }),
-        command_delay_steps: 1,
-        mismatch: ModelMismatch {
-            payload: None,
-            mass_scale: Some(1.1),
-        },
-        ..SimConfig::default()
-    }
-}
-
 /// Each of `laws` (its task-space ones skipped) pulls each joint of `robot` in turn toward a limit at its full
 /// velocity limit (a reference 0.3 rad past it), on the realistic plant with the runtime's
 /// default rate limit; the closest any joint came to a URDF limit (negative: inside), and the
@@ -321,15 +293,7 @@ fn approach_at_full_speed(name: &str, robot: &Robot, laws: &[&str]) -> (f64, Vec
 fn no_joint_passes_its_limit_from_its_velocity_limit_on_a_realistic_plant() {
     let bundled_arms =
         ["panda.urdf", "ur5e.urdf", "puma560.urdf"].map(|file| (file.to_string(), bundled(file)));
-    let classes = ARM_CLASSES.map(|file| {
-        let path = armctl_e2e::workspace_dir()
-            .join("tests/data/arms")
-            .join(file);
-        (
-            file.to_string(),
-            Robot::from_urdf_file(path, &ChainOptions::default()).unwrap(),
-        )
-    });
+    let classes = ARM_CLASSES.map(|file| (file.to_string(), arm_class(file)));
     let generated = (0..6).map(generated_arm);
     let failures: Vec<String> = bundled_arms
         .into_iter()
@@ -338,24 +302,6 @@ fn no_joint_passes_its_limit_from_its_velocity_limit_on_a_realistic_plant() {
         .flat_map(|(name, robot)| approach_at_full_speed(&name, &robot, &CONTROLLERS).1)
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// Generated arm `seed` (damped on odd seeds), its effort limits as generated (three times a
-/// bound of its gravity torques), tight (half that) or a placeholder's 1000 N m by `seed % 3`.
-fn generated_arm(seed: u64) -> (String, Robot) {
-    let arm = RandomArm::generate(seed);
-    let robot = Robot::from_urdf_str(&arm.urdf, &ChainOptions::default()).unwrap();
-    let generated: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
-    let (kind, efforts) = match seed % 3 {
-        0 => ("", generated),
-        1 => (
-            ", tight limits",
-            generated.iter().map(|e| 0.5 * e).collect(),
-        ),
-        _ => (", placeholder limits", vec![1000.0; robot.dof()]),
-    };
-    let robot = robot.with_effort_limits(&efforts).unwrap();
-    (format!("random arm {seed}{kind}"), robot)
 }
 
 /// The population: 20 more generated arms (light wrists, URDF friction on half of them,

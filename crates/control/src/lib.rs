@@ -40,6 +40,7 @@ macro_rules! law_accessors {
 mod adaptation;
 mod adaptive_computed_torque;
 mod cartesian_impedance;
+pub mod collision_thresholds;
 mod computed_torque;
 mod configuration_bounds;
 mod controller;

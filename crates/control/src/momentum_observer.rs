@@ -81,6 +81,11 @@ impl MomentumObserver {
         self.started
     }
 
+    /// The mass matrix at the last update's configuration.
+    pub fn mass_matrix(&self) -> &DMatrix<f64> {
+        &self.mass
+    }
+
     /// The estimate `r` of the external joint torques, chain order (zero before the first
     /// interval).
     pub fn external_torques(&self) -> &[f64] {

@@ -189,9 +189,18 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
             "command_topic:=pd_gravity/commands",
         ],
     );
+    // Pressing on the table is a contact by design, above the default 30 N collision force.
     let _controller = start(
         env!("CARGO_BIN_EXE_controller_node"),
-        &["--ros-args", "--params-file", &params, "-p", &urdf],
+        &[
+            "--ros-args",
+            "--params-file",
+            &params,
+            "-p",
+            &urdf,
+            "-p",
+            "collision_force:=100.0",
+        ],
     );
     let mut node = test_node();
     let mut seen = Seen::default();
@@ -446,7 +455,17 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
     let _controller = start_on(
         PAYLOAD_DOMAIN,
         env!("CARGO_BIN_EXE_controller_node"),
-        &["--ros-args", "-p", &urdf, "-p", "controller:=pd_gravity"],
+        // The tool the model lacks reads as a contact: the collision force is raised above
+        // its weight while it is estimated (docs/safety.md).
+        &[
+            "--ros-args",
+            "-p",
+            &urdf,
+            "-p",
+            "controller:=pd_gravity",
+            "-p",
+            "collision_force:=100.0",
+        ],
     );
     let mut node = controlling_probe("payload_test", PAYLOAD_DOMAIN).await;
     // Three poses: a 3 s move and a 4 s rest each (2 s rests gave one pose at rest or none

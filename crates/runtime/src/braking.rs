@@ -21,6 +21,9 @@ use armctl_model::Robot;
 
 use crate::controller_core::{Fault, Implausible, ImplausibleRule};
 
+/// The `compliant` reaction's share of the hold's natural frequency.
+const YIELD: f64 = 1.0 / 3.0;
+
 /// A joint is at rest below this share of its velocity limit.
 pub const REST_SHARE: f64 = 0.05;
 
@@ -69,7 +72,7 @@ impl Brake {
             self.anchor.copy_from_slice(q);
             self.anchored = true;
         }
-        self.apply(robot, ws, (q, qd), dt, effort, true);
+        self.apply(robot, ws, (q, qd), dt, effort, 1.0);
     }
 
     /// Holds at `anchor` from now on (a retract moves it step by step).
@@ -78,21 +81,28 @@ impl Brake {
         self.anchored = true;
     }
 
-    /// Adds the damping of the hold only, `-s D qd` (no spring: the arm yields), within the
-    /// sampled-data bound at `q`.
-    pub(crate) fn damp(
+    /// The yielding hold of the `compliant` reaction: a third of the hold's natural frequency
+    /// (a ninth of its stiffness, a third of its damping, so just as well damped) toward where
+    /// it began. The arm gives way to the obstacle and to a push nine times further than the
+    /// hold lets it, and comes to rest even where the model's weight is off (damping alone
+    /// lets such an arm sink).
+    pub(crate) fn yielding_hold(
         &mut self,
         robot: &Robot,
         ws: &mut DynamicsWorkspace,
-        state: (&[f64], &[f64]),
+        (q, qd): (&[f64], &[f64]),
         dt: f64,
         effort: &mut [f64],
     ) {
-        self.apply(robot, ws, state, dt, effort, false);
+        if !self.anchored {
+            self.anchor.copy_from_slice(q);
+            self.anchored = true;
+        }
+        self.apply(robot, ws, (q, qd), dt, effort, YIELD);
     }
 
-    /// `s^2 K (anchor - q)` (with `spring`) `- s D qd` added to `effort`, `s` the sampled-data
-    /// bound's scale at `q`.
+    /// `(r s)^2 K (anchor - q) - r s D qd` added to `effort`, `s` the sampled-data bound's
+    /// scale at `q`, `r` the share of the hold's natural frequency.
     fn apply(
         &mut self,
         robot: &Robot,
@@ -100,19 +110,15 @@ impl Brake {
         (q, qd): (&[f64], &[f64]),
         dt: f64,
         effort: &mut [f64],
-        spring: bool,
+        frequency_share: f64,
     ) {
         let scales = self
             .bound
             .diagonal_scales(robot, ws, q, &self.damping, dt)
             .ok();
         for (i, e) in effort.iter_mut().enumerate() {
-            let s = scales.map_or(1.0, |s| s[i]);
-            let pull = if spring {
-                s * s * self.stiffness[i] * (self.anchor[i] - q[i])
-            } else {
-                0.0
-            };
+            let s = frequency_share * scales.map_or(1.0, |s| s[i]);
+            let pull = s * s * self.stiffness[i] * (self.anchor[i] - q[i]);
             *e += pull - s * self.damping[i] * qd[i];
         }
     }

@@ -116,9 +116,9 @@ pub(crate) struct Configured<L> {
     pub(crate) warnings: Vec<String>,
     /// The URDF links fixed to the chain's bodies (none for a model given directly).
     pub(crate) link_frames: Vec<armctl_model::LinkFrame>,
-    /// Per joint, the friction torque the model leaves out may reach (the URDF's, when not
-    /// compensated): the collision thresholds allow for it.
-    pub(crate) friction_allowance: Vec<f64>,
+    /// Per joint, the friction the model leaves out, `[coulomb, viscous]` (the URDF's, when
+    /// not compensated): the collision thresholds allow for it.
+    pub(crate) friction_allowance: Vec<[f64; 2]>,
 }
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
@@ -148,7 +148,7 @@ pub(crate) fn configure_law<L: Tunable>(
     let mut store = ParameterStore::new(controller_node_declarations());
     let unknown = start.apply(&mut store)?;
     let settings = ControllerNodeSettings::from_store(&store);
-    let (mut robot, warnings, link_frames) = match robot {
+    let (mut robot, mut warnings, link_frames) = match robot {
         Some(robot) => (robot, vec![], vec![]),
         None => {
             let conversion = load_conversion(&settings.robot)?;
@@ -167,11 +167,11 @@ pub(crate) fn configure_law<L: Tunable>(
     }
     // URDF <dynamics damping friction> is usually a simulator's tuning, not a measurement:
     // compensated only when asked, or when an identified model measured it.
-    let mut friction_allowance = vec![0.0; robot.dof()];
+    let mut friction_allowance = vec![[0.0; 2]; robot.dof()];
     if !settings.friction_compensation && !identified_friction {
         for (allowance, joint) in friction_allowance.iter_mut().zip(robot.joints()) {
             let f = &joint.friction;
-            *allowance = f.coulomb.abs() + f.viscous.abs() * joint.limits.velocity;
+            *allowance = [f.coulomb.abs(), f.viscous.abs()];
         }
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;
@@ -186,6 +186,12 @@ pub(crate) fn configure_law<L: Tunable>(
             .with_effort_limits(&settings.effort_limits)
             .map_err(|e| invalid("effort_limits", e.to_string()))?;
     }
+    warnings.extend(crate::controller_core::sensitivity_warning(
+        &robot,
+        &friction_allowance,
+        &settings.live.collision(),
+        settings.live.external_torque_gain,
+    ));
     let controller_name = settings.controller.clone();
     let mut controller = build(&controller_name, &robot)?;
     store.declare_controller(controller.parameters());
@@ -232,7 +238,7 @@ pub(crate) fn core_from(
     settings: &LiveSettings,
     robot: Robot,
     controller: Box<dyn Controller>,
-    friction_allowance: &[f64],
+    friction_allowance: &[[f64; 2]],
 ) -> Result<ControllerCore, RuntimeError> {
     let mut core = ControllerCore::new(
         robot,

@@ -66,10 +66,11 @@ crate::settings! {
         rate_limit: f64 = double("rate_limit", 0.0, "Largest effort change, N m/s (N/s), the same for every joint, replacing the limits effort_rise_time sizes; 0 (default): effort_rise_time's.").range(0.0, 1e7);
         external_torque_gain: f64 = double("external_torque_gain", crate::controller_core::DEFAULT_OBSERVER_GAIN, "Gain of the external torque estimate (the momentum observer), 1/s: its time constant is the inverse. Higher sees a contact sooner and passes more velocity noise (docs/safety.md).").range(0.1, 1000.0);
         external_wrench_source: String = string("external_wrench_source", "measured", "Where a task-space law (cartesian_impedance, hybrid_force_position) takes the tip wrench from: 'measured' (~/external_wrench, a force/torque sensor) or 'estimated' (the wrench the external torque estimate explains, for an arm without a sensor; blind to contacts on links).").choices(&["measured", "estimated"]);
-        collision_detection: String = string("collision_detection", "auto", "Detect collisions on the external torque estimate (model-based: the arm's own motion does not fire it) and react (collision_reaction) until reset_collision: 'on', 'off', or 'auto' (on, but off for the adaptive laws, whose model is uncertain by design, and for two arms holding an object, whose load is on them) (docs/safety.md).").choices(&["auto", "on", "off"]);
-        collision_thresholds: Arc<[f64]> = double_array("collision_thresholds", vec![], "External torque per controlled joint (N m or N) above which a collision is detected. Empty (default): 25 % of each effort limit, plus the friction the URDF declares when it is not compensated (its Coulomb level and its viscous torque at the velocity limit).").per_joint_or_none().range(1e-3, 1e5);
-        collision_force_threshold: f64 = double("collision_force_threshold", 0.0, "Estimated tip force (N) above which a collision is detected; 0 (default): not checked (the joint thresholds are).").range(0.0, 1e5);
-        collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (safe_mode's gravity compensation with damping only: the arm yields; with safe_mode 'zero' damping only, so an arm that does not hold its own weight sinks) or 'retract' (back to where the tip was collision_retract_distance earlier on its path, peak tip speed 0.1 m/s, then hold). Chosen when a collision latches.").choices(&["hold", "compliant", "retract"]);
+        collision_detection: String = string("collision_detection", "auto", "Detect collisions on the external torque estimate (model-based: the arm's own motion does not fire it) and react (collision_reaction) until reset_collision: 'on', 'off', or 'auto' (on, but off for the adaptive laws, whose model is uncertain by design, for two arms holding an object, whose load is on them, and for hybrid_force_position, which presses on a surface by design) (docs/safety.md).").choices(&["auto", "on", "off"]);
+        collision_force: f64 = double("collision_force", armctl_control::collision_thresholds::DEFAULT_SENSITIVITY, "The contact force at the tip (N) that must be detected within 20 ms. Each step the joints' thresholds and the estimated tip force's threshold follow from it and from what the estimate may carry without a contact (model_error of the applied torque, the friction the model leaves out, a command delay, velocity noise): never below that, so the arm's own motion does not fire them. Where the uncertainty does not allow it, the start log says which force is detected instead (docs/safety.md).").range(1.0, 1e4);
+        model_error: f64 = double("model_error", armctl_control::collision_thresholds::DEFAULT_MODEL_ERROR, "The share of the applied torque the model may get wrong (default 0.2: a URDF's masses 20 % off, or 10 % with a light tool it lacks); the collision thresholds never go below what it leaves in the estimate, so the smaller it is the smaller the force detected. Lower it (0.02 to 0.05) after armctl identify with the tool set as the payload; raise it for a rough model.").range(0.0, 2.0);
+        collision_thresholds: Arc<[f64]> = double_array("collision_thresholds", vec![], "Fixed external torque thresholds per controlled joint (N m or N) instead of those collision_force gives (the tip force check still follows collision_force); empty (default): from collision_force.").per_joint_or_none().range(1e-3, 1e5);
+        collision_reaction: String = string("collision_reaction", "hold", "What a detected collision does, until reset_collision: 'hold' (brake to rest where the braking began), 'compliant' (safe_mode's gravity compensation with a hold a third as fast as 'hold''s, a ninth as stiff: the arm yields to the obstacle and to a push, and comes to rest even where its model's weight is off; with safe_mode 'zero' an arm that does not hold its own weight sags onto that spring) or 'retract' (back to where the tip was collision_retract_distance earlier on its path, peak tip speed 0.1 m/s, then hold). Chosen when a collision latches.").choices(&["hold", "compliant", "retract"]);
         collision_retract_distance: f64 = double("collision_retract_distance", 0.05, "How far 'retract' moves the tip back along the path it came by, m.").range(1e-3, 1.0);
         payload_mass: f64 = double("payload_mass", 0.0, "Mass of the payload at the tip (a tool, a grasped part), kg: its weight, and along a trajectory its inertia, are added to every law's effort, ramping in over payload_ramp_time; the holds and the external torque estimate take it at once. armctl identify --payload estimates it (docs/safety.md).").range(0.0, 1000.0);
         payload_com: Arc<[f64]> = double_array("payload_com", vec![0.0; 3], "The payload's centre of mass in the tip link's frame, [x, y, z], m.").length(3).range(-10.0, 10.0);
@@ -122,7 +123,8 @@ impl LiveSettings {
             detection: crate::controller_core::CollisionDetection::parse(&self.collision_detection)
                 .unwrap_or_default(),
             thresholds: self.collision_thresholds.to_vec(),
-            force_threshold: self.collision_force_threshold,
+            sensitivity: self.collision_force,
+            model_error: self.model_error,
             reaction: crate::controller_core::CollisionReaction::parse(&self.collision_reaction)
                 .unwrap_or_default(),
             retract_distance: self.collision_retract_distance,
@@ -180,7 +182,7 @@ impl ControllerNodeSettings {
             && self.gravity_compensation
         {
             warnings.push(
-                "collision_reaction 'compliant' with safe_mode 'zero' is damping only: after a collision the arm does not carry its own weight and sinks (safe_mode 'gravity' keeps it up)"
+                "collision_reaction 'compliant' with safe_mode 'zero' has no gravity term: after a collision the arm's weight hangs on the yielding hold's soft spring and it sags (safe_mode 'gravity' keeps it up)"
                     .into(),
             );
         }
@@ -246,7 +248,7 @@ mod tests {
         settings.live.safe_mode = SafeMode::Zero;
         let warnings = settings.warnings();
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("sinks"), "{warnings:?}");
+        assert!(warnings[0].contains("sags"), "{warnings:?}");
         settings.gravity_compensation = false;
         assert!(settings.warnings().is_empty(), "the robot holds itself");
     }

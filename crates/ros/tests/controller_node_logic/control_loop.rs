@@ -274,12 +274,12 @@ async fn gains_a_design_writes_are_announced_as_changed() {
 
 /// Settings that do what a user may not expect are warned about on /rosout: at start, and when
 /// a change brings them about (a compliant collision reaction with `safe_mode: zero` lets the
-/// arm sink), once.
+/// arm sag), once.
 #[tokio::test]
 async fn a_compliant_reaction_without_gravity_is_warned_about_at_start_and_on_change() {
     let warned = |logs: &[String]| {
         logs.iter()
-            .filter(|l| l.starts_with("parameters: ") && l.contains("sinks"))
+            .filter(|l| l.starts_with("parameters: ") && l.contains("sags"))
             .count()
     };
     let at_start = node(&[("collision_reaction", "compliant"), ("safe_mode", "zero")]);

@@ -1,13 +1,15 @@
 //! Collision detection on the external torque estimate, and the reaction that follows.
 //!
-//! Detection is model-based: a joint's estimated external torque above its threshold (or the
-//! estimated tip force above `collision_force_threshold`) is a collision. The arm's own fast
-//! motion is explained by the model and does not fire it, unlike a tracking-error test. A
+//! Detection is model-based: a joint's estimated external torque above its threshold, or the
+//! tip force that explains the estimate above its own, is a collision. The thresholds follow
+//! the force the user names (`collision_force`) and the estimate's uncertainty at every
+//! step ([`armctl_control::collision_thresholds`]), unless fixed ones are given. The arm's own
+//! fast motion is explained by the model and does not fire it, unlike a tracking-error test. A
 //! collision latches: the core holds with the chosen reaction until it is reset.
 //!
 //! Reactions (`collision_reaction`): `hold` brakes the arm to rest where the braking began;
-//! `compliant` sends gravity compensation with damping only, so the arm yields to the obstacle
-//! and to a person; `retract` moves the arm back to the configuration where its tip was
+//! `compliant` holds there with a third of the hold's natural frequency, so the arm yields to
+//! the obstacle and to a person and still comes to rest; `retract` moves the arm back to the configuration where its tip was
 //! `collision_retract_distance` earlier along the path it came by (a smooth joint-space move
 //! whose tip speed peaks near [`RETRACT_SPEED`]) and holds there.
 //!
@@ -17,14 +19,11 @@
 
 use std::sync::Arc;
 
+use armctl_control::collision_thresholds::{
+    CollisionThresholds, DEFAULT_MODEL_ERROR, DEFAULT_SENSITIVITY,
+};
 use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
 use nalgebra::Vector3;
-
-/// The default threshold of each joint: this share of its effort limit. Above what a model 10 %
-/// off in mass with an unmodelled 0.5 kg tool, friction and a step of command delay leave in
-/// the estimate (15 % on the Panda's wrist as a PD law starts; 7 % at the bundled trajectories'
-/// speeds under computed torque), well below a stiff contact's torque.
-pub const DEFAULT_THRESHOLD_SHARE: f64 = 0.25;
 
 /// The tip's peak speed on the way back, m/s.
 pub const RETRACT_SPEED: f64 = 0.1;
@@ -33,6 +32,26 @@ pub const RETRACT_SPEED: f64 = 0.1;
 /// than the distance at [`RETRACT_SPEED`], so that its peak is that speed.
 const QUINTIC_PEAK_RATIO: f64 = 1.875;
 
+/// During an over-speed brake a threshold is `BRAKING_MARGIN` times the bound `u` of what the
+/// model leaves in the estimate, but at least [`BRAKING_SHARE`] of the threshold in effect and
+/// at most all of it. An impact on a light wrist spins it past its limit within a few steps,
+/// before the estimate's 20 ms filter shows the named force: on the PUMA 560's wrist it
+/// showed 5 to 9 times `u` and 5 to 8 % of the threshold (`tests/collision_force.rs`).
+/// Without a contact, a light tool the model lacks showed 1.3 times `u` on a wrist it
+/// dominates (the UR5e's last joint under a 0.5 kg tool), and a joint that carries almost
+/// nothing up to 3 times its tiny `u` but a thousandth of the threshold.
+fn braking_threshold(threshold: f64, uncertainty: f64) -> f64 {
+    (BRAKING_MARGIN * uncertainty)
+        .max(BRAKING_SHARE * threshold)
+        .min(threshold)
+}
+
+/// See [`braking_threshold`].
+const BRAKING_MARGIN: f64 = 3.0;
+
+/// See [`braking_threshold`].
+const BRAKING_SHARE: f64 = 0.02;
+
 /// How many steps of the path are kept for a retract (4 s at 1 kHz).
 const PATH_SAMPLES: usize = 4000;
 
@@ -40,7 +59,8 @@ const PATH_SAMPLES: usize = 4000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CollisionDetection {
     /// On for a law with a fixed model; off for an adaptive law (its model is uncertain by
-    /// design) and for two arms holding an object (its load is on the arms).
+    /// design), for two arms holding an object (its load is on the arms) and for the hybrid
+    /// force/position law (it presses on a surface by design).
     #[default]
     Auto,
     /// Always.
@@ -67,7 +87,7 @@ pub enum CollisionReaction {
     /// Brake to rest where the braking began.
     #[default]
     Hold,
-    /// Gravity compensation with damping: the arm yields.
+    /// A hold a third as stiff in frequency: the arm yields, and comes to rest.
     Compliant,
     /// Back along the path by the retract distance, then hold.
     Retract,
@@ -98,12 +118,13 @@ impl CollisionReaction {
 pub struct CollisionSettings {
     /// Whether collisions are detected.
     pub detection: CollisionDetection,
-    /// Per joint (chain order), N m or N; empty: [`DEFAULT_THRESHOLD_SHARE`] of each effort
-    /// limit plus what friction the model leaves out may give (see
-    /// [`CollisionMonitor::allow_for`]).
+    /// Fixed thresholds per joint (chain order), N m or N; empty: from `sensitivity` and the
+    /// estimate's uncertainty at each step.
     pub thresholds: Vec<f64>,
-    /// On the estimated tip force, N; 0: not checked.
-    pub force_threshold: f64,
+    /// The tip force to detect within 20 ms, N.
+    pub sensitivity: f64,
+    /// The share of the applied torque the model may miss.
+    pub model_error: f64,
     /// What to do.
     pub reaction: CollisionReaction,
     /// How far back `retract` goes, m at the tip.
@@ -115,7 +136,8 @@ impl Default for CollisionSettings {
         Self {
             detection: CollisionDetection::Auto,
             thresholds: vec![],
-            force_threshold: 0.0,
+            sensitivity: DEFAULT_SENSITIVITY,
+            model_error: DEFAULT_MODEL_ERROR,
             reaction: CollisionReaction::Hold,
             retract_distance: 0.05,
         }
@@ -147,16 +169,65 @@ impl std::fmt::Display for Collision {
             )?,
             None => write!(
                 f,
-                "collision: the tip force {:.1} N above collision_force_threshold {:.1} N",
+                "collision: the estimated tip force {:.1} N above its threshold {:.1} N",
                 self.value, self.threshold
             )?,
         }
         write!(
             f,
-            " (reaction: {}; latched until reset_collision)",
+            " (reaction: {}; latched until reset_collision; a tool the model lacks reads as a contact: set payload_mass, or raise model_error)",
             self.reaction.name()
         )
     }
+}
+
+/// How many configurations the start's sensitivity survey looks at.
+const SURVEY_CONFIGURATIONS: usize = 256;
+
+/// At start: what `settings` detect on `robot` at rest (with `friction` left out of its model
+/// and the observer's `gain`), when the named force is not detected everywhere (by the tip
+/// force check, which fixed joint thresholds leave as it is); none when detection is off.
+pub fn sensitivity_warning(
+    robot: &Robot,
+    friction: &[[f64; 2]],
+    settings: &CollisionSettings,
+    gain: f64,
+) -> Option<String> {
+    if settings.detection == CollisionDetection::Off {
+        return None;
+    }
+    let detection = armctl_control::collision_thresholds::DetectionSettings {
+        sensitivity: settings.sensitivity,
+        model_error: settings.model_error,
+        observer_gain: gain,
+    };
+    let found = armctl_control::collision_thresholds::survey(
+        robot,
+        friction,
+        detection,
+        SURVEY_CONFIGURATIONS,
+    );
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => return Some(format!("collision_force: not surveyed ({e})")),
+    };
+    if found.detected_share >= 1.0 {
+        return None;
+    }
+    let worst = if found.worst_force.is_finite() {
+        format!("{:.0} N", found.worst_force)
+    } else {
+        "none along a direction the arm cannot feel (a stretched arm)".into()
+    };
+    Some(format!(
+        "collision_force {:.0} N is detected within 20 ms in every direction at {:.0} % of {} configurations at rest; the median configuration detects {:.0} N, the worst {worst} (at q = {:.2?}). What the estimate may carry without a contact sets this (model_error {} of the torque held, the friction the model leaves out, velocity noise): lower model_error after armctl identify",
+        settings.sensitivity,
+        100.0 * found.detected_share,
+        found.configurations,
+        found.median_force,
+        found.worst_configuration,
+        settings.model_error,
+    ))
 }
 
 /// Whether an estimate is above its threshold; NaN is (never let through unseen).
@@ -168,9 +239,6 @@ fn exceeds(value: f64, threshold: f64) -> bool {
 #[derive(Debug, Clone)]
 pub(crate) struct CollisionMonitor {
     settings: CollisionSettings,
-    /// Each joint's threshold in effect.
-    thresholds: Vec<f64>,
-    default_thresholds: Vec<f64>,
     /// What `Auto` means for this core's law.
     auto: bool,
     latched: Option<Collision>,
@@ -195,15 +263,8 @@ pub(crate) struct CollisionMonitor {
 impl CollisionMonitor {
     pub(crate) fn new(robot: &Robot) -> Self {
         let n = robot.dof();
-        let default_thresholds: Vec<f64> = robot
-            .joints()
-            .iter()
-            .map(|j| DEFAULT_THRESHOLD_SHARE * j.limits.effort)
-            .collect();
         Self {
             settings: CollisionSettings::default(),
-            thresholds: default_thresholds.clone(),
-            default_thresholds,
             auto: true,
             latched: None,
             new_latch: false,
@@ -224,30 +285,9 @@ impl CollisionMonitor {
         self.auto = on;
     }
 
-    /// Raises the default thresholds by `allowance` per joint: the friction torque the model
-    /// does not compensate may reach (its Coulomb level plus its viscous torque at the
-    /// velocity limit), which the estimate then shows.
-    pub(crate) fn allow_for(&mut self, robot: &Robot, allowance: &[f64]) {
-        for ((t, joint), extra) in self
-            .default_thresholds
-            .iter_mut()
-            .zip(robot.joints())
-            .zip(allowance)
-        {
-            *t = DEFAULT_THRESHOLD_SHARE * joint.limits.effort + extra;
-        }
-        let settings = self.settings.clone();
-        self.set(settings);
-    }
-
-    /// New settings; the thresholds must have one entry per joint or none (checked by the
+    /// New settings; fixed thresholds have one entry per joint or none (checked by the
     /// declaration).
     pub(crate) fn set(&mut self, settings: CollisionSettings) {
-        self.thresholds = if settings.thresholds.len() == self.default_thresholds.len() {
-            settings.thresholds.clone()
-        } else {
-            self.default_thresholds.clone()
-        };
         self.settings = settings;
     }
 
@@ -286,16 +326,18 @@ impl CollisionMonitor {
         self.recorded = (self.recorded + 1).min(PATH_SAMPLES);
     }
 
-    /// Checks the estimates (chain order; the tip wrench `[f; m]`) and latches a collision,
-    /// keeping the peak tip force of a latched one. Returns the latched collision.
+    /// Checks the estimates (chain order) against the fixed joint thresholds or those of
+    /// `bounds`, and the tip force against that of `bounds` (while `braking` from an
+    /// over-speed, lower: see [`braking_threshold`]); latches a collision, keeping the peak tip
+    /// force of a latched one. Returns the latched collision.
     pub(crate) fn check(
         &mut self,
         names: &[Arc<str>],
         torques: &[f64],
-        wrench: &[f64; 6],
+        (bounds, braking): (&CollisionThresholds, bool),
         q: &[f64],
     ) -> Option<&Collision> {
-        let force = Vector3::new(wrench[0], wrench[1], wrench[2]).norm();
+        let force = bounds.force();
         if let Some(latched) = &mut self.latched {
             latched.peak_force = latched.peak_force.max(force);
             return self.latched.as_ref();
@@ -308,15 +350,21 @@ impl CollisionMonitor {
         if !enabled {
             return None;
         }
-        let joint = torques
-            .iter()
-            .zip(&self.thresholds)
-            .position(|(t, limit)| exceeds(t.abs(), *limit));
-        let over_force =
-            self.settings.force_threshold > 0.0 && exceeds(force, self.settings.force_threshold);
+        let fixed = self.settings.thresholds.len() == torques.len();
+        let threshold_of = |j: usize| match (fixed, braking) {
+            (true, _) => self.settings.thresholds[j],
+            (false, false) => bounds.joints()[j],
+            (false, true) => braking_threshold(bounds.joints()[j], bounds.uncertainty()[j]),
+        };
+        let force_threshold = match braking {
+            false => bounds.force_threshold(),
+            true => braking_threshold(bounds.force_threshold(), bounds.force_uncertainty()),
+        };
+        let joint = (0..torques.len()).find(|&j| exceeds(torques[j].abs(), threshold_of(j)));
+        let over_force = exceeds(force, force_threshold);
         let (joint, value, threshold) = match (joint, over_force) {
-            (Some(j), _) => (Some(names[j].clone()), torques[j], self.thresholds[j]),
-            (None, true) => (None, force, self.settings.force_threshold),
+            (Some(j), _) => (Some(names[j].clone()), torques[j], threshold_of(j)),
+            (None, true) => (None, force, force_threshold),
             (None, false) => return None,
         };
         self.new_latch = true;
@@ -371,7 +419,7 @@ impl CollisionMonitor {
         std::mem::take(&mut self.new_latch)
     }
 
-    /// Whether the reaction sends damping only (`compliant`).
+    /// Whether the reaction yields (`compliant`).
     pub(crate) fn compliant(&self) -> bool {
         self.latched
             .as_ref()
@@ -404,7 +452,18 @@ mod tests {
         }
         let names: Vec<Arc<str>> = (0..robot.dof()).map(|j| format!("j{j}").into()).collect();
         let torques = vec![1e3; robot.dof()];
-        assert!(monitor.check(&names, &torques, &[0.0; 6], &q).is_some());
+        let bounds = CollisionThresholds::new(
+            robot,
+            &vec![[0.0; 2]; robot.dof()],
+            armctl_control::collision_thresholds::DetectionSettings {
+                sensitivity: DEFAULT_SENSITIVITY,
+                model_error: DEFAULT_MODEL_ERROR,
+                observer_gain: 50.0,
+            },
+        );
+        assert!(monitor
+            .check(&names, &torques, (&bounds, false), &q)
+            .is_some());
         (monitor, q)
     }
 

@@ -6,6 +6,10 @@
 //! or a state that is missed, does not count an interval twice. A state that cannot be believed
 //! (missing joints, implausible, stale) or a restart starts the estimate over.
 
+use armctl_control::collision_thresholds::{
+    CollisionThresholds, DetectionSettings, UnmodelledFriction, DEFAULT_MODEL_ERROR,
+    DEFAULT_SENSITIVITY,
+};
 use armctl_control::{MomentumObserver, TipWrenchEstimate};
 use armctl_ident::payload_estimation::RestSample;
 use armctl_model::Robot;
@@ -31,6 +35,8 @@ pub(crate) struct ExternalTorque {
     fresh: bool,
     /// The poses at rest and the estimate there, for a payload estimate.
     rest: RestPoses,
+    /// The collision thresholds the estimate's uncertainty allows.
+    thresholds: CollisionThresholds,
 }
 
 impl ExternalTorque {
@@ -45,6 +51,15 @@ impl ExternalTorque {
             elapsed: 0.0,
             fresh: false,
             rest: RestPoses::new(n, DEFAULT_OBSERVER_GAIN),
+            thresholds: CollisionThresholds::new(
+                robot,
+                &vec![[0.0; 2]; n],
+                DetectionSettings {
+                    sensitivity: DEFAULT_SENSITIVITY,
+                    model_error: DEFAULT_MODEL_ERROR,
+                    observer_gain: DEFAULT_OBSERVER_GAIN,
+                },
+            ),
         }
     }
 
@@ -52,6 +67,35 @@ impl ExternalTorque {
     pub(crate) fn set_gain(&mut self, gain: f64) {
         self.observer.set_gain(gain);
         self.rest.set_gain(gain);
+        let settings = DetectionSettings {
+            observer_gain: gain,
+            ..self.thresholds.settings()
+        };
+        self.thresholds.set(settings);
+    }
+
+    /// The force to detect, N, and the share of the applied torque the model may miss.
+    pub(crate) fn set_detection(&mut self, sensitivity: f64, model_error: f64) {
+        let settings = DetectionSettings {
+            sensitivity,
+            model_error,
+            ..self.thresholds.settings()
+        };
+        self.thresholds.set(settings);
+    }
+
+    /// The friction the model leaves out, per joint (the thresholds allow for it).
+    pub(crate) fn set_unmodelled_friction(
+        &mut self,
+        robot: &Robot,
+        friction: &[UnmodelledFriction],
+    ) {
+        self.thresholds = CollisionThresholds::new(robot, friction, self.thresholds.settings());
+    }
+
+    /// The collision thresholds of this step.
+    pub(crate) fn thresholds(&self) -> &CollisionThresholds {
+        &self.thresholds
     }
 
     /// A state came; `believable` when it can be used (else the estimate starts over).
@@ -70,6 +114,7 @@ impl ExternalTorque {
         self.elapsed = 0.0;
         self.fresh = false;
         self.rest.restart();
+        self.thresholds.restart();
     }
 
     /// Forgets the poses at rest (the model the estimate is taken against changed).
@@ -112,6 +157,15 @@ impl ExternalTorque {
                 self.tip_wrench = wrench;
                 let residual = self.observer.external_torques();
                 self.rest.observe((q, qd), residual, interval);
+                let mass = self.observer.mass_matrix();
+                let applied = (self.held.as_slice(), residual);
+                if self
+                    .thresholds
+                    .update(robot, (q, qd), applied, mass, interval)
+                    .is_err()
+                {
+                    self.restart();
+                }
             }
             Err(_) => self.restart(),
         }

@@ -96,15 +96,19 @@ impl ControllerCore {
     /// collision, if any.
     pub(super) fn detect_collision(&mut self) -> Option<Fault> {
         self.collision.record(&self.robot, &self.q);
-        let (torques, wrench) = (self.external.torques(), self.external.tip_wrench());
+        let (torques, bounds) = (self.external.torques(), self.external.thresholds());
         let names = &self.joint_names;
-        let collision = self.collision.check(names, torques, wrench, &self.q)?;
+        // An over-speed brake asks whether a push caused it, with lower thresholds.
+        let braking = matches!(self.state_fault, Some(Fault::OverSpeed(_)));
+        let collision = self
+            .collision
+            .check(names, torques, (bounds, braking), &self.q)?;
         Some(Fault::Collision(collision.clone()))
     }
 
     /// The reaction to a latched collision, through the safety layer: `safe_mode`'s gravity
-    /// term at the measured configuration (the state is believed) with the brake's damping
-    /// only (`compliant`), or the brake holding where it began (`hold`) or at the retract's
+    /// term at the measured configuration (the state is believed) with the brake's yielding
+    /// hold (`compliant`), or the brake holding where it began (`hold`) or at the retract's
     /// anchor (`retract`).
     pub(super) fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
@@ -116,7 +120,7 @@ impl ControllerCore {
         let state = (self.q.as_slice(), self.qd.as_slice());
         if self.collision.compliant() {
             self.brake
-                .damp(&self.loaded, &mut self.ws, state, dt, effort);
+                .yielding_hold(&self.loaded, &mut self.ws, state, dt, effort);
         } else {
             if let Some(anchor) = self.collision.retract_anchor(dt) {
                 self.brake.anchor_at(anchor);

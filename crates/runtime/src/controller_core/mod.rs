@@ -27,7 +27,7 @@ mod trajectory_acceptance;
 
 use collision::CollisionMonitor;
 pub use collision::{
-    Collision, CollisionDetection, CollisionReaction, CollisionSettings, DEFAULT_THRESHOLD_SHARE,
+    sensitivity_warning, Collision, CollisionDetection, CollisionReaction, CollisionSettings,
     RETRACT_SPEED,
 };
 pub use events::{CoreEvent, StepReport};
@@ -206,9 +206,13 @@ impl ControllerCore {
             robot,
         })
         .map(|mut core: Self| {
-            let fixed_model = core.controller.estimates().is_empty()
-                && core.controller.name() != crate::controller_runtime::COOPERATIVE;
-            core.collision.set_auto(fixed_model);
+            // An adaptive law's model is uncertain by design; two arms holding an object carry
+            // its load; a hybrid law presses on a surface by design.
+            let name = core.controller.name();
+            let auto_on = core.controller.estimates().is_empty()
+                && name != crate::controller_runtime::COOPERATIVE
+                && name != "hybrid_force_position";
+            core.collision.set_auto(auto_on);
             core
         })
     }
@@ -269,13 +273,22 @@ impl ControllerCore {
 
     /// How collisions are detected and met (the thresholds: one per joint or none).
     pub fn set_collision(&mut self, settings: CollisionSettings) {
+        let (sensitivity, model_error) = (settings.sensitivity, settings.model_error);
+        self.external.set_detection(sensitivity, model_error);
         self.collision.set(settings);
     }
 
-    /// Raises the default collision thresholds by `allowance` per joint (chain order): the
-    /// friction torque the model leaves out may reach.
-    pub fn allow_for_friction(&mut self, allowance: &[f64]) {
-        self.collision.allow_for(&self.robot, allowance);
+    /// The friction the model leaves out, `[coulomb, viscous]` per joint (chain order): the
+    /// collision thresholds allow for what it may add to the estimate.
+    pub fn allow_for_friction(&mut self, friction: &[[f64; 2]]) {
+        self.external.set_unmodelled_friction(&self.robot, friction);
+    }
+
+    /// The collision thresholds of the last step (what fixed ones replace).
+    pub fn collision_thresholds(
+        &self,
+    ) -> &armctl_control::collision_thresholds::CollisionThresholds {
+        self.external.thresholds()
     }
 
     /// The latched collision, if one is.

@@ -1,0 +1,519 @@
+//! Collision thresholds from the contact force the user names and from the external torque
+//! estimate's own uncertainty, not from the effort limits.
+//!
+//! The momentum observer's residual `r` follows the true external torque through a first-order
+//! filter of gain `K`. What the model gets wrong enters it through the same filter, and each
+//! joint's share is bounded at every step by
+//!
+//! `u_i = e LPF(|tau_i|) + c_i + b_i LPF(|qd_i|) + D LPF(|dtau_i|) + K s |M_i|`
+//!
+//! - `e LPF(|tau_i|)`: a model whose inertial parameters are off by the share `e`
+//!   (`model_error`) leaves `e/(1+e)` of the applied torque in the residual;
+//! - `c_i + b_i |qd_i|`: friction the model leaves out (the URDF's, when not compensated);
+//! - `D LPF(|dtau_i|)`: a command applied `D` steps late;
+//! - the last term: velocity noise of amplitude `s` on each joint, independent between joints,
+//!   through `K M qd`: `K s sqrt(sum_j M_ij^2)`.
+//!
+//! The tip force that explains the residual, `f = P r` with `P = (Jv Jv^T + l^2)^-1 Jv` (damped
+//! near a singularity), is uncertain by `df = sum_j |P_j| u_j`. A force `F` on the tip that
+//! starts at once shows in the residual within [`DETECTION_TIME`] as `a F`,
+//! `a = 1 - exp(-K DETECTION_TIME)`. So the force threshold is `max(df, a F - df)`: never
+//! inside the uncertainty (no false positive while the model is within `e`), and `F` is
+//! detected within the time wherever `df <= a F / 2`. Each joint's threshold is
+//! `max(u_i, a F max(|Jv_i|, L) - u_i)`: `F` pulling at the joint's full lever is detected
+//! there, and a load that twists a joint whose axis passes near the tip (a tool's offset
+//! weight on a wrist) is not a contact below `F` at [`SHORTEST_LEVER`].
+
+use armctl_dynamics::{gravity_torques, mass_matrix, DynamicsWorkspace};
+use armctl_model::{jacobian, FrameId, KinematicsWorkspace, Robot};
+use nalgebra::{DMatrix, Matrix3, Matrix6xX, SymmetricEigen, Vector3};
+
+use crate::tip_wrench_estimate::{MAX_DAMPING, SINGULAR_VALUE_BAND};
+use crate::ControlError;
+
+/// The tip force to detect when none is given, N.
+pub const DEFAULT_SENSITIVITY: f64 = 30.0;
+
+/// The share of the applied torque the model may miss when none is given: a URDF's masses
+/// within 20 %, or within 10 % with a light tool it lacks (`config/sim_realistic.yaml`'s 0.5 kg
+/// adds more than 10 % to the Panda's first joint). An identified model with its tool set
+/// earns 0.02 to 0.05.
+pub const DEFAULT_MODEL_ERROR: f64 = 0.2;
+
+/// Within this time a contact of the named force is detected, s.
+pub const DETECTION_TIME: f64 = 0.02;
+
+/// A bound of the measured velocities' noise, rad/s (m/s): four standard deviations of
+/// 1e-3, an encoder velocity's.
+pub const VELOCITY_NOISE: f64 = 4e-3;
+
+/// The shortest lever a contact is taken to have about a joint, m: a contact on a tool or a
+/// link reaches this far from the axes (a tool 0.2 m long on a wrist whose axis passes the tip).
+pub const SHORTEST_LEVER: f64 = 0.2;
+
+/// Steps of command delay allowed for.
+pub const DELAY_STEPS: f64 = 2.0;
+
+/// What to detect and how far the model is trusted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DetectionSettings {
+    /// The tip force to detect, N.
+    pub sensitivity: f64,
+    /// The share of the applied torque the model may miss.
+    pub model_error: f64,
+    /// The observer's gain K, 1/s.
+    pub observer_gain: f64,
+}
+
+impl DetectionSettings {
+    /// The share of a step force the residual shows within [`DETECTION_TIME`].
+    pub fn shown_share(&self) -> f64 {
+        1.0 - (-self.observer_gain * DETECTION_TIME).exp()
+    }
+}
+
+/// Per joint, the friction the model leaves out: `(coulomb, viscous)`.
+pub type UnmodelledFriction = [f64; 2];
+
+/// The thresholds in effect, updated each step (buffers allocated once).
+#[derive(Debug, Clone)]
+pub struct CollisionThresholds {
+    settings: DetectionSettings,
+    friction: Vec<UnmodelledFriction>,
+    /// The noise term per joint, N m (N).
+    noise: Vec<f64>,
+    /// Filtered `|tau|`, `|qd|` and `|tau(k) - tau(k-1)|`.
+    effort: Vec<f64>,
+    speed: Vec<f64>,
+    change: Vec<f64>,
+    last_sent: Vec<f64>,
+    uncertainty: Vec<f64>,
+    joints: Vec<f64>,
+    force: f64,
+    force_uncertainty: f64,
+    force_threshold: f64,
+    kin: KinematicsWorkspace,
+    jacobian: Matrix6xX<f64>,
+}
+
+impl CollisionThresholds {
+    /// For `robot` with `friction` left out of its model (one entry per joint).
+    pub fn new(
+        robot: &Robot,
+        friction: &[UnmodelledFriction],
+        settings: DetectionSettings,
+    ) -> Self {
+        let n = robot.dof();
+        let zeros = vec![0.0; n];
+        let mut thresholds = Self {
+            settings,
+            friction: friction.to_vec(),
+            noise: zeros.clone(),
+            effort: zeros.clone(),
+            speed: zeros.clone(),
+            change: zeros.clone(),
+            last_sent: zeros.clone(),
+            uncertainty: zeros.clone(),
+            joints: zeros,
+            force: 0.0,
+            force_uncertainty: 0.0,
+            force_threshold: 0.0,
+            kin: KinematicsWorkspace::new(robot),
+            jacobian: Matrix6xX::zeros(n),
+        };
+        thresholds.friction.resize(n, [0.0; 2]);
+        thresholds
+    }
+
+    /// New settings.
+    pub fn set(&mut self, settings: DetectionSettings) {
+        self.settings = settings;
+    }
+
+    /// The settings in effect.
+    pub fn settings(&self) -> DetectionSettings {
+        self.settings
+    }
+
+    /// Starts over with the observer (its residual starts from zero too).
+    pub fn restart(&mut self) {
+        for v in [&mut self.effort, &mut self.speed, &mut self.change] {
+            v.fill(0.0);
+        }
+        self.force = 0.0;
+    }
+
+    /// A step `dt` long at `(q, qd)`, mass matrix `mass`, in which `sent` was applied and the
+    /// observer's residual is `residual`. Allocates nothing.
+    pub fn update(
+        &mut self,
+        robot: &Robot,
+        (q, qd): (&[f64], &[f64]),
+        (sent, residual): (&[f64], &[f64]),
+        mass: &DMatrix<f64>,
+        dt: f64,
+    ) -> Result<(), ControlError> {
+        self.filter(qd, sent, dt);
+        self.bound_noise(mass);
+        self.bound_joints();
+        jacobian(robot, &mut self.kin, q, FrameId::Tip, &mut self.jacobian).map_err(|e| {
+            ControlError::InvalidReference {
+                reason: format!("the collision thresholds: {e}"),
+            }
+        })?;
+        self.bound_force(residual);
+        Ok(())
+    }
+
+    fn filter(&mut self, qd: &[f64], sent: &[f64], dt: f64) {
+        let a = 1.0 - (-self.settings.observer_gain * dt.max(0.0)).exp();
+        for i in 0..self.effort.len() {
+            self.effort[i] += a * (sent[i].abs() - self.effort[i]);
+            self.speed[i] += a * (qd[i].abs() - self.speed[i]);
+            let change = (sent[i] - self.last_sent[i]).abs();
+            self.change[i] += a * (change - self.change[i]);
+        }
+        self.last_sent.copy_from_slice(sent);
+    }
+
+    fn bound_noise(&mut self, mass: &DMatrix<f64>) {
+        let scale = self.settings.observer_gain * VELOCITY_NOISE;
+        for (noise, row) in self.noise.iter_mut().zip(mass.row_iter()) {
+            *noise = scale * row.norm();
+        }
+    }
+
+    fn bound_joints(&mut self) {
+        for i in 0..self.uncertainty.len() {
+            let [coulomb, viscous] = self.friction[i];
+            self.uncertainty[i] = self.settings.model_error * self.effort[i]
+                + coulomb
+                + viscous * self.speed[i]
+                + DELAY_STEPS * self.change[i]
+                + self.noise[i];
+        }
+    }
+
+    fn bound_force(&mut self, residual: &[f64]) {
+        let (force, uncertainty) =
+            force_and_uncertainty(&self.jacobian, residual, &self.uncertainty);
+        let (share, wanted) = (self.settings.shown_share(), self.settings.sensitivity);
+        self.force = force;
+        self.force_uncertainty = uncertainty;
+        self.force_threshold = uncertainty.max(share * wanted - uncertainty);
+        for (j, column) in self.jacobian.column_iter().enumerate() {
+            let lever = column.fixed_rows::<3>(0).norm().max(SHORTEST_LEVER);
+            let u = self.uncertainty[j];
+            self.joints[j] = u.max(share * wanted * lever - u);
+        }
+    }
+
+    /// Each joint's threshold, N m (N).
+    pub fn joints(&self) -> &[f64] {
+        &self.joints
+    }
+
+    /// Each joint's bound of what the model leaves in the estimate, N m (N).
+    pub fn uncertainty(&self) -> &[f64] {
+        &self.uncertainty
+    }
+
+    /// The tip force that explains the residual, N.
+    pub fn force(&self) -> f64 {
+        self.force
+    }
+
+    /// The threshold of [`Self::force`], N.
+    pub fn force_threshold(&self) -> f64 {
+        self.force_threshold
+    }
+
+    /// The bound of what the model leaves in [`Self::force`], N.
+    pub fn force_uncertainty(&self) -> f64 {
+        self.force_uncertainty
+    }
+}
+
+/// `P = (Jv Jv^T + l^2)^-1 Jv` (damped as the tip wrench estimate is): `(|P r|, sum |P_j| u_j)`.
+fn force_and_uncertainty(jacobian: &Matrix6xX<f64>, residual: &[f64], u: &[f64]) -> (f64, f64) {
+    let mut jjt = Matrix3::zeros();
+    for column in jacobian.column_iter() {
+        let v = column.fixed_rows::<3>(0);
+        jjt += v * v.transpose();
+    }
+    let smallest = SymmetricEigen::new(jjt).eigenvalues.min().max(0.0).sqrt();
+    let band = SINGULAR_VALUE_BAND;
+    let damping = if smallest < band {
+        MAX_DAMPING * MAX_DAMPING * (1.0 - (smallest / band).powi(2))
+    } else {
+        0.0
+    };
+    // Fully stretched with no damping band left (a prismatic-only arm, say): no force is felt.
+    let Some(solver) = (jjt + Matrix3::identity() * damping.max(1e-12)).cholesky() else {
+        return (0.0, f64::INFINITY);
+    };
+    let (mut force, mut uncertainty) = (Vector3::zeros(), 0.0);
+    for (j, column) in jacobian.column_iter().enumerate() {
+        let p: Vector3<f64> = solver.solve(&column.fixed_rows::<3>(0).into_owned());
+        force += p * residual[j];
+        uncertainty += p.norm() * u[j];
+    }
+    (force.norm(), uncertainty)
+}
+
+/// What a [`survey`] found: how well the named force is detected at rest over the arm's
+/// configurations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SensitivitySurvey {
+    /// How many configurations were looked at.
+    pub configurations: usize,
+    /// The share of them at which the named force is detected within [`DETECTION_TIME`] in
+    /// every direction.
+    pub detected_share: f64,
+    /// The smallest force detected in every direction at the median configuration, N.
+    pub median_force: f64,
+    /// The largest such force over the configurations, N.
+    pub worst_force: f64,
+    /// Where it is.
+    pub worst_configuration: Vec<f64>,
+}
+
+/// The smallest tip force detected within [`DETECTION_TIME`] at rest at each of `samples`
+/// configurations (the arm at each joint's limits, middle and zero, and spread between), in
+/// the worst direction there (infinite where the Jacobian loses a direction).
+pub fn survey(
+    robot: &Robot,
+    friction: &[UnmodelledFriction],
+    settings: DetectionSettings,
+    samples: usize,
+) -> Result<SensitivitySurvey, ControlError> {
+    let fail = |e: String| ControlError::InvalidReference { reason: e };
+    let mut thresholds = CollisionThresholds::new(robot, friction, settings);
+    let mut ws = DynamicsWorkspace::new(robot);
+    let mut gravity = vec![0.0; robot.dof()];
+    let mut mass = DMatrix::zeros(robot.dof(), robot.dof());
+    let zero = vec![0.0; robot.dof()];
+    let mut found: Vec<(f64, Vec<f64>)> = Vec::with_capacity(samples);
+    for q in spread_configurations(robot, samples) {
+        gravity_torques(robot, &mut ws, &q, &mut gravity).map_err(|e| fail(e.to_string()))?;
+        mass_matrix(robot, &mut ws, &q, &mut mass).map_err(|e| fail(e.to_string()))?;
+        thresholds.bound_noise(&mass);
+        // At rest the filters have settled on the gravity torque.
+        for (e, g) in thresholds.effort.iter_mut().zip(&gravity) {
+            *e = g.abs();
+        }
+        thresholds.speed.fill(0.0);
+        thresholds.change.fill(0.0);
+        thresholds.bound_joints();
+        jacobian(
+            robot,
+            &mut thresholds.kin,
+            &q,
+            FrameId::Tip,
+            &mut thresholds.jacobian,
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        thresholds.bound_force(&zero);
+        found.push((smallest_detected(&thresholds), q));
+    }
+    let detected = found
+        .iter()
+        .filter(|(f, _)| *f <= settings.sensitivity * (1.0 + 1e-9))
+        .count();
+    found.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (worst_force, worst_configuration) = found.last().cloned().unwrap_or_default();
+    Ok(SensitivitySurvey {
+        configurations: found.len(),
+        detected_share: detected as f64 / found.len().max(1) as f64,
+        median_force: found.get(found.len() / 2).map_or(0.0, |f| f.0),
+        worst_force,
+        worst_configuration,
+    })
+}
+
+/// The smallest step force detected within the time in every direction, from the force
+/// check: `a s F - df > threshold`, `s` the smallest share of a tip force that `P Jv^T` shows
+/// (1 away from singularities). Infinite where a direction is lost (a singular value of `Jv`
+/// under a tenth of the damping band): a force along a stretched arm turns no joint.
+fn smallest_detected(t: &CollisionThresholds) -> f64 {
+    let mut jjt = Matrix3::zeros();
+    for column in t.jacobian.column_iter() {
+        let v = column.fixed_rows::<3>(0);
+        jjt += v * v.transpose();
+    }
+    let eigen = SymmetricEigen::new(jjt);
+    let band = SINGULAR_VALUE_BAND;
+    let smallest = eigen.eigenvalues.min().max(0.0).sqrt();
+    if smallest < 0.1 * band {
+        return f64::INFINITY;
+    }
+    let damping = if smallest < band {
+        MAX_DAMPING * MAX_DAMPING * (1.0 - (smallest / band).powi(2))
+    } else {
+        0.0
+    };
+    // P Jv^T = (JJ^T + d)^-1 JJ^T: along each eigenvector, s^2 / (s^2 + d).
+    let shown = eigen
+        .eigenvalues
+        .iter()
+        .map(|s2| s2 / (s2 + damping))
+        .fold(f64::INFINITY, f64::min);
+    let share = t.settings.shown_share();
+    (t.force_threshold + t.force_uncertainty) / (share * shown)
+}
+
+/// `samples` configurations: every joint at its lower limit, upper limit, middle and zero
+/// (within limits), then a low-discrepancy spread over the ranges (continuous joints over a
+/// turn).
+pub fn spread_configurations(robot: &Robot, samples: usize) -> Vec<Vec<f64>> {
+    let ranges: Vec<(f64, f64)> = robot
+        .joints()
+        .iter()
+        .map(|j| {
+            let l = &j.limits;
+            if l.is_bounded() {
+                (l.lower, l.upper)
+            } else {
+                (-std::f64::consts::PI, std::f64::consts::PI)
+            }
+        })
+        .collect();
+    let at = |share: f64| -> Vec<f64> {
+        ranges
+            .iter()
+            .map(|(lo, hi)| lo + share * (hi - lo))
+            .collect()
+    };
+    let zero: Vec<f64> = ranges
+        .iter()
+        .map(|(lo, hi)| 0.0_f64.clamp(*lo, *hi))
+        .collect();
+    let mut configurations = vec![at(0.0), at(1.0), at(0.5), zero];
+    const PRIMES: [f64; 12] = [
+        2.0, 3.0, 5.0, 7.0, 11.0, 13.0, 17.0, 19.0, 23.0, 29.0, 31.0, 37.0,
+    ];
+    for k in 1..=samples.saturating_sub(configurations.len()) {
+        let q = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi))| lo + radical_inverse(k, PRIMES[i % PRIMES.len()]) * (hi - lo))
+            .collect();
+        configurations.push(q);
+    }
+    configurations.truncate(samples.max(4));
+    configurations
+}
+
+/// The van der Corput radical inverse of `k` in `base` (Halton's sequence), in [0, 1).
+fn radical_inverse(mut k: usize, base: f64) -> f64 {
+    let (mut value, mut scale) = (0.0, 1.0 / base);
+    let b = base as usize;
+    while k > 0 {
+        value += (k % b) as f64 * scale;
+        k /= b;
+        scale /= base;
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_model::ChainOptions;
+
+    fn robot(name: &str) -> Robot {
+        let path = format!("{}/../../urdf/{name}", env!("CARGO_MANIFEST_DIR"));
+        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+    }
+
+    const SETTINGS: DetectionSettings = DetectionSettings {
+        sensitivity: DEFAULT_SENSITIVITY,
+        model_error: DEFAULT_MODEL_ERROR,
+        observer_gain: 50.0,
+    };
+
+    /// Held at `q` long enough for the filters to settle on `effort`.
+    fn settled(robot: &Robot, q: &[f64], effort: &[f64], residual: &[f64]) -> CollisionThresholds {
+        let friction = vec![[0.0; 2]; robot.dof()];
+        let mut t = CollisionThresholds::new(robot, &friction, SETTINGS);
+        let qd = vec![0.0; robot.dof()];
+        let mut mass = DMatrix::zeros(robot.dof(), robot.dof());
+        mass_matrix(robot, &mut DynamicsWorkspace::new(robot), q, &mut mass).unwrap();
+        for _ in 0..1000 {
+            t.update(robot, (q, &qd), (effort, residual), &mass, 1e-3)
+                .unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn at_rest_each_joint_allows_the_model_error_of_its_torque_and_the_noise() {
+        let robot = robot("panda.urdf");
+        let q = vec![0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8];
+        let effort = [0.0, -30.0, 0.0, 20.0, 0.0, 2.0, 0.0];
+        let t = settled(&robot, &q, &effort, &[0.0; 7]);
+        for (i, e) in effort.iter().enumerate() {
+            let expected = DEFAULT_MODEL_ERROR * e.abs() + t.noise[i];
+            assert!((t.uncertainty()[i] - expected).abs() < 1e-9, "joint {i}");
+            assert!(t.joints()[i] >= t.uncertainty()[i]);
+        }
+        assert!(t.force_threshold() >= t.force_uncertainty());
+    }
+
+    #[test]
+    fn a_tip_force_is_recovered_and_the_named_force_crosses_its_threshold() {
+        let robot = robot("ur5e.urdf");
+        let q = vec![0.0, -1.2, 1.5, -1.8, -1.57, 0.3];
+        let mut kin = KinematicsWorkspace::new(&robot);
+        let mut j = Matrix6xX::zeros(6);
+        jacobian(&robot, &mut kin, &q, FrameId::Tip, &mut j).unwrap();
+        let force = Vector3::new(10.0, -20.0, 15.0);
+        let tau: Vec<f64> = j
+            .column_iter()
+            .map(|c| c.fixed_rows::<3>(0).dot(&force))
+            .collect();
+        let t = settled(&robot, &q, &[0.0; 6], &tau);
+        assert!((t.force() - force.norm()).abs() < 1e-6 * force.norm());
+        let shown = SETTINGS.shown_share() * SETTINGS.sensitivity;
+        assert!(
+            t.force_uncertainty() < 0.5 * shown,
+            "{}",
+            t.force_uncertainty()
+        );
+        assert!(shown - t.force_uncertainty() >= t.force_threshold() - 1e-9);
+    }
+
+    /// What the survey finds on the bundled arms with the default model error and with an
+    /// identified model's (2 %): a better model detects a smaller force at more
+    /// configurations; a stretched arm does not feel a force along itself.
+    #[test]
+    fn a_better_model_detects_smaller_forces_at_more_configurations() {
+        for name in ["panda.urdf", "ur5e.urdf", "puma560.urdf"] {
+            let robot = robot(name);
+            let friction = vec![[0.0; 2]; robot.dof()];
+            let nominal = survey(&robot, &friction, SETTINGS, 256).unwrap();
+            let identified = DetectionSettings {
+                model_error: 0.02,
+                ..SETTINGS
+            };
+            let better = survey(&robot, &friction, identified, 256).unwrap();
+            println!(
+                "{name}: 30 N at {:.0} % of configurations, median {:.1} N (model error 0.2); {:.0} %, median {:.1} N (0.02)",
+                100.0 * nominal.detected_share,
+                nominal.median_force,
+                100.0 * better.detected_share,
+                better.median_force
+            );
+            assert_eq!(nominal.configurations, 256);
+            assert!(better.detected_share > nominal.detected_share, "{name}");
+            assert!(better.median_force < nominal.median_force, "{name}");
+            assert!(better.detected_share > 0.5, "{name}: {better:?}");
+        }
+        // A planar arm feels no force across its plane: no force is detected everywhere.
+        let planar = robot("planar_2link.urdf");
+        let friction = vec![[0.0; 2]; 2];
+        let found = survey(&planar, &friction, SETTINGS, 16).unwrap();
+        assert_eq!(found.detected_share, 0.0, "{found:?}");
+        assert!(found.worst_force.is_infinite());
+    }
+}
