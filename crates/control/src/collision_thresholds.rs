@@ -234,20 +234,30 @@ impl CollisionThresholds {
     }
 }
 
-/// `P = (Jv Jv^T + l^2)^-1 Jv` (damped as the tip wrench estimate is): `(|P r|, sum |P_j| u_j)`.
-fn force_and_uncertainty(jacobian: &Matrix6xX<f64>, residual: &[f64], u: &[f64]) -> (f64, f64) {
+/// `Jv Jv^T` of the Jacobian's linear rows and its eigenvalues (the squared singular values).
+fn linear_gram(jacobian: &Matrix6xX<f64>) -> (Matrix3<f64>, Vector3<f64>) {
     let mut jjt = Matrix3::zeros();
     for column in jacobian.column_iter() {
         let v = column.fixed_rows::<3>(0);
         jjt += v * v.transpose();
     }
-    let smallest = SymmetricEigen::new(jjt).eigenvalues.min().max(0.0).sqrt();
-    let band = SINGULAR_VALUE_BAND;
-    let damping = if smallest < band {
+    (jjt, SymmetricEigen::new(jjt).eigenvalues)
+}
+
+/// The damping `l^2` at the smallest eigenvalue of `Jv Jv^T`, as the tip wrench estimate's.
+fn damping_at(smallest_eigenvalue: f64) -> f64 {
+    let (smallest, band) = (smallest_eigenvalue.max(0.0).sqrt(), SINGULAR_VALUE_BAND);
+    if smallest < band {
         MAX_DAMPING * MAX_DAMPING * (1.0 - (smallest / band).powi(2))
     } else {
         0.0
-    };
+    }
+}
+
+/// `P = (Jv Jv^T + l^2)^-1 Jv` (damped as the tip wrench estimate is): `(|P r|, sum |P_j| u_j)`.
+fn force_and_uncertainty(jacobian: &Matrix6xX<f64>, residual: &[f64], u: &[f64]) -> (f64, f64) {
+    let (jjt, eigenvalues) = linear_gram(jacobian);
+    let damping = damping_at(eigenvalues.min());
     // Fully stretched with no damping band left (a prismatic-only arm, say): no force is felt.
     let Some(solver) = (jjt + Matrix3::identity() * damping.max(1e-12)).cholesky() else {
         return (0.0, f64::INFINITY);
@@ -336,25 +346,13 @@ pub fn survey(
 /// (1 away from singularities). Infinite where a direction is lost (a singular value of `Jv`
 /// under a tenth of the damping band): a force along a stretched arm turns no joint.
 fn smallest_detected(t: &CollisionThresholds) -> f64 {
-    let mut jjt = Matrix3::zeros();
-    for column in t.jacobian.column_iter() {
-        let v = column.fixed_rows::<3>(0);
-        jjt += v * v.transpose();
-    }
-    let eigen = SymmetricEigen::new(jjt);
-    let band = SINGULAR_VALUE_BAND;
-    let smallest = eigen.eigenvalues.min().max(0.0).sqrt();
-    if smallest < 0.1 * band {
+    let (_, eigenvalues) = linear_gram(&t.jacobian);
+    if eigenvalues.min().max(0.0).sqrt() < 0.1 * SINGULAR_VALUE_BAND {
         return f64::INFINITY;
     }
-    let damping = if smallest < band {
-        MAX_DAMPING * MAX_DAMPING * (1.0 - (smallest / band).powi(2))
-    } else {
-        0.0
-    };
+    let damping = damping_at(eigenvalues.min());
     // P Jv^T = (JJ^T + d)^-1 JJ^T: along each eigenvector, s^2 / (s^2 + d).
-    let shown = eigen
-        .eigenvalues
+    let shown = eigenvalues
         .iter()
         .map(|s2| s2 / (s2 + damping))
         .fold(f64::INFINITY, f64::min);
