@@ -1,6 +1,8 @@
 //! The arms the protections are proven on, and the plant they run against: the bundled ones,
 //! the classes real users bring (`tests/data/arms`) and generated ones. Included by the tests
 //! that use it (`#[path]`), as it needs the simulator and the random arms (dev-dependencies).
+// Each test that includes it uses part of it.
+#![allow(dead_code)]
 
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{ChainOptions, Robot};

@@ -130,6 +130,11 @@ impl CollisionThresholds {
         self.settings = settings;
     }
 
+    /// The friction the model leaves out, per joint.
+    pub fn unmodelled_friction(&self) -> &[UnmodelledFriction] {
+        &self.friction
+    }
+
     /// The settings in effect.
     pub fn settings(&self) -> DetectionSettings {
         self.settings

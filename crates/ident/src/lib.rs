@@ -23,5 +23,5 @@ pub use identification::{identify, Identification, IdentifyOptions};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;
 pub use payload_estimation::{
-    estimate_payload, payload_poses, rest_samples, PayloadEstimate, RestSample,
+    estimate_payload, payload_poses, pose_move_time, rest_samples, PayloadEstimate, RestSample,
 };

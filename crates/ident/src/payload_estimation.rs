@@ -339,6 +339,36 @@ pub fn payload_poses(robot: &Robot, q0: &[f64], count: usize) -> Result<Vec<Vec<
         .collect())
 }
 
+/// The share of each velocity limit and reference acceleration limit a move between poses uses.
+const MOVE_LIMIT_SHARE: f64 = 0.5;
+
+/// A rest-to-rest quintic's peak speed and peak acceleration over `|dq| / T` and `|dq| / T^2`.
+const QUINTIC_PEAK_SPEED: f64 = 1.875;
+const QUINTIC_PEAK_ACCELERATION: f64 = 5.7735;
+
+/// The duration of a rest-to-rest move from `from` to `to` (a quintic, as a trajectory's
+/// waypoints at rest are followed): at least `shortest`, and long enough that every joint
+/// stays within half its velocity limit and half of `accelerations` (the reference
+/// acceleration limits, `armctl_control::default_gains::acceleration_limits`), so that a light
+/// wrist's long turn is not refused, nor an over-speed.
+pub fn pose_move_time(
+    robot: &Robot,
+    accelerations: &[f64],
+    (from, to): (&[f64], &[f64]),
+    shortest: f64,
+) -> f64 {
+    let joints = robot.joints().iter().zip(accelerations);
+    let moves = joints.zip(from.iter().zip(to)).map(|((joint, a), (f, t))| {
+        let distance = (t - f).abs();
+        let speed = MOVE_LIMIT_SHARE * joint.limits.velocity;
+        let by_speed = QUINTIC_PEAK_SPEED * distance / speed;
+        let by_acceleration =
+            (QUINTIC_PEAK_ACCELERATION * distance / (MOVE_LIMIT_SHARE * a)).sqrt();
+        by_speed.max(by_acceleration)
+    });
+    moves.filter(|t| t.is_finite()).fold(shortest, f64::max)
+}
+
 /// `Y^T Y` of one pose's columns.
 fn outer(columns: &[Vec<f64>; 4]) -> Matrix4<f64> {
     Matrix4::from_fn(|r, c| columns[r].iter().zip(&columns[c]).map(|(a, b)| a * b).sum())

@@ -32,22 +32,23 @@ pub const RETRACT_SPEED: f64 = 0.1;
 /// than the distance at [`RETRACT_SPEED`], so that its peak is that speed.
 const QUINTIC_PEAK_RATIO: f64 = 1.875;
 
-/// During an over-speed brake a threshold is `BRAKING_MARGIN` times the bound `u` of what the
-/// model leaves in the estimate, but at least [`BRAKING_SHARE`] of the threshold in effect and
-/// at most all of it. An impact on a light wrist spins it past its limit within a few steps,
-/// before the estimate's 20 ms filter shows the named force: on the PUMA 560's wrist it
-/// showed 5 to 9 times `u` and 5 to 8 % of the threshold (`tests/collision_force.rs`).
-/// Without a contact, a light tool the model lacks showed 1.3 times `u` on a wrist it
-/// dominates (the UR5e's last joint under a 0.5 kg tool), and a joint that carries almost
-/// nothing up to 3 times its tiny `u` but a thousandth of the threshold.
+/// During an over-speed brake, what an estimate may rise by since before the brake:
+/// `BRAKING_MARGIN` times the bounds `u` of what the model leaves in it now and in the loads
+/// before (each may carry that much), but at least [`BRAKING_SHARE`] of its threshold. An
+/// impact on a light wrist spins it past its limit within a few steps, before the estimate's
+/// 20 ms filter shows the named force: on the PUMA 560's wrist it rose by 5 to 9 times `u` and
+/// 5 to 8 % of the threshold (`tests/collision_sensitivity.rs`); a joint that carries almost
+/// nothing rose by up to 3 times its tiny `u` and a thousandth of its threshold.
 fn braking_threshold(threshold: f64, uncertainty: f64) -> f64 {
-    (BRAKING_MARGIN * uncertainty)
-        .max(BRAKING_SHARE * threshold)
-        .min(threshold)
+    (BRAKING_MARGIN * uncertainty).max(BRAKING_SHARE * threshold)
 }
 
 /// See [`braking_threshold`].
 const BRAKING_MARGIN: f64 = 3.0;
+
+/// Time constant of the loads an over-speed brake compares the estimates with, s: a steady
+/// load (a tool) is in it, an impact of the last 20 ms mostly is not.
+const BASELINE_TIME_CONSTANT: f64 = 0.2;
 
 /// See [`braking_threshold`].
 const BRAKING_SHARE: f64 = 0.02;
@@ -242,6 +243,12 @@ pub(crate) struct CollisionMonitor {
     /// What `Auto` means for this core's law.
     auto: bool,
     latched: Option<Collision>,
+    /// The estimates outside an over-speed brake, low-pass filtered.
+    before_brake: Vec<f64>,
+    force_before_brake: f64,
+    /// Their bounds of what the model leaves, filtered alike.
+    uncertainty_before: Vec<f64>,
+    force_uncertainty_before: f64,
     /// A collision latched since [`Self::take_new_latch`] last asked (one may latch again
     /// right after a reset, while the previous one is still the core's fault).
     new_latch: bool,
@@ -277,6 +284,10 @@ impl CollisionMonitor {
             retract_from: vec![0.0; n],
             retract_to: vec![0.0; n],
             anchor: vec![0.0; n],
+            before_brake: vec![0.0; n],
+            force_before_brake: 0.0,
+            uncertainty_before: vec![0.0; n],
+            force_uncertainty_before: 0.0,
         }
     }
 
@@ -328,14 +339,14 @@ impl CollisionMonitor {
 
     /// Checks the estimates (chain order) against the fixed joint thresholds or those of
     /// `bounds`, and the tip force against that of `bounds` (while `braking` from an
-    /// over-speed, lower: see [`braking_threshold`]); latches a collision, keeping the peak tip
-    /// force of a latched one. Returns the latched collision.
+    /// over-speed, their rise too: see [`Self::crossing`]); latches a collision, keeping the
+    /// peak tip force of a latched one. Returns the latched collision.
     pub(crate) fn check(
         &mut self,
         names: &[Arc<str>],
         torques: &[f64],
         (bounds, braking): (&CollisionThresholds, bool),
-        q: &[f64],
+        (q, dt): (&[f64], f64),
     ) -> Option<&Collision> {
         let force = bounds.force();
         if let Some(latched) = &mut self.latched {
@@ -350,22 +361,24 @@ impl CollisionMonitor {
         if !enabled {
             return None;
         }
-        let fixed = self.settings.thresholds.len() == torques.len();
-        let threshold_of = |j: usize| match (fixed, braking) {
-            (true, _) => self.settings.thresholds[j],
-            (false, false) => bounds.joints()[j],
-            (false, true) => braking_threshold(bounds.joints()[j], bounds.uncertainty()[j]),
-        };
-        let force_threshold = match braking {
-            false => bounds.force_threshold(),
-            true => braking_threshold(bounds.force_threshold(), bounds.force_uncertainty()),
-        };
-        let joint = (0..torques.len()).find(|&j| exceeds(torques[j].abs(), threshold_of(j)));
-        let over_force = exceeds(force, force_threshold);
-        let (joint, value, threshold) = match (joint, over_force) {
-            (Some(j), _) => (Some(names[j].clone()), torques[j], threshold_of(j)),
-            (None, true) => (None, force, force_threshold),
-            (None, false) => return None,
+        let crossed = self.crossing(torques, force, (bounds, braking));
+        if !braking {
+            // The loads that were there before: followed slowly, so that a push in the last
+            // steps before the over-speed is not among them.
+            let a = (dt / BASELINE_TIME_CONSTANT).clamp(0.0, 1.0);
+            for (b, t) in self.before_brake.iter_mut().zip(torques) {
+                *b += a * (t - *b);
+            }
+            for (b, u) in self.uncertainty_before.iter_mut().zip(bounds.uncertainty()) {
+                *b += a * (u - *b);
+            }
+            self.force_before_brake += a * (force - self.force_before_brake);
+            let df = bounds.force_uncertainty();
+            self.force_uncertainty_before += a * (df - self.force_uncertainty_before);
+        }
+        let (joint, value, threshold) = match crossed? {
+            (Some(j), value, threshold) => (Some(names[j].clone()), value, threshold),
+            (None, value, threshold) => (None, value, threshold),
         };
         self.new_latch = true;
         self.latched = Some(Collision {
@@ -379,6 +392,53 @@ impl CollisionMonitor {
             self.plan_retract(q);
         }
         self.latched.as_ref()
+    }
+
+    /// The joint (none: the tip force) whose estimate crossed its threshold, the estimate and
+    /// the threshold. While `braking` from an over-speed, what the estimates rose by since the
+    /// brake began is held against [`braking_threshold`] too: a push that spun a light wrist
+    /// past its limit is a collision however brief, a load that was there before (a tool the
+    /// model lacks, which may be what let the wrist fall) is not.
+    fn crossing(
+        &self,
+        torques: &[f64],
+        force: f64,
+        (bounds, braking): (&CollisionThresholds, bool),
+    ) -> Option<(Option<usize>, f64, f64)> {
+        let fixed = self.settings.thresholds.len() == torques.len();
+        let threshold_of = |j: usize| match fixed {
+            true => self.settings.thresholds[j],
+            false => bounds.joints()[j],
+        };
+        if let Some(j) = (0..torques.len()).find(|&j| exceeds(torques[j].abs(), threshold_of(j))) {
+            return Some((Some(j), torques[j], threshold_of(j)));
+        }
+        if exceeds(force, bounds.force_threshold()) {
+            return Some((None, force, bounds.force_threshold()));
+        }
+        if !braking || fixed {
+            return None;
+        }
+        // Both the estimate now and the loads before carry what the model leaves.
+        let rise_limit = |j: usize| {
+            let u = bounds.uncertainty()[j] + self.uncertainty_before[j];
+            braking_threshold(bounds.joints()[j], u)
+        };
+        let rose = |j: usize| (torques[j] - self.before_brake[j]).abs();
+        if let Some(j) = (0..torques.len()).find(|&j| exceeds(rose(j), rise_limit(j))) {
+            return Some((
+                Some(j),
+                torques[j],
+                self.before_brake[j].abs() + rise_limit(j),
+            ));
+        }
+        let df = bounds.force_uncertainty() + self.force_uncertainty_before;
+        let force_limit = braking_threshold(bounds.force_threshold(), df);
+        exceeds((force - self.force_before_brake).abs(), force_limit).then_some((
+            None,
+            force,
+            self.force_before_brake + force_limit,
+        ))
     }
 
     /// The retract from `q` to where the tip was `retract_distance` back along the path (or
@@ -462,7 +522,7 @@ mod tests {
             },
         );
         assert!(monitor
-            .check(&names, &torques, (&bounds, false), &q)
+            .check(&names, &torques, (&bounds, false), (&q, 1e-3))
             .is_some());
         (monitor, q)
     }

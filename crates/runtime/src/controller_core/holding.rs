@@ -94,7 +94,7 @@ impl ControllerCore {
 
     /// Records the believed configuration on the path and checks the estimate: the latched
     /// collision, if any.
-    pub(super) fn detect_collision(&mut self) -> Option<Fault> {
+    pub(super) fn detect_collision(&mut self, dt: f64) -> Option<Fault> {
         self.collision.record(&self.robot, &self.q);
         let (torques, bounds) = (self.external.torques(), self.external.thresholds());
         let names = &self.joint_names;
@@ -102,7 +102,7 @@ impl ControllerCore {
         let braking = matches!(self.state_fault, Some(Fault::OverSpeed(_)));
         let collision = self
             .collision
-            .check(names, torques, (bounds, braking), &self.q)?;
+            .check(names, torques, (bounds, braking), (&self.q, dt))?;
         Some(Fault::Collision(collision.clone()))
     }
 

@@ -323,6 +323,26 @@ impl ControllerCore {
         Ok(())
     }
 
+    /// The robot with the friction its model leaves out as Coulomb friction (its viscous part
+    /// at the rest speed added): what a resting joint may hold, which the payload estimate
+    /// counts in its uncertainty.
+    fn with_unmodelled_friction(&self) -> Result<Robot, String> {
+        let left_out = self.external.thresholds().unmodelled_friction();
+        let joints = self.robot.joints().iter().zip(left_out);
+        let (viscous, coulomb): (Vec<f64>, Vec<f64>) = joints
+            .map(|(joint, [c, v])| {
+                let f = &joint.friction;
+                (
+                    f.viscous.abs(),
+                    f.coulomb.abs() + c + v * rest_poses::REST_SPEED,
+                )
+            })
+            .unzip();
+        self.robot
+            .with_friction(&viscous, &coulomb)
+            .map_err(|e| e.to_string())
+    }
+
     /// The payload at the tip estimated from the poses the arm rested in since the payload
     /// was last set (the newest [`MAX_POSES`]): at rest the external torque estimate is minus
     /// the weight the loaded model leaves out, so the payload in effect plus what it misses.
@@ -344,7 +364,8 @@ impl ControllerCore {
                 *u = l - b - *u;
             }
         }
-        armctl_ident::payload_estimation::estimate_payload(&self.robot, &samples).map_err(|e| {
+        let with_friction = self.with_unmodelled_friction()?;
+        armctl_ident::payload_estimation::estimate_payload(&with_friction, &samples).map_err(|e| {
             // The reason alone: the event says what was estimated.
             match e {
                 armctl_ident::IdentError::Identification { reason } => {
@@ -566,7 +587,7 @@ impl ControllerCore {
         if matches!(fault, None | Some(Fault::OverSpeed(_))) {
             let state = (self.q.as_slice(), self.qd.as_slice());
             self.external.step(&self.loaded, state, dt);
-            if let Some(collision) = self.detect_collision() {
+            if let Some(collision) = self.detect_collision(dt) {
                 fault = Some(collision);
             }
         } else {
