@@ -21,7 +21,7 @@ use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ContactPoint, Obstacle, Scene, Shape, SimConfig, Simulator};
-use arms::{arm_class, bundled, generated_arm, realistic_plant, ARM_CLASSES};
+use arms::{population, realistic_plant};
 use nalgebra::{IsometryMatrix3, Matrix6xX, Rotation3, Translation3, Unit, Vector3};
 
 /// The tip's peak speed into the box, m/s (0.3 where a joint's velocity limit needs it).
@@ -38,20 +38,6 @@ const LAWS: [&str; 3] = ["computed_torque", "pd_gravity", "joint_impedance"];
 
 /// The reactions.
 const REACTIONS: [&str; 3] = ["hold", "compliant", "retract"];
-
-/// The population: bundled, classes and 20 generated arms.
-fn population() -> Vec<(String, Robot)> {
-    let bundled_arms = ["panda.urdf", "ur5e.urdf", "puma560.urdf"]
-        .into_iter()
-        .map(|f| (f.to_string(), bundled(f)));
-    let classes = ARM_CLASSES
-        .into_iter()
-        .map(|f| (f.to_string(), arm_class(f)));
-    bundled_arms
-        .chain(classes)
-        .chain((0..20).map(generated_arm))
-        .collect()
-}
 
 /// A runtime for `robot` under `law` with `values`.
 fn runtime(robot: &Robot, law: &str, values: &[(&str, &str)]) -> ControllerRuntime {

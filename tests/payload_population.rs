@@ -18,7 +18,7 @@ use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ModelMismatch, SensorNoise, SimConfig, Simulator};
-use arms::{arm_class, bundled, generated_arm, ARM_CLASSES};
+use arms::population;
 use nalgebra::{Matrix3, Vector3};
 
 /// Seconds at rest in each pose.
@@ -123,16 +123,7 @@ fn estimate_on(robot: &Robot) -> (Outcome, Vec<String>) {
 
 #[test]
 fn the_payload_is_within_3_percent_and_5_mm_or_refused_with_the_reason_on_every_arm() {
-    let bundled_arms = ["panda.urdf", "ur5e.urdf", "puma560.urdf"]
-        .into_iter()
-        .map(|f| (f.to_string(), bundled(f)));
-    let classes = ARM_CLASSES
-        .into_iter()
-        .map(|f| (f.to_string(), arm_class(f)));
-    let population: Vec<(String, Robot)> = bundled_arms
-        .chain(classes)
-        .chain((0..20).map(generated_arm))
-        .collect();
+    let population = population();
     let (mut failures, mut estimated, mut refused) = (Vec::new(), 0, 0);
     for (name, robot) in &population {
         let (outcome, events) = estimate_on(robot);

@@ -48,6 +48,21 @@ pub fn generated_arm(seed: u64) -> (String, Robot) {
     (format!("random arm {seed}{kind}"), robot)
 }
 
+/// The population the protections are proven on: the bundled arms, [`ARM_CLASSES`] and 20
+/// generated arms, each with its name.
+pub fn population() -> Vec<(String, Robot)> {
+    let bundled_arms = ["panda.urdf", "ur5e.urdf", "puma560.urdf"]
+        .into_iter()
+        .map(|f| (f.to_string(), bundled(f)));
+    let classes = ARM_CLASSES
+        .into_iter()
+        .map(|f| (f.to_string(), arm_class(f)));
+    bundled_arms
+        .chain(classes)
+        .chain((0..20).map(generated_arm))
+        .collect()
+}
+
 /// A plant unlike its model, as a real arm is: 10 % heavier, the URDF's friction, encoder
 /// noise and a step of command delay.
 pub fn realistic_plant() -> SimConfig {
