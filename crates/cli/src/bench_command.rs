@@ -301,6 +301,7 @@ fn measure(robot: &Robot, states: &[State], (batches, only): (usize, Option<&str
     }
     measure_controllers(robot, states, (&pick, &mut record));
     measure_joint_limit_guard(robot, (&pick, &mut record));
+    measure_collision_thresholds(robot, (&pick, &mut record));
     Report {
         robot: robot.name().to_string(),
         dof: n,
@@ -346,6 +347,50 @@ fn measure_joint_limit_guard(
         });
         record(row, ns);
     }
+}
+
+/// The external torque estimate every core runs each step, alone and with the collision
+/// thresholds it feeds (the bound of what the model leaves, the tip force and its threshold),
+/// on the controllers' path: the thresholds' cost is the difference.
+fn measure_collision_thresholds(
+    robot: &Robot,
+    (pick, record): (&dyn Fn(&str) -> usize, Recorder<'_>),
+) {
+    use armctl_control::collision_thresholds::{
+        CollisionThresholds, DetectionSettings, DEFAULT_MODEL_ERROR, DEFAULT_SENSITIVITY,
+    };
+    let n = robot.dof();
+    let path = periodic_path(robot, PATH_STATES, 1e-3);
+    let settings = DetectionSettings {
+        sensitivity: DEFAULT_SENSITIVITY,
+        model_error: DEFAULT_MODEL_ERROR,
+        observer_gain: 50.0,
+    };
+    let mut observer = armctl_control::MomentumObserver::new(robot, 50.0);
+    let mut thresholds = CollisionThresholds::new(robot, &vec![[0.0; 2]; n], settings);
+    let impulse: Vec<f64> = robot
+        .joints()
+        .iter()
+        .map(|j| 1e-4 * j.limits.effort)
+        .collect();
+    let held: Vec<f64> = impulse.iter().map(|i| 1e3 * i).collect();
+    let row = "external_torque_estimate";
+    let ns = time(&path, pick(row), |s| {
+        black_box(observer.update(robot, (&s.q, &s.qd), &impulse, 1e-3)).ok();
+    });
+    record(row, ns);
+    let row = "external_torque_estimate_with_collision_thresholds";
+    let ns = time(&path, pick(row), |s| {
+        if observer
+            .update(robot, (&s.q, &s.qd), &impulse, 1e-3)
+            .is_ok()
+        {
+            let applied = (held.as_slice(), observer.external_torques());
+            let mass = observer.mass_matrix();
+            black_box(thresholds.update(robot, (&s.q, &s.qd), applied, mass, 1e-3)).ok();
+        }
+    });
+    record(row, ns);
 }
 
 /// The controllers, each on a smooth periodic path sampled at 1 kHz (what a control loop
