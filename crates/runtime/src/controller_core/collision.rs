@@ -9,9 +9,9 @@
 //!
 //! Reactions (`collision_reaction`): `hold` brakes the arm to rest where the braking began;
 //! `compliant` holds there with a third of the hold's natural frequency, so the arm yields to
-//! the obstacle and to a person and still comes to rest; `retract` moves the arm back to the configuration where its tip was
-//! `collision_retract_distance` earlier along the path it came by (a smooth joint-space move
-//! whose tip speed peaks near [`RETRACT_SPEED`]) and holds there.
+//! the obstacle and to a person and still comes to rest; `retract` moves the arm back to the
+//! configuration where its tip was `collision_retract_distance` earlier along the path it came
+//! by (a smooth joint-space move whose tip speed peaks near [`RETRACT_SPEED`]) and holds there.
 //!
 //! The reaction is chosen when the collision latches. A reset clears the latch and forgets the
 //! path; if the estimate is still above its threshold the next step latches a new collision
@@ -36,9 +36,9 @@ const QUINTIC_PEAK_RATIO: f64 = 1.875;
 /// `BRAKING_MARGIN` times the bounds `u` of what the model leaves in it now and in the loads
 /// before (each may carry that much), but at least [`BRAKING_SHARE`] of its threshold. An
 /// impact on a light wrist spins it past its limit within a few steps, before the estimate's
-/// 20 ms filter shows the named force: on the PUMA 560's wrist it rose by 5 to 9 times `u` and
-/// 5 to 8 % of the threshold (`tests/collision_sensitivity.rs`); a joint that carries almost
-/// nothing rose by up to 3 times its tiny `u` and a thousandth of its threshold.
+/// 20 ms filter shows the named force: on the PUMA 560's wrist the estimate reached 5 to 9
+/// times `u` and 5 to 8 % of the threshold (`tests/collision_sensitivity.rs`); a joint that
+/// carries almost nothing reached 3 times its tiny `u` but a thousandth of its threshold.
 fn braking_threshold(threshold: f64, uncertainty: f64) -> f64 {
     (BRAKING_MARGIN * uncertainty).max(BRAKING_SHARE * threshold)
 }
