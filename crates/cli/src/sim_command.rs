@@ -217,8 +217,11 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     files.extend(write_plots(&args.out, &robot, &log)?);
     runtime.core_mut().controller_mut().check_damping();
     let controller = runtime.core().controller();
+    // The conversion's notes, then what configuring noticed (what collision detection can
+    // sense on this arm), as controller_node logs them at start.
     let mut warnings: Vec<String> = model_warnings
         .iter()
+        .chain(runtime.model_warnings())
         .map(|w| format!("robot model: {w}"))
         .collect();
     warnings.extend(controller.warnings().iter().cloned());
