@@ -9,7 +9,6 @@ use armctl_model::{urdf_file_to_robot, ChainOptions};
 use armctl_runtime::controller_core::Fault;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, scene_file, SimConfig, Simulator, Wrench};
 use nalgebra::Vector3;
 
@@ -30,16 +29,11 @@ fn swing_into_the_wall(reaction: &str) -> (ControllerRuntime, Simulator) {
         .resolve(&robot, &conversion.report)
         .unwrap();
     let text = |v: &str| ParameterValue::String(v.into());
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("controller".into(), text("computed_torque")),
-            ("collision_reaction".into(), text(reaction)),
-            ("reset_collision".into(), ParameterValue::Bool(true)),
-        ],
-    };
+    let start = armctl_e2e::controller_node_start(vec![
+        ("controller".into(), text("computed_torque")),
+        ("collision_reaction".into(), text(reaction)),
+        ("reset_collision".into(), ParameterValue::Bool(true)),
+    ]);
     let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
     assert_eq!(
         runtime.parameter("reset_collision"),
@@ -109,15 +103,10 @@ fn a_reset_while_still_over_the_threshold_latches_again_with_an_event_and_a_rest
     let robot = urdf_file_to_robot(&path, &ChainOptions::default())
         .unwrap()
         .robot;
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![(
-            "controller".into(),
-            ParameterValue::String("computed_torque".into()),
-        )],
-    };
+    let start = armctl_e2e::controller_node_start(vec![(
+        "controller".into(),
+        ParameterValue::String("computed_torque".into()),
+    )]);
     let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
     let lean = Wrench {
         force: Vector3::new(0.0, 0.0, -80.0),

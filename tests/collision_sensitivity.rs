@@ -19,7 +19,6 @@ use armctl_control::ParameterValue;
 use armctl_model::{jacobian, FrameId, JointKind, KinematicsWorkspace, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ContactPoint, Obstacle, Scene, Shape, SimConfig, Simulator};
 use arms::{population, realistic_plant};
 use nalgebra::{IsometryMatrix3, Matrix6xX, Rotation3, Translation3, Unit, Vector3};
@@ -44,12 +43,7 @@ fn runtime(robot: &Robot, law: &str, values: &[(&str, &str)]) -> ControllerRunti
     let text = |v: &str| ParameterValue::String(v.into());
     let mut all = vec![("controller".to_string(), text(law))];
     all.extend(values.iter().map(|(k, v)| (k.to_string(), text(v))));
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: all,
-    };
+    let start = armctl_e2e::controller_node_start(all);
     ControllerRuntime::with_robot(&start, robot.clone()).unwrap()
 }
 

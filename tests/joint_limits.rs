@@ -20,7 +20,6 @@ use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{forward_kinematics, ChainOptions, KinematicsWorkspace, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_closed_loop, run_loop, SimConfig, Simulator};
 use arms::{arm_class, bundled, generated_arm, realistic_plant, ARM_CLASSES};
 use nalgebra::{IsometryMatrix3, Translation3};
@@ -359,15 +358,10 @@ fn through_the_runtime_a_geared_arm_stops_inside_its_limits_from_full_speed() {
     let text = |v: &str| ParameterValue::String(v.into());
     for law in ["computed_torque", "pd_gravity"] {
         for side in (0..robot.dof()).flat_map(|j| [(j, true), (j, false)]) {
-            let start = NodeStart {
-                name: "controller_node".into(),
-                namespace: "/".into(),
-                remaps: vec![],
-                values: vec![
-                    ("controller".into(), text(law)),
-                    ("collision_detection".into(), text("off")),
-                ],
-            };
+            let start = armctl_e2e::controller_node_start(vec![
+                ("controller".into(), text(law)),
+                ("collision_detection".into(), text("off")),
+            ]);
             let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
             let (reference, duration) = onto_the_limit_at_full_speed(&robot, side);
             runtime.core_mut().follow(Box::new(reference), 0.0).unwrap();

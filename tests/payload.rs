@@ -9,7 +9,6 @@ use armctl_e2e::urdf_dir;
 use armctl_model::{ChainOptions, Payload, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ModelMismatch, RunLog, SensorNoise, SimConfig, Simulator};
 use nalgebra::{Matrix3, Vector3};
 
@@ -77,12 +76,7 @@ fn with_the_tool(
         ("collision_force".into(), ParameterValue::Double(100.0)),
     ];
     all.extend(values);
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: all,
-    };
+    let start = armctl_e2e::controller_node_start(all);
     let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
     let config = SimConfig {
         mismatch: ModelMismatch {

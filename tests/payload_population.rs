@@ -16,7 +16,6 @@ use armctl_control::ParameterValue;
 use armctl_model::{Payload, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
-use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, ModelMismatch, SensorNoise, SimConfig, Simulator};
 use arms::population;
 use nalgebra::{Matrix3, Vector3};
@@ -86,15 +85,10 @@ fn estimate_on(robot: &Robot) -> (Outcome, Vec<String>) {
     let text = |v: &str| ParameterValue::String(v.into());
     // The tool's weight reads as a contact until it is known: the collision force is raised
     // above it while it is estimated (docs/safety.md).
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("controller".into(), text("pd_gravity")),
-            ("collision_force".into(), ParameterValue::Double(100.0)),
-        ],
-    };
+    let start = armctl_e2e::controller_node_start(vec![
+        ("controller".into(), text("pd_gravity")),
+        ("collision_force".into(), ParameterValue::Double(100.0)),
+    ]);
     let mut runtime = ControllerRuntime::with_robot(&start, robot.clone()).unwrap();
     let (points, end) = through_the_poses(robot);
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();

@@ -53,3 +53,16 @@ pub mod interop_python;
 pub mod launch_check;
 pub mod r2r_nodes;
 pub mod ros_probe;
+
+/// How a test starts controller_node in process: its default name in the root namespace, no
+/// remaps, `values` as the parameters given at start.
+pub fn controller_node_start(
+    values: Vec<(String, armctl_control::ParameterValue)>,
+) -> armctl_runtime::startup::NodeStart {
+    armctl_runtime::startup::NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values,
+    }
+}
