@@ -195,6 +195,13 @@ extern "C" {
 // commands do not explain, filtered with the time constant `1 / external_torque_gain`.
 enum ArmctlStatus armctl_external_torques(struct ArmctlController *handle, double *torques);
 
+// Per joint, the bound of what the external torque estimate may carry without any contact
+// (N m or N, in the order of `joints`) into `bounds`: `model_error` of the applied torque, the
+// friction the model leaves out, the Coulomb friction whose sign is lost at rest, a command
+// delay and the velocity noise. An estimate beyond it is a contact (or a model worse than
+// `model_error`); within it, it may be either.
+enum ArmctlStatus armctl_external_torque_bounds(struct ArmctlController *handle, double *bounds);
+
 // The tip wrench that explains the external torques, `[fx, fy, fz, mx, my, mz]` (N, N m) in
 // the tip link's axes with the moment about its origin, into `wrench` (6 values); zero
 // before a valid state. Damped near singularities, and blind to what no tip wrench gives (a

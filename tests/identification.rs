@@ -4,18 +4,19 @@
 //! built on a badly wrong URDF tracks several times better once identified. rosbag2 MCAP logs
 //! are checked against the MCAP project's own ROS 2 writer and reader (interop venv).
 
+#[path = "support/recording.rs"]
+mod recording;
+
+use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
-use armctl_control::{controller_by_name, Controller, JointReference, JointState};
-use armctl_dynamics::{forward_dynamics, numeric_base_parameters, DynamicsWorkspace};
+use armctl_dynamics::numeric_base_parameters;
 use armctl_e2e::urdf_dir;
 use armctl_ident::{
     excitation, identify, ExcitationLimits, IdentifiedModel, IdentifyOptions, JointLog,
 };
 use armctl_model::{ChainOptions, Robot};
 use armctl_sim::{run_closed_loop, SensorNoise, SimConfig, Simulator};
-use rand::rngs::StdRng;
-use rand::SeedableRng;
-use rand_distr::{Distribution, Normal};
+use recording::record;
 
 fn panda() -> Robot {
     Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap()
@@ -30,67 +31,6 @@ fn perturbed(robot: &Robot) -> Robot {
         link.iter_mut().for_each(|v| *v *= factor);
     }
     robot.with_parameter_vector(&p).unwrap()
-}
-
-/// `seconds` of the plant following `trajectory` under `controller`, logged at every step:
-/// measured positions and velocities, the effort applied, and (when `exact`) the
-/// acceleration the plant had, else none (it is differentiated).
-fn record(
-    plant: &Robot,
-    config: SimConfig,
-    controller: &mut dyn Controller,
-    trajectory: &dyn Trajectory,
-    seconds: f64,
-    exact: bool,
-    effort_noise: f64,
-) -> JointLog {
-    let n = plant.dof();
-    let mut reference = JointReference::hold(&vec![0.0; n]);
-    trajectory.sample(0.0, &mut reference);
-    let mut sim = Simulator::new(plant, &reference.q, config).unwrap();
-    let dt = sim.config().dt;
-    let mut ws = DynamicsWorkspace::new(plant);
-    let (mut q, mut qd, mut effort, mut qdd) =
-        (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let mut rng = StdRng::seed_from_u64(11);
-    let noise = Normal::new(0.0, effort_noise.max(1e-300)).unwrap();
-    let mut log = JointLog {
-        joint_names: plant.joint_names().map(str::to_string).collect(),
-        acceleration: exact.then(Vec::new),
-        velocity: Some(vec![]),
-        ..JointLog::default()
-    };
-    sim.measure(&mut q, &mut qd).unwrap();
-    controller.reset(&JointState { q: &q, qd: &qd });
-    for k in 0..(seconds / dt).round() as usize {
-        let t = k as f64 * dt;
-        sim.measure(&mut q, &mut qd).unwrap();
-        trajectory.sample(t, &mut reference);
-        controller
-            .update(&JointState { q: &q, qd: &qd }, &reference, dt, &mut effort)
-            .unwrap();
-        if exact {
-            forward_dynamics(plant, &mut ws, sim.q(), sim.qd(), &effort, &mut qdd).unwrap();
-            log.acceleration.as_mut().unwrap().push(qdd.clone());
-        }
-        sim.step(&effort).unwrap();
-        log.time.push(t);
-        log.position.push(q.clone());
-        log.velocity.as_mut().unwrap().push(qd.clone());
-        let measured: Vec<f64> = sim
-            .applied_effort()
-            .iter()
-            .map(|e| {
-                e + if effort_noise > 0.0 {
-                    noise.sample(&mut rng)
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        log.effort.push(measured);
-    }
-    log
 }
 
 /// One minute of the plant with friction (and `noise`) following `trajectory` under computed

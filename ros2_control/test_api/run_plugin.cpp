@@ -216,6 +216,18 @@ void replay(
     const double stamp = last.header.stamp.sec + last.header.stamp.nanosec * 1e-9;
     check(std::fabs(stamp - run.t.back()) < 1e-6, "~/external_torques is stamped with the update's time");
   }
+  // ~/external_torque_bounds: one message per update, named joints, positive bounds.
+  const auto * bounds =
+    node->standin_published<sensor_msgs::msg::JointState>("~/external_torque_bounds");
+  check(bounds && bounds->size() == run.t.size(), "~/external_torque_bounds at every update");
+  if (bounds && !bounds->empty()) {
+    const auto & last = bounds->back();
+    bool positive = last.name == run.joints && last.effort.size() == run.joints.size();
+    for (const double b : last.effort) {
+      positive = positive && std::isfinite(b) && b > 0.0;
+    }
+    check(positive, "~/external_torque_bounds names every joint, each bound positive");
+  }
   const auto * wrenches =
     node->standin_published<geometry_msgs::msg::WrenchStamped>("~/external_wrench_estimate");
   check(wrenches && wrenches->size() == run.t.size(), "~/external_wrench_estimate at every update");

@@ -1,5 +1,5 @@
 //! What the controller estimates from the motion, for a host to publish: the external joint
-//! torques and the tip wrench that explains them (`ControllerCore::external_torques`). Both
+//! torques, their bounds and the tip wrench that explains them (`ControllerCore::external_torques`). All
 //! allocate nothing: a real-time thread may read them after each update.
 
 use crate::handle::{guarded, invalid, ArmctlController};
@@ -22,6 +22,29 @@ pub extern "C" fn armctl_external_torques(
         let estimate = runtime.core().external_torques();
         for (slot, &i) in out.iter_mut().zip(runtime.command_order()) {
             *slot = estimate[i];
+        }
+        Ok(())
+    })
+}
+
+/// Per joint, the bound of what the external torque estimate may carry without any contact
+/// (N m or N, in the order of `joints`) into `bounds`: `model_error` of the applied torque, the
+/// friction the model leaves out, the Coulomb friction whose sign is lost at rest, a command
+/// delay and the velocity noise. An estimate beyond it is a contact (or a model worse than
+/// `model_error`); within it, it may be either.
+#[no_mangle]
+pub extern "C" fn armctl_external_torque_bounds(
+    handle: *mut ArmctlController,
+    bounds: *mut f64,
+) -> ArmctlStatus {
+    guarded(handle, |h| {
+        let n = h.joints.len();
+        // SAFETY: `n` writable values by the caller's contract.
+        let out = unsafe { slice_mut(bounds, n, "bounds") }.map_err(invalid)?;
+        let runtime = h.runtime();
+        let bound = runtime.core().external_torque_bounds();
+        for (slot, &i) in out.iter_mut().zip(runtime.command_order()) {
+            *slot = bound[i];
         }
         Ok(())
     })

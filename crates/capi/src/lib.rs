@@ -42,7 +42,9 @@ mod status;
 mod update;
 mod values;
 
-pub use estimates::{armctl_external_torques, armctl_external_wrench};
+pub use estimates::{
+    armctl_external_torque_bounds, armctl_external_torques, armctl_external_wrench,
+};
 pub use handle::ArmctlController;
 pub use handle::{
     armctl_base_link, armctl_create, armctl_free, armctl_joint_count, armctl_last_error,

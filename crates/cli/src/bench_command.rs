@@ -386,8 +386,8 @@ fn measure_collision_thresholds(
             .is_ok()
         {
             let applied = (held.as_slice(), observer.external_torques());
-            let mass = observer.mass_matrix();
-            black_box(thresholds.update(robot, (&s.q, &s.qd), applied, mass, 1e-3)).ok();
+            let model = (observer.mass_matrix(), observer.gravity());
+            black_box(thresholds.update(robot, (&s.q, &s.qd), applied, model, 1e-3)).ok();
         }
     });
     record(row, ns);

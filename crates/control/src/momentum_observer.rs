@@ -86,6 +86,11 @@ impl MomentumObserver {
         &self.mass
     }
 
+    /// The gravity torques at the last update's configuration.
+    pub fn gravity(&self) -> &[f64] {
+        &self.gravity
+    }
+
     /// The estimate `r` of the external joint torques, chain order (zero before the first
     /// interval).
     pub fn external_torques(&self) -> &[f64] {

@@ -1,4 +1,5 @@
-//! `~/external_torques` and `~/external_wrench_estimate` of the `controller_node` binary over
+//! `~/external_torques`, `~/external_torque_bounds` and `~/external_wrench_estimate` of the
+//! `controller_node` binary over
 //! DDS, with `sim_node` as the arm: the Panda lowered onto the table of
 //! `config/scenes/panda_table.yaml`, whose force/torque sensor at the flange (`sim_node`'s
 //! `~/wrench`) is the truth the estimate, made from the motion alone, is compared with; and a
@@ -54,6 +55,7 @@ const STATE: usize = 0;
 const ESTIMATE: usize = 1;
 const SENSOR: usize = 2;
 const TORQUES: usize = 3;
+const BOUNDS: usize = 4;
 
 fn test_node() -> DdsTransport {
     let spec = NodeSpec {
@@ -71,6 +73,10 @@ fn test_node() -> DdsTransport {
                 Topic::ExternalTorques,
                 "/controller_node/external_torques".into(),
             ),
+            (
+                Topic::ExternalTorqueBounds,
+                "/controller_node/external_torque_bounds".into(),
+            ),
         ],
         publications: vec![(Topic::Reference, "/controller_node/reference".into())],
         tick_rate: None,
@@ -86,6 +92,7 @@ struct Seen {
     estimate: Option<WrenchStamped>,
     sensor: Option<WrenchStamped>,
     torques: Option<JointState>,
+    bounds: Option<JointState>,
     /// Whether the forces are being summed (for a mean over a window).
     averaging: bool,
     estimate_sum: Mean,
@@ -134,6 +141,7 @@ impl Seen {
                 self.sensor = Some(w);
             }
             (TORQUES, Incoming::ExternalTorques(t)) => self.torques = Some(t),
+            (BOUNDS, Incoming::ExternalTorqueBounds(b)) => self.bounds = Some(b),
             _ => {}
         }
     }
@@ -205,7 +213,11 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
     let mut node = test_node();
     let mut seen = Seen::default();
     let waiting = tokio::time::timeout(Duration::from_secs(30), async {
-        while !(seen.controlling && seen.estimate.is_some() && seen.torques.is_some()) {
+        while !(seen.controlling
+            && seen.estimate.is_some()
+            && seen.torques.is_some()
+            && seen.bounds.is_some())
+        {
             seen.take(&mut node).await;
         }
     });
@@ -214,6 +226,10 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
     let torques = seen.torques.clone().unwrap();
     assert_eq!(torques.name[0], "panda_joint1");
     assert!(torques.effort.iter().all(|t| t.abs() < 0.5), "{torques:?}");
+    // Its bounds, per named joint (that they hold: tests/estimate_with_friction.rs).
+    let bounds = seen.bounds.clone().unwrap();
+    assert_eq!(bounds.name, torques.name);
+    assert!(bounds.effort.iter().all(|b| *b > 0.0), "{bounds:?}");
     let before = force(seen.estimate.as_ref().unwrap());
     assert!(before.iter().all(|f| f.abs() < 2.0), "{before:?}");
     // Lowered 0.12 rad at the shoulder (7 cm at the flange), it presses on the table.

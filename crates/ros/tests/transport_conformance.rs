@@ -17,7 +17,7 @@ use armctl_ros::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Every topic a node can publish (all but /rosout, which is written through `log`).
-const PUBLISHED: [Topic; 10] = [
+const PUBLISHED: [Topic; 11] = [
     Topic::Clock,
     Topic::JointStates,
     Topic::Commands,
@@ -26,6 +26,7 @@ const PUBLISHED: [Topic; 10] = [
     Topic::TargetPose,
     Topic::ExternalWrench,
     Topic::ExternalTorques,
+    Topic::ExternalTorqueBounds,
     Topic::ExternalWrenchEstimate,
     Topic::Diagnostics,
 ];
@@ -101,6 +102,10 @@ fn samples() -> Vec<Incoming> {
             effort: vec![0.5, -3.25],
             ..joint_state(2)
         }),
+        Incoming::ExternalTorqueBounds(JointState {
+            effort: vec![0.25, 1.5],
+            ..joint_state(2)
+        }),
         Incoming::ExternalWrenchEstimate(wrench),
         Incoming::Diagnostics(DiagnosticArray {
             status: vec![DiagnosticStatus {
@@ -128,6 +133,7 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::TargetPose(m) => Outgoing::TargetPose(m),
         Incoming::ExternalWrench(m) => Outgoing::ExternalWrench(m),
         Incoming::ExternalTorques(m) => Outgoing::ExternalTorques(m),
+        Incoming::ExternalTorqueBounds(m) => Outgoing::ExternalTorqueBounds(m),
         Incoming::ExternalWrenchEstimate(m) => Outgoing::ExternalWrenchEstimate(m),
         Incoming::Diagnostics(m) => Outgoing::Diagnostics(m),
         Incoming::ControllerState(m) => Outgoing::ControllerState(m),

@@ -262,6 +262,11 @@ void ModelBasedEffortController::start_interfaces()
       node->create_publisher<sensor_msgs::msg::JointState>("~/external_torques", qos));
   external_torques_publisher_->msg_.name = joints_;
   external_torques_publisher_->msg_.effort.assign(joints_.size(), 0.0);
+  external_torque_bounds_publisher_ =
+    std::make_unique<realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState>>(
+      node->create_publisher<sensor_msgs::msg::JointState>("~/external_torque_bounds", qos));
+  external_torque_bounds_publisher_->msg_.name = joints_;
+  external_torque_bounds_publisher_->msg_.effort.assign(joints_.size(), 0.0);
   external_wrench_publisher_ =
     std::make_unique<realtime_tools::RealtimePublisher<geometry_msgs::msg::WrenchStamped>>(
       node->create_publisher<geometry_msgs::msg::WrenchStamped>("~/external_wrench_estimate", qos));
@@ -344,6 +349,7 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
   pose_subscription_.reset();
   wrench_subscription_.reset();
   external_torques_publisher_.reset();
+  external_torque_bounds_publisher_.reset();
   external_wrench_publisher_.reset();
   // What update() queued since the timer last ran (deactivation's line, often) is not lost.
   guarded("logging", [&] { flush_log(); });
@@ -385,7 +391,25 @@ return_type ModelBasedEffortController::update(
   return return_type::OK;
 }
 
-// The external torque estimate and its tip wrench, at every update whose message the
+// Per joint values `fill` writes (an estimate or its bounds) on `publisher`, if the publishing
+// thread has taken its last message.
+void ModelBasedEffortController::publish_efforts(
+  realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState> * publisher,
+  const builtin_interfaces::msg::Time & stamp,
+  ArmctlStatus (*fill)(ArmctlController *, double *))
+{
+  if (publisher == nullptr || !publisher->trylock()) {
+    return;
+  }
+  publisher->msg_.header.stamp = stamp;
+  if (fill(handle_, publisher->msg_.effort.data()) == ARMCTL_STATUS_OK) {
+    publisher->unlockAndPublish();
+  } else {
+    publisher->unlock();
+  }
+}
+
+// The external torque estimate, its bounds and its tip wrench, at every update whose message the
 // publishing thread has taken (trylock never blocks; a busy publisher skips the update).
 void ModelBasedEffortController::publish_estimates(const rclcpp::Time & time)
 {
@@ -393,15 +417,8 @@ void ModelBasedEffortController::publish_estimates(const rclcpp::Time & time)
   const int64_t ns = time.nanoseconds();
   stamp.sec = static_cast<int32_t>(ns / 1000000000LL);
   stamp.nanosec = static_cast<uint32_t>(ns % 1000000000LL);
-  if (external_torques_publisher_ && external_torques_publisher_->trylock()) {
-    auto & msg = external_torques_publisher_->msg_;
-    msg.header.stamp = stamp;
-    if (armctl_external_torques(handle_, msg.effort.data()) == ARMCTL_STATUS_OK) {
-      external_torques_publisher_->unlockAndPublish();
-    } else {
-      external_torques_publisher_->unlock();
-    }
-  }
+  publish_efforts(external_torques_publisher_.get(), stamp, armctl_external_torques);
+  publish_efforts(external_torque_bounds_publisher_.get(), stamp, armctl_external_torque_bounds);
   double wrench[6];
   if (
     external_wrench_publisher_ && armctl_external_wrench(handle_, wrench) == ARMCTL_STATUS_OK &&

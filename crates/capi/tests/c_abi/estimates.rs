@@ -1,4 +1,5 @@
-//! `armctl_external_torques` and `armctl_external_wrench` as a host reads them after each
+//! `armctl_external_torques`, `armctl_external_torque_bounds` and `armctl_external_wrench` as a
+//! host reads them after each
 //! update: the Panda held in place while the simulator pushes its flange down with 20 N.
 
 use super::*;
@@ -30,6 +31,7 @@ fn a_push_on_the_flange_is_estimated_without_allocating() {
         .collect();
     let in_caller_order = |chain: &[f64]| -> Vec<f64> { order.iter().map(|&i| chain[i]).collect() };
     let (mut efforts, mut torques, mut wrench) = (vec![0.0; 7], vec![0.0; 7], [0.0; 6]);
+    let mut bounds = vec![0.0; 7];
     let mut read_allocations = 0;
     let dt = 1e-3;
     for k in 0..1000 {
@@ -53,6 +55,10 @@ fn a_push_on_the_flange_is_estimated_without_allocating() {
             armctl_external_wrench(handle, wrench.as_mut_ptr()),
             ArmctlStatus::Ok
         );
+        assert_eq!(
+            armctl_external_torque_bounds(handle, bounds.as_mut_ptr()),
+            ArmctlStatus::Ok
+        );
         read_allocations += allocations() - before;
         let chain: Vec<f64> = PANDA_JOINTS
             .iter()
@@ -69,6 +75,12 @@ fn a_push_on_the_flange_is_estimated_without_allocating() {
             "{torques:?} vs {truth:?}"
         );
     }
+    // The bounds: the model's error on the torque held (20 % by default) and the noise; the
+    // push's torques stand out of them where the push has a lever.
+    for ((bound, estimate), true_torque) in bounds.iter().zip(&torques).zip(&truth) {
+        assert!(bound.is_finite() && *bound > 0.0, "{bounds:?}");
+        assert!((estimate - true_torque).abs() <= *bound, "{bounds:?}");
+    }
     let force = Vector3::new(wrench[0], wrench[1], wrench[2]).norm();
     let moment = Vector3::new(wrench[3], wrench[4], wrench[5]).norm();
     assert!((force - 20.0).abs() < 0.2, "{wrench:?}");
@@ -78,6 +90,11 @@ fn a_push_on_the_flange_is_estimated_without_allocating() {
         ArmctlStatus::InvalidArgument
     );
     assert!(last_error(handle).contains("torques is a null pointer"));
+    assert_eq!(
+        armctl_external_torque_bounds(handle, null_mut()),
+        ArmctlStatus::InvalidArgument
+    );
+    assert!(last_error(handle).contains("bounds is a null pointer"));
     armctl_free(handle);
 }
 

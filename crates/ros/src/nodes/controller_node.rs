@@ -36,8 +36,9 @@ pub struct ControllerNode {
     target_duration: f64,
     state: Float64MultiArray,
     error: Vec<f64>,
-    /// `~/external_torques` and `~/external_wrench_estimate`.
+    /// `~/external_torques`, `~/external_torque_bounds` and `~/external_wrench_estimate`.
     external_torques: JointState,
+    external_torque_bounds: JointState,
     external_wrench: WrenchStamped,
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
@@ -86,6 +87,10 @@ impl ControllerNode {
             (Topic::Diagnostics, resolve_name("/diagnostics")),
             (Topic::ExternalTorques, resolve_name("~/external_torques")),
             (
+                Topic::ExternalTorqueBounds,
+                resolve_name("~/external_torque_bounds"),
+            ),
+            (
                 Topic::ExternalWrenchEstimate,
                 resolve_name("~/external_wrench_estimate"),
             ),
@@ -130,6 +135,7 @@ impl ControllerNode {
             target_duration: 1.0,
             state: Float64MultiArray::default(),
             error: vec![0.0; n],
+            external_torque_bounds: external_torques.clone(),
             external_torques,
             external_wrench,
             refused_wrench_frame: None,
@@ -206,6 +212,7 @@ impl ControllerNode {
                 ("estimates", core.controller().estimates()),
                 ("saturated", &[arm_loop.saturated() as f64]),
                 ("external_torque", core.external_torques()),
+                ("external_torque_bound", core.external_torque_bounds()),
                 ("external_wrench", core.external_wrench()),
                 ("joint_limited", &[arm_loop.joint_limited() as f64]),
             ],
@@ -216,8 +223,8 @@ impl ControllerNode {
         self.publish_external(transport, now);
     }
 
-    /// `~/external_torques` (per joint, named) and `~/external_wrench_estimate` (in the tip
-    /// link's frame) of the step at `now`.
+    /// `~/external_torques` and their bounds (per joint, named) and `~/external_wrench_estimate`
+    /// (in the tip link's frame) of the step at `now`.
     fn publish_external<T: Transport>(&mut self, transport: &mut T, now: f64) {
         let stamp = Time::from_seconds(self.node.arm_loop().timing().clock().to_stamp(now));
         let core = self.node.group().core();
@@ -226,6 +233,10 @@ impl ControllerNode {
             .copy_from_slice(core.external_torques());
         self.external_torques.header.stamp = stamp;
         transport.publish(Outgoing::ExternalTorques(&self.external_torques));
+        let bounds = &mut self.external_torque_bounds;
+        bounds.effort.copy_from_slice(core.external_torque_bounds());
+        bounds.header.stamp = stamp;
+        transport.publish(Outgoing::ExternalTorqueBounds(bounds));
         let Some(w) = self.runtime_mut().external_wrench_in_tip_axes() else {
             return;
         };
@@ -442,6 +453,7 @@ impl NodeLogic for ControllerNode {
                 | Incoming::ControllerState(_)
                 | Incoming::ControllerStateHumble(_)
                 | Incoming::ExternalTorques(_)
+                | Incoming::ExternalTorqueBounds(_)
                 | Incoming::ExternalWrenchEstimate(_) => {}
             }
         }

@@ -117,6 +117,10 @@ topics! {
     /// The external joint torques a controller estimates from the motion
     /// (sensor_msgs/JointState: the joints' names and the torques as efforts), `~/external_torques`.
     ExternalTorques: msgs::JointState,
+    /// Per joint, the bound of what that estimate may carry without any contact (the model's
+    /// error, friction it leaves out or cannot sign at rest, delay, noise), as efforts,
+    /// `~/external_torque_bounds`.
+    ExternalTorqueBounds: msgs::JointState,
     /// The tip wrench that explains them (geometry_msgs/WrenchStamped in the tip link's
     /// frame), `~/external_wrench_estimate`.
     ExternalWrenchEstimate: msgs::WrenchStamped,

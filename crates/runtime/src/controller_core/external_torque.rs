@@ -157,11 +157,11 @@ impl ExternalTorque {
                 self.tip_wrench = wrench;
                 let residual = self.observer.external_torques();
                 self.rest.observe((q, qd), residual, interval);
-                let mass = self.observer.mass_matrix();
+                let model = (self.observer.mass_matrix(), self.observer.gravity());
                 let applied = (self.held.as_slice(), residual);
                 if self
                     .thresholds
-                    .update(robot, (q, qd), applied, mass, interval)
+                    .update(robot, (q, qd), applied, model, interval)
                     .is_err()
                 {
                     self.restart();

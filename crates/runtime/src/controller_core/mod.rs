@@ -259,6 +259,14 @@ impl ControllerCore {
         self.external.torques()
     }
 
+    /// Per joint, the bound of what [`Self::external_torques`] may carry without any contact
+    /// (chain order, N m or N): `model_error` of the applied torque, the friction the model
+    /// leaves out (the URDF's, uncompensated), the Coulomb friction whose sign is lost at
+    /// rest, a command delay and the velocity noise (`armctl_control::collision_thresholds`).
+    pub fn external_torque_bounds(&self) -> &[f64] {
+        self.external.thresholds().uncertainty()
+    }
+
     /// The tip wrench that explains [`Self::external_torques`] (`[f; m]`, base link axes,
     /// the moment about the tip; damped near singularities).
     pub fn external_wrench(&self) -> &[f64; 6] {

@@ -190,6 +190,10 @@ private:
   void apply_references(double now);
   void fail_safe(const char * what);
   void publish_estimates(const rclcpp::Time & time);
+  void publish_efforts(
+    realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState> * publisher,
+    const builtin_interfaces::msg::Time & stamp,
+    ArmctlStatus (*fill)(ArmctlController *, double *));
 
   std::vector<std::string> joints_;
   std::string controller_, base_link_, tip_link_;
@@ -231,10 +235,13 @@ private:
   rclcpp::Subscription<geometry_msgs::msg::WrenchStamped>::SharedPtr wrench_subscription_;
   rclcpp::node_interfaces::OnSetParametersCallbackHandle::SharedPtr parameter_callback_;
   rclcpp::TimerBase::SharedPtr log_timer_;
-  // ~/external_torques and ~/external_wrench_estimate, as controller_node publishes them: the
-  // messages are sized at configuration, so update() only copies numbers into them.
+  // ~/external_torques, ~/external_torque_bounds and ~/external_wrench_estimate, as
+  // controller_node publishes them: the messages are sized at configuration, so update() only
+  // copies numbers into them.
   std::unique_ptr<realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState>>
     external_torques_publisher_;
+  std::unique_ptr<realtime_tools::RealtimePublisher<sensor_msgs::msg::JointState>>
+    external_torque_bounds_publisher_;
   std::unique_ptr<realtime_tools::RealtimePublisher<geometry_msgs::msg::WrenchStamped>>
     external_wrench_publisher_;
 };
