@@ -27,6 +27,7 @@ use crate::model_command::UrdfArgs;
 
 /// `armctl bench` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct BenchArgs {
     #[command(flatten)]
     urdf: UrdfArgs,

@@ -29,6 +29,7 @@ const DEMO_DOMAIN: u16 = 142;
 
 /// `armctl demo` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct DemoArgs {
     /// The robot's URDF.
     #[arg(long, default_value = "urdf/panda.urdf")]
@@ -40,21 +41,25 @@ pub(crate) struct DemoArgs {
     #[arg(long)]
     params: Option<PathBuf>,
     /// A controller_node parameter, as `ros2 run ... -p` takes it (repeatable).
-    #[arg(long = "set", value_name = "NAME:=VALUE")]
+    #[arg(long = "set", value_name = "NAME:=VALUE", allow_hyphen_values = true)]
     set: Vec<String>,
     /// A scene for sim_node (`scene_file`): obstacles, contact points and a force/torque sensor,
     /// whose `~/wrench` the controller gets as its `~/external_wrench`.
     #[arg(long)]
     scene: Option<PathBuf>,
     /// A sim_node parameter, e.g. `noise_position:=0.001` (repeatable).
-    #[arg(long = "sim-set", value_name = "NAME:=VALUE")]
+    #[arg(
+        long = "sim-set",
+        value_name = "NAME:=VALUE",
+        allow_hyphen_values = true
+    )]
     sim_set: Vec<String>,
     /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (default: the Panda
     /// wave for the bundled Panda, sine:0.2:0.25 otherwise).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     trajectory: Option<String>,
     /// Start configuration, comma-separated (default: the middle of each joint's range).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     q0: Option<String>,
     /// Recorded time from the reference's start, s (simulated).
     #[arg(long, default_value_t = 6.0)]

@@ -19,6 +19,7 @@ use crate::model_command::UrdfArgs;
 
 /// `armctl dynamics` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct DynamicsArgs {
     #[command(flatten)]
     urdf: UrdfArgs,

@@ -16,6 +16,7 @@ use clap::Args;
 
 /// `armctl excite` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct ExciteArgs {
     /// The URDF file.
     urdf: PathBuf,
@@ -59,7 +60,7 @@ pub(crate) struct ExciteArgs {
     dwell: f64,
     /// With --payload: the configuration the poses are about (comma-separated, chain order;
     /// default: the middle of each joint's range). Only the last three joints turn.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     from: Option<String>,
     /// Output file (YAML).
     #[arg(long, default_value = "out/excitation.yaml")]

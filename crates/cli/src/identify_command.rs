@@ -13,6 +13,7 @@ use serde::Serialize;
 
 /// `armctl identify` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct IdentifyArgs {
     /// The URDF file (its geometry; its inertials are what is replaced).
     urdf: PathBuf,

@@ -24,6 +24,7 @@ use serde::Serialize;
 
 /// `armctl latency` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct LatencyArgs {
     /// The robot's URDF.
     #[arg(long, default_value = "urdf/panda.urdf")]

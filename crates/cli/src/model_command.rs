@@ -11,6 +11,7 @@ use crate::model_json::ModelJson;
 
 /// Arguments shared by every command that loads a URDF.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct UrdfArgs {
     /// The URDF file.
     pub(crate) urdf: PathBuf,
@@ -76,6 +77,7 @@ impl UrdfArgs {
 
 /// `armctl model` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct ModelArgs {
     #[command(flatten)]
     urdf: UrdfArgs,

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 /// `armctl params` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct ParamsArgs {
     /// The URDF file.
     urdf: PathBuf,

@@ -34,6 +34,7 @@ pub(crate) enum IntegratorArg {
 
 /// `armctl sim` arguments.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub(crate) struct SimArgs {
     /// The robot's URDF (a .xacro file is expanded with the xacro program).
     #[arg(long)]
@@ -59,10 +60,10 @@ pub(crate) struct SimArgs {
     #[arg(long)]
     params: Vec<PathBuf>,
     /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (Q comma-separated).
-    #[arg(long, default_value = "hold")]
+    #[arg(long, default_value = "hold", allow_hyphen_values = true)]
     trajectory: String,
     /// Start configuration, comma-separated (default: the middle of each joint's range).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     q0: Option<String>,
     /// Simulated time, s.
     #[arg(long, default_value_t = 5.0)]
@@ -83,11 +84,11 @@ pub(crate) struct SimArgs {
     scene: Option<PathBuf>,
     /// A tip target for a task-space law, reached in 1 s from where the tip starts: X,Y,Z
     /// (base link frame, m; the start orientation kept) or X,Y,Z,QX,QY,QZ,QW.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     target_pose: Option<String>,
     /// With a pair scene and `--controller cooperative`: move the held object by DX,DY,DZ
     /// (world axes, m) from the start, in 1 s or as `max_object_speed` allows.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     object_move: Option<String>,
     /// Folder for run.csv and the plots.
     #[arg(long, default_value = "out/sim")]
