@@ -197,7 +197,22 @@ async fn robot_description_from_topic(start: &NodeStart) -> Result<String, RosEr
     Ok(urdf)
 }
 
-/// The `main` of a node binary: ROS arguments, `--print-params`, then the node until the
+/// What `--help` prints.
+fn usage(program: &str) -> String {
+    format!(
+        "{program}: an armctl ROS 2 node (docs/ros2.md: its topics, services and parameters)\n\
+         \n\
+         usage: {program} [--print-params] [--ros-args [-p NAME:=VALUE] [--params-file FILE] [-r FROM:=TO] ...]\n\
+         \n\
+         \x20 --print-params  print the parameter declarations as a YAML parameter file and exit\n\
+         \x20                 (with urdf_path or robot_description given, the controller's too)\n\
+         \x20 -h, --help      print this and exit\n\
+         \x20 --ros-args      ROS 2 arguments: parameters (-p, --params-file), remaps (-r), the\n\
+         \x20                 node's name and namespace (-r __node:=NAME, -r __ns:=/NS)\n"
+    )
+}
+
+/// The `main` of a node binary: ROS arguments, `--help`, `--print-params`, then the node until the
 /// process is stopped: on rcl with the `r2r` feature, else on DDS (domain, discovery range and
 /// service form from ROS's environment). SIGINT, SIGTERM, SIGHUP and SIGQUIT stop the node cleanly
 /// (controller_node sends its `safe_mode` command last) and the process exits 0.
@@ -211,6 +226,10 @@ pub fn node_main<N: NodeLogic>(
 ) -> ExitCode {
     let result = (|| -> Result<(), RosError> {
         let args = parse_ros_args(std::env::args().skip(1))?;
+        if args.other.iter().any(|a| a == "--help" || a == "-h") {
+            print!("{}", usage(program));
+            return Ok(());
+        }
         let print_params = args.other.iter().any(|a| a == "--print-params");
         if let Some(unknown) = args.other.iter().find(|a| *a != "--print-params") {
             return Err(armctl_runtime::RuntimeError::Arguments {

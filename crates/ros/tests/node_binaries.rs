@@ -74,6 +74,26 @@ fn print_params_lists_the_declarations_with_descriptions() {
     }
 }
 
+/// `--help` (or `-h`) prints the usage and exits 0, as every command-line program does (it
+/// was refused as an unknown argument, exit 1).
+#[test]
+fn help_prints_the_usage_and_exits_0() {
+    for binary in [
+        env!("CARGO_BIN_EXE_controller_node"),
+        env!("CARGO_BIN_EXE_sim_node"),
+    ] {
+        for flag in ["--help", "-h"] {
+            let out = run(binary, &[flag]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{binary} {flag}: {:?}", out.status);
+            assert!(
+                text.contains("usage:") && text.contains("--ros-args"),
+                "{text}"
+            );
+        }
+    }
+}
+
 #[test]
 fn bad_starts_fail_with_the_item_named() {
     let dir = std::env::temp_dir().join(format!("armctl-node-binaries-{}", std::process::id()));
