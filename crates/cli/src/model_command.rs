@@ -100,6 +100,10 @@ pub(crate) fn run(args: &ModelArgs) -> Result<()> {
     if args.json {
         let json = ModelJson::new(&conversion, args.urdf.options().branches);
         println!("{}", serde_json::to_string_pretty(&json)?);
+        // In the JSON's `warnings` too; said on stderr, where a reader piping the JSON sees them.
+        for warning in &conversion.report.warnings {
+            eprintln!("warning: {warning}");
+        }
     } else {
         print!("{}", render(&conversion, args.urdf.options().branches));
     }

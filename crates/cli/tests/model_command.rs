@@ -43,6 +43,29 @@ fn json_follows_the_documented_schema() {
     assert!(close(&v["links"][1]["inertia"][2][2], 0.539));
 }
 
+/// A URDF warning (here an inertia no real body has) is in the JSON's `warnings` and on
+/// stderr, as without `--json` (it was in neither stream a reader of the JSON looks at).
+#[test]
+fn json_keeps_the_urdf_warnings_and_says_them_on_stderr() {
+    let text = std::fs::read_to_string(common::workspace().join("urdf/panda.urdf")).unwrap();
+    let bad = text.replacen(r#"<inertia ixx="0.70337""#, r#"<inertia ixx="50.0""#, 1);
+    assert_ne!(bad, text, "the Panda's link 1 inertia changed");
+    let path = std::env::temp_dir().join(format!("armctl-bad-inertia-{}.urdf", std::process::id()));
+    std::fs::write(&path, bad).unwrap();
+    let (ok, out, err) = armctl(&["model", path.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let warnings = v["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("triangle inequality")),
+        "{warnings:?}"
+    );
+    assert!(err.contains("warning: link 'panda_link1'"), "{err}");
+    assert!(err.contains("triangle inequality"), "{err}");
+}
+
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     let (ok, _, err) = armctl(&["model", "no/such/file.urdf"]);
