@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use armctl_model::{ChainOptions, Robot};
 use armctl_ros::launch::{spawn, RunningNode};
-use armctl_ros::msgs::JointState;
+use armctl_ros::msgs::{labelled_block, JointState};
 use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::ticker::Ticker;
 use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
@@ -94,6 +94,9 @@ fn start_node(args: &LatencyArgs, dds: &DdsOptions) -> Result<UnderTest> {
         ("urdf_path", args.urdf.display().to_string()),
         ("controller", args.controller.clone()),
         ("realtime_priority", args.realtime_priority.to_string()),
+        // The probe's states are scripted, not an arm answering the commands: the external
+        // torque estimate would read the difference as a collision, and the node would hold.
+        ("collision_detection", "off".to_string()),
     ];
     if let Some(cpu) = args.cpu_affinity {
         overrides.push(("cpu_affinity", cpu.to_string()));
@@ -129,7 +132,10 @@ fn probe(args: &LatencyArgs, dds: &DdsOptions) -> Result<DdsTransport> {
         action: None,
         name: "latency_probe".into(),
         namespace: "/".into(),
-        subscriptions: vec![(Topic::Commands, format!("/{}/commands", args.controller))],
+        subscriptions: vec![
+            (Topic::Commands, format!("/{}/commands", args.controller)),
+            (Topic::State, "/controller_node/state".into()),
+        ],
         publications: vec![(Topic::JointStates, "/joint_states".into())],
         tick_rate: None,
         parameters: ParameterStore::new(vec![]),
@@ -158,13 +164,22 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Sends states at `rate` for `duration`; returns (latencies in us, states sent, missed).
+/// What the measurement saw besides the latencies.
+#[derive(Debug, Default)]
+struct Seen {
+    sent: usize,
+    missed: usize,
+    /// `~/state` messages that said the node was holding instead of running the law.
+    holding: usize,
+}
+
+/// Sends states at `rate` for `duration`; returns the latencies in us and what else it saw.
 async fn measure(
     probe: &mut DdsTransport,
     robot: &Robot,
     rate: f64,
     duration: f64,
-) -> Result<(Vec<f64>, usize, usize)> {
+) -> Result<(Vec<f64>, Seen)> {
     let mut msg = JointState {
         name: robot.joint_names().map(str::to_string).collect(),
         position: vec![0.0; robot.dof()],
@@ -174,30 +189,38 @@ async fn measure(
     let ticker = Ticker::new(Duration::from_secs_f64(1.0 / rate))?;
     let total = (duration * rate).round() as usize;
     let mut latencies = Vec::with_capacity(total);
-    let (mut sent, mut missed, mut outstanding) = (0usize, 0usize, None::<Instant>);
-    while sent < total || outstanding.is_some() {
+    let (mut seen, mut outstanding) = (Seen::default(), None::<Instant>);
+    while seen.sent < total || outstanding.is_some() {
         tokio::select! {
             biased;
-            incoming = probe.next() => {
-                if let (Some(Incoming::Commands(_)), Some(at)) = (incoming, outstanding.take()) {
-                    latencies.push(at.elapsed().as_secs_f64() * 1e6);
+            incoming = probe.next() => match incoming {
+                Some(Incoming::Commands(_)) => {
+                    if let Some(at) = outstanding.take() {
+                        latencies.push(at.elapsed().as_secs_f64() * 1e6);
+                    }
                 }
-            }
+                Some(Incoming::State(state))
+                    if labelled_block(&state, "holding").is_some_and(|h| h[0] != 0.0) =>
+                {
+                    seen.holding += 1;
+                }
+                _ => {}
+            },
             _ = ticker.tick() => {
                 if outstanding.is_some() {
-                    missed += 1;
+                    seen.missed += 1;
                 }
-                if sent == total {
+                if seen.sent == total {
                     break;
                 }
-                state_at(robot, sent, &mut msg);
+                state_at(robot, seen.sent, &mut msg);
                 probe.publish(Outgoing::JointStates(&msg));
                 outstanding = Some(Instant::now());
-                sent += 1;
+                seen.sent += 1;
             }
         }
     }
-    Ok((latencies, sent, missed))
+    Ok((latencies, seen))
 }
 
 /// The control thread as the report names it.
@@ -238,7 +261,7 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
         // Discovery and warm-up: until commands flow, then one more second.
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            let (answered, _, _) = measure(&mut probe, &robot, args.rate, 0.1).await?;
+            let (answered, _) = measure(&mut probe, &robot, args.rate, 0.1).await?;
             if !answered.is_empty() {
                 break;
             }
@@ -251,8 +274,16 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
         }
         measure(&mut probe, &robot, args.rate, 1.0).await?;
         eprintln!("measuring {} s at {} Hz ...", args.duration, args.rate);
-        let (mut latencies, sent, missed) =
-            measure(&mut probe, &robot, args.rate, args.duration).await?;
+        let (mut latencies, seen) = measure(&mut probe, &robot, args.rate, args.duration).await?;
+        if seen.holding > 0 {
+            bail!(
+                "controller_node held the arm instead of running {} during the measurement \
+                 ({} ~/state messages said holding; its reason is on /rosout): these would be \
+                 a hold's latencies",
+                args.controller,
+                seen.holding
+            );
+        }
         latencies.sort_by(f64::total_cmp);
         Ok(LatencyReport {
             controller: args.controller.clone(),
@@ -262,9 +293,9 @@ pub(crate) fn run(args: &LatencyArgs) -> Result<()> {
                 None => "in this process, own DDS participant".into(),
             },
             rate_hz: args.rate,
-            states_sent: sent,
+            states_sent: seen.sent,
             commands_timed: latencies.len(),
-            missed_cycles: missed,
+            missed_cycles: seen.missed,
             p50_us: percentile(&latencies, 0.5),
             p90_us: percentile(&latencies, 0.9),
             p99_us: percentile(&latencies, 0.99),

@@ -105,3 +105,26 @@ fn a_node_that_refuses_real_time_ends_the_measurement_with_its_reason() {
         "{err}"
     );
 }
+
+/// The measurement times the law it names: the probe's scripted states are not a plant, and
+/// the node no longer reads them as a collision and holds (it did in every run, and the report
+/// still said "computed_torque"); a node that holds ends the measurement with the reason.
+#[test]
+fn the_measured_controller_runs_its_law_not_a_hold() {
+    for controller in ["computed_torque", "pd_gravity"] {
+        let (ok, out, err) = armctl(&[
+            "latency",
+            "--controller",
+            controller,
+            "--duration",
+            "2",
+            "--domain-id",
+            "184",
+            "--json",
+        ]);
+        assert!(ok, "{controller}: {err}");
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(report["controller"], controller);
+        assert!(report["commands_timed"].as_u64().unwrap() > 0, "{report}");
+    }
+}

@@ -295,6 +295,27 @@ fn holding(incoming: &Incoming, value: f64) -> bool {
     matches!(incoming, Incoming::State(s) if labelled_block(s, "holding") == Some(&[value][..]))
 }
 
+/// The node's time in a `~/state` message.
+fn state_time(incoming: &Incoming) -> Option<f64> {
+    match incoming {
+        Incoming::State(s) => labelled_block(s, "time").map(|t| t[0]),
+        _ => None,
+    }
+}
+
+/// The node's time at its next `~/state`.
+async fn node_time<T: Transport>(node: &mut T) -> f64 {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let Some(t) = node.next().await.as_ref().and_then(state_time) {
+                return t;
+            }
+        }
+    })
+    .await
+    .expect("~/state comes")
+}
+
 fn logged(incoming: &Incoming, text: &str) -> bool {
     matches!(incoming, Incoming::Rosout(log) if log.msg.contains(text))
 }
@@ -466,6 +487,10 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
             "payload_com:=[0.04, -0.03, 0.08]",
             "-p",
             "command_topic:=pd_gravity/commands",
+            // Simulated time: a busy machine slows the simulation and the schedule together,
+            // so each rest lasts its seconds of the arm's time however late the states come.
+            "-p",
+            "publish_clock:=true",
         ],
     );
     let _controller = start_on(
@@ -481,12 +506,13 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
             "controller:=pd_gravity",
             "-p",
             "collision_force:=100.0",
+            "-p",
+            "use_sim_time:=true",
         ],
     );
     let mut node = controlling_probe("payload_test", PAYLOAD_DOMAIN).await;
-    // Three poses: a 3 s move and a 4 s rest each (2 s rests gave one pose at rest or none
-    // in half the runs on this machine: the arm settles, the residual settles and 0.2 s are
-    // averaged; a busy machine's late states slow each).
+    // Three poses: a 3 s move and a 4 s rest each (the arm settles, the residual settles and
+    // 0.2 s are averaged).
     let poses = armctl_ident::payload_poses(&robot, &q0, 3).unwrap();
     let mut points = vec![];
     for (k, pose) in poses.iter().enumerate() {
@@ -504,8 +530,14 @@ async fn the_estimate_payload_service_reports_the_tool_from_the_rests() {
         points,
         ..JointTrajectory::default()
     };
+    let started = node_time(&mut node).await;
     node.publish(Outgoing::Reference(&trajectory));
-    tokio::time::sleep(Duration::from_secs(22)).await;
+    // Until the last rest is over in the node's (simulated) time, however slowly it runs.
+    let done = started + 7.0 * poses.len() as f64 + 1.0;
+    assert!(
+        wait_for(&mut node, 600, |i| state_time(i).is_some_and(|t| t >= done)).await,
+        "the simulated time never reached {done} s"
+    );
     // `ros2 service call /controller_node/estimate_payload std_srvs/srv/Trigger`.
     let (success, message) = call_trigger(&mut node, "/controller_node/estimate_payload").await;
     assert!(success, "{message}");
