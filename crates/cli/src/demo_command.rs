@@ -54,8 +54,8 @@ pub(crate) struct DemoArgs {
         allow_hyphen_values = true
     )]
     sim_set: Vec<String>,
-    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (default: the Panda
-    /// wave for the bundled Panda, sine:0.2:0.25 otherwise).
+    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | wave | file:PATH.yaml (default: the
+    /// Panda wave for the bundled Panda, otherwise `wave`, within the robot's limits).
     #[arg(long, allow_hyphen_values = true)]
     trajectory: Option<String>,
     /// Start configuration, comma-separated (default: the middle of each joint's range).
@@ -104,7 +104,7 @@ fn default_trajectory(robot: &Robot) -> String {
     if panda && Path::new(PANDA_WAVE).exists() {
         PANDA_WAVE.to_string()
     } else {
-        "sine:0.2:0.25".to_string()
+        "wave".to_string()
     }
 }
 
@@ -241,6 +241,12 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
     }));
     bar.finish_and_clear();
     let record = record?;
+    if let Some(refusal) = record.refusals.first() {
+        bail!("controller_node refused the reference, so the arm held instead of following it: {refusal}");
+    }
+    if !record.time.is_empty() && record.holding_steps == record.time.len() {
+        bail!("controller_node held the arm for the whole run and never ran {} (its reason is in its log above)", args.controller);
+    }
     let (control_steps, holding_steps) = (record.time.len(), record.holding_steps);
     let log = run_log(record);
     std::fs::create_dir_all(&args.out)

@@ -17,6 +17,8 @@ pub(crate) struct JointSummary {
     final_error: f64,
     /// Largest effort applied (after saturation).
     max_effort: f64,
+    /// How far the reference went from where it started (zero: the arm was only held).
+    reference_travel: f64,
 }
 
 /// One contact point's forces.
@@ -103,6 +105,7 @@ pub(crate) fn summarize(
                 max_error: errors.iter().fold(0.0, |m, e| m.max(e.abs())),
                 final_error: errors.last().copied().unwrap_or(0.0).abs(),
                 max_effort: log.effort[i].iter().fold(0.0, |m, e| m.max(e.abs())),
+                reference_travel: travel(&log.reference[i]),
             }
         })
         .collect();
@@ -122,6 +125,12 @@ pub(crate) fn summarize(
         contacts: contact_summaries(log),
         files,
     }
+}
+
+/// The largest distance of `column` from its first value.
+fn travel(column: &[f64]) -> f64 {
+    let first = column.first().copied().unwrap_or(0.0);
+    column.iter().fold(0.0, |m, v| m.max((v - first).abs()))
 }
 
 fn tip_error(robot: &Robot, log: &RunLog) -> TipError {

@@ -59,7 +59,7 @@ pub(crate) struct SimArgs {
     /// with it; the simulated arm stays the URDF's.
     #[arg(long)]
     params: Vec<PathBuf>,
-    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | file:PATH.yaml (Q comma-separated).
+    /// hold | setpoint:Q | quintic:Q:T | sine:AMP:FREQ | wave | file:PATH.yaml (Q comma-separated).
     #[arg(long, default_value = "hold", allow_hyphen_values = true)]
     trajectory: String,
     /// Start configuration, comma-separated (default: the middle of each joint's range).

@@ -4,7 +4,11 @@
 //! - `setpoint:Q`: jump to Q (comma-separated, one value per joint);
 //! - `quintic:Q:T`: quintic point-to-point from the start to Q in T seconds;
 //! - `sine:AMP:FREQ`: a sinusoid per joint about the start, AMP rad and FREQ Hz (one value for
-//!   all joints or one per joint);
+//!   all joints or one per joint); it starts at speed, which a node refuses from rest where
+//!   that needs more than the joints' acceleration limits;
+//! - `wave`: every joint out and back about the start, from rest to rest, within half of each
+//!   joint's velocity and reference acceleration limits ([`wave_within_limits`]): what any arm
+//!   can follow;
 //! - `file:PATH` (or a path ending in .yaml/.yml): an excitation of `armctl excite`, or waypoints
 //!   in the shape of
 //!   trajectory_msgs/JointTrajectory: `{joint_names: [..], points: [{positions: [..],
@@ -63,13 +67,71 @@ pub(crate) fn parse(spec: &str, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Tra
             parse_values(frequency, n, "sine frequency", true)?,
             vec![0.0; n],
         )?),
+        ("wave", []) => Box::new(wave_within_limits(robot, q0)?),
         ("file", [path]) => load_file(Path::new(path), robot, q0)?,
         _ if spec.ends_with(".yaml") || spec.ends_with(".yml") => load_file(Path::new(spec), robot, q0)?,
         _ => bail!(
-            "unknown trajectory '{spec}': use hold, setpoint:Q, quintic:Q:T, sine:AMP:FREQ or file:PATH.yaml (Q comma-separated, one value per joint)"
+            "unknown trajectory '{spec}': use hold, setpoint:Q, quintic:Q:T, sine:AMP:FREQ, wave or file:PATH.yaml (Q comma-separated, one value per joint)"
         ),
     };
     Ok(trajectory)
+}
+
+/// The share of each joint's velocity and reference acceleration limit a `wave` uses.
+const WAVE_SHARE: f64 = 0.5;
+
+/// Each joint out by `d`, back through the start to `-d` and home, at rest at every knot:
+/// `d` is 0.3 rad (m), at most a fifth of the joint's range and half its room to the nearer
+/// limit; each leg lasts what keeps every joint within [`WAVE_SHARE`] of its velocity limit
+/// and of its reference acceleration limit (the node's default: what half of each effort
+/// limit gives), and at least 1 s. A rest-to-rest quintic over `s` in `T` peaks at
+/// `1.875 s / T` and `5.774 s / T^2`.
+pub(crate) fn wave_within_limits(robot: &Robot, q0: &[f64]) -> Result<MultiPoint> {
+    let accelerations = armctl_control::default_gains::acceleration_limits(robot)?;
+    let out: Vec<f64> = robot
+        .joints()
+        .iter()
+        .zip(q0)
+        .map(|(joint, &q)| {
+            let l = &joint.limits;
+            if !l.is_bounded() {
+                return 0.3;
+            }
+            let room = (q - l.lower).min(l.upper - q).max(0.0);
+            (0.3f64).min(0.2 * (l.upper - l.lower)).min(0.5 * room)
+        })
+        .collect();
+    let leg_time = |span: f64| -> f64 {
+        robot
+            .joints()
+            .iter()
+            .zip(&out)
+            .zip(&accelerations)
+            .map(|((joint, d), a)| {
+                let s = span * d;
+                let by_speed = 1.875 * s / (WAVE_SHARE * joint.limits.velocity);
+                let by_acceleration = (5.774 * s / (WAVE_SHARE * a)).sqrt();
+                by_speed.max(by_acceleration)
+            })
+            .fold(1.0, f64::max)
+    };
+    let knots = [(0.0, 0.0), (1.0, 1.0), (-1.0, 2.0), (0.0, 1.0)];
+    let mut time = 0.0;
+    let mut points = Vec::with_capacity(knots.len());
+    for (side, span) in knots {
+        time += if points.is_empty() {
+            0.0
+        } else {
+            leg_time(span)
+        };
+        points.push(TrajectoryPoint {
+            time,
+            positions: q0.iter().zip(&out).map(|(q, d)| q + side * d).collect(),
+            velocities: Some(vec![0.0; q0.len()]),
+            accelerations: Some(vec![0.0; q0.len()]),
+        });
+    }
+    Ok(MultiPoint::new(robot.dof(), &points)?)
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,4 +257,40 @@ fn load_file(path: &Path, robot: &Robot, q0: &[f64]) -> Result<Box<dyn Trajector
     Ok(Box::new(
         MultiPoint::new(robot.dof(), &points).with_context(|| path.display().to_string())?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_control::JointReference;
+    use armctl_model::ChainOptions;
+
+    /// Sampled every millisecond, the wave of each bundled robot stays within half of every
+    /// joint's velocity and reference acceleration limit, inside its range, and ends at rest
+    /// where it started.
+    #[test]
+    fn the_wave_is_within_half_of_every_limit_on_every_bundled_robot() {
+        for name in ["panda", "ur5e", "puma560", "planar_2link"] {
+            let path = format!("{}/../../urdf/{name}.urdf", env!("CARGO_MANIFEST_DIR"));
+            let robot = Robot::from_urdf_file(path, &ChainOptions::default()).unwrap();
+            let q0 = robot.middle_configuration();
+            let wave = wave_within_limits(&robot, &q0).unwrap();
+            let limits = armctl_control::default_gains::acceleration_limits(&robot).unwrap();
+            let mut r = JointReference::hold(&q0);
+            let end = wave.duration();
+            for k in 0..=(end * 1000.0) as usize {
+                wave.sample(k as f64 * 1e-3, &mut r);
+                for (i, joint) in robot.joints().iter().enumerate() {
+                    let l = &joint.limits;
+                    assert!(r.qd[i].abs() <= 0.5 * l.velocity + 1e-9, "{name} joint {i}");
+                    assert!(r.qdd[i].abs() <= 0.5 * limits[i] + 1e-6, "{name} joint {i}");
+                    assert!(r.q[i] > l.lower && r.q[i] < l.upper, "{name} joint {i}");
+                }
+            }
+            wave.sample(end, &mut r);
+            for ((q, start), qd) in r.q.iter().zip(&q0).zip(&r.qd) {
+                assert!((q - start).abs() < 1e-12 && qd.abs() < 1e-12, "{name}");
+            }
+        }
+    }
 }

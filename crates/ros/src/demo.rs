@@ -64,6 +64,9 @@ pub struct DemoRecord {
     saturated_before: Option<f64>,
     /// Wall-clock time of the recorded part, s.
     pub wall_seconds: f64,
+    /// What controller_node refused from the reference on, as it said on `/rosout` (a
+    /// reference refused means the arm held instead of following it).
+    pub refusals: Vec<String>,
 }
 
 impl DemoRecord {
@@ -194,7 +197,10 @@ impl Demo {
             action: None,
             name: "armctl_demo".into(),
             namespace: setup.namespace.clone(),
-            subscriptions: vec![(Topic::State, state_topic.clone())],
+            subscriptions: vec![
+                (Topic::State, state_topic.clone()),
+                (Topic::Rosout, "/rosout".into()),
+            ],
             publications: vec![(Topic::Reference, reference_topic)],
             tick_rate: None,
             parameters: ParameterStore::new(vec![]),
@@ -208,12 +214,24 @@ impl Demo {
         })
     }
 
-    /// The next `~/state`, or an error after `patience` without one.
-    async fn next_state(&mut self, patience: Duration) -> Result<Float64MultiArray, RosError> {
+    /// The next `~/state`, or an error after `patience` without one; a refusal the
+    /// controller logs meanwhile goes into `refusals`.
+    async fn next_state(
+        &mut self,
+        patience: Duration,
+        refusals: &mut Vec<String>,
+    ) -> Result<Float64MultiArray, RosError> {
         let deadline = tokio::time::Instant::now() + patience;
         loop {
             match tokio::time::timeout_at(deadline, self.driver.next()).await {
                 Ok(Some(Incoming::State(state))) => return Ok(state),
+                Ok(Some(Incoming::Rosout(log)))
+                    if log.level >= 30
+                        && log.name.ends_with("controller_node")
+                        && log.msg.contains("refused") =>
+                {
+                    refusals.push(log.msg);
+                }
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => {
                     return Err(RosError::Transport {
@@ -233,7 +251,7 @@ impl Demo {
         let patience = Duration::from_secs(20);
         let deadline = Instant::now() + patience;
         loop {
-            let state = self.next_state(patience).await?;
+            let state = self.next_state(patience, &mut Vec::new()).await?;
             let holding = labelled_block(&state, "holding").and_then(|h| h.first().copied());
             let time = labelled_block(&state, "time").and_then(|t| t.first().copied());
             if let (Some(0.0), Some(time), true) = (
@@ -268,7 +286,9 @@ pub async fn run_demo(
     let mut record = DemoRecord::default();
     let wall = Instant::now();
     loop {
-        let state = demo.next_state(Duration::from_secs(5)).await?;
+        let state = demo
+            .next_state(Duration::from_secs(5), &mut record.refusals)
+            .await?;
         let Some(time) = labelled_block(&state, "time").and_then(|t| t.first().copied()) else {
             continue;
         };
