@@ -241,7 +241,9 @@ impl Controller for HybridForcePosition {
     fn restart(&mut self, state: &JointState<'_>) {
         self.tip.hold(&self.robot, state.q);
         self.tip.external_wrench = Vector6::zeros();
-        self.tip.wrench_age = f64::INFINITY;
+        // The first measurement is due within wrench_timeout of the start, as each later one
+        // (a sensor's first message may follow the first joint state).
+        self.tip.wrench_age = 0.0;
         self.filtered = Vector6::zeros();
         self.integral = Vector6::zeros();
     }

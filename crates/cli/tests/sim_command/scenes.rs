@@ -143,3 +143,41 @@ fn each_scene_files_header_command_runs_as_written() {
     }
     assert!(ran >= 4, "{ran} scene headers with a command");
 }
+
+/// Hybrid force/position control on the scene's force/torque sensor, as docs/controllers.md
+/// shows it: the flange presses 10 N on the table. (The law refused at its first step, before
+/// the sensor's first reading, and held the arm: "no measured wrench".)
+#[test]
+fn hybrid_force_control_presses_on_the_scenes_sensor() {
+    let dir = out_dir("hybrid-sensor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let params = dir.join("hybrid.yaml");
+    std::fs::write(
+        &params,
+        "controller: hybrid_force_position\nselection: [0, 0, 1, 0, 0, 0]\ndesired_wrench: [0, 0, -10, 0, 0, 0]\n",
+    )
+    .unwrap();
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--scene",
+        "config/scenes/panda_table.yaml",
+        "--params",
+        params.to_str().unwrap(),
+        "--target-pose",
+        "0.58,0.1,0.6",
+        "--duration",
+        "4",
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("holding"), "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let flange = &summary["contacts"][0];
+    assert_eq!(flange["point"], "flange");
+    let fz = flange["final_force"][2].as_f64().unwrap();
+    assert!((fz - 10.0).abs() < 0.1, "{flange}");
+}
