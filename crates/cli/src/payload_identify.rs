@@ -74,11 +74,12 @@ pub(crate) fn run(
 }
 
 /// controller_node's `payload_mass` and `payload_com` (the inertia does not act at rest and is
-/// left to the user), as a ROS 2 parameter file.
+/// left to the user), as a ROS 2 parameter file for any node name (`/**:`, as `armctl identify`
+/// writes its model).
 fn parameter_file(found: &PayloadEstimate, comment: &str) -> String {
     let c = found.payload.com;
     format!(
-        "# {comment}\n# mass std {:.3e} kg, centre of mass std [{:.3e}, {:.3e}, {:.3e}] m\ncontroller_node:\n  ros__parameters:\n    payload_mass: {:?}\n    payload_com: [{:?}, {:?}, {:?}]\n",
+        "# {comment}\n# mass std {:.3e} kg, centre of mass std [{:.3e}, {:.3e}, {:.3e}] m\n/**:\n  ros__parameters:\n    payload_mass: {:?}\n    payload_com: [{:?}, {:?}, {:?}]\n",
         found.mass_std, found.com_std.x, found.com_std.y, found.com_std.z, found.payload.mass, c.x, c.y, c.z
     )
 }

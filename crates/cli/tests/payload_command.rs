@@ -158,6 +158,13 @@ fn a_tool_is_estimated_from_the_poses_it_prescribes_and_the_arm_then_holds_its_s
         std::fs::write(&guess, GUESS).unwrap();
         let (report, params) = estimate(urdf, &tool, &[&guess], &dir);
         check_estimate(urdf, &report);
+        // For any node name, as `armctl identify` writes its model (it was `controller_node:`
+        // only, which a renamed node ignores).
+        let written = std::fs::read_to_string(&params).unwrap();
+        assert!(
+            written.contains("\n/**:\n  ros__parameters:\n"),
+            "{written}"
+        );
         let written = std::fs::read_to_string(&params).unwrap();
         assert!(
             written.contains("payload_mass") && written.contains("payload_com"),
