@@ -126,3 +126,35 @@ fn cooperative_runs_only_on_a_pair_and_moves_only_the_object() {
     let (ok, _, err) = run(&[&cooperative[..], &["--object-move", "0,x,0"]].concat());
     assert!(!ok && err.contains("--object-move '0,x,0'"), "{err}");
 }
+
+/// The table says what each line is: a box commanded to move is not said to drift (its
+/// travel was printed as "box drift"), and the held steps name each arm and the total.
+#[test]
+fn the_pair_table_names_each_arm_and_a_moved_box_does_not_drift() {
+    let dir = out_dir("pair-table");
+    let (ok, out, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--scene",
+        "config/scenes/two_pandas_carry.yaml",
+        "--params",
+        "config/two_pandas_cooperative.yaml",
+        "--object-move",
+        "0,0.3,0",
+        "--duration",
+        "3",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(!out.contains("box drift"), "{out}");
+    assert!(
+        out.contains("steps held in the safe mode: 0 of 3000 (left), 0 of 3000 (right)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("object from its commanded goal at the end"),
+        "{out}"
+    );
+}
