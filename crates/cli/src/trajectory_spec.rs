@@ -150,19 +150,28 @@ struct PointFile {
     time_from_start: TimeFromStart,
 }
 
-/// Seconds, or builtin_interfaces/Duration as a message file has it.
+/// Seconds, or builtin_interfaces/Duration as a message file has it; anything else is kept
+/// to be refused with what was written.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum TimeFromStart {
     Seconds(f64),
     Duration { sec: i32, nanosec: u32 },
+    Other(serde_yaml::Value),
 }
 
 impl TimeFromStart {
-    fn seconds(&self) -> f64 {
-        match *self {
-            Self::Seconds(s) => s,
-            Self::Duration { sec, nanosec } => f64::from(sec) + 1e-9 * f64::from(nanosec),
+    fn seconds(&self) -> Result<f64> {
+        match self {
+            Self::Seconds(s) => Ok(*s),
+            Self::Duration { sec, nanosec } => Ok(f64::from(*sec) + 1e-9 * f64::from(*nanosec)),
+            Self::Other(value) => {
+                let written = serde_yaml::to_string(value).unwrap_or_default();
+                bail!(
+                    "time_from_start '{}' is not a time: write seconds as a number (1.5, with a point) or {{sec: 1, nanosec: 500000000}}",
+                    armctl_control::shown(written.trim())
+                )
+            }
         }
     }
 }
@@ -187,7 +196,7 @@ fn point(p: PointFile, order: &[usize], names: usize) -> Result<TrajectoryPoint>
         values.map(|v| reorder(&v, order, names, what)).transpose()
     };
     Ok(TrajectoryPoint {
-        time: p.time_from_start.seconds(),
+        time: p.time_from_start.seconds()?,
         positions: reorder(&p.positions, order, names, "positions")?,
         velocities: optional(p.velocities, "velocities")?,
         accelerations: optional(p.accelerations, "accelerations")?,
@@ -206,15 +215,46 @@ fn joint_order(names: &[String], robot: &Robot) -> Result<Vec<usize>> {
             armctl_control::shown(twice.1)
         );
     }
+    let strangers: Vec<String> = names
+        .iter()
+        .filter(|n| robot.joint_names().all(|j| j != n.as_str()))
+        .map(|n| format!("'{}'", armctl_control::shown(n)))
+        .collect();
     robot
         .joint_names()
         .map(|j| {
-            names
-                .iter()
-                .position(|n| n == j)
-                .with_context(|| format!("joint '{j}' is missing from joint_names"))
+            names.iter().position(|n| n == j).with_context(|| {
+                let instead = if strangers.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (it names {}, not joints of the robot: a misspelling?)",
+                        strangers.join(", ")
+                    )
+                };
+                format!("joint '{j}' is missing from joint_names{instead}")
+            })
         })
         .collect()
+}
+
+/// Each point's positions within the robot's joint ranges (a typo such as -23 for -2.3 is
+/// named as such, not as the acceleration it would need).
+fn check_ranges(points: &[TrajectoryPoint], robot: &Robot) -> Result<()> {
+    for (k, p) in points.iter().enumerate() {
+        for (joint, &q) in robot.joints().iter().zip(&p.positions) {
+            let l = &joint.limits;
+            if l.is_bounded() && !(l.lower..=l.upper).contains(&q) {
+                bail!(
+                    "point {k}: {} at {q} is outside its range [{}, {}]",
+                    joint.name,
+                    l.lower,
+                    l.upper
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The waypoints of a file in the JointTrajectory shape, from `q0` at t = 0 when the first
@@ -228,6 +268,7 @@ fn waypoints(file: TrajectoryFile, robot: &Robot, q0: &[f64]) -> Result<Vec<Traj
     for (k, p) in file.points.into_iter().enumerate() {
         points.push(point(p, &order, names.len()).with_context(|| format!("point {k}"))?);
     }
+    check_ranges(&points, robot)?;
     if points.first().is_some_and(|p| p.time > 0.0) {
         let start = TrajectoryPoint {
             time: 0.0,

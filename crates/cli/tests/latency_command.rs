@@ -119,7 +119,7 @@ fn the_measured_controller_runs_its_law_not_a_hold() {
             "--duration",
             "2",
             "--domain-id",
-            "184",
+            "187",
             "--json",
         ]);
         assert!(ok, "{controller}: {err}");
