@@ -34,6 +34,14 @@ pub enum RuntimeError {
         /// Why.
         reason: String,
     },
+    /// A scene file could not be read or parsed (a misspelled key, a wrong type).
+    #[error("scene file '{path}': {reason}")]
+    SceneFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A simulator scene is invalid (an obstacle, a contact point, the sensor).
     #[error("scene: {reason}")]
     Scene {
@@ -49,8 +57,27 @@ impl From<armctl_sim::scene_file::SceneFileError> for RuntimeError {
     fn from(e: armctl_sim::scene_file::SceneFileError) -> Self {
         use armctl_sim::scene_file::SceneFileError;
         match e {
-            SceneFileError::File { path, reason } => Self::ParamsFile { path, reason },
+            SceneFileError::File { path, reason } => Self::SceneFile { path, reason },
             SceneFileError::Scene { reason } => Self::Scene { reason },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RuntimeError;
+    use armctl_sim::scene_file::SceneFileError;
+
+    /// sim_node reports a scene file it cannot parse as a scene file, not a parameter file.
+    #[test]
+    fn a_scene_file_error_stays_a_scene_file_error() {
+        let e = RuntimeError::from(SceneFileError::File {
+            path: "table.yaml".into(),
+            reason: "unknown field `stifness`".into(),
+        });
+        assert_eq!(
+            e.to_string(),
+            "scene file 'table.yaml': unknown field `stifness`"
+        );
     }
 }

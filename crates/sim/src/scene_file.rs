@@ -33,8 +33,8 @@ use serde::Deserialize;
 /// Why a scene file is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SceneFileError {
-    /// The file cannot be read, or is not YAML of a scene.
-    #[error("parameter file '{path}': {reason}")]
+    /// The file cannot be read, or is not YAML of a scene (a misspelled key, a wrong type).
+    #[error("scene file '{path}': {reason}")]
     File {
         /// The file.
         path: String,
@@ -444,6 +444,31 @@ mod tests {
         let file: SceneFile = serde_yaml::from_str(text)
             .map_err(|e| invalid(armctl_model::files::short_message(&e.to_string())))?;
         file.resolve(&c.robot, &c.report)
+    }
+
+    /// A typo in a scene file is reported as the scene file's, not a parameter file's: the
+    /// message names the file as a scene and the misspelled key.
+    #[test]
+    fn a_misspelled_key_names_the_scene_file() {
+        let dir = std::env::temp_dir().join(format!("armctl-scene-typo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("table.yaml");
+        std::fs::write(
+            &path,
+            "obstacles:\n  - name: table\n    box: {center: [0.6, 0, 0.3], size: [0.8, 1.2, 0.6]}\n    stifness: 50000.0\n",
+        )
+        .unwrap();
+        let e = load(&path).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        let shown = e.to_string();
+        assert!(
+            shown.starts_with(&format!("scene file '{}': ", path.display())),
+            "{shown}"
+        );
+        assert!(shown.contains("unknown field `stifness`"), "{shown}");
+        assert!(!shown.contains("parameter file"), "{shown}");
+        let missing = load(&dir.join("missing.yaml")).unwrap_err().to_string();
+        assert!(missing.starts_with("scene file '"), "{missing}");
     }
 
     #[test]

@@ -67,11 +67,20 @@ impl DdsOptions {
         Self::check_fast_dds_transports(var("FASTDDS_BUILTIN_TRANSPORTS").as_deref())?;
         Ok(Self {
             domain_id: Self::domain_from_env()?.unwrap_or(0),
-            localhost_only: var("ROS_LOCALHOST_ONLY").is_some_and(|v| v == "1")
-                || var("ROS_AUTOMATIC_DISCOVERY_RANGE")
-                    .is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST")),
+            localhost_only: Self::localhost_only(
+                var("ROS_LOCALHOST_ONLY").as_deref(),
+                var("ROS_AUTOMATIC_DISCOVERY_RANGE").as_deref(),
+            ),
             cyclone_services: var("RMW_IMPLEMENTATION").is_some_and(|v| v.contains("cyclonedds")),
         })
+    }
+
+    /// Loopback only, from `ROS_LOCALHOST_ONLY` and `ROS_AUTOMATIC_DISCOVERY_RANGE`: Jazzy's
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` (any case), or Humble's `ROS_LOCALHOST_ONLY=1`,
+    /// which Jazzy's rcl still honours (deprecated), ignoring the range then.
+    fn localhost_only(localhost_only: Option<&str>, discovery_range: Option<&str>) -> bool {
+        localhost_only.is_some_and(|v| v == "1")
+            || discovery_range.is_some_and(|v| v.eq_ignore_ascii_case("LOCALHOST"))
     }
 
     /// Refuses a `FASTDDS_BUILTIN_TRANSPORTS` that takes the Fast DDS peers off UDPv4
@@ -574,6 +583,21 @@ impl Transport for DdsTransport {
 #[cfg(test)]
 mod tests {
     use super::DdsOptions;
+
+    #[test]
+    fn loopback_only_with_jazzys_discovery_range_or_humbles_localhost_only() {
+        let only = DdsOptions::localhost_only;
+        assert!(only(None, Some("LOCALHOST")));
+        assert!(only(None, Some("localhost")));
+        assert!(only(Some("1"), None));
+        assert!(only(Some("1"), Some("SUBNET")));
+        assert!(only(Some("0"), Some("LOCALHOST")));
+        assert!(!only(None, None));
+        assert!(!only(Some("0"), None));
+        assert!(!only(None, Some("SUBNET")));
+        assert!(!only(None, Some("SYSTEM_DEFAULT")));
+        assert!(!only(None, Some("")));
+    }
 
     #[test]
     fn fast_dds_transports_off_udpv4_are_refused_by_name() {
