@@ -1,5 +1,6 @@
 //! What a simulated run leaves on disk: `run.csv` (every logged quantity, numbers that read
-//! back exactly) and the plots, for `armctl sim` and `armctl demo`.
+//! back exactly) and the plots, for `armctl sim` and `armctl demo`; for a task-space run,
+//! the tip pose plot too.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,9 @@ use armctl_model::Robot;
 use armctl_sim::RunLog;
 
 use crate::plots::{line_chart, Series};
+
+mod tip_pose;
+pub(crate) use tip_pose::{write_tip_pose_plot, TipTarget};
 
 /// The shortest text that reads back as exactly `v` (`1.38e-17`, not 35 digits of zeros);
 /// `NaN`, `inf` and `-inf` for the rest.

@@ -18,7 +18,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nalgebra::IsometryMatrix3;
 
-use crate::run_files::{write_csv, write_plots};
+use crate::run_files::{write_csv, write_plots, write_tip_pose_plot, TipTarget};
 use crate::run_summary::{render, summarize, RunInfo};
 use crate::{pair_run, params_file, sim_config_file, trajectory_spec};
 use armctl_sim::scene_file;
@@ -199,12 +199,20 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .follow(trajectory, 0.0)
         .with_context(|| format!("trajectory '{}'", args.trajectory))?;
     let target = target_pose(args.target_pose.as_deref(), &robot, &q0)?;
-    if target.is_some() && runtime.core_mut().controller_mut().task_space().is_none() {
+    let task_space = runtime.core_mut().controller_mut().task_space().is_some();
+    if target.is_some() && !task_space {
         bail!(
             "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration), not '{}'",
             runtime.core().controller().name()
         );
     }
+    let tip_target = task_space.then_some(match target {
+        Some(goal) => TipTarget::Pose {
+            goal,
+            seconds: TARGET_POSE_SECONDS,
+        },
+        None => TipTarget::JointReference,
+    });
     let mut control = SimulatedLoop::new(&mut runtime);
     control.target_pose = target.map(|pose| (pose, TARGET_POSE_SECONDS));
     let mut log = simulate(&mut sim, &mut control, steps)?;
@@ -216,6 +224,9 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
+    if let Some(tip_target) = &tip_target {
+        files.extend(write_tip_pose_plot(&args.out, &robot, &log, tip_target)?);
+    }
     runtime.core_mut().controller_mut().check_damping();
     let controller = runtime.core().controller();
     // The conversion's notes, then what configuring noticed (what collision detection can
