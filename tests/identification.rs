@@ -553,3 +553,86 @@ fn position_dependent_friction_is_identified_and_compensated() {
     eprintln!("computed torque RMS error with the identified model: {rippled:.3e} rad with its harmonics, {flat:.3e} rad without");
     assert!(rippled < flat, "{rippled:e} vs {flat:e}");
 }
+
+/// The Panda with Coulomb friction and no viscous friction (as the bundled URDF): a noisy fit
+/// puts some viscous coefficients a little below zero.
+fn coulomb_only_log() -> (Robot, JointLog) {
+    let coulomb = vec![0.27, 0.44, 0.32, 0.64, 0.42, 0.15, 0.28];
+    let plant = panda().with_friction(&[0.0; 7], &coulomb).unwrap();
+    let noise = SensorNoise {
+        position: 1e-5,
+        velocity: 1e-3,
+        seed: 11,
+    };
+    let log = record_with_friction(&plant, Some(noise), &exciting(&plant), 0.05);
+    (plant, log)
+}
+
+#[test]
+fn friction_comes_out_never_negative_and_what_was_fixed_at_zero_is_named() {
+    let (plant, log) = coulomb_only_log();
+    let options = IdentifyOptions {
+        friction: true,
+        ..IdentifyOptions::default()
+    };
+    let found = identify(&plant, &log, &options).unwrap();
+    for (j, (v, c)) in found.viscous.iter().zip(&found.coulomb).enumerate() {
+        assert!(
+            *v >= 0.0 && *c >= 0.0,
+            "joint {j}: viscous {v}, Coulomb {c}"
+        );
+        assert!(*v < 0.05, "joint {j}: viscous {v} where the plant has none");
+    }
+    for fixed in &found.friction_at_zero {
+        let j = plant.joint_names().position(|n| n == fixed.joint).unwrap();
+        let written = if fixed.kind == "viscous" {
+            found.viscous[j]
+        } else {
+            found.coulomb[j]
+        };
+        assert_eq!(written, 0.0, "{fixed}");
+        assert!(fixed.fitted < 0.0, "{fixed}");
+    }
+    eprintln!(
+        "Coulomb-only plant: viscous {:?}, fixed at zero: {:?}",
+        found.viscous,
+        found
+            .friction_at_zero
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn efforts_that_push_along_the_motion_are_refused_naming_the_joint() {
+    let (plant, mut log) = coulomb_only_log();
+    // panda_joint4's efforts with its friction subtracted twice: the log says the joint is
+    // pushed along its motion.
+    for (effort, velocity) in log.effort.iter_mut().zip(log.velocity.as_ref().unwrap()) {
+        effort[3] -= 2.0 * 0.64 * velocity[3].signum();
+    }
+    let options = IdentifyOptions {
+        friction: true,
+        ..IdentifyOptions::default()
+    };
+    let error = identify(&plant, &log, &options).unwrap_err().to_string();
+    assert!(
+        error.contains("panda_joint4's Coulomb friction came out -0.6"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_mass_matrix_no_arm_has_is_refused_with_the_pose() {
+    let (plant, mut log) = coulomb_only_log();
+    // Efforts of the wrong sign: the fitted inertias are negative.
+    log.effort.iter_mut().flatten().for_each(|e| *e = -*e);
+    let error = identify(&plant, &log, &IdentifyOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("the identified mass matrix is not positive definite at t = "),
+        "{error}"
+    );
+}

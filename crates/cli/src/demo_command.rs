@@ -38,6 +38,8 @@ pub(crate) struct DemoArgs {
     #[arg(long, default_value = "computed_torque")]
     controller: String,
     /// ROS 2 parameter file for controller_node (`controller_node: ros__parameters: ...`).
+    /// Default, as the launch files' `params_file`: `config/<robot>_<controller>.yaml` beside
+    /// the URDF's folder, where it exists.
     #[arg(long)]
     params: Option<PathBuf>,
     /// A controller_node parameter, as `ros2 run ... -p` takes it (repeatable).
@@ -161,6 +163,19 @@ fn refuse_pair_scene(sim_overrides: &[(String, String)], robot: &Robot) -> Resul
     Ok(())
 }
 
+/// `--params`, else the launch files' default `params_file` for this robot and controller:
+/// `config/<urdf stem>_<controller>.yaml` beside the URDF's folder, where it exists.
+fn params_file(args: &DemoArgs) -> Option<PathBuf> {
+    if args.params.is_some() {
+        return args.params.clone();
+    }
+    let stem = args.urdf.file_stem()?.to_str()?;
+    let folder = args.urdf.parent()?;
+    let config = folder.join("..").join("config");
+    let file = config.join(format!("{stem}_{}.yaml", args.controller));
+    file.is_file().then_some(file)
+}
+
 fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> {
     let q0 = start_configuration(args.q0.as_deref(), robot)?;
     let reference = sampled(
@@ -188,8 +203,7 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
     Ok(DemoSetup {
         urdf_path: args.urdf.display().to_string(),
         controller: args.controller.clone(),
-        params_files: args
-            .params
+        params_files: params_file(args)
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
@@ -230,6 +244,9 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         "sim_node and controller_node ({}) on DDS, loopback, ROS domain {}",
         args.controller, setup.dds.domain_id
     );
+    if let (None, Some(file)) = (&args.params, setup.params_files.first()) {
+        eprintln!("parameters: {file} (the launch files' default for this robot and controller; --params replaces it)");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

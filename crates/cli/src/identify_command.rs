@@ -1,7 +1,8 @@
 //! `armctl identify`: the base inertial parameters (and with `--friction` viscous and Coulomb
 //! friction, with `--friction-position-harmonics K` its ripple over each joint's position) of an arm from a log of its motion: CSV (`armctl sim` and `armctl demo` write
 //! `run.csv`) or a rosbag2 recording of sensor_msgs/JointState (bag directory, .db3 or .mcap). Writes the identified model
-//! as a parameter file controller_node and `armctl sim --params` load.
+//! as a parameter file controller_node and `armctl sim --params` load, with plots of the
+//! held-out part of the log beside it.
 
 use std::path::PathBuf;
 
@@ -10,6 +11,8 @@ use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog};
 use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
+
+mod held_out_plots;
 
 /// `armctl identify` arguments.
 #[derive(Debug, Args)]
@@ -76,10 +79,14 @@ struct Report {
     ripple_left_out: Vec<String>,
     /// Joints whose harmonics were scaled down to their Coulomb level.
     ripple_limited: Vec<String>,
+    /// Friction coefficients that came out negative within the noise, written as zero.
+    friction_at_zero: Vec<String>,
     joint_noise: Vec<f64>,
     holdout_rms: Vec<f64>,
     holdout_relative: Vec<f64>,
     holdout_overall: f64,
+    /// What was written: the parameter file, then the held-out plots beside it.
+    files: Vec<PathBuf>,
 }
 
 fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
@@ -121,6 +128,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         ..IdentifyOptions::default()
     };
     let found = identify(&robot, &log, &options)?;
+    let mut files = Vec::new();
     if let Some(out) = &args.out {
         let model = IdentifiedModel {
             base_names: found.base_names.clone(),
@@ -135,11 +143,14 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             args.urdf.display()
         );
         // What controller_node would load: checked before it is written.
-        model
+        let identified = model
             .apply(&robot)
             .context("the identified model does not apply to the URDF")?;
         std::fs::write(out, model.to_ros_parameters(&comment))
             .with_context(|| format!("writing {}", out.display()))?;
+        files.push(out.clone());
+        let plots = held_out_plots::write_held_out_plots(out, &identified, &log, &options)?;
+        files.extend(plots);
     }
     let report = Report {
         robot: robot.name().to_string(),
@@ -161,17 +172,28 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         friction_ripple: found.friction_ripple,
         ripple_left_out: found.ripple_left_out,
         ripple_limited: found.ripple_limited,
+        friction_at_zero: found
+            .friction_at_zero
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         joint_noise: found.joint_noise,
         holdout_rms: found.holdout_rms,
         holdout_relative: found.holdout_relative,
         holdout_overall: found.holdout_overall,
+        files,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render(&report));
-        if let Some(out) = &args.out {
-            println!("wrote {}", out.display());
+        if !report.files.is_empty() {
+            let files: Vec<String> = report
+                .files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
+            println!("wrote: {}", files.join(", "));
         }
     }
     Ok(())
@@ -207,6 +229,9 @@ fn render(r: &Report) -> String {
             rounded(&r.viscous),
             rounded(&r.coulomb)
         );
+    }
+    for fixed in &r.friction_at_zero {
+        out += &format!("{fixed}\n");
     }
     if !r.ripple_limited.is_empty() {
         out += &format!(

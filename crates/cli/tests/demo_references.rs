@@ -45,8 +45,9 @@ fn the_default_demo_tracks_on_every_bundled_robot() {
                 joint["rms_error"].as_f64().unwrap(),
                 joint["max_error"].as_f64().unwrap(),
             );
-            // Computed torque on an exact model: the error is the sampling of a 1 kHz loop
-            // over DDS, well under a milliradian (the reference moves up to 0.3 rad).
+            // Computed torque on the exact model with the launch files' parameter file (the
+            // Panda's published friction compensated): the error is the sampling of a 1 kHz
+            // loop over DDS, well under a milliradian (the reference moves up to 0.3 rad).
             assert!(rms < 1e-3 && max < 5e-3, "{urdf}: {joint}");
         }
         // The reference moved: a refused or held reference would track with zero error.
@@ -74,4 +75,49 @@ fn a_refused_reference_fails_the_demo_with_the_nodes_reason() {
         !out.contains("rms"),
         "no table for a reference that never ran: {out}"
     );
+}
+
+/// The adaptive example of docs/getting-started.md on an arm 30 % heavier than its URDF with
+/// a 1 kg tool: the estimates move toward the heavier arm (on the exact model they stay put).
+#[test]
+fn the_adaptive_example_learns_the_heavier_arm() {
+    let out = std::env::temp_dir().join(format!("armctl-demo-adaptive-{}", std::process::id()));
+    let args = [
+        "demo",
+        "--controller",
+        "slotine_li_adaptive",
+        "--params",
+        "config/panda_slotine_li_adaptive.yaml",
+        "--sim-set",
+        "mass_scale:=1.3",
+        "--sim-set",
+        "payload_mass:=1.0",
+        "--domain-id",
+        "171",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (ok, stdout, err) = armctl(&args);
+    assert!(ok, "{stdout}{err}");
+    let csv = std::fs::read_to_string(out.join("run.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let estimates: Vec<usize> = (0..header.len())
+        .filter(|&c| header[c].starts_with("estimate_"))
+        .collect();
+    assert!(!estimates.is_empty(), "{header:?}");
+    let (first, last) = (&rows[0], &rows[rows.len() - 1]);
+    let grown = estimates
+        .iter()
+        .map(|&c| (last[c] - first[c]) / first[c].abs().max(1e-9))
+        .fold(f64::MIN, f64::max);
+    // The distal links' masses grow by a quarter or more over the six seconds.
+    assert!(
+        grown > 0.2,
+        "largest relative growth of an estimate: {grown}"
+    );
+    std::fs::remove_dir_all(&out).ok();
 }

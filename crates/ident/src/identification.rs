@@ -14,7 +14,15 @@ use armctl_dynamics::{numeric_base_parameters, regressor, BaseParameters, Dynami
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
+use crate::physical_consistency::{
+    check_mass_matrix, fit_without_negative_friction, FrictionAtZero,
+    FrictionColumns as FrictionSigns,
+};
 use crate::{differentiate, low_pass, IdentError, JointLog};
+
+/// The poses of a log (evenly spread) at which the identified mass matrix must be positive
+/// definite.
+const MASS_MATRIX_POSES: usize = 500;
 
 /// How to identify.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +76,8 @@ pub struct Identification {
     /// The joints whose harmonics were scaled down to their Coulomb level (clamped at zero),
     /// so that the friction pushes nowhere (a model would refuse them otherwise).
     pub ripple_limited: Vec<String>,
+    /// The friction coefficients that came out negative within the noise, written as zero.
+    pub friction_at_zero: Vec<FrictionAtZero>,
     /// Standard deviations of viscous then Coulomb friction, then the harmonics.
     pub friction_std: Vec<f64>,
     /// Noise of each joint's effort equation (residual standard deviation), N m or N.
@@ -443,8 +453,28 @@ pub fn identify(
             condition,
         ));
     }
-    let estimate = solve(&ww, &wy)?;
-    let std = standard_deviations(&ww, &wy, &estimate)?;
+    let b = base.count();
+    let n = names.len();
+    let friction_columns = FrictionSigns {
+        first: b,
+        names: &names,
+        noise: &noise,
+        unweighted: &w,
+    };
+    let ((estimate, std), friction_at_zero) =
+        fit_without_negative_friction(&ww, options.friction.then_some(&friction_columns), |ww| {
+            let estimate = solve(ww, &wy)?;
+            let std = standard_deviations(ww, &wy, &estimate)?;
+            Ok((estimate, std))
+        })?;
+    let poses = spread(margin, log.len() - margin, MASS_MATRIX_POSES);
+    check_mass_matrix(
+        robot,
+        &base.names(),
+        &estimate.as_slice()[..b],
+        options.friction,
+        poses.iter().map(|&k| (log.time[k], s.q[k].as_slice())),
+    )?;
     let (holdout_rms, holdout_relative, holdout_overall) = holdout(
         robot,
         &base,
@@ -454,8 +484,6 @@ pub fn identify(
         &friction,
         &estimate,
     )?;
-    let b = base.count();
-    let n = names.len();
     let mut found = Identification {
         base_names: base.names(),
         base_values: estimate.rows(0, b).iter().copied().collect(),
@@ -480,6 +508,7 @@ pub fn identify(
             })
             .collect(),
         ripple_limited: vec![],
+        friction_at_zero,
         ripple_left_out: (0..n)
             .filter(|&j| friction.harmonics > 0 && friction.per_joint[j] == 0)
             .map(|j| names[j].clone())

