@@ -246,3 +246,38 @@ fn the_friction_ripple_acts_where_the_joint_is() {
         assert_eq!(moved > 1e-3, moves, "q1 = {q1}: moved {moved}");
     }
 }
+
+/// The plant's own friction in place of the URDF's: a joint whose URDF has none slows as the
+/// given viscous friction says; a list of the wrong length, or friction off, is refused.
+#[test]
+fn the_plant_friction_replaces_the_urdf_s() {
+    let arm = one_joint(0.01, 0.0, 0.0);
+    let with = |viscous: Vec<f64>, friction: bool| SimConfig {
+        friction,
+        joints: armctl_sim::JointEffects {
+            viscous,
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::default()
+    };
+    let mut sim = Simulator::new(&arm, &[0.0], with(vec![0.1], true)).unwrap();
+    sim.set_state(&[0.0], &[1.0]).unwrap();
+    for _ in 0..100 {
+        sim.step(&[0.0]).unwrap();
+    }
+    // qd' = -(b / I) qd, the damping implicit in each RK4 stage: rk4_factor(b dt / I) per
+    // step (about e^-1 after 0.1 s; the URDF's zero would leave 1).
+    let expected = rk4_factor(0.1 / 0.01 * 1e-3).powi(100);
+    assert!(
+        (sim.qd()[0] - expected).abs() < 1e-9,
+        "{} {expected}",
+        sim.qd()[0]
+    );
+    let e = Simulator::new(&arm, &[0.0], with(vec![0.1, 0.1], true)).unwrap_err();
+    assert!(
+        e.to_string().contains("viscous") && e.to_string().contains("2 values for 1 joints"),
+        "{e}"
+    );
+    let e = Simulator::new(&arm, &[0.0], with(vec![0.1], false)).unwrap_err();
+    assert!(e.to_string().contains("need friction on"), "{e}");
+}
