@@ -32,8 +32,9 @@ struct Waypoint {
 const Q0: [f64; 7] = armctl_e2e::PANDA_Q0;
 const DURATION: f64 = 5.5;
 /// RMS error (rad) below which a loop over processes tracks the waypoints: holding the start
-/// instead would give about 0.16 rad.
-const TRACKS: f64 = 1e-2;
+/// instead would give about 0.16 rad, and the r2r nodes beside two CPU hogs gave 1.08e-2 (they
+/// run on the wall clock: a late command is applied for more than one simulated step).
+const TRACKS: f64 = 5e-2;
 
 fn workspace_path(relative: &str) -> String {
     armctl_e2e::workspace_dir()
@@ -258,7 +259,8 @@ async fn computed_torque_on_the_r2r_nodes_tracks_the_waypoints() {
     );
     // Three processes on a loaded 2-core machine answer late now and then, and a late command
     // is applied for more than one simulated step: CI measured 6.1e-5 rad on a quiet machine,
-    // 1.2e-4 and 6.2e-4 with builds or other timed tests beside it, 1.7e-3 once. The bound
+    // 1.2e-4 and 6.2e-4 with builds or other timed tests beside it, 1.7e-3 once, 1.08e-2
+    // beside two `yes > /dev/null` on its two cores. The bound
     // separates a loop that tracks from one that does not (holding the start would give
     // about 0.16 rad RMS: the waypoints move up to 0.9 rad), not timing.
     assert!(
