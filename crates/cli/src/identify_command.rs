@@ -143,13 +143,15 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             args.urdf.display()
         );
         // What controller_node would load: checked before it is written.
-        let identified = model
+        model
             .apply(&robot)
             .context("the identified model does not apply to the URDF")?;
         std::fs::write(out, model.to_ros_parameters(&comment))
             .with_context(|| format!("writing {}", out.display()))?;
         files.push(out.clone());
-        let plots = held_out_plots::write_held_out_plots(out, &identified, &log, &options)?;
+        let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
+        let series = &found.holdout_series;
+        let plots = held_out_plots::write_held_out_plots(out, &names, series, &options)?;
         files.extend(plots);
     }
     let report = Report {

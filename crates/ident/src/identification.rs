@@ -92,6 +92,29 @@ pub struct Identification {
     pub holdout_relative: Vec<f64>,
     /// The held-out error over all joints relative to the held-out efforts over all joints.
     pub holdout_overall: f64,
+    /// The held-out samples as the check saw them, for plots.
+    pub holdout_series: HeldOutSeries,
+}
+
+/// The held-out part of a log as the model's check saw it: the samples' times and, per joint,
+/// the measured efforts and the identified model's prediction (both NaN where the check
+/// leaves the sample out: Coulomb friction near standstill).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeldOutSeries {
+    /// Time of each held-out sample, s.
+    pub time: Vec<f64>,
+    /// Per joint, the measured effort at each sample (averaged as the fit sees it).
+    pub measured: Vec<Vec<f64>>,
+    /// Per joint, the identified model's effort at each sample.
+    pub predicted: Vec<Vec<f64>>,
+}
+
+/// The per-joint effort accuracy on the held-out part, and its series.
+struct HeldOutCheck {
+    rms: Vec<f64>,
+    relative: Vec<f64>,
+    overall: f64,
+    series: HeldOutSeries,
 }
 
 /// Positions, velocities, accelerations and efforts, chain order, per sample.
@@ -475,14 +498,14 @@ pub fn identify(
         options.friction,
         poses.iter().map(|&k| (log.time[k], s.q[k].as_slice())),
     )?;
-    let (holdout_rms, holdout_relative, holdout_overall) = holdout(
+    let check = holdout(
         robot,
         &base,
         &s,
-        split,
-        log.len() - margin,
+        split..log.len() - margin,
         &friction,
         &estimate,
+        &log.time,
     )?;
     let mut found = Identification {
         base_names: base.names(),
@@ -517,9 +540,10 @@ pub fn identify(
         joint_noise: noise,
         condition_number: condition,
         samples: fit.len(),
-        holdout_rms,
-        holdout_relative,
-        holdout_overall,
+        holdout_rms: check.rms,
+        holdout_relative: check.relative,
+        holdout_overall: check.overall,
+        holdout_series: check.series,
     };
     limit_ripple(&mut found, &names);
     Ok(found)
@@ -595,35 +619,65 @@ fn standard_deviations(
         .collect())
 }
 
-/// RMS effort prediction error on samples `[from, to)`, per joint, and relative to the efforts.
+/// RMS effort prediction error on the samples `held_out`, per joint, and relative to the
+/// efforts; the measured and predicted efforts of those samples.
 fn holdout(
     robot: &Robot,
     base: &BaseParameters,
     s: &Signals,
-    from: usize,
-    to: usize,
+    held_out: std::ops::Range<usize>,
     friction: &FrictionColumns,
     estimate: &DVector<f64>,
-) -> Result<(Vec<f64>, Vec<f64>, f64), IdentError> {
+    time: &[f64],
+) -> Result<HeldOutCheck, IdentError> {
     let n = robot.dof();
-    let samples: Vec<usize> = (from..to).collect();
+    let samples: Vec<usize> = held_out.collect();
     if samples.is_empty() {
-        return Ok((vec![], vec![], 0.0));
+        let series = HeldOutSeries::default();
+        return Ok(HeldOutCheck {
+            rms: vec![],
+            relative: vec![],
+            overall: 0.0,
+            series,
+        });
     }
     // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
     let (w, tau) = stack(robot, base, s, &samples, friction)?;
-    let error = &tau - &w * estimate;
+    let predicted = &w * estimate;
+    let error = &tau - &predicted;
+    let used = |r: usize| w.row(r).amax() > 0.0;
     let rms = |v: &DVector<f64>, j: usize| {
-        let used: Vec<usize> = (0..samples.len())
-            .map(|r| r * n + j)
-            .filter(|&r| w.row(r).amax() > 0.0)
+        let rows: Vec<usize> = (0..samples.len())
+            .map(|k| k * n + j)
+            .filter(|&r| used(r))
             .collect();
-        (used.iter().map(|&r| v[r].powi(2)).sum::<f64>() / used.len().max(1) as f64).sqrt()
+        (rows.iter().map(|&r| v[r].powi(2)).sum::<f64>() / rows.len().max(1) as f64).sqrt()
     };
     let absolute: Vec<f64> = (0..n).map(|j| rms(&error, j)).collect();
     let relative = (0..n)
         .map(|j| absolute[j] / rms(&tau, j).max(1e-12))
         .collect();
     let overall = (error.norm_squared() / tau.norm_squared().max(1e-300)).sqrt();
-    Ok((absolute, relative, overall))
+    let column = |v: &DVector<f64>, j: usize| -> Vec<f64> {
+        (0..samples.len())
+            .map(|k| {
+                if used(k * n + j) {
+                    v[k * n + j]
+                } else {
+                    f64::NAN
+                }
+            })
+            .collect()
+    };
+    let series = HeldOutSeries {
+        time: samples.iter().map(|&k| time[k]).collect(),
+        measured: (0..n).map(|j| column(&tau, j)).collect(),
+        predicted: (0..n).map(|j| column(&predicted, j)).collect(),
+    };
+    Ok(HeldOutCheck {
+        rms: absolute,
+        relative,
+        overall,
+        series,
+    })
 }

@@ -20,7 +20,7 @@ pub use error::IdentError;
 pub use excitation::{
     excitation, fourier_from_yaml, is_fourier_file, Excitation, ExcitationLimits,
 };
-pub use identification::{identify, Identification, IdentifyOptions};
+pub use identification::{identify, HeldOutSeries, Identification, IdentifyOptions};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;
 pub use payload_estimation::{
