@@ -139,8 +139,11 @@ async fn computed_torque_over_dds_tracks_within_twice_the_in_process_error() {
         record.wall_seconds
     );
     assert_eq!(record.holding_steps, 0);
+    // That the loop ran, not how fast: the nodes tick on the wall clock, and a starved machine
+    // (CI once ran this beside a whole second test suite and two busy loops) recorded 3874 of
+    // 5500 steps, 11 s of wall time for 5.5; a loop that stalls records few.
     assert!(
-        record.time.len() as f64 > 0.9 * DURATION * 1000.0,
+        record.time.len() as f64 > 0.25 * DURATION * 1000.0,
         "{} control steps recorded",
         record.time.len()
     );
@@ -150,20 +153,28 @@ async fn computed_torque_over_dds_tracks_within_twice_the_in_process_error() {
     );
 }
 
-/// One r2r node binary on `domain`, its output discarded.
+/// One r2r node binary on `domain`, its log written to `<binary>_<domain>.log` in the test's
+/// scratch directory (read back by [`node_log`] when a test fails).
 fn r2r_node(binary: &str, domain: u16, params: &[String]) -> NodeProcess {
-    let mut command =
-        r2r_nodes(std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))).command(binary, domain);
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let mut command = r2r_nodes(scratch).command(binary, domain);
     command.arg("--ros-args");
     for param in params {
         command.args(["-p", param]);
     }
+    let log = std::fs::File::create(scratch.join(format!("{binary}_{domain}.log"))).unwrap();
     let child = command
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
         .spawn()
         .expect("the r2r node starts");
     NodeProcess(child)
+}
+
+/// What an r2r node started by [`r2r_node`] has logged so far.
+fn node_log(binary: &str, domain: u16) -> String {
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::read_to_string(scratch.join(format!("{binary}_{domain}.log"))).unwrap_or_default()
 }
 
 /// Reads `~/state` for `seconds` after the first one that shows the trajectory under way:
@@ -248,7 +259,12 @@ async fn computed_torque_on_the_r2r_nodes_tracks_the_waypoints() {
         "computed_torque RMS error: r2r nodes {rms:.3e} rad ({} steps, {holding} holding), in-process {expected:.3e} rad",
         count / 7
     );
-    assert_eq!(holding, 0);
+    assert_eq!(
+        holding,
+        0,
+        "controller_node held; its log:\n{}",
+        node_log("controller_node", domain)
+    );
     // That the loop ran, not how fast: beside two busy loops on two cores the three processes
     // recorded 4752 of 5500 steps (86 %, under the 90 % asked before); a loop that stalls
     // records few.
