@@ -21,7 +21,7 @@ use std::process::Command;
 #[path = "common/mod.rs"]
 mod common;
 
-use common::workspace;
+use common::{documentation_pages as pages, workspace};
 
 /// A command example and where it is.
 #[derive(Debug, Clone)]
@@ -54,25 +54,6 @@ const NOT_HERE: [(&str, &str); 8] = [
         "the test command itself (this test is part of it)",
     ),
 ];
-
-/// The README and every page of the book.
-fn pages() -> Vec<PathBuf> {
-    let root = workspace();
-    let mut pages = vec![root.join("README.md")];
-    let mut dirs = vec![root.join("docs")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
-    pages.sort();
-    pages
-}
 
 /// The `sh` blocks of `text`.
 fn sh_blocks(page: &str, text: &str) -> Vec<Example> {

@@ -4,23 +4,12 @@
 
 mod common;
 
-use common::armctl;
+use common::{armctl, panda_excitation, scratch, text};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use armctl_ident::JointLog;
 use armctl_ros::msgs::{Header, JointState, Time};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("armctl-identify-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 /// Computed torque on the realistic simulator following `trajectory`; the RMS tracking error
 /// over all joints.
@@ -99,17 +88,8 @@ fn to_mcap(log: &JointLog, path: &Path) {
 
 #[test]
 fn excite_simulate_identify_and_track_better() {
-    let dir = scratch("flow");
-    let excitation = dir.join("excitation.yaml");
-    let (ok, stdout, err) = armctl(&[
-        "excite",
-        "urdf/panda.urdf",
-        "--duration",
-        "20",
-        "--out",
-        text(&excitation),
-    ]);
-    assert!(ok, "{err}");
+    let dir = scratch("identify", "flow");
+    let (excitation, stdout) = panda_excitation(&dir);
     let condition: f64 = stdout
         .rsplit("condition number of the base regressor ")
         .next()
@@ -164,7 +144,7 @@ fn excite_simulate_identify_and_track_better() {
 
 #[test]
 fn bad_logs_are_named() {
-    let dir = scratch("bad");
+    let dir = scratch("identify", "bad");
     let (ok, _, err) = armctl(&[
         "identify",
         "urdf/panda.urdf",
@@ -243,7 +223,7 @@ fn bad_logs_are_named() {
 
 #[test]
 fn the_excitation_as_a_joint_trajectory_message_is_followed_after_its_lead_in() {
-    let dir = scratch("message");
+    let dir = scratch("identify", "message");
     let (excitation, message) = (dir.join("excitation.yaml"), dir.join("message.yaml"));
     let (ok, _, err) = armctl(&[
         "excite",

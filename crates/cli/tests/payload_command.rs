@@ -9,24 +9,13 @@
 
 mod common;
 
-use common::armctl;
+use common::{armctl, scratch, text};
 
 use std::path::{Path, PathBuf};
 
 const TOOL: &str = "payload: {mass: 1.0, com: [0.04, -0.03, 0.08], inertia: [[0.003, 0, 0], [0, 0.003, 0], [0, 0, 0.002]]}\n";
 const MASS: f64 = 1.0;
 const COM: [f64; 3] = [0.04, -0.03, 0.08];
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("armctl-payload-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 fn run(args: &[&str]) -> String {
     let (ok, stdout, stderr) = armctl(args);
@@ -151,7 +140,10 @@ fn set_point_error(urdf: &str, law: &str, sim_config: &Path, params: &[&Path], d
 #[test]
 fn a_tool_is_estimated_from_the_poses_it_prescribes_and_the_arm_then_holds_its_set_point() {
     for urdf in ["urdf/panda.urdf", "urdf/ur5e.urdf"] {
-        let dir = scratch(urdf.trim_start_matches("urdf/").trim_end_matches(".urdf"));
+        let dir = scratch(
+            "payload",
+            urdf.trim_start_matches("urdf/").trim_end_matches(".urdf"),
+        );
         let tool = dir.join("tool.yaml");
         std::fs::write(&tool, TOOL).unwrap();
         let guess = dir.join("guess.yaml");
@@ -184,7 +176,7 @@ fn a_tool_is_estimated_from_the_poses_it_prescribes_and_the_arm_then_holds_its_s
 /// the estimate stays within its bounds.
 #[test]
 fn a_tool_is_estimated_through_measurement_noise() {
-    let dir = scratch("noise");
+    let dir = scratch("payload", "noise");
     let tool = dir.join("tool.yaml");
     std::fs::write(
         &tool,
@@ -198,7 +190,7 @@ fn a_tool_is_estimated_through_measurement_noise() {
 /// A log that never rests has no poses: refused with the reason.
 #[test]
 fn a_log_without_rest_is_refused_with_the_reason() {
-    let dir = scratch("moving");
+    let dir = scratch("payload", "moving");
     let out = dir.join("moving");
     run(&[
         "sim",

@@ -3,20 +3,9 @@
 
 mod common;
 
-use common::armctl;
+use common::{armctl, panda_excitation, scratch, text};
 
-use std::path::{Path, PathBuf};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("armctl-plots-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use std::path::Path;
 
 /// `path` is a PNG image and its `.svg` sibling an SVG drawing, both written by this run.
 fn assert_png_and_svg(stem: &Path) {
@@ -36,17 +25,8 @@ fn assert_png_and_svg(stem: &Path) {
 
 #[test]
 fn identify_writes_its_plots_beside_the_parameter_file() {
-    let dir = scratch("identify");
-    let excitation = dir.join("excitation.yaml");
-    let (ok, _, err) = armctl(&[
-        "excite",
-        "urdf/panda.urdf",
-        "--duration",
-        "20",
-        "--out",
-        text(&excitation),
-    ]);
-    assert!(ok, "{err}");
+    let dir = scratch("plots", "identify");
+    let (excitation, _) = panda_excitation(&dir);
     let trajectory = format!("file:{}", text(&excitation));
     let run = dir.join("run");
     let (ok, _, err) = armctl(&[
@@ -134,7 +114,7 @@ fn written(stdout: &str) -> &str {
 
 #[test]
 fn a_task_space_run_writes_the_tip_pose_plot() {
-    let out = scratch("tip");
+    let out = scratch("plots", "tip");
     let (ok, stdout, err) = armctl(&[
         "sim",
         "--urdf",
@@ -172,7 +152,7 @@ fn a_task_space_run_writes_the_tip_pose_plot() {
 
 #[test]
 fn a_joint_space_run_writes_no_tip_pose_plot() {
-    let out = scratch("joint");
+    let out = scratch("plots", "joint");
     let (ok, stdout, err) = armctl(&[
         "sim",
         "--urdf",

@@ -2,7 +2,7 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The workspace root (bundled `urdf/` and `config/` are relative to it).
@@ -34,4 +34,52 @@ pub(crate) fn armctl_with_env(
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// An empty scratch directory for one test: `<tmp>/armctl-<group>-<name>-<pid>`.
+pub(crate) fn scratch(group: &str, name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("armctl-{group}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A path as a command-line argument.
+pub(crate) fn text(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// `armctl excite urdf/panda.urdf --duration 20` into `dir/excitation.yaml`, as
+/// docs/identification.md runs it: the file and what the command printed.
+pub(crate) fn panda_excitation(dir: &Path) -> (PathBuf, String) {
+    let excitation = dir.join("excitation.yaml");
+    let (ok, stdout, err) = armctl(&[
+        "excite",
+        "urdf/panda.urdf",
+        "--duration",
+        "20",
+        "--out",
+        text(&excitation),
+    ]);
+    assert!(ok, "{err}");
+    (excitation, stdout)
+}
+
+/// The Markdown the project publishes: the README and the book's pages under `docs/`, sorted.
+pub(crate) fn documentation_pages() -> Vec<PathBuf> {
+    let root = workspace();
+    let mut pages = vec![root.join("README.md")];
+    let mut dirs = vec![root.join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    pages
 }

@@ -7,26 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use armctl_e2e::workspace_dir;
+mod common;
 
-/// The Markdown the project publishes: the README and the book's pages.
-fn pages() -> Vec<PathBuf> {
-    let root = workspace_dir();
-    let mut pages = vec![root.join("README.md")];
-    let mut dirs = vec![root.join("docs")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
-    pages.sort();
-    pages
-}
+use common::{documentation_pages as pages, workspace as workspace_dir};
 
 /// The text outside code blocks (a shell example may print `[x](y)`).
 fn prose(text: &str) -> String {
