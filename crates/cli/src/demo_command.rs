@@ -18,7 +18,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::run_files::{write_csv, write_plots};
-use crate::run_summary::{render, summarize, RunInfo, Summary};
+use crate::run_summary::{render, summarize, ArmHeld, RunInfo, Summary};
 use crate::sim_command::start_configuration;
 use crate::trajectory_spec;
 
@@ -171,7 +171,11 @@ fn params_file(args: &DemoArgs) -> Option<PathBuf> {
     }
     let stem = args.urdf.file_stem()?.to_str()?;
     let folder = args.urdf.parent()?;
-    let config = folder.join("..").join("config");
+    // `urdf/x.urdf` -> `config/`, shown as such rather than `urdf/../config/`.
+    let config = match folder.parent() {
+        Some(root) if folder.file_name().is_some() => root.join("config"),
+        _ => folder.join("..").join("config"),
+    };
     let file = config.join(format!("{stem}_{}.yaml", args.controller));
     file.is_file().then_some(file)
 }
@@ -207,7 +211,7 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
             .iter()
             .map(|p| p.display().to_string())
             .collect(),
-        controller_overrides: assignments(&args.set, "--set")?,
+        controller_overrides: controller_overrides(args, robot)?,
         sim_overrides,
         trajectory: reference,
         duration: args.duration,
@@ -215,6 +219,26 @@ fn setup(args: &DemoArgs, robot: &Robot, trajectory: &str) -> Result<DemoSetup> 
         namespace: "/".into(),
         dds,
     })
+}
+
+/// `--set`, after `target_source:=joint_reference` for a task-space law: the demo sends a
+/// joint reference, which such a law follows through forward kinematics only then (its
+/// default, `pose`, waits for `~/target_pose` and would ignore it).
+fn controller_overrides(args: &DemoArgs, robot: &Robot) -> Result<Vec<(String, String)>> {
+    let set = assignments(&args.set, "--set")?;
+    let task_space = armctl_control::controller_by_name(&args.controller, robot)
+        .is_ok_and(|mut law| law.task_space().is_some());
+    if !task_space {
+        return Ok(set);
+    }
+    if let Some((_, value)) = set.iter().rev().find(|(n, _)| n == "target_source") {
+        if value != "joint_reference" {
+            bail!("--set target_source:={value}: the demo sends a joint reference, which {} follows only with target_source:=joint_reference (send pose targets to a running controller_node's ~/target_pose instead)", args.controller);
+        }
+    }
+    let mut overrides = vec![("target_source".to_string(), "joint_reference".to_string())];
+    overrides.extend(set);
+    Ok(overrides)
 }
 
 fn progress_bar(duration: f64) -> ProgressBar {
@@ -265,6 +289,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         bail!("controller_node held the arm for the whole run and never ran {} (its reason is in its log above)", args.controller);
     }
     let (control_steps, holding_steps) = (record.time.len(), record.holding_steps);
+    let held = (record.holding_steps, record.first_holding);
     let log = run_log(record);
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
@@ -277,6 +302,8 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         duration: args.duration,
         dt: 1.0 / args.rate,
         joint_limited: None,
+        held,
+        tip_to_target: None,
     };
     let summary = DemoSummary {
         run: summarize(info, &robot, &log, files),
@@ -291,10 +318,21 @@ pub(crate) fn run(args: &DemoArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print!("{}", render(&summary.run));
+        // The controller steps once per period of the simulator's clock; a gap in `~/state`
+        // is a message the recorder did not receive (keep-last 10: a recorder that falls
+        // behind loses the oldest), not a step the loop skipped.
+        let periods = (args.duration * args.rate).round() as usize;
         println!(
-            "over {}: {} control steps recorded, {} holding",
-            summary.transport, summary.control_steps, summary.holding_steps
+            "over {}: {} control steps recorded of {periods} periods ({} ~/state messages not received), {} holding",
+            summary.transport,
+            summary.control_steps,
+            periods.saturating_sub(summary.control_steps),
+            summary.holding_steps
         );
     }
+    ArmHeld::check(
+        &summary.run,
+        Some("its reason is in controller_node's log above"),
+    )?;
     Ok(())
 }

@@ -78,7 +78,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("armctl: {e:#}");
-            ExitCode::FAILURE
+            match e.downcast_ref::<run_summary::ArmHeld>() {
+                Some(_) => ExitCode::from(run_summary::ArmHeld::EXIT_CODE),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

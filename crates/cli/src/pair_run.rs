@@ -21,6 +21,7 @@ use nalgebra::{IsometryMatrix3, Vector3};
 use serde::Serialize;
 
 use crate::plots::{line_chart, Series};
+use crate::run_summary::ArmHeld;
 
 /// Who controls the pair, in the loop every runner drives (paced by the simulator).
 pub(crate) enum PairControl<'a> {
@@ -236,6 +237,20 @@ pub(crate) struct PairSummary {
     object_tracking: Option<ObjectTracking>,
     real_time_factor: f64,
     files: Vec<PathBuf>,
+}
+
+impl PairSummary {
+    /// The error for a pair in which an arm held in its safe mode (exit 3, as one arm's run).
+    pub(crate) fn check_held(&self) -> Result<(), ArmHeld> {
+        if self.held_steps.iter().all(|&h| h == 0) {
+            return Ok(());
+        }
+        let first = self.events.first().map(String::as_str).unwrap_or("");
+        Err(ArmHeld(format!(
+            "an arm held in its safe mode ({} of {} steps ({}), {} ({})): {first}; its reference was cancelled there",
+            self.held_steps[0], self.steps, self.arms[0], self.held_steps[1], self.arms[1]
+        )))
+    }
 }
 
 /// Runs `steps` steps of the pair, each arm under its runtime.

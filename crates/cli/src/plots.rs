@@ -139,16 +139,19 @@ fn figure_size(panels: usize) -> (u32, u32) {
     (WIDTH, HEIGHT.max(60 + ROW_HEIGHT * rows))
 }
 
-/// Tick labels with enough digits for the span: plain decimals down to 0.01, else scientific
-/// (plotters' default prints 2e-5 as "0.0").
-fn tick_format(span: f64) -> impl Fn(f64) -> String {
+/// Tick labels with enough digits for the axis `lo..hi`: plain decimals down to a span of
+/// 0.01, and for a narrow span far from zero (a tip coordinate that moves by millimetres),
+/// else scientific (plotters' default prints 2e-5 as "0.0").
+fn tick_format(lo: f64, hi: f64) -> impl Fn(f64) -> String {
+    let span = hi - lo;
+    let offset = lo.abs().max(hi.abs()) >= 10.0 * span;
     move |v: f64| {
         // A tick at zero computed as 1e-21 reads as zero.
         let v = if v.abs() < span * 1e-9 { 0.0 } else { v };
         if span >= 10.0 {
             format!("{v:.0}")
-        } else if span >= 0.01 {
-            let digits = (2.0 - span.log10().floor()).clamp(1.0, 4.0) as usize;
+        } else if span >= 0.01 || (offset && span >= 1e-7) {
+            let digits = (2.0 - span.log10().floor()).clamp(1.0, 9.0) as usize;
             format!("{v:.digits$}")
         } else {
             format!("{v:.1e}")
@@ -325,7 +328,7 @@ fn draw_panel<DB: DrawingBackend>(
         .x_label_area_size(45)
         .y_label_area_size(90)
         .build_cartesian_2d(t0..t1.max(t0 + 1e-9), lo..hi)?;
-    let y_format = tick_format(hi - lo);
+    let y_format = tick_format(lo, hi);
     chart
         .configure_mesh()
         .x_desc("time [s]")
@@ -576,9 +579,13 @@ mod tests {
 
     #[test]
     fn tick_labels_keep_small_values_apart() {
-        assert_eq!(tick_format(6e-5)(2e-5), "2.0e-5");
-        assert_eq!(tick_format(0.5)(0.25), "0.250");
-        assert_eq!(tick_format(30.0)(12.4), "12");
-        assert_eq!(tick_format(6e-5)(-3.4e-21), "0.0e0");
+        assert_eq!(tick_format(-3e-5, 3e-5)(2e-5), "2.0e-5");
+        assert_eq!(tick_format(0.0, 0.5)(0.25), "0.250");
+        assert_eq!(tick_format(0.0, 30.0)(12.4), "12");
+        assert_eq!(tick_format(-3e-5, 3e-5)(-3.4e-21), "0.0e0");
+        // A coordinate that moves by millimetres far from zero: the ticks differ.
+        let narrow = tick_format(0.578, 0.583);
+        assert_eq!(narrow(0.579), "0.57900");
+        assert_ne!(narrow(0.579), narrow(0.580));
     }
 }

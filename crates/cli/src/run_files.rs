@@ -12,7 +12,7 @@ use armctl_sim::RunLog;
 use crate::plots::{line_chart, Series};
 
 mod tip_pose;
-pub(crate) use tip_pose::{write_tip_pose_plot, TipTarget};
+pub(crate) use tip_pose::{target_error, write_tip_pose_plot, TargetError, TipTarget};
 
 /// The shortest text that reads back as exactly `v` (`1.38e-17`, not 35 digits of zeros);
 /// `NaN`, `inf` and `-inf` for the rest.

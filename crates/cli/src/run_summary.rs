@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use armctl_model::Robot;
 use armctl_sim::RunLog;
+
+use crate::run_files::TargetError;
 use serde::Serialize;
 
 /// Per-joint results.
@@ -56,8 +58,17 @@ pub(crate) struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     joint_limited_commands: Option<usize>,
     real_time_factor: f64,
+    /// Steps the controller held in its safe mode instead of following the reference.
+    held_steps: usize,
+    /// When it first held, s (the reference is cancelled there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held_from: Option<f64>,
     /// The tip's distance from where the joint reference puts it, m.
     tip_error: TipError,
+    /// With `--target-pose`: the tip's distance from its pose target (the joint reference is
+    /// then only where the arm started).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tip_to_target: Option<TargetError>,
     /// Per contact point of the scene.
     contacts: Vec<ContactSummary>,
     /// Conditions the controller's claims need that do not hold.
@@ -80,7 +91,42 @@ pub(crate) struct RunInfo {
     pub(crate) dt: f64,
     /// Efforts the joint-limit protection bounded (`None`: not known to this runner).
     pub(crate) joint_limited: Option<usize>,
+    /// Steps held in the safe mode, and the time of the first.
+    pub(crate) held: (usize, Option<f64>),
+    /// The tip against a `--target-pose` target.
+    pub(crate) tip_to_target: Option<TargetError>,
 }
+
+/// A run that went to its end but held the arm in its safe mode on the way: the reference
+/// was cancelled where it first held, so its figures are not the reference's tracking.
+/// `armctl` exits with [`ArmHeld::EXIT_CODE`] after printing the summary.
+#[derive(Debug)]
+pub(crate) struct ArmHeld(pub(crate) String);
+
+impl ArmHeld {
+    /// The exit code of a run that held (1 is a refusal: nothing ran).
+    pub(crate) const EXIT_CODE: u8 = 3;
+
+    /// The error for `summary`'s run, when it held; `reason` names why, as the node said.
+    pub(crate) fn check(summary: &Summary, reason: Option<&str>) -> Result<(), ArmHeld> {
+        let Some(from) = summary.held_from.filter(|_| summary.held_steps > 0) else {
+            return Ok(());
+        };
+        let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+        Err(ArmHeld(format!(
+            "the arm held in its safe mode for {} of {} steps, from t = {from:.3} s{why}: the reference was cancelled there, so the errors above are against where the arm held, not the reference",
+            summary.held_steps, summary.steps
+        )))
+    }
+}
+
+impl std::fmt::Display for ArmHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArmHeld {}
 
 pub(crate) fn summarize(
     info: RunInfo,
@@ -121,7 +167,10 @@ pub(crate) fn summarize(
         saturated_commands: log.saturated,
         joint_limited_commands: info.joint_limited,
         real_time_factor: info.duration / log.wall_seconds.max(1e-9),
+        held_steps: info.held.0,
+        held_from: info.held.1,
         tip_error: tip_error(robot, log),
+        tip_to_target: info.tip_to_target,
         contacts: contact_summaries(log),
         files,
     }
@@ -182,11 +231,24 @@ pub(crate) fn render(s: &Summary) -> String {
             j.joint, j.rms_error, j.max_error, j.final_error, j.max_effort
         );
     }
-    let _ = writeln!(
-        out,
-        "{:<24} {:>12.3e} {:>12.3e} {:>12.3e}   (m, from the reference through FK)",
-        "tip position", s.tip_error.rms, s.tip_error.max, s.tip_error.last
-    );
+    match &s.tip_to_target {
+        Some(target) => {
+            let [rms, max, last] = target.distances();
+            let _ = writeln!(
+                out,
+                "{:<24} {rms:>12.3e} {max:>12.3e} {last:>12.3e}   (m, from the pose target; orientation {:.3e} rad at the end)",
+                "tip to target",
+                target.final_orientation()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{:<24} {:>12.3e} {:>12.3e} {:>12.3e}   (m, from the reference through FK)",
+                "tip position", s.tip_error.rms, s.tip_error.max, s.tip_error.last
+            );
+        }
+    }
     for c in &s.contacts {
         let [x, y, z] = c.final_force;
         let _ = write!(
@@ -200,6 +262,13 @@ pub(crate) fn render(s: &Summary) -> String {
     let _ = writeln!(out, "\nsaturated commands: {}", s.saturated_commands);
     if let Some(bounded) = s.joint_limited_commands {
         let _ = writeln!(out, "commands bounded at a soft joint limit: {bounded}");
+    }
+    if let Some(from) = s.held_from.filter(|_| s.held_steps > 0) {
+        let _ = writeln!(
+            out,
+            "held in the safe mode: {} of {} steps, from t = {from:.3} s (the reference cancelled there)",
+            s.held_steps, s.steps
+        );
     }
     let _ = writeln!(out, "real-time factor: {:.0}x", s.real_time_factor);
     let _ = writeln!(

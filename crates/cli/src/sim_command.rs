@@ -18,8 +18,8 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nalgebra::IsometryMatrix3;
 
-use crate::run_files::{write_csv, write_plots, write_tip_pose_plot, TipTarget};
-use crate::run_summary::{render, summarize, RunInfo};
+use crate::run_files::{target_error, write_csv, write_plots, write_tip_pose_plot, TipTarget};
+use crate::run_summary::{render, summarize, ArmHeld, RunInfo};
 use crate::{pair_run, params_file, sim_config_file, trajectory_spec};
 use armctl_sim::scene_file;
 
@@ -100,9 +100,10 @@ pub(crate) struct SimArgs {
 
 /// The robot and its conversion (what it noticed, where the URDF links are).
 fn load_robot(args: &SimArgs) -> Result<(Robot, ConversionReport)> {
+    let (base_link, tip_link) = chain_ends(args)?;
     let options = ChainOptions {
-        base_link: args.base.clone(),
-        tip_link: args.tip.clone(),
+        base_link,
+        tip_link,
         branches: if args.drop_branches {
             BranchPolicy::Drop
         } else {
@@ -116,12 +117,90 @@ fn load_robot(args: &SimArgs) -> Result<(Robot, ConversionReport)> {
     Ok((conversion.robot, conversion.report))
 }
 
+/// The chain's base and tip links: `--base`/`--tip`, else `base_link`/`tip_link` of the
+/// parameter files (the last file's, as controller_node reads them). The robot itself comes
+/// from `--urdf` only: a file's `urdf_path` naming another file, `robot_description` or
+/// `xacro_args` are refused, as is a link that disagrees with its flag, rather than left unread.
+fn chain_ends(args: &SimArgs) -> Result<(Option<String>, Option<String>)> {
+    let mut from_files: [Option<(String, &PathBuf)>; 2] = [None, None];
+    for path in &args.params {
+        for (name, value) in params_file::values(std::slice::from_ref(path))? {
+            let unset = match &value {
+                RosValue::String(text) => text.is_empty(),
+                RosValue::StringArray(list) => list.is_empty(),
+                // A YAML `[]` reads as an empty list of doubles.
+                RosValue::DoubleArray(list) => list.is_empty(),
+                _ => false,
+            };
+            let end = match name.as_str() {
+                _ if unset => continue,
+                "base_link" => 0,
+                "tip_link" => 1,
+                "urdf_path" if same_file(&value, &args.urdf) => continue,
+                "urdf_path" | "robot_description" | "xacro_args" => bail!(
+                    "{}: {name}: armctl sim takes the robot from --urdf ({}); remove {name} from the file (controller_node reads it) or pass that URDF as --urdf",
+                    path.display(),
+                    args.urdf.display()
+                ),
+                _ => continue,
+            };
+            let RosValue::String(link) = value else {
+                bail!("{}: {name} must be a link name", path.display());
+            };
+            from_files[end] = Some((link, path));
+        }
+    }
+    let [base, tip] = from_files;
+    Ok((
+        agreed(args.base.clone(), base, "--base", "base_link")?,
+        agreed(args.tip.clone(), tip, "--tip", "tip_link")?,
+    ))
+}
+
+/// A flag's link, else the files'; refused when both are given and differ.
+fn agreed(
+    flag: Option<String>,
+    file: Option<(String, &PathBuf)>,
+    flag_name: &str,
+    parameter: &str,
+) -> Result<Option<String>> {
+    match (flag, file) {
+        (Some(given), Some((link, path))) if given != link => bail!(
+            "{}: {parameter} '{link}' disagrees with {flag_name} {given}",
+            path.display()
+        ),
+        (Some(given), _) => Ok(Some(given)),
+        (None, file) => Ok(file.map(|(link, _)| link)),
+    }
+}
+
+/// Whether a parameter's path names the file at `path`.
+fn same_file(value: &RosValue, path: &std::path::Path) -> bool {
+    let RosValue::String(named) = value else {
+        return false;
+    };
+    match (std::fs::canonicalize(named), std::fs::canonicalize(path)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// `--q0`, or the middle of each joint's range.
 pub(crate) fn start_configuration(q0: Option<&str>, robot: &Robot) -> Result<Vec<f64>> {
-    match q0 {
-        Some(text) => trajectory_spec::parse_values(text, robot.dof(), "--q0", false),
-        None => Ok(robot.middle_configuration()),
+    let Some(text) = q0 else {
+        return Ok(robot.middle_configuration());
+    };
+    let q0 = trajectory_spec::parse_values(text, robot.dof(), "--q0", false)?;
+    for (joint, q) in robot.joints().iter().zip(&q0) {
+        let (lower, upper) = (joint.limits.lower, joint.limits.upper);
+        if !(lower..=upper).contains(q) {
+            bail!(
+                "--q0: {} = {q} is outside its range [{lower}, {upper}]",
+                joint.name
+            );
+        }
     }
+    Ok(q0)
 }
 
 /// The most steps a run records (in memory: about 350 MB for a 7-joint arm).
@@ -202,7 +281,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let task_space = runtime.core_mut().controller_mut().task_space().is_some();
     if target.is_some() && !task_space {
         bail!(
-            "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration), not '{}'",
+            "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration, hybrid_force_position), not '{}'",
             runtime.core().controller().name()
         );
     }
@@ -219,13 +298,22 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
     log.saturated += control.clipped();
     let joint_limited = control.joint_limited();
+    let held = (control.held, control.first_held);
     let events = control.events;
+    // The first hold's reason, without its time ("t = 0.023 s: holding ...").
+    let hold_reason = events.iter().find(|e| e.contains("holding")).map(|e| {
+        e.split_once(" s: ")
+            .map_or(e.as_str(), |(_, r)| r)
+            .to_string()
+    });
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut files = vec![write_csv(&args.out.join("run.csv"), &robot, &log)?];
     files.extend(write_plots(&args.out, &robot, &log)?);
+    let mut tip_to_target = None;
     if let Some(tip_target) = &tip_target {
         files.extend(write_tip_pose_plot(&args.out, &robot, &log, tip_target)?);
+        tip_to_target = target_error(&robot, &log, tip_target)?;
     }
     runtime.core_mut().controller_mut().check_damping();
     let controller = runtime.core().controller();
@@ -251,6 +339,8 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         duration: args.duration,
         dt: args.dt,
         joint_limited: Some(joint_limited),
+        held,
+        tip_to_target,
     };
     let summary = summarize(info, &robot, &log, files);
     if args.json {
@@ -258,6 +348,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     } else {
         print!("{}", render(&summary));
     }
+    ArmHeld::check(&summary, hold_reason.as_deref())?;
     Ok(())
 }
 
@@ -340,6 +431,7 @@ fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummar
     } else {
         print!("{}", pair_run::render(&summary));
     }
+    summary.check_held()?;
     Ok(())
 }
 

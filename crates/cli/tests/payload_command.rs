@@ -106,8 +106,15 @@ fn check_estimate(urdf: &str, report: &serde_json::Value) {
     assert!(com_error < 5e-3, "{urdf}: {report}");
 }
 
-/// The largest final error of every joint holding where it starts, rad.
-fn set_point_error(urdf: &str, law: &str, sim_config: &Path, params: &[&Path], dir: &Path) -> f64 {
+/// The largest final error of every joint holding where it starts, rad, and the steps the
+/// safety layer held instead (a tool the model lacks can read as a contact).
+fn set_point_error(
+    urdf: &str,
+    law: &str,
+    sim_config: &Path,
+    params: &[&Path],
+    dir: &Path,
+) -> (f64, u64) {
     let out = dir.join(format!("hold_{law}"));
     let mut args = vec![
         "sim",
@@ -128,13 +135,19 @@ fn set_point_error(urdf: &str, law: &str, sim_config: &Path, params: &[&Path], d
     for p in params {
         args.extend(["--params", text(p)]);
     }
-    let summary: serde_json::Value = serde_json::from_str(&run(&args)).unwrap();
-    summary["joints"]
+    let (ok, stdout, stderr) = armctl(&args);
+    let summary: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let held = summary["held_steps"].as_u64().unwrap();
+    // A run that held says so and fails (exit 3); one that did not, succeeds.
+    assert_eq!(ok, held == 0, "held {held} steps: {stderr}");
+    let error = summary["joints"]
         .as_array()
         .unwrap()
         .iter()
         .map(|j| j["final_error"].as_f64().unwrap().abs())
-        .fold(0.0, f64::max)
+        .fold(0.0, f64::max);
+    (error, held)
 }
 
 #[test]
@@ -163,11 +176,14 @@ fn a_tool_is_estimated_from_the_poses_it_prescribes_and_the_arm_then_holds_its_s
             "{written}"
         );
         for law in ["pd_gravity", "computed_torque"] {
-            let sagging = set_point_error(urdf, law, &tool, &[], &dir);
-            let carried = set_point_error(urdf, law, &tool, &[&params], &dir);
+            // Without the estimate the arm sags, or its weight reads as a contact and the
+            // safety layer holds it (where it sagged to).
+            let (sagging, _) = set_point_error(urdf, law, &tool, &[], &dir);
+            let (carried, held) = set_point_error(urdf, law, &tool, &[&params], &dir);
             eprintln!("{urdf} {law}: set-point error {sagging:.2e} rad without the estimate, {carried:.2e} with it");
             assert!(sagging > 1e-3, "{urdf} {law}: {sagging}");
             assert!(carried < 1e-4, "{urdf} {law}: {carried}");
+            assert_eq!(held, 0, "{urdf} {law} held with the estimate");
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct DemoRecord {
     pub estimates: Vec<Vec<f64>>,
     /// Steps in which the controller held in its safe mode.
     pub holding_steps: usize,
+    /// The time of the first of them, s since the reference started.
+    pub first_holding: Option<f64>,
     /// Commands the safety layer clipped at an effort limit (counted per joint, over every
     /// control step of the recorded part, not only the recorded rows).
     pub saturated: usize,
@@ -89,6 +91,7 @@ impl DemoRecord {
         self.time.push(t);
         if block("holding")?.first().is_some_and(|h| *h != 0.0) {
             self.holding_steps += 1;
+            self.first_holding.get_or_insert(t);
         }
         if let Some(&total) = block("saturated")?.first() {
             let before = *self.saturated_before.get_or_insert(total);

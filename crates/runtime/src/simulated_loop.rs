@@ -20,6 +20,8 @@ pub struct SimulatedLoop<G> {
     pub events: Vec<String>,
     /// Steps the core held instead of controlling.
     pub held: usize,
+    /// The time of the first step it held, s.
+    pub first_held: Option<f64>,
     /// A pose target for a task-space law, given after the first step (which holds the tip
     /// where it starts), with the time to reach it, s.
     pub target_pose: Option<(IsometryMatrix3<f64>, f64)>,
@@ -34,6 +36,7 @@ impl<G: ArmGroup> SimulatedLoop<G> {
             joints,
             events: Vec::new(),
             held: 0,
+            first_held: None,
             target_pose: None,
         }
     }
@@ -70,7 +73,10 @@ impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {
         self.arm_loop.record_state(0, &self.joints, q, qd, t);
         self.arm_loop.step(t, dt);
         effort.copy_from_slice(self.arm_loop.efforts(0));
-        self.held += usize::from(self.arm_loop.holding());
+        if self.arm_loop.holding() {
+            self.held += 1;
+            self.first_held.get_or_insert(t);
+        }
         if let Some(event) = self.arm_loop.take_event(0) {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }

@@ -9,6 +9,7 @@ use armctl_control::reference::PoseInterpolation;
 use armctl_model::{forward_kinematics, KinematicsWorkspace, Robot};
 use armctl_sim::RunLog;
 use nalgebra::{IsometryMatrix3, Vector3};
+use serde::Serialize;
 
 use crate::plots::{panel_chart, Panel, Series};
 
@@ -67,6 +68,59 @@ fn track(robot: &Robot, log: &RunLog, target: &TipTarget) -> Result<TipTrack> {
         push(&mut track.orientation_error, &error);
     }
     Ok(track)
+}
+
+/// The tip's distance from its pose target (the law's own, moving to `--target-pose` over
+/// the approach), m, and the orientation error at the end, rad.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct TargetError {
+    rms: f64,
+    max: f64,
+    #[serde(rename = "final")]
+    last: f64,
+    final_orientation: f64,
+}
+
+impl TargetError {
+    /// The row of the summary table: RMS, max and final distance, m.
+    pub(crate) fn distances(&self) -> [f64; 3] {
+        [self.rms, self.max, self.last]
+    }
+
+    /// The orientation error at the end, rad.
+    pub(crate) fn final_orientation(&self) -> f64 {
+        self.final_orientation
+    }
+}
+
+/// The tip against a `--target-pose` target; `None` for a joint reference (the summary's tip
+/// row measures that one).
+pub(crate) fn target_error(
+    robot: &Robot,
+    log: &RunLog,
+    target: &TipTarget,
+) -> Result<Option<TargetError>> {
+    if matches!(target, TipTarget::JointReference) || log.time.is_empty() {
+        return Ok(None);
+    }
+    let track = track(robot, log, target)?;
+    let distance = |row: usize| {
+        (0..3)
+            .map(|k| (track.position[k][row] - track.target[k][row]).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let distances: Vec<f64> = (0..log.time.len()).map(distance).collect();
+    let last = log.time.len() - 1;
+    Ok(Some(TargetError {
+        rms: (distances.iter().map(|d| d * d).sum::<f64>() / distances.len() as f64).sqrt(),
+        max: distances.iter().copied().fold(0.0, f64::max),
+        last: distances[last],
+        final_orientation: (0..3)
+            .map(|k| track.orientation_error[k][last].powi(2))
+            .sum::<f64>()
+            .sqrt(),
+    }))
 }
 
 fn push(columns: &mut [Vec<f64>; 3], v: &Vector3<f64>) {

@@ -15,6 +15,27 @@ pub(crate) fn armctl(args: &[&str]) -> (bool, String, String) {
     armctl_with_env(args, &[])
 }
 
+/// `armctl sim` or `demo` that must run to its end, where the arm may hold on the way (a
+/// collision or an over-speed the test provokes): whether it held (exit code 3, said on
+/// stderr), stdout, stderr. Any other failure fails the test.
+pub(crate) fn armctl_ran(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_armctl"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("armctl runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let held = match out.status.code() {
+        Some(0) => false,
+        Some(3) if stderr.contains("the arm held in its safe mode") => true,
+        code => panic!("armctl {args:?} exited {code:?}: {stderr}"),
+    };
+    (held, stdout, stderr)
+}
+
 /// As [`armctl`], with environment variables set (`Some`) or removed (`None`).
 pub(crate) fn armctl_with_env(
     args: &[&str],

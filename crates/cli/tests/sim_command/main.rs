@@ -4,7 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use common::{armctl, workspace};
+use common::{armctl, armctl_ran, workspace};
 
 use std::path::PathBuf;
 
@@ -13,6 +13,7 @@ mod external_torque;
 mod one_arm;
 mod pairs;
 mod scenes;
+mod what_ran;
 
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("armctl-sim-test-{name}-{}", std::process::id()));

@@ -165,7 +165,7 @@ impl std::fmt::Display for Collision {
         match &self.joint {
             Some(joint) => write!(
                 f,
-                "collision: {joint}'s external torque {:.2} above its threshold {:.2}",
+                "collision: {joint}'s external torque {:.3} beyond its threshold +-{:.3}",
                 self.value, self.threshold
             )?,
             None => write!(

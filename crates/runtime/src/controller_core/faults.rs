@@ -114,11 +114,11 @@ impl std::fmt::Display for Implausible {
         match self.rule {
             ImplausibleRule::Position { lower, upper, margin } => write!(
                 f,
-                "{joint} at {value} is beyond its limits [{lower}, {upper}] by more than position_limit_margin {margin}"
+                "{joint} at {value:.4} is beyond its limits [{lower}, {upper}] by more than position_limit_margin {margin}"
             ),
             ImplausibleRule::Velocity { limit, factor } => write!(
                 f,
-                "{joint} moves at {value}, more than {factor} times its limit {limit}"
+                "{joint} moves at {value:.3}, more than {factor} times its limit {limit}"
             ),
         }
     }
