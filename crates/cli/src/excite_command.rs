@@ -176,7 +176,14 @@ pub(crate) fn run(args: &ExciteArgs) -> Result<()> {
         velocity: args.velocity,
         acceleration: args.acceleration,
     };
-    let found = excitation(&robot, 1.0 / args.period, args.harmonics, limits, args.seed)?;
+    let whole = excitation(&robot, 1.0 / args.period, args.harmonics, limits, args.seed)?;
+    let found = whole.cut_to(&robot, args.duration)?;
+    if args.duration < args.period {
+        eprintln!(
+            "warning: --duration {} s is shorter than --period {} s: the series runs for part of a period, which conditions the base regressor at {:.1} (a whole period: {:.1}); identify from at least one period",
+            args.duration, args.period, found.condition_number, whole.condition_number
+        );
+    }
     write(&args.out, &found.to_yaml(&robot, args.duration)?)?;
     let message = || {
         let step = args.message_step;

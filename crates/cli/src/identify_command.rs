@@ -28,9 +28,9 @@ pub(crate) struct IdentifyArgs {
     /// .mcap file.
     #[arg(long)]
     log: PathBuf,
-    /// Topic of the joint states in an MCAP log.
-    #[arg(long, default_value = "/joint_states")]
-    topic: String,
+    /// Topic of the joint states in a rosbag2 log (default /joint_states); a CSV log has none.
+    #[arg(long)]
+    topic: Option<String>,
     /// Identify viscous and Coulomb friction per joint too.
     #[arg(long)]
     friction: bool,
@@ -100,10 +100,16 @@ fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
             .iter()
             .any(|e| extension.eq_ignore_ascii_case(e));
     if bag {
-        Ok(armctl_ros::bag::read_joint_states(&args.log, &args.topic)?)
-    } else {
-        Ok(JointLog::read_csv(&args.log)?)
+        let topic = args.topic.as_deref().unwrap_or("/joint_states");
+        return Ok(armctl_ros::bag::read_joint_states(&args.log, topic)?);
     }
+    if let Some(topic) = &args.topic {
+        anyhow::bail!(
+            "--topic {topic}: {} is a CSV log, which has no topics (--topic picks the joint states of a rosbag2 log)",
+            args.log.display()
+        );
+    }
+    Ok(JointLog::read_csv(&args.log)?)
 }
 
 pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {

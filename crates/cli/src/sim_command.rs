@@ -259,10 +259,10 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         };
     }
     if let Some(scene) = scene {
-        if let Some(setup) = armctl_runtime::scene::pair_of(&scene, &robot).context("the scene")? {
+        if let Some(setup) = armctl_runtime::scene::pair_of(&scene, &robot)? {
             return run_pair(args, &robot, &setup, config, steps);
         }
-        config.scene = scene.resolve(&robot, &report).context("the scene")?;
+        config.scene = scene.resolve(&robot, &report)?;
     }
     if args.object_move.is_some() {
         bail!("--object-move moves the object of a pair scene (--scene, e.g. config/scenes/two_pandas_carry.yaml)");
@@ -272,7 +272,8 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let settings_warnings = runtime.settings().warnings();
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
-    let mut sim = Simulator::new(&robot, &q0, config)?;
+    let mut sim = Simulator::new(&robot, &q0, config)
+        .with_context(|| format!("the simulator at --dt {} s", args.dt))?;
     runtime
         .core_mut()
         .follow(trajectory, 0.0)
@@ -335,7 +336,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     let info = RunInfo {
         controller: controller.name().to_string(),
         warnings,
-        trajectory: args.trajectory.clone(),
+        trajectory: followed(args),
         duration: args.duration,
         dt: args.dt,
         joint_limited: Some(joint_limited),
@@ -493,6 +494,14 @@ fn target_pose(
 /// The controller as controller_node configures it (the same parameters, identified model,
 /// safety layer and hold rules), on the URDF's robot: `--controller` wins over a `controller`
 /// in the files.
+/// What the arm followed, as the summary names it: a `--target-pose` run follows its pose.
+fn followed(args: &SimArgs) -> String {
+    match &args.target_pose {
+        Some(pose) => format!("target pose {pose}"),
+        None => args.trajectory.clone(),
+    }
+}
+
 /// The controller as the arguments configure it. A task-space law given a `--trajectory` (and
 /// no `--target-pose`) follows it with its tip: `target_source` is `joint_reference`.
 fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ControllerRuntime> {

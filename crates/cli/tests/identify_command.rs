@@ -142,6 +142,38 @@ fn excite_simulate_identify_and_track_better() {
     }
 }
 
+/// Before, a run shorter than one period printed (and wrote) the whole period's condition
+/// number, 10.1, for a series that excites far less.
+#[test]
+fn an_excitation_shorter_than_its_period_reports_its_own_condition_number() {
+    let dir = scratch("identify", "short-excitation");
+    let file = dir.join("short.yaml");
+    let (ok, stdout, stderr) = armctl(&[
+        "excite",
+        "urdf/panda.urdf",
+        "--duration",
+        "3",
+        "--out",
+        text(&file),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("--duration 3 s is shorter than --period 10 s"),
+        "{stderr}"
+    );
+    let printed: f64 = stdout
+        .rsplit("condition number of the base regressor ")
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no condition number in: {stdout}"));
+    assert!(printed > 20.0, "{stdout}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    let document: serde_yaml::Value = serde_yaml::from_str(&written).unwrap();
+    let in_file = document["fourier"]["condition_number"].as_f64().unwrap();
+    assert!((in_file - printed).abs() <= 0.05 * printed, "{written}");
+}
+
 #[test]
 fn bad_logs_are_named() {
     let dir = scratch("identify", "bad");
@@ -200,7 +232,8 @@ fn bad_logs_are_named() {
     std::fs::write(&still, still_log(1.0)).unwrap();
     let milliseconds = dir.join("milliseconds.csv");
     std::fs::write(&milliseconds, still_log(1000.0)).unwrap();
-    let cases: [(&Path, &[&str], &str); 9] = [
+    // Before, --topic was ignored for a CSV log without a word.
+    let cases: [(&Path, &[&str], &str); 10] = [
         (&twice, &[], "column 'q_a' appears twice"),
         (&short, &[], "too few"),
         (&other, &[], "panda_joint1"),
@@ -210,6 +243,11 @@ fn bad_logs_are_named() {
         (&milliseconds, &[], "is the time column in seconds?"),
         (&still, &["--cutoff", "0"], "cutoff"),
         (&still, &["--holdout", "1"], "held-out fraction"),
+        (
+            &still,
+            &["--topic", "/arm/joint_states"],
+            "is a CSV log, which has no topics",
+        ),
     ];
     for (log, extra, expected) in cases {
         let mut args = vec!["identify", "urdf/panda.urdf", "--log", text(log)];

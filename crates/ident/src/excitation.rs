@@ -138,30 +138,49 @@ impl Search<'_> {
     }
 
     fn condition(&self, trajectory: &Fourier) -> Result<f64, IdentError> {
-        let n = self.robot.dof();
-        let mut ws = DynamicsWorkspace::new(self.robot);
-        let mut r = JointReference::hold(&vec![0.0; n]);
-        let (mut y, mut y_b) = (
-            DMatrix::zeros(n, PARAMS_PER_LINK * n),
-            DMatrix::zeros(n, self.base.count()),
-        );
-        let mut w = DMatrix::zeros(self.times.len() * n, self.base.count());
-        for (k, &t) in self.times.iter().enumerate() {
-            trajectory.sample(t, &mut r);
-            regressor(self.robot, &mut ws, &r.q, &r.qd, &r.qd, &r.qdd, &mut y)?;
-            self.base.select(&y, &mut y_b)?;
-            w.view_mut((k * n, 0), (n, self.base.count()))
-                .copy_from(&y_b);
-        }
-        for mut c in w.column_iter_mut() {
-            let norm = c.norm();
-            if norm > 0.0 {
-                c /= norm;
-            }
-        }
-        let s = w.svd(false, false).singular_values;
-        Ok(s.max() / s.min())
+        condition_with(self.robot, &self.base, trajectory, &self.times)
     }
+}
+
+/// Condition number of the base regressor (unit-norm columns) of `robot` stacked over `trajectory`
+/// sampled at `times`.
+pub fn regressor_condition(
+    robot: &Robot,
+    trajectory: &Fourier,
+    times: &[f64],
+) -> Result<f64, IdentError> {
+    let base = numeric_base_parameters(robot)?;
+    condition_with(robot, &base, trajectory, times)
+}
+
+fn condition_with(
+    robot: &Robot,
+    base: &BaseParameters,
+    trajectory: &Fourier,
+    times: &[f64],
+) -> Result<f64, IdentError> {
+    let n = robot.dof();
+    let mut ws = DynamicsWorkspace::new(robot);
+    let mut r = JointReference::hold(&vec![0.0; n]);
+    let (mut y, mut y_b) = (
+        DMatrix::zeros(n, PARAMS_PER_LINK * n),
+        DMatrix::zeros(n, base.count()),
+    );
+    let mut w = DMatrix::zeros(times.len() * n, base.count());
+    for (k, &t) in times.iter().enumerate() {
+        trajectory.sample(t, &mut r);
+        regressor(robot, &mut ws, &r.q, &r.qd, &r.qd, &r.qdd, &mut y)?;
+        base.select(&y, &mut y_b)?;
+        w.view_mut((k * n, 0), (n, base.count())).copy_from(&y_b);
+    }
+    for mut c in w.column_iter_mut() {
+        let norm = c.norm();
+        if norm > 0.0 {
+            c /= norm;
+        }
+    }
+    let s = w.svd(false, false).singular_values;
+    Ok(s.max() / s.min())
 }
 
 type Coefficients = (Vec<Vec<f64>>, Vec<Vec<f64>>);
@@ -187,7 +206,7 @@ pub fn excitation(
         frequency: base_frequency,
         harmonics,
         limits,
-        times: (0..120).map(|k| period * k as f64 / 120.0).collect(),
+        times: sample_times(period),
     };
     let n = robot.dof();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -244,6 +263,32 @@ pub fn excitation(
         trajectory,
         condition_number,
     })
+}
+
+/// The times one period (or a shorter run) is sampled at to judge its conditioning.
+fn sample_times(span: f64) -> Vec<f64> {
+    (0..SAMPLES_PER_SPAN)
+        .map(|k| span * k as f64 / SAMPLES_PER_SPAN as f64)
+        .collect()
+}
+
+/// Samples per period the condition number is computed from.
+const SAMPLES_PER_SPAN: usize = 120;
+
+impl Excitation {
+    /// The excitation run for `duration` s only: when that is less than one period, the
+    /// condition number is the one over what runs (a part of a period excites less).
+    pub fn cut_to(&self, robot: &Robot, duration: f64) -> Result<Excitation, IdentError> {
+        let period = 1.0 / self.trajectory.base_frequency();
+        if duration >= period {
+            return Ok(self.clone());
+        }
+        let times = sample_times(duration);
+        Ok(Excitation {
+            trajectory: self.trajectory.clone(),
+            condition_number: regressor_condition(robot, &self.trajectory, &times)?,
+        })
+    }
 }
 
 /// The file `armctl excite` writes and `--trajectory FILE` reads.

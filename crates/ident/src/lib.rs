@@ -18,7 +18,8 @@ mod physical_consistency;
 pub use differentiation::{differentiate, low_pass};
 pub use error::IdentError;
 pub use excitation::{
-    excitation, fourier_from_yaml, is_fourier_file, Excitation, ExcitationLimits,
+    excitation, fourier_from_yaml, is_fourier_file, regressor_condition, Excitation,
+    ExcitationLimits,
 };
 pub use identification::{identify, HeldOutSeries, Identification, IdentifyOptions};
 pub use identified_model::IdentifiedModel;

@@ -19,6 +19,12 @@ use crate::{
 const NEARLY_PARALLEL: f64 = 1e-3;
 /// Number of configurations the converted model is checked at.
 const SELF_CHECK_SAMPLES: usize = 16;
+/// Largest tolerance accepted (rad, m): beyond it, snapping axes to parallel or intersecting
+/// moves the tip by more than a real arm's calibration error.
+pub(crate) const MAX_TOLERANCE: f64 = 1e-2;
+/// Largest tip-pose difference (elements of the 4x4 pose, m or unitless) between the model and
+/// the URDF a conversion may keep: beyond it the model is a different arm.
+pub(crate) const MAX_FK_RESIDUAL: f64 = 1e-3;
 
 /// A converted model and what the conversion did.
 #[derive(Debug, Clone)]
@@ -74,8 +80,8 @@ pub fn urdf_to_robot(text: &str, options: &ChainOptions) -> Result<Conversion, M
 }
 
 fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, ModelError> {
+    let tolerance = checked_tolerance(options.tolerance)?;
     let chain = Chain::extract(tree, options)?;
-    let tolerance = options.tolerance;
     let n = chain.joints.len();
     let neighbours: Vec<Neighbour> = (0..n)
         .map(|i| match chain.joints.get(i + 1) {
@@ -87,7 +93,7 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
     let robot = build_robot(&chain, &frames)?;
     let mut warnings = nearly_parallel_warnings(&chain.joints, &neighbours);
     warnings.extend(inertia_warnings(tree));
-    let fk_residual = self_check(&robot, &chain);
+    let fk_residual = checked_residual(self_check(&robot, &chain), tolerance)?;
     let link_frames = chain
         .link_poses
         .iter()
@@ -109,6 +115,31 @@ fn convert_tree(tree: &UrdfTree, options: &ChainOptions) -> Result<Conversion, M
             warnings,
             link_frames,
         },
+    })
+}
+
+fn checked_tolerance(tolerance: f64) -> Result<f64, ModelError> {
+    if tolerance > 0.0 && tolerance <= MAX_TOLERANCE {
+        return Ok(tolerance);
+    }
+    Err(ModelError::InvalidModel {
+        reason: format!(
+            "tolerance {tolerance:e} is outside (0, {MAX_TOLERANCE:e}] (rad, m): a larger one \
+             snaps axes that are not parallel or intersecting and moves the tip"
+        ),
+    })
+}
+
+fn checked_residual(fk_residual: f64, tolerance: f64) -> Result<f64, ModelError> {
+    if fk_residual <= MAX_FK_RESIDUAL {
+        return Ok(fk_residual);
+    }
+    Err(ModelError::InvalidModel {
+        reason: format!(
+            "the converted model's tip pose differs from the URDF's by {fk_residual:.3e} \
+             (at most {MAX_FK_RESIDUAL:e} is kept): tolerance {tolerance:e} treats axes that \
+             are not parallel or intersecting as if they were; use a smaller tolerance"
+        ),
     })
 }
 

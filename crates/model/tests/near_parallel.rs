@@ -51,3 +51,30 @@ fn looser_tolerance_treats_them_as_parallel_and_reports_the_cost() {
         c.report.fk_residual
     );
 }
+
+#[test]
+fn a_tolerance_that_moves_the_tip_is_refused() {
+    // j2 0.5 m above j1's base and its axis 4.2e-3 rad from parallel to j1's: a tolerance of
+    // 1e-2 snaps them and moves the tip by 2.1e-3 m, a different arm.
+    let skewed = URDF
+        .replace(r#"rpy="1.5708 0 0""#, r#"rpy="1.575 0 0""#)
+        .replace("0.4 0 0.05", "0.4 0 0.5");
+    let loose = ChainOptions {
+        tolerance: 1e-2,
+        ..ChainOptions::default()
+    };
+    let error = urdf_to_robot(&skewed, &loose).unwrap_err().to_string();
+    assert!(
+        error.contains("tip pose differs") && error.contains("use a smaller tolerance"),
+        "{error}"
+    );
+    assert!(urdf_to_robot(&skewed, &ChainOptions::default()).is_ok());
+    for bad in [0.0, -1e-9, 0.5, f64::NAN, f64::INFINITY] {
+        let options = ChainOptions {
+            tolerance: bad,
+            ..ChainOptions::default()
+        };
+        let error = urdf_to_robot(URDF, &options).unwrap_err().to_string();
+        assert!(error.contains("outside (0, 1e-2]"), "{bad}: {error}");
+    }
+}

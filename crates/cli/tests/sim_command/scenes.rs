@@ -84,6 +84,8 @@ fn a_scene_naming_a_link_off_the_chain_or_a_joint_space_target_is_refused() {
         err.contains("link 'gripper_finger' is not on the chain"),
         "{err}"
     );
+    // Before, the reason was prefixed twice: "the scene: scene: ...".
+    assert!(!err.contains("the scene: scene"), "{err}");
     let (ok, _, err) = armctl(&[
         "sim",
         "--urdf",

@@ -89,6 +89,11 @@ fn a_pose_target_run_reports_the_tip_s_distance_from_the_target() {
     assert!(!held, "{stderr}");
     let reached = summary["tip_to_target"]["final"].as_f64().unwrap();
     assert!(reached < 1e-3, "{summary}");
+    // Before, the summary named the trajectory the run did not follow ("hold").
+    assert_eq!(
+        summary["trajectory"], "target pose 0.5,0.1,0.5",
+        "{summary}"
+    );
     let turned = summary["tip_to_target"]["final_orientation"]
         .as_f64()
         .unwrap();
@@ -158,6 +163,26 @@ fn a_start_outside_a_joint_s_range_names_q0_and_the_joint() {
     assert!(!ok);
     assert!(
         err.contains("--q0: panda_joint1 = 4 is outside its range"),
+        "{err}"
+    );
+}
+
+/// Before, a step the simulator's joint-limit springs cannot integrate was refused as
+/// "limits: frequency times dt must stay below 1", naming neither --dt nor its value.
+#[test]
+fn a_step_too_long_for_the_simulator_names_dt() {
+    let (ok, _, err) = armctl(&[
+        "sim",
+        "--urdf",
+        "urdf/panda.urdf",
+        "--dt",
+        "0.02",
+        "--duration",
+        "0.2",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("the simulator at --dt 0.02 s") && err.contains("frequency times dt"),
         "{err}"
     );
 }

@@ -176,7 +176,7 @@ impl std::fmt::Display for Collision {
         }
         write!(
             f,
-            " (reaction: {}; latched until reset_collision; a tool the model lacks reads as a contact: set payload_mass, or raise model_error)",
+            " (reaction: {}; latched until reset_collision; a tool the model lacks or misstates reads as a contact: check payload_mass and payload_com, or raise model_error)",
             self.reaction.name()
         )
     }
