@@ -495,6 +495,28 @@ async fn set_when_ready(
     when_ready(|| client.set(name, value)).await
 }
 
+/// The largest share of the way from the first effort to the last that one command adds to
+/// the furthest any command had gone, over the joints whose effort changes by more than 1 N m.
+/// A gain change that skips its ramp adds about 1. A state that comes late (the probe stalled
+/// on a loaded machine) lets the joint-limit guard, which plans on the step's period, cut
+/// the efforts not spent on gravity (panda_joint1 and panda_joint3 here) for a step or two:
+/// back towards zero, which adds nothing. Beside two CPU hogs that happened in about one run
+/// of two: dips of 3-8 N m with the state, error and reference in ~/state unchanged and its
+/// joint_limited count rising with them (16 runs: every run with a dip had a rise).
+fn largest_advance(efforts: &[Vec<f64>]) -> f64 {
+    let (first, last) = (&efforts[0], &efforts[efforts.len() - 1]);
+    let mut largest = 0.0f64;
+    for j in (0..first.len()).filter(|&j| (last[j] - first[j]).abs() > 1.0) {
+        let mut furthest = 0.0f64;
+        for e in efforts {
+            let share = (e[j] - first[j]) / (last[j] - first[j]);
+            largest = largest.max(share - furthest);
+            furthest = furthest.max(share);
+        }
+    }
+    largest
+}
+
 async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_value_kept(
     backend: Backend,
 ) {
@@ -504,11 +526,11 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     // arm is held, which is a collision once the doubled gains push harder.
     let settings = [("state_timeout", "1.0"), ("collision_detection", "off")];
     let (_node, mut probe) = start(backend, 69, &settings).await;
-    // (CI twice saw a "step" of about 6 N m here on r2r: the effort between the states at Q0
-    // and at q, that is a late answer to a state `connect` sent; `connect` now takes those.)
+    // (CI twice saw a "step" of about 6 N m here on r2r, read then as a late answer to a state
+    // `connect` sent; the answer at q is now the one that repeats.)
     let client = probe.parameter_client();
     let q = [0.05, -0.25, 0.02, -1.95, 0.03, 1.82, 0.78];
-    let before = probe.command_for(&JOINTS, &q, &ZERO).await;
+    let before = probe.steady_command_for(&JOINTS, &q, &ZERO).await;
     let kp_old = when_ready(|| client.get("kp")).await.unwrap();
     let ParameterValue::DoubleArray(old) = kp_old.clone() else {
         panic!("kp is {kp_old:?}")
@@ -530,17 +552,14 @@ async fn live_gain_change_ramps_and_an_invalid_one_is_rejected_with_the_old_valu
     let total = (0..7)
         .map(|j| (efforts.last().unwrap()[j] - before[j]).abs())
         .fold(0.0, f64::max);
-    let largest_step = efforts
-        .windows(2)
-        .flat_map(|w| (0..7).map(move |j| (w[1][j] - w[0][j]).abs()))
-        .fold(0.0, f64::max);
     assert!(
         total > 1.0,
         "the gain change shows in the effort ({total} N m)"
     );
+    let largest_step = largest_advance(&efforts);
     assert!(
-        largest_step < 0.5 * total,
-        "largest step {largest_step} of a {total} N m change"
+        largest_step < 0.5,
+        "a command went {largest_step} of the way to the new effort in one step; efforts: {efforts:?}"
     );
     let refused = set_when_ready(&client, "kp", &ParameterValue::DoubleArray(vec![-1.0; 7])).await;
     assert!(
