@@ -86,16 +86,21 @@ fn to_mcap(log: &JointLog, path: &Path) {
     armctl_ros::bag::write_joint_states(path, "/joint_states", &states).unwrap();
 }
 
-#[test]
-fn excite_simulate_identify_and_track_better() {
-    let dir = scratch("identify", "flow");
-    let (excitation, stdout) = panda_excitation(&dir);
-    let condition: f64 = stdout
+/// The condition number `armctl excite` printed.
+fn printed_condition(stdout: &str) -> f64 {
+    stdout
         .rsplit("condition number of the base regressor ")
         .next()
         .and_then(|s| s.split_whitespace().next())
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no condition number in: {stdout}"));
+        .unwrap_or_else(|| panic!("no condition number in: {stdout}"))
+}
+
+#[test]
+fn excite_simulate_identify_and_track_better() {
+    let dir = scratch("identify", "flow");
+    let (excitation, stdout) = panda_excitation(&dir);
+    let condition = printed_condition(&stdout);
     assert!(condition < 50.0, "condition number {condition}");
 
     // The URDF is wrong by design here (the realistic arm is heavier, carries a tool and has
@@ -161,12 +166,7 @@ fn an_excitation_shorter_than_its_period_reports_its_own_condition_number() {
         stderr.contains("--duration 3 s is shorter than --period 10 s"),
         "{stderr}"
     );
-    let printed: f64 = stdout
-        .rsplit("condition number of the base regressor ")
-        .next()
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no condition number in: {stdout}"));
+    let printed = printed_condition(&stdout);
     assert!(printed > 20.0, "{stdout}");
     let written = std::fs::read_to_string(&file).unwrap();
     let document: serde_yaml::Value = serde_yaml::from_str(&written).unwrap();
