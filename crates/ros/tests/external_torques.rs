@@ -95,28 +95,56 @@ struct Seen {
     bounds: Option<JointState>,
     /// Whether the forces are being summed (for a mean over a window).
     averaging: bool,
-    estimate_sum: Mean,
-    sensor_sum: Mean,
+    estimate_sum: Samples,
+    sensor_sum: Samples,
+    /// Whether the controller held (did not control) at any state of the window.
+    held_in_window: bool,
 }
 
-/// A running mean of forces.
+/// Forces received in a window, in order.
 #[derive(Default)]
-struct Mean {
-    sum: [f64; 3],
-    count: usize,
-}
+struct Samples(Vec<[f64; 3]>);
 
-impl Mean {
+impl Samples {
     fn add(&mut self, f: [f64; 3]) {
-        for (s, v) in self.sum.iter_mut().zip(f) {
-            *s += v;
-        }
-        self.count += 1;
+        self.0.push(f);
+    }
+
+    fn count(&self) -> usize {
+        self.0.len()
     }
 
     fn mean(&self) -> [f64; 3] {
-        self.sum.map(|s| s / self.count.max(1) as f64)
+        mean(&self.0)
     }
+
+    /// How far apart (N, the widest component) the means of runs of `run` consecutive samples
+    /// lie: the contact's drift and shifts, without the contact's chatter of a few N at 1 kHz.
+    fn drift(&self, run: usize) -> f64 {
+        let means: Vec<[f64; 3]> = self.0.chunks_exact(run).map(mean).collect();
+        (0..3)
+            .map(|i| {
+                let (low, high) = means
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(l, h), m| (l.min(m[i]), h.max(m[i])));
+                if means.is_empty() {
+                    0.0
+                } else {
+                    high - low
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+fn mean(forces: &[[f64; 3]]) -> [f64; 3] {
+    let mut sum = [0.0; 3];
+    for f in forces {
+        for (s, v) in sum.iter_mut().zip(f) {
+            *s += v;
+        }
+    }
+    sum.map(|s| s / forces.len().max(1) as f64)
 }
 
 impl Seen {
@@ -127,6 +155,7 @@ impl Seen {
         match (node.received_on(), incoming) {
             (STATE, Incoming::State(s)) => {
                 self.controlling = labelled_block(&s, "holding") == Some(&[0.0][..]);
+                self.held_in_window |= self.averaging && !self.controlling;
             }
             (ESTIMATE, Incoming::ExternalWrenchEstimate(w)) => {
                 if self.averaging {
@@ -234,25 +263,36 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
     assert!(before.iter().all(|f| f.abs() < 2.0), "{before:?}");
     // Lowered 0.12 rad at the shoulder (7 cm at the flange), it presses on the table.
     node.publish(Outgoing::Reference(&lowered(0.12)));
-    // Compared as means over the last second: one sample of a contact is as noisy as the
-    // machine is busy (the nodes are processes on a shared machine).
-    let start = tokio::time::Instant::now();
-    let settle = start + Duration::from_secs(5);
-    while tokio::time::Instant::now() < settle {
-        seen.averaging = tokio::time::Instant::now() > start + Duration::from_secs(4);
-        let _ = tokio::time::timeout_at(settle, seen.take(&mut node)).await;
-    }
+    // The trajectory takes 2 s; by 4 s the flange rests on the table.
+    pass(&mut node, &mut seen, Duration::from_secs(4)).await;
+    // Compared as means over a second of steady contact with the nodes on time: the estimate
+    // filters the motion and lags a changing force by design. On a busy machine (the nodes are
+    // processes) sim_node falls behind or the flange shifts on the table: such a second is
+    // not compared, and the next one is taken.
+    let mut windows = Vec::new();
+    let steady = loop {
+        let window = contact_second(&mut node, &mut seen).await;
+        println!("{window}");
+        windows.push(window);
+        let on_time = seen.sensor_sum.count() >= ON_TIME_READINGS;
+        if on_time && seen.sensor_sum.drift(SENSOR_RUN) < STEADY_DRIFT && !seen.held_in_window {
+            break true;
+        }
+        if windows.len() == 20 {
+            break false;
+        }
+    };
+    assert!(steady, "no steady second of contact in 20: {windows:#?}");
     let (estimate, sensor) = (seen.estimate.clone().unwrap(), seen.sensor.clone().unwrap());
     assert_eq!(estimate.header.frame_id, sensor.header.frame_id);
     assert!(
-        seen.estimate_sum.count > 10 && seen.sensor_sum.count > 10,
-        "samples in the last second: {} estimates, {} sensor readings",
-        seen.estimate_sum.count,
-        seen.sensor_sum.count
+        seen.estimate_sum.count() > 10 && seen.sensor_sum.count() > 10,
+        "samples in the second: {} estimates, {} sensor readings",
+        seen.estimate_sum.count(),
+        seen.sensor_sum.count()
     );
     let (estimated, measured) = (seen.estimate_sum.mean(), seen.sensor_sum.mean());
     let magnitude = measured.iter().map(|f| f * f).sum::<f64>().sqrt();
-    println!("tip force, tip link axes, means over the last second: estimated {estimated:?} N, the sensor {measured:?} N");
     assert!(
         magnitude > 10.0,
         "the flange presses on the table: {measured:?}"
@@ -265,6 +305,47 @@ async fn the_estimated_tip_wrench_matches_the_flange_sensor_on_the_table() {
     }
     let torques = seen.torques.unwrap();
     assert!(torques.effort[1].abs() > 1.0, "{torques:?}");
+}
+
+/// Sensor readings (1 kHz) averaged together to judge the contact's drift: 0.1 s.
+const SENSOR_RUN: usize = 100;
+
+/// How far apart (N) the sensor's 0.1 s means may lie in a second of contact called steady.
+const STEADY_DRIFT: f64 = 2.5;
+
+/// The sensor readings (1 kHz) of a second in which sim_node kept time: 80 % (beside two CPU
+/// hogs it publishes 800-900). A simulator further behind applies each command later and
+/// longer than the controller's observer, which integrates the commands as sent, assumes: on a
+/// busy machine, at 500-750 readings a second, the estimate was seen 1-6 N off for seconds
+/// (the bound published with it allows for one step of command delay).
+const ON_TIME_READINGS: usize = 800;
+
+/// Takes messages for `time`.
+async fn pass<T: Transport>(node: &mut T, seen: &mut Seen, time: Duration) {
+    let until = tokio::time::Instant::now() + time;
+    while tokio::time::Instant::now() < until {
+        let _ = tokio::time::timeout_at(until, seen.take(node)).await;
+    }
+}
+
+/// Averages the estimate and the sensor over the next second; what it saw, as a line.
+async fn contact_second<T: Transport>(node: &mut T, seen: &mut Seen) -> String {
+    seen.estimate_sum = Samples::default();
+    seen.sensor_sum = Samples::default();
+    seen.held_in_window = false;
+    seen.averaging = true;
+    pass(node, seen, Duration::from_secs(1)).await;
+    seen.averaging = false;
+    format!(
+        "tip force, tip link axes, means over a second: estimated {:.3?} N ({} samples), \
+         the sensor {:.3?} N ({} samples, drift {:.3} N), held: {}",
+        seen.estimate_sum.mean(),
+        seen.estimate_sum.count(),
+        seen.sensor_sum.mean(),
+        seen.sensor_sum.count(),
+        seen.sensor_sum.drift(SENSOR_RUN),
+        seen.held_in_window
+    )
 }
 
 /// A box beside the Panda, its face 0.25 m to the left of the flange at the start.
