@@ -27,7 +27,17 @@ controller_node:
     position_limit_margin: 0.05
 YAML
 echo "command_delay_steps: 25" > "$work/unstable_sim.yaml"
+# The same without collision detection: the unstable law ends in an over-speed brake.
+cat > "$work/over_speed.yaml" <<'YAML'
+controller_node:
+  ros__parameters:
+    over_speed: 1.0
+    position_limit_margin: 0.05
+    collision_detection: "off"
+YAML
 
+# Each case may name what its summary must show (`expect=TEXT run ...`): that the behaviour it
+# is there for happened.
 run() { # name, then the arguments of `armctl sim`
   local name=$1; shift
   for which in old new; do
@@ -40,6 +50,8 @@ run() { # name, then the arguments of `armctl sim`
     echo "DIFFERENT run.csv: $name"; fail=1
   elif ! cmp -s "$work/$name/old.log" "$work/$name/new.log"; then
     echo "DIFFERENT summary: $name"; diff "$work/$name/old.log" "$work/$name/new.log" | head -5; fail=1
+  elif [ -n "${expect:-}" ] && ! grep -q -- "$expect" "$work/$name/new.log"; then
+    echo "NOT SHOWN: $name does not show '$expect'"; fail=1
   else
     echo "same: $name ($(($(wc -l < "$work/$name/new/run.csv") - 1)) steps, $(grep -c "t = " "$work/$name/new.log") events)"
   fi
@@ -54,4 +66,10 @@ run separate_pair --urdf urdf/panda.urdf --controller pd_gravity --scene config/
 run cooperative_move --urdf urdf/panda.urdf --controller cooperative --scene config/scenes/two_pandas_carry.yaml --object-move 0.05,0,0 --duration 2
 run holds_one_arm --urdf urdf/panda.urdf --controller computed_torque --params "$work/events.yaml" --sim-config "$work/unstable_sim.yaml" --trajectory sine:0.3:0.5 --duration 3
 run holds_pair --urdf urdf/panda.urdf --controller cooperative --params "$work/events.yaml" --scene config/scenes/two_pandas_carry.yaml --object-move 0.3,0,0 --duration 2
+# A model 30 % off the plant reads as a contact (docs/getting-started.md without
+# config/unidentified_model.yaml).
+expect="collision" run collision --urdf urdf/panda.urdf --controller pd_gravity --params config/panda_pd_gravity.yaml --sim-config config/sim_realistic.yaml --trajectory file:config/trajectories/panda_wave.yaml --duration 3
+# A set point at joint 1's upper limit: the joint-limit guard acts.
+expect="soft joint limit: [1-9]" run soft_limit --urdf urdf/panda.urdf --controller pd_gravity --params config/panda_pd_gravity.yaml --trajectory setpoint:2.8973,-0.5,0.2,-2.0,0.4,1.5,0.6 --duration 6
+expect="over-speed" run over_speed --urdf urdf/panda.urdf --controller computed_torque --params "$work/over_speed.yaml" --sim-config "$work/unstable_sim.yaml" --trajectory sine:0.3:0.5 --duration 3
 exit $fail

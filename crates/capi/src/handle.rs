@@ -10,7 +10,7 @@ use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
 
-use crate::parameters::ArmctlParameterScope;
+use crate::parameter_scope::ArmctlParameterScope;
 use crate::status::ArmctlStatus;
 use crate::values::{c_string, slice, text, texts, ArmctlNamedValue, ValueCache};
 

@@ -36,6 +36,7 @@
 
 mod estimates;
 mod handle;
+mod parameter_scope;
 mod parameters;
 mod reference;
 mod status;
@@ -50,10 +51,10 @@ pub use handle::{
     armctl_base_link, armctl_create, armctl_free, armctl_joint_count, armctl_last_error,
     armctl_tip_link, ArmctlConfig,
 };
+pub use parameter_scope::ArmctlParameterScope;
 pub use parameters::{
     armctl_config_parameter_count, armctl_config_parameter_info, armctl_parameter_count,
     armctl_parameter_info, armctl_set_parameter, armctl_validate_parameter, ArmctlParameterInfo,
-    ArmctlParameterScope,
 };
 pub use reference::{
     armctl_set_external_wrench, armctl_set_external_wrench_in, armctl_set_target_pose,

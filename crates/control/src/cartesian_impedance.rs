@@ -44,8 +44,9 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
+use crate::configuration_samples::Configurations;
 use crate::damping_bound::{PostureDampingBound, RUNTIME_MARGIN};
-use crate::gains::{cartesian_gain, Configurations};
+use crate::gains::cartesian_gain;
 use crate::modal_damping::ModalDamping;
 use crate::reference::PoseSample;
 use crate::task_inertia::TaskInertia;

@@ -262,8 +262,11 @@ impl Cooperative {
     }
 
     /// The law's name, as in configuration files.
+    pub const NAME: &'static str = "cooperative";
+
+    /// The law's name, as in configuration files.
     pub fn name(&self) -> &'static str {
-        "cooperative"
+        Self::NAME
     }
 
     /// The declared parameters and their values.

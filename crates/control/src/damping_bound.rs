@@ -34,7 +34,7 @@ use armctl_dynamics::{DynamicsError, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::default_gains::DESIGN_RATE;
+use crate::configuration_samples::{samples, DESIGN_RATE};
 use crate::ControlError;
 
 /// Largest `dt lambda_max(M^-1 D)` (its upper bound) a step may apply: half the limit of a
@@ -260,7 +260,7 @@ impl DampingCheck {
     /// The check for `robot`.
     pub fn new(robot: &Robot) -> Self {
         Self {
-            configurations: crate::default_gains::samples(robot),
+            configurations: samples(robot),
             bound: DampingBound::new(robot.dof()),
             ws: DynamicsWorkspace::new(robot),
             robot: robot.clone(),

@@ -44,13 +44,14 @@ use nalgebra::DMatrix;
 #[cfg(test)]
 use nalgebra::SymmetricEigen;
 
+use crate::configuration_samples::samples;
 use crate::damping_bound::DampingBound;
-use crate::gains::Configurations;
 use crate::ControlError;
 
-/// Control rate the defaults are sized for, Hz (the simulator's, and most torque-controlled
-/// arms'). At a lower rate, scale the damping down with the rate.
-pub const DESIGN_RATE: f64 = 1000.0;
+pub use crate::configuration_samples::DESIGN_RATE;
+
+/// Natural frequency of model-sized default gains, rad/s.
+pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
 
 /// Largest `kd dt / I_eff` the defaults allow on the median effective inertia, and the margin
 /// of the coupled check at each sample (whose per-joint factors are then taken at their
@@ -62,9 +63,6 @@ pub const STEP: f64 = 0.1;
 
 /// The share of a joint's effort limit such a step may use.
 const STEP_EFFORT_SHARE: f64 = 0.4;
-
-/// Random configurations sampled besides the middle and the zero configuration.
-const SAMPLES: usize = 24;
 
 /// The sampled joint inertias of a robot.
 #[derive(Debug, Clone)]
@@ -84,20 +82,6 @@ pub(crate) struct InertiaBounds {
     inverses: Vec<DMatrix<f64>>,
     /// The sampled configurations, for the coupled check.
     configurations: Vec<Vec<f64>>,
-}
-
-/// The configurations the bounds are taken over (and user gains checked at).
-pub(crate) fn samples(robot: &Robot) -> Vec<Vec<f64>> {
-    let middle = Configurations::middle(robot);
-    let zero = robot
-        .joints()
-        .iter()
-        .map(|j| 0.0_f64.clamp(j.limits.lower, j.limits.upper))
-        .collect();
-    let mut random = Configurations::new(0x5EED_0FDE_u64);
-    let mut all = vec![middle, zero];
-    all.extend((0..SAMPLES).map(|_| random.next(robot)));
-    all
 }
 
 impl InertiaBounds {
@@ -350,7 +334,7 @@ pub(crate) fn pd_design(robot: &Robot, w_max: f64) -> Result<PdDesign, ControlEr
 /// stopped, N m/rad and N m s/rad (N/m, N s/m): the PD family's defaults, so just as far inside
 /// the discrete-time limit.
 pub fn hold_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
-    pd_gains(robot, crate::gains::DEFAULT_BANDWIDTH)
+    pd_gains(robot, DEFAULT_BANDWIDTH)
 }
 
 /// Default natural frequencies of error dynamics per unit inertia, up to `w_max`, rad/s.

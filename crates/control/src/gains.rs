@@ -3,13 +3,11 @@
 
 use armctl_model::Robot;
 
+use crate::default_gains;
 use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
 
 /// The description of a model-sized proportional gain.
 pub(crate) const KP_DESCRIPTION: &str = "Proportional gain per joint, N m/rad (N/m).";
-
-/// Natural frequency of model-sized default gains, rad/s.
-pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
 
 /// A live per-joint gain, from 0 to `max`.
 pub(crate) fn joint_gain(
@@ -44,13 +42,13 @@ pub(crate) struct PdGains {
 
 impl PdGains {
     /// A parameter set with `kp` and `kd` in N m/rad and N m s/rad, the defaults derived for
-    /// natural frequencies up to [`DEFAULT_BANDWIDTH`] (see [`crate::default_gains`]);
+    /// natural frequencies up to [`default_gains::DEFAULT_BANDWIDTH`];
     /// `kp_description` says what the law needs of kp.
     pub(crate) fn sized(
         robot: &Robot,
         kp_description: &str,
     ) -> Result<(ParameterSet, Self), ControlError> {
-        let design = crate::default_gains::pd_design(robot, DEFAULT_BANDWIDTH)?;
+        let design = default_gains::pd_design(robot, default_gains::DEFAULT_BANDWIDTH)?;
         let kp_description = format!("{kp_description} {}", design.describe(robot));
         let (kp, kd) = (design.kp, design.kd);
         let mut parameters = ParameterSet::new(robot.dof());
@@ -97,45 +95,4 @@ pub(crate) fn errors<'a>(
         .zip(state.q)
         .zip(reference.qd.iter().zip(state.qd))
         .map(|((qd_, q), (vd, v))| (qd_ - q, vd - v))
-}
-
-/// Pseudo-random configurations within the joint limits (within +-pi for unlimited joints),
-/// from a fixed seed (xorshift): the same sequence on every run.
-#[derive(Debug, Clone)]
-pub(crate) struct Configurations {
-    seed: u64,
-}
-
-impl Configurations {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self { seed }
-    }
-
-    fn unit(&mut self) -> f64 {
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        (self.seed >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// The middle of each joint's clipped range.
-    pub(crate) fn middle(robot: &Robot) -> Vec<f64> {
-        robot
-            .joints()
-            .iter()
-            .map(|j| {
-                let (lo, hi) = j.limits.within_half_turn();
-                0.5 * (lo + hi)
-            })
-            .collect()
-    }
-
-    /// The next configuration.
-    pub(crate) fn next(&mut self, robot: &Robot) -> Vec<f64> {
-        robot
-            .joints()
-            .iter()
-            .map(|j| j.limits.position_at(self.unit()))
-            .collect()
-    }
 }

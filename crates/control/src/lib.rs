@@ -43,6 +43,7 @@ mod cartesian_impedance;
 pub mod collision_thresholds;
 mod computed_torque;
 mod configuration_bounds;
+mod configuration_samples;
 mod controller;
 mod cooperative;
 pub mod damping_bound;

@@ -11,8 +11,9 @@ use armctl_dynamics::{cholesky_in_place, gravity_derivatives, DynamicsWorkspace}
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
+use crate::configuration_samples::Configurations;
 use crate::damping_bound::DampingBound;
-use crate::gains::{Configurations, PdGains};
+use crate::gains::PdGains;
 use crate::model_terms::ModelTerms;
 use crate::{ControlError, Controller, ParameterSet, Step};
 

@@ -9,7 +9,8 @@ use armctl_model::Robot;
 use nalgebra::DVector;
 
 use crate::damping_bound::DampingBound;
-use crate::gains::{errors, joint_gain, DEFAULT_BANDWIDTH};
+use crate::default_gains::DEFAULT_BANDWIDTH;
+use crate::gains::{errors, joint_gain};
 use crate::model_terms::ModelTerms;
 use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet, Step};
 

@@ -48,6 +48,28 @@ impl Payload {
         }
     }
 
+    /// From parameter arrays: `com` as `[x, y, z]` (m) and `inertia` as its upper triangle
+    /// `[xx, xy, xz, yy, yz, zz]` (kg m^2); missing entries read 0.
+    pub fn from_arrays(mass: f64, com: &[f64], inertia: &[f64]) -> Self {
+        let at = |values: &[f64], k: usize| values.get(k).copied().unwrap_or(0.0);
+        let (c, i) = (com, inertia);
+        Self {
+            mass,
+            com: Vector3::new(at(c, 0), at(c, 1), at(c, 2)),
+            inertia: Matrix3::new(
+                at(i, 0),
+                at(i, 1),
+                at(i, 2),
+                at(i, 1),
+                at(i, 3),
+                at(i, 4),
+                at(i, 2),
+                at(i, 4),
+                at(i, 5),
+            ),
+        }
+    }
+
     /// Whether it is no payload at all.
     pub fn is_none(&self) -> bool {
         *self == Self::none()

@@ -8,7 +8,6 @@
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bag;
-mod bag_directory;
 #[cfg(feature = "dds")]
 pub mod demo;
 mod error;

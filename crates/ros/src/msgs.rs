@@ -375,48 +375,6 @@ pub struct DiagnosticArray {
     pub status: Vec<DiagnosticStatus>,
 }
 
-/// A ROS message type: its package and name (the DDS type is
-/// `<package>::msg::dds_::<name>_`, the CDR payload its fields in order), and whatever the
-/// enabled backends need to carry it ([`crate::transport::BackendMessage`]).
-pub trait Message:
-    Serialize
-    + serde::de::DeserializeOwned
-    + Clone
-    + std::fmt::Debug
-    + Send
-    + Sync
-    + 'static
-    + crate::transport::BackendMessage
-{
-    /// The package, e.g. `sensor_msgs`.
-    const PACKAGE: &'static str;
-    /// The type name, e.g. `JointState`.
-    const NAME: &'static str;
-}
-
-macro_rules! message_types {
-    ($($ty:ident = $package:literal / $name:literal),* $(,)?) => {
-        $(impl Message for $ty {
-            const PACKAGE: &'static str = $package;
-            const NAME: &'static str = $name;
-        })*
-    };
-}
-
-message_types! {
-    JointState = "sensor_msgs" / "JointState",
-    Float64MultiArray = "std_msgs" / "Float64MultiArray",
-    JointTrajectory = "trajectory_msgs" / "JointTrajectory",
-    PoseStamped = "geometry_msgs" / "PoseStamped",
-    WrenchStamped = "geometry_msgs" / "WrenchStamped",
-    Clock = "rosgraph_msgs" / "Clock",
-    Log = "rcl_interfaces" / "Log",
-    StringMsg = "std_msgs" / "String",
-    DiagnosticArray = "diagnostic_msgs" / "DiagnosticArray",
-    ControllerState = "control_msgs" / "JointTrajectoryControllerState",
-    ControllerStateHumble = "control_msgs" / "JointTrajectoryControllerState",
-}
-
 /// `~/state` as a labelled Float64MultiArray: one dimension per block, `size` values each
 /// (labels are rewritten only when they change, so a steady shape allocates nothing).
 pub fn labelled_array(blocks: &[(&str, &[f64])], out: &mut Float64MultiArray) {

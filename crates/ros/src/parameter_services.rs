@@ -238,37 +238,6 @@ fn undo(
     }
 }
 
-/// Answers a node's parameter request `id` on `transport`: queries from `store` (the node's
-/// parameters before the request), changes through `apply`, each change logged (set, or not
-/// set with the reason).
-pub fn answer_request<T: crate::transport::Transport>(
-    transport: &mut T,
-    id: u64,
-    store: &ParameterStore,
-    request: &ParameterRequest,
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
-) {
-    use crate::transport::LogLevel;
-    let response = handle_request(store, request, |name, value| {
-        let result = apply(name, value);
-        match &result {
-            Ok(_) => transport.log(
-                LogLevel::Info,
-                &format!("parameter {name} set to {}", value.to_yaml()),
-            ),
-            Err(reason) => transport.log(
-                LogLevel::Warn,
-                &format!(
-                    "parameter {} not set: {reason}",
-                    armctl_runtime::node_parameters::shown(name)
-                ),
-            ),
-        }
-        result
-    });
-    transport.respond(id, response);
-}
-
 /// Any request: queries from `store` (the node's parameters before the request), changes
 /// through `apply`.
 pub fn handle_request(

@@ -11,6 +11,7 @@ use armctl_model::Robot;
 
 use crate::controller_core::ControllerCore;
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings, LiveSettings};
+use crate::error::invalid;
 use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
 use crate::node_configuration::NodeConfiguration;
@@ -19,49 +20,7 @@ use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
 
 /// The law over two arms (`controller: cooperative`), run by [`crate::pair_runtime`].
-pub const COOPERATIVE: &str = "cooperative";
-
-pub(crate) fn invalid(name: &str, reason: String) -> RuntimeError {
-    RuntimeError::Parameter {
-        name: name.into(),
-        reason,
-    }
-}
-
-/// Command order: the `joints` parameter as indices into the chain (default: the chain).
-pub fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RuntimeError> {
-    if joints.is_empty() {
-        return Ok((0..chain.len()).collect());
-    }
-    if let Some((k, twice)) = joints
-        .iter()
-        .enumerate()
-        .find(|(k, j)| joints[..*k].contains(j))
-    {
-        return Err(invalid(
-            "joints",
-            format!("'{twice}' is listed twice (entry {k})"),
-        ));
-    }
-    let order = joints
-        .iter()
-        .map(|j| {
-            chain.iter().position(|c| c == j).ok_or_else(|| {
-                invalid(
-                    "joints",
-                    format!("'{j}' is not a joint of the chain ({})", chain.join(", ")),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(missing) = chain.iter().find(|c| !joints.contains(c)) {
-        return Err(invalid(
-            "joints",
-            format!("chain joint '{missing}' is missing: every chain joint must be controlled"),
-        ));
-    }
-    Ok(order)
-}
+pub const COOPERATIVE: &str = Cooperative::NAME;
 
 /// Every declaration, the controller's included, with the start values applied; the robot
 /// (with the identified model, if the values hold one) and the controller with its gains.
@@ -268,61 +227,6 @@ pub(crate) fn core_from(
             .map_err(|reason| invalid("acceleration_limits", reason))?;
     }
     Ok(core)
-}
-
-/// Applies to `core` what changed from `old` to `new` (the safety and reference settings; the
-/// others are read where they act). The fallible changes come first, so a refusal changes
-/// nothing.
-pub(crate) fn apply_settings(
-    core: &mut ControllerCore,
-    old: &LiveSettings,
-    new: &LiveSettings,
-) -> Result<(), String> {
-    let payload = new.payload();
-    if let Err((item, reason)) = payload.check() {
-        return Err(format!("payload_{item}: {reason}"));
-    }
-    if new.acceleration_limits != old.acceleration_limits {
-        core.set_acceleration_limits(&new.acceleration_limits)?;
-    }
-    if payload != old.payload() {
-        core.set_payload(payload, new.payload_ramp_time)?;
-    }
-    if (new.rate_limit, new.effort_rise_time) != (old.rate_limit, old.effort_rise_time) {
-        new.apply_rate_limits(core.controller_mut().safety_mut())
-            .map_err(|e| e.to_string())?;
-    }
-    if new.soft_limit_margin != old.soft_limit_margin {
-        core.controller_mut()
-            .limits_mut()
-            .set_margin(new.soft_limit_margin)
-            .map_err(|e| e.to_string())?;
-    }
-    if new.external_torque_gain != old.external_torque_gain {
-        core.set_external_torque_gain(new.external_torque_gain);
-    }
-    if new.external_wrench_source != old.external_wrench_source {
-        core.set_wrench_from_estimate(new.wrench_from_estimate());
-    }
-    if new.collision() != old.collision() {
-        core.set_collision(new.collision());
-    }
-    if new.reset_collision {
-        core.reset_collision();
-    }
-    if new.estimate_payload {
-        core.request_payload_estimate();
-    }
-    if new.max_reference_points != old.max_reference_points {
-        core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));
-    }
-    if new.plausibility() != old.plausibility() {
-        core.set_plausibility(new.plausibility());
-    }
-    if (new.safe_mode, new.state_timeout) != (old.safe_mode, old.state_timeout) {
-        core.set_safety(new.safe_mode, new.state_timeout);
-    }
-    Ok(())
 }
 
 /// A controller configured from node parameters, ready to step.

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use armctl_control::{Declaration, ParameterValue, CONTROLLERS};
+use armctl_control::{Cooperative, Declaration, CONTROLLERS};
 
 use crate::controller_core::{Plausibility, SafeMode};
 
 /// Every law controller_node runs: the registered ones and the law over two arms.
 fn laws() -> Vec<&'static str> {
     let mut laws = CONTROLLERS.to_vec();
-    laws.push(crate::controller_runtime::COOPERATIVE);
+    laws.push(Cooperative::NAME);
     laws
 }
 
@@ -22,20 +22,6 @@ pub const TRIGGERS: &[&str] = &["reset_collision", "estimate_payload"];
 /// Whether `name` is one of [`TRIGGERS`].
 pub fn is_trigger(name: &str) -> bool {
     TRIGGERS.contains(&name)
-}
-
-/// What a declaration's type, length and range cannot say about a value: that
-/// `payload_inertia` is a real body's (positive semi-definite, the triangle inequality). Part
-/// of the declaration check, so that every backend refuses it before the runtime sees it.
-pub fn check_value(name: &str, value: &ParameterValue) -> Result<(), String> {
-    if let ("payload_inertia", ParameterValue::DoubleArray(values)) = (name, value) {
-        let settings = LiveSettings {
-            payload_inertia: values.as_slice().into(),
-            ..LiveSettings::defaults()
-        };
-        return settings.payload().check().map_err(|(_, reason)| reason);
-    }
-    Ok(())
 }
 
 crate::settings! {
@@ -133,24 +119,11 @@ impl LiveSettings {
 
     /// The payload the `payload_*` parameters describe.
     pub fn payload(&self) -> armctl_model::Payload {
-        let c = &self.payload_com;
-        let i = &self.payload_inertia;
-        let at = |values: &[f64], k: usize| values.get(k).copied().unwrap_or(0.0);
-        armctl_model::Payload {
-            mass: self.payload_mass,
-            com: nalgebra::Vector3::new(at(c, 0), at(c, 1), at(c, 2)),
-            inertia: nalgebra::Matrix3::new(
-                at(i, 0),
-                at(i, 1),
-                at(i, 2),
-                at(i, 1),
-                at(i, 3),
-                at(i, 4),
-                at(i, 2),
-                at(i, 4),
-                at(i, 5),
-            ),
-        }
+        armctl_model::Payload::from_arrays(
+            self.payload_mass,
+            &self.payload_com,
+            &self.payload_inertia,
+        )
     }
 
     /// Whether a task-space law takes the estimated tip wrench (`external_wrench_source`).

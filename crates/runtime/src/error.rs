@@ -63,6 +63,14 @@ impl From<armctl_sim::scene_file::SceneFileError> for RuntimeError {
     }
 }
 
+/// A refusal of the parameter `name`, saying why.
+pub(crate) fn invalid(name: &str, reason: String) -> RuntimeError {
+    RuntimeError::Parameter {
+        name: name.into(),
+        reason,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::RuntimeError;

@@ -10,7 +10,6 @@
 
 pub mod arm_group;
 pub mod arm_loop;
-pub mod braking;
 pub mod controller_core;
 pub mod controller_runtime;
 pub mod declarations;

@@ -135,7 +135,7 @@ impl ParameterStore {
             ));
         }
         let typed = declaration.validate(value, self.joints).map_err(reject)?;
-        crate::declarations::check_value(name, &typed).map_err(reject)?;
+        check_value(name, &typed).map_err(reject)?;
         Ok(typed)
     }
 
@@ -172,6 +172,17 @@ impl ParameterStore {
         }
         out
     }
+}
+
+/// What a declaration's type, length and range cannot say about a value: that
+/// `payload_inertia` is a real body's (positive semi-definite, the triangle inequality). Part
+/// of the declaration check, so that every backend refuses it before the runtime sees it.
+fn check_value(name: &str, value: &ParameterValue) -> Result<(), String> {
+    if let ("payload_inertia", ParameterValue::DoubleArray(values)) = (name, value) {
+        let payload = armctl_model::Payload::from_arrays(0.0, &[], values);
+        return payload.check().map_err(|(_, reason)| reason);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use armctl_control::{
 use armctl_model::Robot;
 
 use crate::controller_core::{ControllerCore, StepReport};
-use crate::controller_runtime::{configure_law, core_from, invalid, COOPERATIVE};
+use crate::controller_runtime::{configure_law, core_from, COOPERATIVE};
 use crate::declarations::ControllerNodeSettings;
+use crate::error::invalid;
 use crate::node_configuration::NodeConfiguration;
 use crate::node_parameters::ParameterStore;
 use crate::scene::pair_of as checked_pair;

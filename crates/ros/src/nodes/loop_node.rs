@@ -14,7 +14,7 @@ use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::{Float64MultiArray, JointState};
 use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
-use crate::parameter_services::{answer_request, ParameterRequest};
+use crate::parameter_services::{handle_request, ParameterRequest};
 use crate::transport::{LogLevel, Outgoing, Transport};
 
 /// A group of arms in the loop, with what the node publishes of it.
@@ -279,4 +279,34 @@ fn implied_changes(
             (before.get(name) != Some(value)).then(|| (name.to_string(), value.clone()))
         })
         .collect()
+}
+
+/// Answers a node's parameter request `id` on `transport`: queries from `store` (the node's
+/// parameters before the request), changes through `apply`, each change logged (set, or not
+/// set with the reason).
+fn answer_request<T: Transport>(
+    transport: &mut T,
+    id: u64,
+    store: &ParameterStore,
+    request: &ParameterRequest,
+    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
+) {
+    let response = handle_request(store, request, |name, value| {
+        let result = apply(name, value);
+        match &result {
+            Ok(_) => transport.log(
+                LogLevel::Info,
+                &format!("parameter {name} set to {}", value.to_yaml()),
+            ),
+            Err(reason) => transport.log(
+                LogLevel::Warn,
+                &format!(
+                    "parameter {} not set: {reason}",
+                    armctl_runtime::node_parameters::shown(name)
+                ),
+            ),
+        }
+        result
+    });
+    transport.respond(id, response);
 }

@@ -7,8 +7,11 @@ pub mod dds;
 #[cfg(feature = "r2r")]
 pub mod rcl;
 
+mod message;
+pub use message::{BackendMessage, Message};
+
 use crate::follow_joint_trajectory::{ActionOutput, ActionRequest, ActionResponse};
-use crate::msgs::{self, Message};
+use crate::msgs;
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
@@ -149,18 +152,6 @@ pub trait TopicVisitor {
     /// Does it for the topic of `codec`.
     fn visit<M: Message>(self, codec: Codec<M>) -> Self::Output;
 }
-
-/// What a backend needs of every message type besides [`Message`]: with `r2r`, the conversion
-/// to and from rcl's generated types.
-#[cfg(feature = "r2r")]
-pub use rcl::RclMessage as BackendMessage;
-
-/// What a backend needs of every message type besides [`Message`] (nothing without `r2r`).
-#[cfg(not(feature = "r2r"))]
-pub trait BackendMessage {}
-
-#[cfg(not(feature = "r2r"))]
-impl<T> BackendMessage for T {}
 
 /// What a node needs from the middleware.
 #[derive(Debug, Clone)]

@@ -9,7 +9,8 @@
 
 use armctl_control::reference::{Approach, MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{
-    ControlError, Controller, Guarded, JointReference, JointState, ParameterValue, SafetyReport,
+    ControlError, Controller, Cooperative, Guarded, JointReference, JointState, ParameterValue,
+    SafetyReport,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_ident::payload_estimation::PayloadEstimate;
@@ -17,6 +18,7 @@ use armctl_model::{Payload, Robot};
 
 use std::sync::Arc;
 
+pub mod braking;
 mod collision;
 mod events;
 mod external_torque;
@@ -36,9 +38,9 @@ pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 
-use crate::braking::Brake;
 use crate::joint_map::JointMap;
 use crate::RuntimeError;
+use braking::Brake;
 
 /// Default of `max_reference_points`.
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -210,7 +212,7 @@ impl ControllerCore {
             // its load; a hybrid law presses on a surface by design.
             let name = core.controller.name();
             let auto_on = core.controller.estimates().is_empty()
-                && name != crate::controller_runtime::COOPERATIVE
+                && name != Cooperative::NAME
                 && name != "hybrid_force_position";
             core.collision.set_auto(auto_on);
             core

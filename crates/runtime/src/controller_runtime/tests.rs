@@ -1,4 +1,5 @@
 use super::*;
+use crate::node_configuration::command_order;
 
 #[test]
 fn command_order_follows_joints_and_names_bad_ones() {

@@ -26,9 +26,10 @@ mod parameters;
 mod trigger;
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
-use crate::msgs::{self, Message};
+use crate::msgs;
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
+use crate::transport::Message;
 use crate::transport::{
     Codec, Incoming, LogLevel, NodeSpec, Outgoing, Topic, TopicVisitor, Transport,
 };

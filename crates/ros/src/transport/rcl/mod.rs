@@ -25,10 +25,10 @@ use futures::stream::{BoxStream, StreamExt};
 use r2r::{rcl_interfaces, std_msgs, QosProfile};
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
-use crate::msgs::Message;
 use crate::parameter_services::ParameterResponse;
 use crate::ticker::Ticker;
 use crate::transport::LogLevel;
+use crate::transport::Message;
 use crate::transport::{Codec, Incoming, NodeSpec, Outgoing, Topic, TopicVisitor, Transport};
 use crate::RosError;
 

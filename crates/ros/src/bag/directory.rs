@@ -6,7 +6,7 @@ use std::path::{Component, Path};
 
 use serde::Deserialize;
 
-use crate::bag::{fail, mcap_samples, sqlite_samples, Samples};
+use super::{fail, mcap_samples, sqlite_samples, Samples};
 use crate::RosError;
 
 #[derive(Debug, Deserialize)]

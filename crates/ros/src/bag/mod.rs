@@ -13,10 +13,12 @@ use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
 use crate::msgs::{JointState, Time};
 use crate::RosError;
 
+mod directory;
+
 /// sensor_msgs/msg/JointState in ROS 2's `ros2msg` schema encoding (with its dependencies).
 const JOINT_STATE_DEFINITION: &str = "std_msgs/Header header\n\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n\n================================================================================\nMSG: std_msgs/Header\nbuiltin_interfaces/Time stamp\nstring frame_id\n\n================================================================================\nMSG: builtin_interfaces/Time\nint32 sec\nuint32 nanosec\n";
 
-pub(crate) fn fail(path: &Path, reason: impl std::fmt::Display) -> RosError {
+fn fail(path: &Path, reason: impl std::fmt::Display) -> RosError {
     RosError::Bag {
         path: path.display().to_string(),
         reason: reason.to_string(),
@@ -52,7 +54,7 @@ const OP_MESSAGE: u8 = 0x05;
 /// `.db3` file (SQLite, Humble's default storage) or an MCAP file.
 pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError> {
     let samples = if path.is_dir() {
-        crate::bag_directory::samples(path, topic)?
+        directory::samples(path, topic)?
     } else if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("db3"))
@@ -65,10 +67,10 @@ pub fn read_joint_states(path: &Path, topic: &str) -> Result<JointLog, RosError>
 }
 
 /// Joint states with their log times (ns).
-pub(crate) type Samples = Vec<(i64, JointState)>;
+type Samples = Vec<(i64, JointState)>;
 
 /// The joint states on `topic` of an MCAP file, in file order, with their log times (ns).
-pub(crate) fn mcap_samples(path: &Path, topic: &str) -> Result<Samples, RosError> {
+fn mcap_samples(path: &Path, topic: &str) -> Result<Samples, RosError> {
     let bytes = armctl_model::files::read_bounded(path, armctl_model::files::MAX_LOG_BYTES)
         .map_err(|e| fail(path, e))?;
     // The mcap crate panics on some corrupt files: a guard turns that into an error.
@@ -79,7 +81,7 @@ pub(crate) fn mcap_samples(path: &Path, topic: &str) -> Result<Samples, RosError
 /// The joint states on `topic` of a rosbag2 SQLite file (`.db3`), in time order, with their
 /// log times (ns): the `topics` table names the topic's id, type and serialization, the
 /// `messages` table holds the CDR messages.
-pub(crate) fn sqlite_samples(path: &Path, topic: &str) -> Result<Vec<(i64, JointState)>, RosError> {
+fn sqlite_samples(path: &Path, topic: &str) -> Result<Vec<(i64, JointState)>, RosError> {
     use rusqlite::{Connection, OpenFlags};
     armctl_model::files::check_regular_file(path, armctl_model::files::MAX_LOG_BYTES)
         .map_err(|e| fail(path, e))?;
