@@ -10,16 +10,15 @@ mod recording;
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_dynamics::numeric_base_parameters;
-use armctl_e2e::urdf_dir;
 use armctl_ident::{
     excitation, identify, ExcitationLimits, IdentifiedModel, IdentifyOptions, JointLog,
 };
-use armctl_model::{ChainOptions, Robot};
+use armctl_model::Robot;
 use armctl_sim::{run_closed_loop, SensorNoise, SimConfig, Simulator};
 use recording::record;
 
 fn panda() -> Robot {
-    Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap()
+    armctl_model::test_support::bundled_robot("panda.urdf")
 }
 
 /// Each link's mass, first moment and inertia scaled by 1.3 or 0.7 in turn: the same bodies

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Compares two builds of `armctl` on a fixed set of `armctl sim` cases: run.csv bit for bit,
 # and the printed summary (without the real-time factor and the output paths). For a change
-# that must not change behaviour (a refactoring): build the old commit in a git worktree with
-# its own target dir, then
+# that must not change behaviour (a refactoring): build the old commit (one with `--set-at`)
+# in a git worktree with its own target dir, then
 #   bash tests/support/compare_sim_runs.sh OLD/armctl NEW/armctl
 # Exits 1 when any case differs. Run from the repository root.
 set -u
@@ -72,4 +72,11 @@ expect="collision" run collision --urdf urdf/panda.urdf --controller pd_gravity 
 # A set point at joint 1's upper limit: the joint-limit guard acts.
 expect="soft joint limit: [1-9]" run soft_limit --urdf urdf/panda.urdf --controller pd_gravity --params config/panda_pd_gravity.yaml --trajectory setpoint:2.8973,-0.5,0.2,-2.0,0.4,1.5,0.6 --duration 6
 expect="over-speed" run over_speed --urdf urdf/panda.urdf --controller computed_torque --params "$work/over_speed.yaml" --sim-config "$work/unstable_sim.yaml" --trajectory sine:0.3:0.5 --duration 3
+# Set during the run (--set-at): a gain, and the online payload estimate from the rests of
+# `armctl excite --payload` with a 1 kg tool the model lacks.
+expect="parameter kp set" run gain_change --urdf urdf/panda.urdf --params config/panda_pd_gravity.yaml --trajectory sine:0.2:0.5 --duration 2 --set-at "1:kp:=[900, 900, 900, 900, 375, 225, 75]"
+"$new" excite --payload urdf/panda.urdf --out "$work/poses.yaml" > /dev/null
+echo "payload: {mass: 1.0, com: [0.04, -0.03, 0.08], inertia: [[0.003, 0, 0], [0, 0.003, 0], [0, 0, 0.002]]}" > "$work/tool.yaml"
+echo "collision_force: 100.0" > "$work/estimating.yaml"
+expect="payload estimate from 8 poses" run payload_estimate --urdf urdf/panda.urdf --controller pd_gravity --trajectory "file:$work/poses.yaml" --sim-config "$work/tool.yaml" --params "$work/estimating.yaml" --duration 50 --set-at 49.5:estimate_payload:=true
 exit $fail

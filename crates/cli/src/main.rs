@@ -14,6 +14,7 @@ mod model_json;
 #[cfg(test)]
 mod mutated_trajectory_files;
 mod pair_run;
+mod parameter_schedule;
 mod params_command;
 mod params_file;
 mod payload_excite;
@@ -24,6 +25,7 @@ mod run_files;
 mod run_summary;
 mod sim_command;
 mod sim_config_file;
+mod sim_targets;
 mod trajectory_spec;
 
 use std::process::ExitCode;

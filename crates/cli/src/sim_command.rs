@@ -8,7 +8,6 @@ use anyhow::{bail, Context, Result};
 use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
-use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::controller_runtime::{ControllerRuntime, COOPERATIVE};
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::simulated_loop::SimulatedLoop;
@@ -16,10 +15,11 @@ use armctl_runtime::startup::NodeStart;
 use armctl_sim::{run_loop, Integrator, RunLog, SimConfig, Simulator};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use nalgebra::IsometryMatrix3;
 
+use crate::parameter_schedule::{self, ParameterSchedule};
 use crate::run_files::{target_error, write_csv, write_plots, write_tip_pose_plot, TipTarget};
 use crate::run_summary::{render, summarize, ArmHeld, RunInfo};
+use crate::sim_targets::{object_move, target_pose, TARGET_POSE_SECONDS};
 use crate::{pair_run, params_file, sim_config_file, trajectory_spec};
 use armctl_sim::scene_file;
 
@@ -90,6 +90,14 @@ pub(crate) struct SimArgs {
     /// (world axes, m) from the start, in 1 s or as `max_object_speed` allows.
     #[arg(long, allow_hyphen_values = true)]
     object_move: Option<String>,
+    /// Set a parameter at simulated time T (s), as `ros2 param set` does on a running node:
+    /// T:NAME:=VALUE, the value in YAML (repeatable). A refused set ends the run in an error.
+    #[arg(
+        long = "set-at",
+        value_name = "T:NAME:=VALUE",
+        allow_hyphen_values = true
+    )]
+    set_at: Vec<String>,
     /// Folder for run.csv and the plots.
     #[arg(long, default_value = "out/sim")]
     out: PathBuf,
@@ -260,6 +268,9 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     if let Some(scene) = scene {
         if let Some(setup) = armctl_runtime::scene::pair_of(&scene, &robot)? {
+            if !args.set_at.is_empty() {
+                bail!("--set-at sets one arm's parameters: a pair scene's run takes its parameters from --params only");
+            }
             return run_pair(args, &robot, &setup, config, steps);
         }
         config.scene = scene.resolve(&robot, &report)?;
@@ -293,9 +304,14 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         },
         None => TipTarget::JointReference,
     });
+    let mut schedule =
+        ParameterSchedule::new(parameter_schedule::parse(&args.set_at, args.duration)?);
     let mut control = SimulatedLoop::new(&mut runtime);
     control.target_pose = target.map(|pose| (pose, TARGET_POSE_SECONDS));
-    let mut log = simulate(&mut sim, &mut control, steps)?;
+    let mut log = simulate(&mut sim, &mut control, steps, &mut schedule)?;
+    if let Some(refusal) = schedule.refused {
+        bail!(refusal);
+    }
     // Clipped by the safety layer, plus any the simulated drives clip on their own.
     log.saturated += control.clipped();
     let joint_limited = control.joint_limited();
@@ -436,64 +452,6 @@ fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummar
     Ok(())
 }
 
-/// The comma-separated numbers of option `flag`.
-fn numbers(flag: &str, text: &str) -> Result<Vec<f64>> {
-    text.split(',')
-        .map(|v| v.trim().parse::<f64>())
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("{flag} '{text}': numbers separated by commas"))
-}
-
-/// `--object-move DX,DY,DZ`: the object's displacement (world axes, m); none: hold it.
-fn object_move(text: Option<&str>) -> Result<Option<nalgebra::Vector3<f64>>> {
-    let Some(text) = text else {
-        return Ok(None);
-    };
-    let values = numbers("--object-move", text)?;
-    if values.len() != 3 || values.iter().any(|v| !v.is_finite()) {
-        bail!("--object-move '{text}': give DX,DY,DZ (finite numbers, m)");
-    }
-    Ok(Some(nalgebra::Vector3::new(
-        values[0], values[1], values[2],
-    )))
-}
-
-/// The time a `--target-pose` is reached in, s (as controller_node's `~/target_pose`).
-const TARGET_POSE_SECONDS: f64 = 1.0;
-
-/// `--target-pose`: X,Y,Z keeps the tip's orientation at `q0`; X,Y,Z,QX,QY,QZ,QW sets it.
-fn target_pose(
-    text: Option<&str>,
-    robot: &Robot,
-    q0: &[f64],
-) -> Result<Option<IsometryMatrix3<f64>>> {
-    let Some(text) = text else {
-        return Ok(None);
-    };
-    let values = numbers("--target-pose", text)?;
-    if values.iter().any(|v| !v.is_finite()) || !(values.len() == 3 || values.len() == 7) {
-        bail!("--target-pose '{text}': give X,Y,Z or X,Y,Z,QX,QY,QZ,QW (finite numbers)");
-    }
-    let mut ws = armctl_model::KinematicsWorkspace::new(robot);
-    let start = armctl_model::forward_kinematics(robot, &mut ws, q0)?.tip();
-    let rotation = if values.len() == 7 {
-        let q = nalgebra::Quaternion::new(values[6], values[3], values[4], values[5]);
-        if q.norm() < 1e-9 {
-            bail!("--target-pose '{text}': the quaternion is zero");
-        }
-        nalgebra::UnitQuaternion::from_quaternion(q).to_rotation_matrix()
-    } else {
-        start.rotation
-    };
-    Ok(Some(IsometryMatrix3::from_parts(
-        nalgebra::Translation3::new(values[0], values[1], values[2]),
-        rotation,
-    )))
-}
-
-/// The controller as controller_node configures it (the same parameters, identified model,
-/// safety layer and hold rules), on the URDF's robot: `--controller` wins over a `controller`
-/// in the files.
 /// What the arm followed, as the summary names it: a `--target-pose` run follows its pose.
 fn followed(args: &SimArgs) -> String {
     match &args.target_pose {
@@ -564,11 +522,13 @@ fn node_start(args: &SimArgs, extra: Option<(&str, &str)>) -> Result<NodeStart> 
     })
 }
 
-/// The control loop with a progress bar that appears once the run has taken a second.
-fn simulate<G: ArmGroup>(
+/// The control loop with a progress bar that appears once the run has taken a second, and
+/// the `--set-at` sets applied when due.
+fn simulate(
     sim: &mut Simulator,
-    control: &mut SimulatedLoop<G>,
+    control: &mut SimulatedLoop<&mut ControllerRuntime>,
     steps: usize,
+    schedule: &mut ParameterSchedule,
 ) -> Result<RunLog> {
     let progress = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::hidden());
     progress.set_style(
@@ -577,7 +537,12 @@ fn simulate<G: ArmGroup>(
     );
     let start = Instant::now();
     let dt = sim.config().dt;
-    let log = run_loop(sim, control, steps, |k, t, _| {
+    let log = run_loop(sim, control, steps, |k, t, control| {
+        let mut set_events = Vec::new();
+        schedule.apply_due(t, dt, &mut set_events, |name, value| {
+            control.group_mut().set_parameter(name, value)
+        });
+        control.events.extend(set_events);
         if k % 1000 == 999 {
             if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
                 progress.set_draw_target(ProgressDrawTarget::stderr());

@@ -159,14 +159,9 @@ impl MomentumObserver {
 mod tests {
     use super::*;
     use armctl_dynamics::forward_dynamics;
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        Robot::from_urdf_file(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf"),
-            &ChainOptions::default(),
-        )
-        .unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     /// Integrates the arm (semi-implicit Euler, 20 substeps) under a PD law with gravity

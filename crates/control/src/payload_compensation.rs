@@ -157,15 +157,10 @@ fn is_massless(model: &Robot) -> bool {
 mod tests {
     use super::*;
     use armctl_dynamics::gravity_torques;
-    use armctl_model::ChainOptions;
     use nalgebra::{Matrix3, Vector3};
 
     fn panda() -> Robot {
-        Robot::from_urdf_file(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf"),
-            &ChainOptions::default(),
-        )
-        .unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     fn tool() -> Payload {

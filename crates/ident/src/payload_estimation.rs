@@ -394,14 +394,9 @@ fn refused(reason: String) -> IdentError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        Robot::from_urdf_file(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf"),
-            &ChainOptions::default(),
-        )
-        .unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     /// Exact unexplained torques give the payload back exactly, from the chosen poses.

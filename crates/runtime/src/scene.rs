@@ -29,11 +29,7 @@ mod tests {
 
     #[test]
     fn pair_arm_names_must_be_relative_ros_names() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-        let robot =
-            armctl_model::urdf_file_to_robot(std::path::Path::new(path), &Default::default())
-                .unwrap()
-                .robot;
+        let robot = armctl_model::test_support::bundled_robot("panda.urdf");
         let scene = |first: &str| -> SceneFile {
             let arm = |name: &str| {
                 format!("{{name: {name}, base: {{xyz: [0, 0, 0]}}, q0: [0, 0, 0, -2, 0, 2, 0]}}")

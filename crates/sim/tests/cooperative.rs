@@ -1,9 +1,7 @@
 //! Two Pandas facing each other hold a 1 kg box between their flanges.
 
 use armctl_dynamics::{gravity_torques, mass_matrix, DynamicsWorkspace};
-use armctl_model::{
-    forward_kinematics, jacobian, ChainOptions, FrameId, KinematicsWorkspace, Robot,
-};
+use armctl_model::{forward_kinematics, jacobian, FrameId, KinematicsWorkspace, Robot};
 use armctl_sim::{
     CooperativeSimulator, GraspStiffness, HeldObject, PlacedArm, SimConfig, Simulator,
 };
@@ -12,8 +10,7 @@ use nalgebra::{IsometryMatrix3, Matrix3, Matrix6xX, Rotation3, Translation3, Vec
 const MASS: f64 = 1.0;
 
 fn panda() -> Robot {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-    Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+    armctl_model::test_support::bundled_robot("panda.urdf")
 }
 
 /// Both arms start here: the flange in front of the base, pointing down, and no two axes in

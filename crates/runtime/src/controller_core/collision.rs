@@ -490,11 +490,9 @@ impl CollisionMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use armctl_model::ChainOptions;
 
     fn panda() -> Robot {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-        Robot::from_urdf_file(path, &ChainOptions::default()).unwrap()
+        armctl_model::test_support::bundled_robot("panda.urdf")
     }
 
     /// The first joint turned by 0.3 rad over 300 steps, recorded; then a collision latched.
