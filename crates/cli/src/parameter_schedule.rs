@@ -16,25 +16,25 @@ pub(crate) struct ScheduledSet {
     pub text: String,
 }
 
-/// The `--set-at` sets in time order (sets at one time in the order given), each at a time in
-/// `[0, duration)`.
-pub(crate) fn parse(texts: &[String], duration: f64) -> Result<Vec<ScheduledSet>> {
+/// The `--set-at` sets in time order (sets at one time in the order given), each at a time a
+/// step of the run is nearest: from 0 to half a step after the last step, at `last_step` s.
+pub(crate) fn parse(texts: &[String], last_step: f64, dt: f64) -> Result<Vec<ScheduledSet>> {
     let mut sets = texts
         .iter()
-        .map(|text| parse_one(text, duration))
+        .map(|text| parse_one(text, last_step + 0.5 * dt))
         .collect::<Result<Vec<_>>>()?;
     sets.sort_by(|a, b| a.time.total_cmp(&b.time));
     Ok(sets)
 }
 
-fn parse_one(text: &str, duration: f64) -> Result<ScheduledSet> {
+fn parse_one(text: &str, latest: f64) -> Result<ScheduledSet> {
     let usage =
         || format!("--set-at '{text}': give T:NAME:=VALUE (T in s, e.g. 2.5:kp:=[100, 100])");
     let (time, assignment) = text.split_once(':').with_context(usage)?;
     let (name, value) = assignment.split_once(":=").with_context(usage)?;
     let time: f64 = time.trim().parse().ok().with_context(usage)?;
-    if !(0.0..duration).contains(&time) {
-        bail!("--set-at '{text}': the time {time} s is outside the run [0, {duration}) s");
+    if !(0.0..=latest).contains(&time) {
+        bail!("--set-at '{text}': the time {time} s is outside the run's steps [0, {latest}] s");
     }
     let name = name.trim();
     if name.is_empty() {
@@ -66,9 +66,9 @@ impl ParameterSchedule {
         }
     }
 
-    /// Applies through `set` every set due at the step starting at `t` (a set's time at most
-    /// half a step ahead), as `ros2 param set` would; what happened, one line each, goes to
-    /// `events`.
+    /// Applies through `set` every set due at the step starting at `t` (the step nearest its
+    /// time: at most half a step ahead), as `ros2 param set` would; what happened, one line
+    /// each, goes to `events`.
     pub(crate) fn apply_due(
         &mut self,
         t: f64,
@@ -113,7 +113,12 @@ mod tests {
 
     #[test]
     fn sets_are_read_in_time_order_and_bad_ones_named() {
-        let sets = parse(&texts(&["2:kp:=[1, 2]", "0.5:estimate_payload:=true"]), 5.0).unwrap();
+        let sets = parse(
+            &texts(&["2:kp:=[1, 2]", "0.5:estimate_payload:=true"]),
+            4.999,
+            1e-3,
+        )
+        .unwrap();
         assert_eq!(sets[0].name, "estimate_payload");
         assert_eq!(sets[0].value, ParameterValue::Bool(true));
         assert_eq!(sets[1].time, 2.0);
@@ -123,18 +128,18 @@ mod tests {
             "2:kp=1",
             "x:kp:=1",
             "2::=1",
-            "6:kp:=1",
+            "5:kp:=1",
             "-1:kp:=1",
             "nan:kp:=1",
         ] {
-            let error = parse(&texts(&[bad]), 5.0).unwrap_err().to_string();
+            let error = parse(&texts(&[bad]), 4.999, 1e-3).unwrap_err().to_string();
             assert!(error.contains(bad), "{bad}: {error}");
         }
     }
 
     #[test]
     fn a_set_applies_at_its_step_and_a_refusal_is_kept() {
-        let sets = parse(&texts(&["0.002:kp:=1", "0.002:kd:=-1"]), 1.0).unwrap();
+        let sets = parse(&texts(&["0.002:kp:=1", "0.002:kd:=-1"]), 0.999, 1e-3).unwrap();
         let mut schedule = ParameterSchedule::new(sets);
         let mut events = Vec::new();
         let mut applied = Vec::new();

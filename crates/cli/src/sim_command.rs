@@ -280,7 +280,6 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     let mut runtime = controller_runtime(args, &robot)?;
     let gravity_warning = gravity_mismatch(&config, runtime.settings());
-    let settings_warnings = runtime.settings().warnings();
     let q0 = start_configuration(args.q0.as_deref(), &robot)?;
     let trajectory = trajectory_spec::parse(&args.trajectory, &robot, &q0)?;
     let mut sim = Simulator::new(&robot, &q0, config)
@@ -304,8 +303,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         },
         None => TipTarget::JointReference,
     });
-    let mut schedule =
-        ParameterSchedule::new(parameter_schedule::parse(&args.set_at, args.duration)?);
+    let mut schedule = scheduled_sets(args, &runtime, steps, sim.config().dt)?;
     let mut control = SimulatedLoop::new(&mut runtime);
     control.target_pose = target.map(|pose| (pose, TARGET_POSE_SECONDS));
     let mut log = simulate(&mut sim, &mut control, steps, &mut schedule)?;
@@ -332,6 +330,8 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         files.extend(write_tip_pose_plot(&args.out, &robot, &log, tip_target)?);
         tip_to_target = target_error(&robot, &log, tip_target)?;
     }
+    // Read after the run: a `--set-at` may have changed what they warn about.
+    let settings_warnings = runtime.settings().warnings();
     runtime.core_mut().controller_mut().check_damping();
     let controller = runtime.core().controller();
     // The conversion's notes, then what configuring noticed (what collision detection can
@@ -450,6 +450,24 @@ fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummar
     }
     summary.check_held()?;
     Ok(())
+}
+
+/// The `--set-at` sets, each checked as the node checks a value (name, type, range) before the
+/// run: only what depends on the run's state can still be refused during it.
+fn scheduled_sets(
+    args: &SimArgs,
+    runtime: &ControllerRuntime,
+    steps: usize,
+    dt: f64,
+) -> Result<ParameterSchedule> {
+    let last_step = (steps - 1) as f64 * dt;
+    let sets = parameter_schedule::parse(&args.set_at, last_step, dt)?;
+    for set in &sets {
+        runtime
+            .validate_parameter(&set.name, &set.value)
+            .with_context(|| format!("--set-at '{}'", set.text))?;
+    }
+    Ok(ParameterSchedule::new(sets))
 }
 
 /// What the arm followed, as the summary names it: a `--target-pose` run follows its pose.

@@ -180,6 +180,18 @@ impl Robot {
 mod tests {
     use super::*;
 
+    /// Parameter arrays: com as [x, y, z], inertia as its upper triangle [xx, xy, xz, yy, yz,
+    /// zz] mirrored; missing entries read 0.
+    #[test]
+    fn from_arrays_reads_the_upper_triangle() {
+        let p = Payload::from_arrays(1.5, &[0.1, 0.2, 0.3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(p.mass, 1.5);
+        assert_eq!(p.com, Vector3::new(0.1, 0.2, 0.3));
+        let expected = Matrix3::new(1.0, 2.0, 3.0, 2.0, 4.0, 5.0, 3.0, 5.0, 6.0);
+        assert_eq!(p.inertia, expected);
+        assert_eq!(Payload::from_arrays(0.0, &[], &[]), Payload::none());
+    }
+
     #[test]
     fn bodies_no_real_object_has_are_refused_naming_the_item() {
         let ok = Payload {

@@ -13,6 +13,7 @@ mod external_torque;
 mod one_arm;
 mod pairs;
 mod scenes;
+mod set_at;
 mod what_ran;
 
 fn out_dir(name: &str) -> PathBuf {

@@ -19,7 +19,7 @@ use armctl_control::damping_bound::DampingBound;
 use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 
-use super::{Fault, Implausible, ImplausibleRule};
+use super::faults::{Fault, Implausible, ImplausibleRule};
 
 /// The `compliant` reaction's share of the hold's natural frequency.
 const YIELD: f64 = 1.0 / 3.0;
