@@ -246,3 +246,43 @@ fn a_pair_scene_refuses_what_cannot_apply_to_two_arms() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `lockstep`: after joint states go out, time stands still until the command answering them
+/// comes (here a script delivers ticks far faster than the 0.1 s a step waits); a pair waits
+/// for both arms. Refused without `publish_clock`, naming both.
+#[tokio::test]
+async fn lockstep_steps_only_once_every_arm_answered() {
+    let scene = workspace("config/scenes/two_pandas_box.yaml");
+    let e = sim_node_with(&scene, &[("lockstep", "true")]).unwrap_err();
+    assert!(e.contains("lockstep") && e.contains("publish_clock"), "{e}");
+    let lockstep = [("lockstep", "true"), ("publish_clock", "true")];
+    let node = sim_node_with(&scene, &lockstep).unwrap();
+    let spec = node.spec();
+    let commands = [
+        slot_of(&spec.subscriptions, "/left/computed_torque/commands"),
+        slot_of(&spec.subscriptions, "/right/computed_torque/commands"),
+    ];
+    let left_states = slot_of(&spec.publications, "/left/joint_states");
+    let answer = |arm: usize| (commands[arm], command(vec![0.0; 7]));
+    // Stepped once (nothing asked yet), then waits: the left arm alone does not release it;
+    // both do, once per answer.
+    let mut script = ticks(5);
+    script.push_back(answer(0));
+    script.extend(ticks(5));
+    script.push_back(answer(1));
+    script.extend(ticks(5));
+    script.push_back(answer(0));
+    script.push_back(answer(1));
+    script.extend(ticks(5));
+    let mut transport = Scripted {
+        script,
+        ..Scripted::default()
+    };
+    node.run(&mut transport).await.unwrap();
+    let stamps: Vec<f64> = transport.states_on[&left_states]
+        .iter()
+        .map(|s| s.header.stamp.seconds())
+        .collect();
+    assert_eq!(stamps.len(), 3, "{stamps:?}");
+    assert!(stamps.windows(2).all(|w| w[1] > w[0]), "{stamps:?}");
+}

@@ -188,6 +188,7 @@ crate::settings! {
         integrator: String = string("integrator", "rk4", "Integration scheme: rk4 or euler.").choices(&["rk4", "euler"]).read_only();
         hold_until_command: bool = bool("hold_until_command", true, "Hold the arm at initial_positions, time standing still, until the first command arrives (a braked arm waiting for its controller).").read_only();
         publish_clock: bool = bool("publish_clock", false, "Publish the simulated time on /clock (rosgraph_msgs/Clock), as Gazebo does, for nodes with use_sim_time.").read_only();
+        lockstep: bool = bool("lockstep", false, "With publish_clock: each step waits (up to 0.1 s) for the commands answering the last joint states, so a busy machine slows the simulated time instead of delaying the commands, as Gazebo steps with the controllers it hosts.").read_only();
         friction: bool = bool("friction", true, "Apply the model's friction.").read_only();
         robot_compensates_gravity: bool = bool("robot_compensates_gravity", false, "The simulated arm adds its own gravity torque G(q) to every command, as a Franka arm does through libfranka (for a controller with gravity_compensation: false).").read_only();
         scene_file: String = string("scene_file", "", "A scene (YAML, as armctl sim --scene: obstacles, contact points on URDF links, a force/torque sensor published on ~/wrench). Empty: nothing to touch.").read_only();

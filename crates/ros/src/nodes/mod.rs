@@ -2,6 +2,7 @@
 
 pub mod controller_node;
 pub mod cooperative_node;
+mod lockstep;
 mod loop_diagnostics;
 mod loop_node;
 pub mod sim_node;

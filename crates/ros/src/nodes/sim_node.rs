@@ -12,6 +12,7 @@ use armctl_sim::{
 };
 use nalgebra::{IsometryMatrix3, Matrix3, UnitQuaternion, Vector3};
 
+use super::lockstep::{Lockstep, NextStep, LOCKSTEP_WAIT};
 use crate::msgs::{
     Clock, Header, JointState, Pose, PoseStamped, Quaternion, Time, Vector3 as MsgVector3,
     WrenchStamped,
@@ -121,6 +122,8 @@ pub struct SimNode {
     publish_clock: bool,
     clock: Clock,
     hold_until_command: bool,
+    /// With `lockstep`: the arms' answers to the last joint states.
+    lockstep: Option<Lockstep>,
     /// The sensor's message, when the scene has a sensor.
     wrench: Option<WrenchStamped>,
     /// The held box's pose and its publication's index, with a pair.
@@ -294,6 +297,12 @@ impl SimNode {
             ));
         }
         let publish_clock = settings.publish_clock;
+        if settings.lockstep && !publish_clock {
+            return Err(parameter_error(
+                "lockstep",
+                "needs publish_clock: true (a controller on wall time cannot wait with the simulation)".into(),
+            ));
+        }
         if publish_clock {
             publications.push((Topic::Clock, resolve_name("/clock")));
         }
@@ -319,6 +328,7 @@ impl SimNode {
             parameters: store,
         };
         let n = names.len();
+        let arms_count = arms.len();
         Ok(Self {
             spec,
             plant,
@@ -330,6 +340,7 @@ impl SimNode {
             publish_clock,
             clock: Clock::default(),
             hold_until_command: settings.hold_until_command,
+            lockstep: settings.lockstep.then(|| Lockstep::new(arms_count)),
             wrench,
             object: object.map(|(slot, mut pose)| {
                 pose.header.frame_id = "world".into();
@@ -342,14 +353,18 @@ impl SimNode {
     fn on_command<T: Transport>(&mut self, transport: &mut T, data: &[f64]) {
         let slot = transport.received_on();
         let now = self.plant.time();
-        let Some(port) = self.arms.iter_mut().find(|p| p.command_slot == slot) else {
+        let Some(arm) = self.arms.iter().position(|p| p.command_slot == slot) else {
             return;
         };
+        let port = &mut self.arms[arm];
         let n = port.command.len();
         if data.len() == n && data.iter().all(|v| v.is_finite()) {
             port.command.copy_from_slice(data);
             port.last_command = Some(now);
             port.refused = false;
+            if let Some(lockstep) = &mut self.lockstep {
+                lockstep.answered(arm);
+            }
         } else if !port.refused {
             transport.log(
                 LogLevel::Warn,
@@ -371,6 +386,9 @@ impl SimNode {
             self.publish(transport);
             return Ok(());
         }
+        if !self.lockstep_allows_step(transport) {
+            return Ok(());
+        }
         let now = self.plant.time();
         for port in &mut self.arms {
             port.watch(transport, now, self.command_timeout);
@@ -381,7 +399,32 @@ impl SimNode {
         };
         self.plant.step([command(0), command(1)])?;
         self.publish(transport);
+        if let Some(lockstep) = &mut self.lockstep {
+            lockstep.asked(std::time::Instant::now());
+        }
         Ok(())
+    }
+
+    /// With `lockstep`: false while a command answering the last joint states is due; says
+    /// when the simulation runs on without one.
+    fn lockstep_allows_step<T: Transport>(&mut self, transport: &mut T) -> bool {
+        let Some(lockstep) = &mut self.lockstep else {
+            return true;
+        };
+        match lockstep.next(std::time::Instant::now()) {
+            NextStep::Step => true,
+            NextStep::Wait => false,
+            NextStep::RunOn => {
+                transport.log(
+                    LogLevel::Warn,
+                    &format!(
+                        "lockstep: no command within {} s of the joint states; the simulation runs on without waiting until one comes",
+                        LOCKSTEP_WAIT.as_secs_f64()
+                    ),
+                );
+                true
+            }
+        }
     }
 
     fn publish<T: Transport>(&mut self, transport: &mut T) {
