@@ -20,6 +20,11 @@ use crate::physical_consistency::{
 };
 use crate::{differentiate, low_pass, IdentError, JointLog};
 
+mod friction_columns;
+mod held_out;
+use friction_columns::FrictionColumns;
+use held_out::holdout;
+
 /// The poses of a log (evenly spread) at which the identified mass matrix must be positive
 /// definite.
 const MASS_MATRIX_POSES: usize = 500;
@@ -109,14 +114,6 @@ pub struct HeldOutSeries {
     pub predicted: Vec<Vec<f64>>,
 }
 
-/// The per-joint effort accuracy on the held-out part, and its series.
-struct HeldOutCheck {
-    rms: Vec<f64>,
-    relative: Vec<f64>,
-    overall: f64,
-    series: HeldOutSeries,
-}
-
 /// Positions, velocities, accelerations and efforts, chain order, per sample.
 struct Signals {
     q: Vec<Vec<f64>>,
@@ -186,85 +183,6 @@ fn held_effort(effort: &[f64]) -> Vec<f64> {
     (0..effort.len())
         .map(|k| 0.5 * (effort[k.saturating_sub(1)] + effort[k]))
         .collect()
-}
-
-/// The friction model identified: none, or viscous and Coulomb with `harmonics` harmonics of
-/// the Coulomb level over the position; and the speed below which a joint's equation is left
-/// out.
-#[derive(Debug, Clone)]
-struct FrictionColumns {
-    on: bool,
-    /// Harmonics asked for.
-    harmonics: usize,
-    /// Harmonics identified per joint (`harmonics`, or 0 where the log cannot tell them).
-    per_joint: Vec<usize>,
-    min_speed: f64,
-}
-
-/// Above this condition number (unit columns) of `[1, cos q, sin q, .., cos Kq, sin Kq]` over
-/// a joint's moving samples, the harmonics and the mean Coulomb level trade off against each
-/// other: the joint does not sweep enough of its range.
-const MAX_HARMONIC_CONDITION: f64 = 1000.0;
-
-impl FrictionColumns {
-    fn of(options: &IdentifyOptions, n: usize) -> Self {
-        let harmonics = if options.friction {
-            options.friction_harmonics
-        } else {
-            0
-        };
-        Self {
-            on: options.friction,
-            harmonics,
-            per_joint: vec![harmonics; n],
-            min_speed: options.min_speed,
-        }
-    }
-
-    /// Leaves out the harmonics of the joints whose moving samples in `samples` cannot
-    /// determine them.
-    fn keep_identifiable(&mut self, s: &Signals, samples: &[usize]) {
-        for (j, count) in self.per_joint.iter_mut().enumerate() {
-            let k = *count;
-            if k == 0 {
-                continue;
-            }
-            let moving: Vec<f64> = samples
-                .iter()
-                .filter(|&&r| s.qd[r][j].abs() >= self.min_speed)
-                .map(|&r| s.q[r][j])
-                .collect();
-            let basis = DMatrix::from_fn(moving.len(), 1 + 2 * k, |r, c| match c {
-                0 => 1.0,
-                c => {
-                    let h = c.div_ceil(2) as f64;
-                    if c % 2 == 1 {
-                        (h * moving[r]).cos()
-                    } else {
-                        (h * moving[r]).sin()
-                    }
-                }
-            });
-            if moving.len() < 2 * (1 + 2 * k) || condition_number(&basis) > MAX_HARMONIC_CONDITION {
-                *count = 0;
-            }
-        }
-    }
-
-    /// Friction unknowns of all joints.
-    fn unknowns(&self) -> usize {
-        if self.on {
-            2 * self.per_joint.len() + 2 * self.per_joint.iter().sum::<usize>()
-        } else {
-            0
-        }
-    }
-
-    /// The column of joint j's first harmonic, after the base and the viscous and Coulomb
-    /// columns.
-    fn first_harmonic(&self, b: usize, j: usize) -> usize {
-        b + 2 * self.per_joint.len() + 2 * self.per_joint[..j].iter().sum::<usize>()
-    }
 }
 
 /// Stacked regressor rows (n per sample: base columns, then friction: viscous per joint,
@@ -617,67 +535,4 @@ fn standard_deviations(
         .iter()
         .map(|v| (sigma2 * v.max(0.0)).sqrt())
         .collect())
-}
-
-/// RMS effort prediction error on the samples `held_out`, per joint, and relative to the
-/// efforts; the measured and predicted efforts of those samples.
-fn holdout(
-    robot: &Robot,
-    base: &BaseParameters,
-    s: &Signals,
-    held_out: std::ops::Range<usize>,
-    friction: &FrictionColumns,
-    estimate: &DVector<f64>,
-    time: &[f64],
-) -> Result<HeldOutCheck, IdentError> {
-    let n = robot.dof();
-    let samples: Vec<usize> = held_out.collect();
-    if samples.is_empty() {
-        let series = HeldOutSeries::default();
-        return Ok(HeldOutCheck {
-            rms: vec![],
-            relative: vec![],
-            overall: 0.0,
-            series,
-        });
-    }
-    // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
-    let (w, tau) = stack(robot, base, s, &samples, friction)?;
-    let predicted = &w * estimate;
-    let error = &tau - &predicted;
-    let used = |r: usize| w.row(r).amax() > 0.0;
-    let rms = |v: &DVector<f64>, j: usize| {
-        let rows: Vec<usize> = (0..samples.len())
-            .map(|k| k * n + j)
-            .filter(|&r| used(r))
-            .collect();
-        (rows.iter().map(|&r| v[r].powi(2)).sum::<f64>() / rows.len().max(1) as f64).sqrt()
-    };
-    let absolute: Vec<f64> = (0..n).map(|j| rms(&error, j)).collect();
-    let relative = (0..n)
-        .map(|j| absolute[j] / rms(&tau, j).max(1e-12))
-        .collect();
-    let overall = (error.norm_squared() / tau.norm_squared().max(1e-300)).sqrt();
-    let column = |v: &DVector<f64>, j: usize| -> Vec<f64> {
-        (0..samples.len())
-            .map(|k| {
-                if used(k * n + j) {
-                    v[k * n + j]
-                } else {
-                    f64::NAN
-                }
-            })
-            .collect()
-    };
-    let series = HeldOutSeries {
-        time: samples.iter().map(|&k| time[k]).collect(),
-        measured: (0..n).map(|j| column(&tau, j)).collect(),
-        predicted: (0..n).map(|j| column(&predicted, j)).collect(),
-    };
-    Ok(HeldOutCheck {
-        rms: absolute,
-        relative,
-        overall,
-        series,
-    })
 }

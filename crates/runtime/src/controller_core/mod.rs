@@ -14,16 +14,18 @@ use armctl_control::{
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_ident::payload_estimation::PayloadEstimate;
-use armctl_model::{Payload, Robot};
+use armctl_model::Robot;
 
 use std::sync::Arc;
 
 pub mod braking;
 mod collision;
 mod events;
+mod external_forces;
 mod external_torque;
 mod faults;
 mod holding;
+mod payload;
 mod rest_poses;
 mod trajectory_acceptance;
 
@@ -252,149 +254,6 @@ impl ControllerCore {
     /// The newest valid measured configuration (chain order), if any state was valid.
     pub fn last_valid_q(&self) -> Option<&[f64]> {
         self.last_valid_q.as_deref()
-    }
-
-    /// The external joint torques estimated from the motion (chain order, N m or N; zero
-    /// until two believable states were seen): what the model and the commands do not
-    /// explain, filtered with the time constant `1 / external_torque_gain`.
-    pub fn external_torques(&self) -> &[f64] {
-        self.external.torques()
-    }
-
-    /// Per joint, the bound of what [`Self::external_torques`] may carry without any contact
-    /// (chain order, N m or N): `model_error` of the applied torque, the friction the model
-    /// leaves out (the URDF's, uncompensated), the Coulomb friction whose sign is lost at
-    /// rest, a command delay and the velocity noise (`armctl_control::collision_thresholds`).
-    pub fn external_torque_bounds(&self) -> &[f64] {
-        self.external.thresholds().uncertainty()
-    }
-
-    /// The tip wrench that explains [`Self::external_torques`] (`[f; m]`, base link axes,
-    /// the moment about the tip; damped near singularities).
-    pub fn external_wrench(&self) -> &[f64; 6] {
-        self.external.tip_wrench()
-    }
-
-    /// Whether a task-space law takes the estimated tip wrench ([`Self::external_wrench`]) as
-    /// the measured one at every step, for an arm without a force/torque sensor.
-    pub fn set_wrench_from_estimate(&mut self, from_estimate: bool) {
-        self.wrench_from_estimate = from_estimate;
-    }
-
-    /// How collisions are detected and met (the thresholds: one per joint or none).
-    pub fn set_collision(&mut self, settings: CollisionSettings) {
-        let (sensitivity, model_error) = (settings.sensitivity, settings.model_error);
-        self.external.set_detection(sensitivity, model_error);
-        self.collision.set(settings);
-    }
-
-    /// The friction the model leaves out, `[coulomb, viscous]` per joint (chain order): the
-    /// collision thresholds allow for what it may add to the estimate.
-    pub fn allow_for_friction(&mut self, friction: &[[f64; 2]]) {
-        self.external.set_unmodelled_friction(&self.robot, friction);
-    }
-
-    /// The collision thresholds of the last step (what fixed ones replace).
-    pub fn collision_thresholds(
-        &self,
-    ) -> &armctl_control::collision_thresholds::CollisionThresholds {
-        self.external.thresholds()
-    }
-
-    /// The latched collision, if one is.
-    pub fn collision(&self) -> Option<&Collision> {
-        self.collision.latched()
-    }
-
-    /// Clears a latched collision: the next step with a valid state resumes control from
-    /// where the arm is (a running trajectory is cancelled, as after any hold). If the
-    /// estimate is still above its threshold, that step latches a new collision and reports
-    /// it as a new hold. Returns what was latched.
-    pub fn reset_collision(&mut self) -> Option<Collision> {
-        self.collision.reset()
-    }
-
-    /// The payload at the tip (tip frame): its torques ramp into every law's over `ramp_time`
-    /// seconds; the holds and the external torque estimate take it at once (it is on the arm
-    /// already), and the estimate starts over. Refused with the item named (the payload in
-    /// effect stays) when no real body has these values. Allocates: not for the loop.
-    pub fn set_payload(&mut self, payload: Payload, ramp_time: f64) -> Result<(), String> {
-        let loaded = self
-            .robot
-            .with_payload(&payload)
-            .map_err(|e| e.to_string())?;
-        self.controller
-            .payload_mut()
-            .set(&self.robot, payload, ramp_time)
-            .map_err(|e| e.to_string())?;
-        self.loaded = loaded;
-        self.external.restart();
-        self.external.forget_rest_poses();
-        Ok(())
-    }
-
-    /// The robot with the friction its model leaves out as Coulomb friction (its viscous part
-    /// at the rest speed added): what a resting joint may hold, which the payload estimate
-    /// counts in its uncertainty.
-    fn with_unmodelled_friction(&self) -> Result<Robot, String> {
-        let left_out = self.external.thresholds().unmodelled_friction();
-        let joints = self.robot.joints().iter().zip(left_out);
-        let (viscous, coulomb): (Vec<f64>, Vec<f64>) = joints
-            .map(|(joint, [c, v])| {
-                let f = &joint.friction;
-                (
-                    f.viscous.abs(),
-                    f.coulomb.abs() + c + v * rest_poses::REST_SPEED,
-                )
-            })
-            .unzip();
-        self.robot
-            .with_friction(&viscous, &coulomb)
-            .map_err(|e| e.to_string())
-    }
-
-    /// The payload at the tip estimated from the poses the arm rested in since the payload
-    /// was last set (the newest [`MAX_POSES`]): at rest the external torque estimate is minus
-    /// the weight the loaded model leaves out, so the payload in effect plus what it misses.
-    /// Refused with the reason when the poses do not determine it (fewer than two, gravity
-    /// along too few axes of the tip frame) or show no payload. Allocates: not for the loop.
-    pub fn payload_estimate(&self) -> Result<PayloadEstimate, String> {
-        let mut samples = self.external.rest_samples();
-        let mut ws = DynamicsWorkspace::new(&self.robot);
-        let n = self.robot.dof();
-        let (mut bare, mut loaded) = (vec![0.0; n], vec![0.0; n]);
-        for sample in &mut samples {
-            gravity_torques(&self.robot, &mut ws, &sample.q, &mut bare)
-                .and_then(|()| gravity_torques(&self.loaded, &mut ws, &sample.q, &mut loaded))
-                .map_err(|e| e.to_string())?;
-            // At rest the estimate is the torque the arm feels, minus the effort that holds
-            // the weight the loaded model leaves out: what the bare model leaves out is the
-            // payload in effect's weight less the estimate.
-            for ((u, b), l) in sample.unexplained.iter_mut().zip(&bare).zip(&loaded) {
-                *u = l - b - *u;
-            }
-        }
-        let with_friction = self.with_unmodelled_friction()?;
-        armctl_ident::payload_estimation::estimate_payload(&with_friction, &samples).map_err(|e| {
-            // The reason alone: the event says what was estimated.
-            match e {
-                armctl_ident::IdentError::Identification { reason } => {
-                    reason.trim_start_matches("payload: ").to_string()
-                }
-                other => other.to_string(),
-            }
-        })
-    }
-
-    /// Estimates the payload ([`Self::payload_estimate`]) for the next step to report as an
-    /// event, found or not (`estimate_payload`). Allocates: not for the loop.
-    pub fn request_payload_estimate(&mut self) {
-        self.payload_estimated = Some(self.payload_estimate());
-    }
-
-    /// A new gain of the external torque estimate, 1/s.
-    pub fn set_external_torque_gain(&mut self, gain: f64) {
-        self.external.set_gain(gain);
     }
 
     /// The reference in effect (for `~/state`).

@@ -22,6 +22,7 @@ use ros2_client::{
 };
 
 mod action;
+mod parameter_client;
 mod parameters;
 mod trigger;
 
@@ -35,7 +36,7 @@ use crate::transport::{
 };
 use crate::RosError;
 use action::TrajectoryActionServer;
-pub use parameters::ParameterClient;
+pub use parameter_client::ParameterClient;
 use parameters::ParameterServers;
 pub use trigger::TriggerClient;
 

@@ -11,12 +11,12 @@ use ros2_client::qos::History;
 use ros2_client::rcl_interfaces::{
     DescribeParametersRequest, DescribeParametersResponse, GetParameterTypesRequest,
     GetParameterTypesResponse, GetParametersRequest, GetParametersResponse, ListParametersRequest,
-    ListParametersResponse, ListParametersResult, SetParametersAtomicallyResponse,
-    SetParametersRequest, SetParametersResponse,
+    ListParametersResponse, SetParametersAtomicallyResponse, SetParametersRequest,
+    SetParametersResponse,
 };
 use ros2_client::service::RmwRequestId;
 use ros2_client::{
-    Client, Message, MessageTypeName, Name, Node, Publisher, QosProfile, Server, ServiceMapping,
+    Message, MessageTypeName, Name, Node, Publisher, QosProfile, Server, ServiceMapping,
     ServiceTypeName,
 };
 
@@ -25,7 +25,12 @@ use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
 
-fn transport(e: impl std::fmt::Debug) -> RosError {
+mod reply_limit;
+#[cfg(test)]
+use reply_limit::{interface_mtus, NETWORK_REPLY_LIMIT, RUSTDDS_FALLBACK_BUDGET};
+use reply_limit::{list_within_limit, reply_limit, shorten, shorten_descriptions, within_limit};
+
+pub(super) fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
         reason: format!("parameter services: {e:?}"),
     }
@@ -49,7 +54,7 @@ pub(crate) fn to_ros(value: raw::ParameterValue) -> Option<RosValue> {
     })
 }
 
-fn from_ros(value: &RosValue) -> raw::ParameterValue {
+pub(super) fn from_ros(value: &RosValue) -> raw::ParameterValue {
     raw::ParameterValue::from(match value {
         RosValue::Bool(b) => ParameterValue::Boolean(*b),
         RosValue::Integer(i) => ParameterValue::Integer(*i),
@@ -101,72 +106,6 @@ fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
             (p.name, value)
         })
         .collect()
-}
-
-/// The largest reply sent with the Enhanced mapping (Fast DDS clients, whose replies carry the
-/// request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS one byte off in a
-/// fragmented sample (an `Option` tag before the parameter list), so Fast DDS drops every
-/// fragment of a reply that RustDDS splits, and its reliable reader then waits for it and takes
-/// none of that client's later replies either. RustDDS splits a sample whose payload exceeds
-/// the datagram budget of the reader it goes to: the MTU of the interface on the subnet of the
-/// reader's locators, less 48 bytes of headers (1452 for a locator on no local subnet), less a
-/// heartbeat (32) and a DATA submessage (48); the payload is the CDR reply and its 4-byte
-/// encapsulation. A Fast DDS client on this host announces a locator on every interface that is
-/// up (with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` too), so the smallest MTU of those bounds
-/// the budget: about 1.3 kB on a host with Ethernet, about 65 kB in a loopback-only network
-/// namespace. What would exceed the limit is cut and the node says so: values answered "not
-/// set", descriptions and refusal reasons shortened, the list without its prefixes: an
-/// incomplete answer with its reason on /rosout, not a client that hangs.
-fn reply_limit(loopback_only: bool) -> usize {
-    let smallest = interface_mtus().into_iter().min();
-    let budget = smallest.map_or(RUSTDDS_FALLBACK_BUDGET, |mtu| mtu.saturating_sub(48));
-    // Clients on other hosts may sit on no local subnet: RustDDS's fallback budget.
-    let budget = if loopback_only {
-        budget
-    } else {
-        budget.min(RUSTDDS_FALLBACK_BUDGET)
-    };
-    budget.saturating_sub(32 + 48 + 4)
-}
-
-/// RustDDS's datagram budget for a reader on no local subnet (a 1500-byte MTU less headers).
-const RUSTDDS_FALLBACK_BUDGET: usize = 1452;
-
-/// The limit on a host whose smallest MTU is 1400 (this project's CI machine), for tests.
-#[cfg(test)]
-const NETWORK_REPLY_LIMIT: usize = 1400 - 48 - 32 - 48 - 4;
-
-/// The MTUs of the network interfaces that are not down (Linux: `/sys/class/net`); none
-/// elsewhere.
-fn interface_mtus() -> Vec<usize> {
-    let Ok(entries) = std::fs::read_dir("/sys/class/net") else {
-        return vec![];
-    };
-    entries
-        .filter_map(|entry| {
-            let path = entry.ok()?.path();
-            let state = std::fs::read_to_string(path.join("operstate")).ok()?;
-            if state.trim() == "down" {
-                return None;
-            }
-            std::fs::read_to_string(path.join("mtu"))
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .collect()
-}
-
-/// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
-fn reply_size(value: &RosValue) -> usize {
-    64 + match value {
-        RosValue::String(s) => s.len(),
-        RosValue::StringArray(a) => a.iter().map(|s| s.len() + 8).sum(),
-        RosValue::DoubleArray(a) => 8 * a.len(),
-        RosValue::BoolArray(a) => a.len(),
-        RosValue::Bool(_) | RosValue::Integer(_) | RosValue::Double(_) => 8,
-    }
 }
 
 /// Requests waiting for the node's answer, at most.
@@ -523,94 +462,6 @@ impl ParameterServers {
     }
 }
 
-/// The list reply within `limit`: whole if it fits; else without its prefixes (`ros2 param
-/// list` prints the names only); else the names that fit, in declaration order (the others
-/// answer get and describe by name). `notes` says what was left out.
-fn list_within_limit(
-    limit: Option<usize>,
-    names: Vec<String>,
-    notes: &mut Vec<String>,
-) -> ListParametersResponse {
-    let size = |reply: &ListParametersResponse| {
-        cdr_encoding::to_vec::<_, byteorder::LittleEndian>(reply).map_or(usize::MAX, |b| b.len())
-    };
-    let mut reply = ListParametersResponse {
-        result: ListParametersResult {
-            prefixes: crate::parameter_services::prefixes_of(&names),
-            names,
-        },
-    };
-    let Some(limit) = limit else {
-        return reply;
-    };
-    if size(&reply) <= limit {
-        return reply;
-    }
-    reply.result.prefixes.clear();
-    let total = reply.result.names.len();
-    while size(&reply) > limit && reply.result.names.pop().is_some() {}
-    let kept = reply.result.names.len();
-    notes.push(if kept < total {
-        format!("list_parameters: {kept} of {total} names, without prefixes")
-    } else {
-        "list_parameters: without prefixes".into()
-    });
-    reply
-}
-
-/// Shortens descriptions and constraints until `values` fit the reply limit (the types,
-/// ranges and read-only flags stay whole); whether it had to.
-fn shorten_descriptions(limit: Option<usize>, values: &mut [raw::ParameterDescriptor]) -> bool {
-    let limit = limit.unwrap_or(usize::MAX);
-    let size = |v: &[raw::ParameterDescriptor]| -> usize {
-        v.iter()
-            .map(|d| 96 + d.name.len() + d.description.len() + d.additional_constraints.len())
-            .sum()
-    };
-    if size(values) <= limit {
-        return false;
-    }
-    let fixed: usize = values.iter().map(|d| 96 + d.name.len()).sum();
-    let each = limit.saturating_sub(fixed) / values.len().max(1) / 2;
-    for d in values.iter_mut() {
-        shorten(&mut d.description, each);
-        shorten(&mut d.additional_constraints, each);
-    }
-    true
-}
-
-/// The values as sent, and the names of those over the reply limit (sent as not set).
-fn within_limit(
-    limit: Option<usize>,
-    names: &[String],
-    values: Vec<Option<RosValue>>,
-) -> (Vec<raw::ParameterValue>, Vec<String>) {
-    let mut room = limit.unwrap_or(usize::MAX);
-    let mut withheld = vec![];
-    let sent = names
-        .iter()
-        .zip(values)
-        .map(|(name, value)| match value {
-            Some(v) if reply_size(&v) <= room => {
-                room -= reply_size(&v);
-                from_ros(&v)
-            }
-            Some(v) => {
-                withheld.push(format!(
-                    "{name} ({} bytes) answered as not set",
-                    reply_size(&v)
-                ));
-                ParameterValue::NotSet.into()
-            }
-            None => {
-                room = room.saturating_sub(64);
-                ParameterValue::NotSet.into()
-            }
-        })
-        .collect();
-    (sent, withheld)
-}
-
 /// The wire result of one change (or of an atomic set), its reason cut to `room` bytes.
 fn result<T>(r: &Result<T, String>, room: usize) -> raw::SetParametersResult {
     let mut reason = r.as_ref().err().cloned().unwrap_or_default();
@@ -618,137 +469,6 @@ fn result<T>(r: &Result<T, String>, room: usize) -> raw::SetParametersResult {
     raw::SetParametersResult {
         successful: r.is_ok(),
         reason,
-    }
-}
-
-/// Cuts `text` to at most `room` bytes (at a character boundary), marking the cut.
-fn shorten(text: &mut String, room: usize) {
-    if text.len() <= room {
-        return;
-    }
-    let mut end = room.saturating_sub(3);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str("...");
-}
-
-fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
-    node: &mut Node,
-    mapping: ServiceMapping,
-    target: &str,
-    service: &str,
-    type_name: &str,
-) -> Result<Client<Req, Resp>, RosError> {
-    let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
-    let name = Name::new(target, service).map_err(transport)?;
-    node.create_client(
-        mapping,
-        &name,
-        &ServiceTypeName::new("rcl_interfaces", type_name),
-        qos.clone(),
-        qos,
-    )
-    .map_err(transport)
-}
-
-/// Sets and reads another node's parameters through its parameter services, as
-/// `ros2 param set` / `get` / `describe` do. A request sent before discovery has matched the
-/// client with the service is lost, as with any DDS client: call with a timeout and repeat.
-pub struct ParameterClient {
-    set: Client<SetParametersRequest, SetParametersResponse>,
-    get: Client<GetParametersRequest, GetParametersResponse>,
-    describe: Client<DescribeParametersRequest, DescribeParametersResponse>,
-}
-
-impl std::fmt::Debug for ParameterClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParameterClient").finish_non_exhaustive()
-    }
-}
-
-impl ParameterClient {
-    /// A client of the node `target` (fully qualified, e.g. `/arm1/controller_node`).
-    pub(crate) fn new(
-        node: &mut Node,
-        mapping: ServiceMapping,
-        target: &str,
-    ) -> Result<Self, RosError> {
-        Ok(Self {
-            set: client(node, mapping, target, "set_parameters", "SetParameters")?,
-            get: client(node, mapping, target, "get_parameters", "GetParameters")?,
-            describe: client(
-                node,
-                mapping,
-                target,
-                "describe_parameters",
-                "DescribeParameters",
-            )?,
-        })
-    }
-
-    /// Sets one parameter: `Ok(Err(reason))` when the node rejects the value.
-    pub async fn set(&self, name: &str, value: &RosValue) -> Result<Result<(), String>, RosError> {
-        let request = SetParametersRequest {
-            parameter: vec![raw::Parameter {
-                name: name.into(),
-                value: from_ros(value),
-            }],
-        };
-        let response = self
-            .set
-            .async_call_service(request)
-            .await
-            .map_err(transport)?;
-        let result = response
-            .results
-            .into_iter()
-            .next()
-            .ok_or_else(|| transport("empty set_parameters response"))?;
-        Ok(if result.successful {
-            Ok(())
-        } else {
-            Err(result.reason)
-        })
-    }
-
-    /// One parameter's value (`None`: not declared).
-    pub async fn get(&self, name: &str) -> Result<Option<RosValue>, RosError> {
-        let response = self
-            .get
-            .async_call_service(GetParametersRequest {
-                names: vec![name.into()],
-            })
-            .await
-            .map_err(transport)?;
-        Ok(response.values.into_iter().next().and_then(to_ros))
-    }
-
-    /// One parameter's description, read-only flag and range, as text.
-    pub async fn describe(&self, name: &str) -> Result<String, RosError> {
-        let request = DescribeParametersRequest {
-            names: vec![name.into()],
-        };
-        let response = self
-            .describe
-            .async_call_service(request)
-            .await
-            .map_err(transport)?;
-        let d = response
-            .values
-            .into_iter()
-            .next()
-            .ok_or_else(|| transport("empty describe_parameters response"))?;
-        let range = d
-            .floating_point_range
-            .first()
-            .map(|r| format!(" range [{}, {}]", r.from_value, r.to_value))
-            .unwrap_or_default();
-        Ok(format!(
-            "{}: {} (type {}, read_only {}{range})",
-            d.name, d.description, d.r#type, d.read_only
-        ))
     }
 }
 
