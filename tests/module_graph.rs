@@ -16,14 +16,9 @@ const CRATES: [&str; 9] = [
     "model", "dynamics", "control", "sim", "ident", "runtime", "ros", "cli", "capi",
 ];
 
-/// Source files longer than [`LONGEST_FILE`] lines today, from the workspace root.
-const LONG_FILES_TO_SPLIT: &[&str] = &[
-    "crates/runtime/src/controller_core/tests.rs",
-    "crates/ros/tests/node_binaries.rs",
-    "tests/identification.rs",
-    "tests/mujoco_agreement.rs",
-    "tests/ros_faults.rs",
-];
+/// Source files allowed over [`LONGEST_FILE`] lines, from the workspace root: none since
+/// every long file was split (the list may only shrink).
+const LONG_FILES_TO_SPLIT: &[&str] = &[];
 
 /// The most lines a source file may have.
 const LONGEST_FILE: usize = 600;
