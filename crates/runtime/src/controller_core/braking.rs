@@ -68,11 +68,15 @@ impl Brake {
         dt: f64,
         effort: &mut [f64],
     ) {
-        if !self.anchored {
-            self.anchor.copy_from_slice(q);
-            self.anchored = true;
-        }
+        self.anchor_once(q);
         self.apply(robot, ws, (q, qd), dt, effort, 1.0);
+    }
+
+    /// Anchors the hold at `q` unless it is anchored already (since [`Brake::release`]).
+    fn anchor_once(&mut self, q: &[f64]) {
+        if !self.anchored {
+            self.anchor_at(q);
+        }
     }
 
     /// Holds at `anchor` from now on (a retract moves it step by step).
@@ -94,10 +98,7 @@ impl Brake {
         dt: f64,
         effort: &mut [f64],
     ) {
-        if !self.anchored {
-            self.anchor.copy_from_slice(q);
-            self.anchored = true;
-        }
+        self.anchor_once(q);
         self.apply(robot, ws, (q, qd), dt, effort, YIELD);
     }
 

@@ -56,9 +56,7 @@ impl ControllerCore {
     /// measured effort of /joint_states is not used: often absent, or offset by the drive's
     /// own friction and gravity models.)
     fn hand_off(&mut self) {
-        if gravity_torques(&self.loaded, &mut self.ws, &self.q, &mut self.hand_off).is_err() {
-            self.hand_off.fill(0.0);
-        }
+        gravity_or_zero(&self.loaded, &mut self.ws, &self.q, &mut self.hand_off);
         self.controller.safety_mut().reset(&self.hand_off);
     }
 
@@ -76,8 +74,7 @@ impl ControllerCore {
             } else {
                 "gravity compensation at the last valid configuration"
             };
-            if gravity_torques(&self.loaded, &mut self.ws, q, effort).is_err() {
-                effort.fill(0.0);
+            if !gravity_or_zero(&self.loaded, &mut self.ws, q, effort) {
                 what = "zero effort (gravity could not be computed)";
             }
         }
@@ -112,10 +109,8 @@ impl ControllerCore {
     /// anchor (`retract`).
     pub(super) fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
-        if self.safe_mode == SafeMode::Gravity
-            && gravity_torques(&self.loaded, &mut self.ws, &self.q, effort).is_err()
-        {
-            effort.fill(0.0);
+        if self.safe_mode == SafeMode::Gravity {
+            gravity_or_zero(&self.loaded, &mut self.ws, &self.q, effort);
         }
         let state = (self.q.as_slice(), self.qd.as_slice());
         if self.collision.compliant() {
@@ -148,9 +143,7 @@ impl ControllerCore {
         effort.fill(0.0);
         if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
             let q = if trusted { &self.q } else { q };
-            if gravity_torques(&self.loaded, &mut self.ws, q, effort).is_err() {
-                effort.fill(0.0);
-            }
+            gravity_or_zero(&self.loaded, &mut self.ws, q, effort);
         }
         if trusted {
             let state = (self.q.as_slice(), self.qd.as_slice());
@@ -168,4 +161,19 @@ impl ControllerCore {
             safety.apply(effort, dt)
         }
     }
+}
+
+/// `G(q)` of `robot` into `effort`, or zeros where it cannot be computed (a broken model: a
+/// hold without gravity beats none); whether it was computed.
+fn gravity_or_zero(
+    robot: &Robot,
+    ws: &mut DynamicsWorkspace,
+    q: &[f64],
+    effort: &mut [f64],
+) -> bool {
+    let computed = gravity_torques(robot, ws, q, effort).is_ok();
+    if !computed {
+        effort.fill(0.0);
+    }
+    computed
 }
