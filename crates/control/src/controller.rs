@@ -147,7 +147,7 @@ pub trait Controller: Send {
         &[]
     }
     /// The per-joint parameter the law applies as a damping torque `-D qd` (scaled at run
-    /// time where it would pass the sampled-data margin, [`crate::damping_bound`]); `None`
+    /// time where it would pass the sampled-data margin, [`crate::gain_sizing::damping_bound`]); `None`
     /// when it has none. The safety layer warns when a value passes that margin.
     fn damping_parameter(&self) -> Option<&'static str> {
         None

@@ -13,6 +13,9 @@
 //! [`ResolvedAcceleration`], [`AdaptiveComputedTorque`]. Every live gain
 //! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
 //! effort limits, optional rate limit) after any controller.
+//!
+//! The files sit in folders by concept: `laws/`, `law_support/`, `safety_bounds/`, `estimation/`,
+//! `gain_sizing/`, `numerics/` and `reference/`, each using only the ones after it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
 /// Inside a law's `impl Controller`: its fixed `name` and the accessors of its `parameters`
@@ -37,73 +40,48 @@ macro_rules! law_accessors {
     };
 }
 
-mod adaptation;
-mod adaptive_computed_torque;
-mod cartesian_impedance;
-pub mod collision_thresholds;
-mod computed_torque;
-mod configuration_bounds;
-mod configuration_samples;
 mod controller;
-mod cooperative;
-pub mod damping_bound;
-pub mod default_gains;
 mod error;
-mod gain_design;
-mod gains;
-mod hybrid_force_position;
-mod independent_pd;
-mod jacobi_eigen;
-mod joint_impedance;
-pub mod joint_limit_guard;
-mod modal_damping;
-mod model_terms;
-pub mod momentum_observer;
+mod estimation;
+mod gain_sizing;
+mod law_support;
+mod laws;
+mod numerics;
 mod parameters;
-pub mod payload_compensation;
-mod pd_fixed_gravity;
-mod pd_gravity;
 pub mod reference;
-mod resolved_acceleration;
-mod robust;
-mod safety;
-mod sliding_mode;
-mod slotine_li;
-mod slotine_li_adaptive;
-mod slotine_li_adaptive_base;
-mod slotine_sliding_mode;
-mod task_inertia;
-mod tip_target;
-pub mod tip_wrench_estimate;
-mod warm_eigen;
+mod safety_bounds;
 
-pub use adaptive_computed_torque::AdaptiveComputedTorque;
-pub use cartesian_impedance::CartesianImpedance;
-pub use computed_torque::ComputedTorque;
+pub use estimation::{collision_thresholds, momentum_observer, tip_wrench_estimate};
+pub use gain_sizing::{damping_bound, default_gains};
+pub use safety_bounds::{joint_limit_guard, payload_compensation};
+
 pub use controller::{Controller, JointReference, JointState, Step, TaskSpace};
-pub use cooperative::{share_load, Cooperative, ObjectState};
 pub use error::ControlError;
-pub use gain_design::{lqr_double_integrator, place_poles};
-pub use hybrid_force_position::HybridForcePosition;
-pub use independent_pd::IndependentPd;
-pub use joint_impedance::JointImpedance;
-pub use momentum_observer::MomentumObserver;
+pub use estimation::momentum_observer::MomentumObserver;
+pub use estimation::tip_wrench_estimate::TipWrenchEstimate;
+pub use gain_sizing::gain_design::{lqr_double_integrator, place_poles};
+pub use law_support::tip_target::orientation_error;
+pub use laws::adaptive_computed_torque::AdaptiveComputedTorque;
+pub use laws::cartesian_impedance::CartesianImpedance;
+pub use laws::computed_torque::ComputedTorque;
+pub use laws::cooperative::{share_load, Cooperative, ObjectState};
+pub use laws::hybrid_force_position::HybridForcePosition;
+pub use laws::independent_pd::IndependentPd;
+pub use laws::joint_impedance::JointImpedance;
+pub use laws::pd_fixed_gravity::{gravity_gradient_bound, gravity_gradients, PdFixedGravity};
+pub use laws::pd_gravity::PdGravity;
+pub use laws::resolved_acceleration::ResolvedAcceleration;
+pub use laws::robust::Robust;
+pub use laws::sliding_mode::SlidingMode;
+pub use laws::slotine_li::SlotineLi;
+pub use laws::slotine_li_adaptive::SlotineLiAdaptive;
+pub use laws::slotine_sliding_mode::SlotineSlidingMode;
 pub use parameters::{
     shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
     DEFAULT_RAMP_TIME,
 };
-pub use payload_compensation::PayloadCompensation;
-pub use pd_fixed_gravity::{gravity_gradient_bound, gravity_gradients, PdFixedGravity};
-pub use pd_gravity::PdGravity;
-pub use resolved_acceleration::ResolvedAcceleration;
-pub use robust::Robust;
-pub use safety::{EffortSafety, Guarded, SafetyReport, DEFAULT_EFFORT_RISE_TIME};
-pub use sliding_mode::SlidingMode;
-pub use slotine_li::SlotineLi;
-pub use slotine_li_adaptive::SlotineLiAdaptive;
-pub use slotine_sliding_mode::SlotineSlidingMode;
-pub use tip_target::orientation_error;
-pub use tip_wrench_estimate::TipWrenchEstimate;
+pub use safety_bounds::payload_compensation::PayloadCompensation;
+pub use safety_bounds::safety::{EffortSafety, Guarded, SafetyReport, DEFAULT_EFFORT_RISE_TIME};
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;

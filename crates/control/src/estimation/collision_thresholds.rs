@@ -36,7 +36,7 @@ use armctl_dynamics::{gravity_torques, mass_matrix, DynamicsWorkspace};
 use armctl_model::{jacobian, FrameId, KinematicsWorkspace, Robot};
 use nalgebra::{DMatrix, Matrix3, Matrix6xX, Vector3};
 
-use crate::tip_wrench_estimate::{MAX_DAMPING, SINGULAR_VALUE_BAND};
+use crate::estimation::tip_wrench_estimate::{MAX_DAMPING, SINGULAR_VALUE_BAND};
 use crate::ControlError;
 
 /// The tip force to detect when none is given, N.

@@ -34,7 +34,7 @@ use armctl_dynamics::{DynamicsError, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::configuration_samples::{samples, DESIGN_RATE};
+use crate::numerics::configuration_samples::{samples, DESIGN_RATE};
 use crate::ControlError;
 
 /// Largest `dt lambda_max(M^-1 D)` (its upper bound) a step may apply: half the limit of a
@@ -246,7 +246,7 @@ impl PostureDampingBound {
 }
 
 /// Checks a law's damping parameter against the sampled-data margin at the configurations the
-/// defaults are sized on ([`crate::default_gains`]), at [`DESIGN_RATE`]: a warning for gains
+/// defaults are sized on ([`crate::gain_sizing::default_gains`]), at [`DESIGN_RATE`]: a warning for gains
 /// the run-time bound will cut, naming the joint, the configuration and the bound.
 #[derive(Debug, Clone)]
 pub struct DampingCheck {

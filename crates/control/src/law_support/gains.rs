@@ -3,7 +3,7 @@
 
 use armctl_model::Robot;
 
-use crate::default_gains;
+use crate::gain_sizing::default_gains;
 use crate::{Array, ControlError, Declaration, JointReference, JointState, ParameterSet, Step};
 
 /// The description of a model-sized proportional gain.

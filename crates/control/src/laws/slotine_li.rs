@@ -2,16 +2,16 @@
 //! `qd_r = qd_d + Lambda e`, `qdd_r = qdd_d + Lambda de`, `s = de + Lambda e`,
 //! `tau = M(q) qdd_r + C(q, qd) qd_r + G(q) + Kd s`, the two-velocity RNEA with
 //! `v = qd_r`, `a = qdd_r`; `Kd` scaled where it would pass the sampled-data margin
-//! ([`crate::damping_bound`]). Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
+//! ([`crate::gain_sizing::damping_bound`]). Claim: with the Christoffel C, `M sdot + (C + Kd) s = 0` and
 //! e, de -> 0.
 
 use armctl_model::Robot;
 use nalgebra::DVector;
 
-use crate::damping_bound::DampingBound;
-use crate::default_gains::DEFAULT_BANDWIDTH;
-use crate::gains::{errors, joint_gain};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::gain_sizing::default_gains::DEFAULT_BANDWIDTH;
+use crate::law_support::gains::{errors, joint_gain};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{Array, ControlError, Controller, JointReference, JointState, ParameterSet, Step};
 
 /// The gains `lambda` and `kd` shared by both Slotine-Li controllers.
@@ -64,14 +64,15 @@ impl SlotineLiGains {
 /// Default `(Lambda, Kd)`. With the exact model the loop is `M sdot + (C + Kd) s = 0`,
 /// `s = de + Lambda e`: per joint the poles `-Lambda` and about `-Kd / M_ii`. `Kd` is plain
 /// velocity feedback, so it is bounded like the damping of the PD defaults
-/// ([`crate::default_gains`]: discrete limit on the median effective inertia, step effort,
+/// ([`crate::gain_sizing::default_gains`]: discrete limit on the median effective inertia, step effort,
 /// coupled joints): `Kd = kd_pd / 2 = w (R_i M_ii)^1/2`. `Lambda` acts through the model, like
 /// the gains of computed torque, and takes their frequency `w_ct` (up to 20 rad/s, sized for a
 /// step of every joint at once). A 0.1 rad step then starts with `Kd Lambda e`, within the
 /// step's effort share for these frequencies.
 pub(crate) fn slotine_li_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
-    let (_, kd) = crate::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
-    let lambda = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_BANDWIDTH)?;
+    let (_, kd) = crate::gain_sizing::default_gains::pd_gains(robot, DEFAULT_BANDWIDTH)?;
+    let lambda =
+        crate::gain_sizing::default_gains::error_dynamics_frequencies(robot, DEFAULT_BANDWIDTH)?;
     Ok((lambda, kd.iter().map(|d| 0.5 * d).collect()))
 }
 

@@ -27,7 +27,7 @@
 //! and each joint's damping is scaled by the median of its factors, its stiffness by the
 //! square: a joint is cut only where it is coupled at most configurations. Where a
 //! configuration has a far lighter mode (aligned axes, a stretched arm pointing up), the laws'
-//! run-time bound ([`crate::damping_bound`]) scales the damping of the joints concerned there,
+//! run-time bound ([`crate::gain_sizing::damping_bound`]) scales the damping of the joints concerned there,
 //! at every step: sizing the defaults on the worst sample instead had left a light wrist
 //! nearly free at every configuration. [`PdDesign::describe`] says, joint by joint, what
 //! limited the frequency (`--print-params` prints it in the gains' descriptions).
@@ -44,11 +44,11 @@ use nalgebra::DMatrix;
 #[cfg(test)]
 use nalgebra::SymmetricEigen;
 
-use crate::configuration_samples::samples;
-use crate::damping_bound::DampingBound;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::numerics::configuration_samples::samples;
 use crate::ControlError;
 
-pub use crate::configuration_samples::DESIGN_RATE;
+pub use crate::numerics::configuration_samples::DESIGN_RATE;
 
 /// Natural frequency of model-sized default gains, rad/s.
 pub(crate) const DEFAULT_BANDWIDTH: f64 = 20.0;
@@ -413,7 +413,7 @@ mod tests {
         loads.sort_by(f64::total_cmp);
         // Within the run-time margin (the bound does not act) at most samples.
         assert!(
-            loads[loads.len() / 2] <= crate::damping_bound::RUNTIME_MARGIN,
+            loads[loads.len() / 2] <= crate::gain_sizing::damping_bound::RUNTIME_MARGIN,
             "{loads:?}"
         );
         for (i, joint) in robot.joints().iter().enumerate() {

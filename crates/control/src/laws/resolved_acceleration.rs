@@ -12,10 +12,10 @@
 use armctl_model::Robot;
 use nalgebra::{IsometryMatrix3, Vector6};
 
-use crate::gain_design::{Form, GainDesign};
-use crate::gains::cartesian_gain;
-use crate::model_terms::ModelTerms;
-use crate::tip_target::{declare_target_source, joint_target, TipTarget};
+use crate::gain_sizing::gain_design::{Form, GainDesign};
+use crate::law_support::gains::cartesian_gain;
+use crate::law_support::model_terms::ModelTerms;
+use crate::law_support::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar,
     Step, TaskSpace,

@@ -11,10 +11,10 @@ use armctl_dynamics::{cholesky_in_place, gravity_derivatives, DynamicsWorkspace}
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::configuration_samples::Configurations;
-use crate::damping_bound::DampingBound;
-use crate::gains::PdGains;
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::law_support::gains::PdGains;
+use crate::law_support::model_terms::ModelTerms;
+use crate::numerics::configuration_samples::Configurations;
 use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// Configurations sampled to estimate `sup ||dG/dq||`.

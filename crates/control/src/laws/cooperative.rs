@@ -32,10 +32,10 @@ use nalgebra::{
     IsometryMatrix3, Matrix3, Matrix6, Rotation3, Translation3, UnitQuaternion, Vector3, Vector6,
 };
 
-use crate::gains::cartesian_gain;
-use crate::model_terms::ModelTerms;
+use crate::law_support::gains::cartesian_gain;
+use crate::law_support::model_terms::ModelTerms;
+use crate::law_support::tip_target::{orientation_error, TipTarget};
 use crate::reference::{PoseInterpolation, PoseSample};
-use crate::tip_target::{orientation_error, TipTarget};
 use crate::{Array, ControlError, Declaration, JointState, ParameterSet, ParameterValue, Scalar};
 
 /// One arm's model, measurement and scratch.

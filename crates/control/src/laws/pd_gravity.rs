@@ -2,13 +2,13 @@
 //! `tau = Kp e + Kd de + G(q)`, `e = q_d - q`, `de = qd_d - qd`.
 //! Claim: regulation to a set point is globally asymptotically stable for any positive
 //! diagonal gains (with the exact G). Sampled at `dt`, the gains are scaled where the damping
-//! would pass the sampled-data margin ([`crate::damping_bound`]).
+//! would pass the sampled-data margin ([`crate::gain_sizing::damping_bound`]).
 
 use armctl_model::Robot;
 
-use crate::damping_bound::DampingBound;
-use crate::gains::{PdGains, KP_DESCRIPTION};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::law_support::gains::{PdGains, KP_DESCRIPTION};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// PD plus online gravity compensation.

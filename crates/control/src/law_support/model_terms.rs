@@ -7,7 +7,7 @@ use armctl_dynamics::{
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::damping_bound::DampingBound;
+use crate::gain_sizing::damping_bound::DampingBound;
 use crate::{ControlError, JointState, Step};
 
 /// The robot model and its workspace.
@@ -95,7 +95,7 @@ impl ModelTerms {
     }
 
     /// Per joint the factor in (0, 1] that keeps the joint damping `damping` within the
-    /// sampled-data margin at this step's configuration and period ([`crate::damping_bound`]).
+    /// sampled-data margin at this step's configuration and period ([`crate::gain_sizing::damping_bound`]).
     pub(crate) fn damping_scales<'b>(
         &mut self,
         bound: &'b mut DampingBound,

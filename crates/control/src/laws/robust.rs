@@ -10,9 +10,9 @@
 
 use armctl_model::Robot;
 
-use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
-use crate::gains::{errors, PdGains};
-use crate::model_terms::ModelTerms;
+use crate::law_support::gains::{errors, PdGains};
+use crate::law_support::model_terms::ModelTerms;
+use crate::laws::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Largest default `rho`, rad/s^2.
@@ -27,7 +27,8 @@ const RHO_EFFORT_SHARE: f64 = 0.2;
 /// region (`||w|| < eps`, `w_i ~ e_i / (2 kp_i)`) the term adds at most the nominal stiffness
 /// `kp` of any joint instead of a stiffness no discrete loop can hold.
 fn robust_defaults(robot: &Robot, kp: &[f64]) -> Result<(f64, f64), ControlError> {
-    let capacity = crate::default_gains::acceleration_capacity(robot, RHO_EFFORT_SHARE)?;
+    let capacity =
+        crate::gain_sizing::default_gains::acceleration_capacity(robot, RHO_EFFORT_SHARE)?;
     let rho = capacity.iter().copied().fold(RHO_MAX, f64::min);
     let kp_min = kp.iter().copied().fold(f64::INFINITY, f64::min).max(1e-6);
     Ok((rho, (rho / (2.0 * kp_min * kp_min)).clamp(1e-12, 1e3)))
@@ -47,7 +48,7 @@ pub struct Robust {
 }
 
 impl Robust {
-    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]),
+    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::gain_sizing::default_gains`]),
     /// `q_v = 1e-3`; `rho` and `eps` from [`robust_defaults`].
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();

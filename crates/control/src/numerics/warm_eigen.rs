@@ -5,7 +5,7 @@
 
 use nalgebra::{Matrix6, Vector6};
 
-use crate::jacobi_eigen::{jacobi_eigen, nearly_diagonal, MAX_SWEEPS};
+use crate::numerics::jacobi_eigen::{jacobi_eigen, nearly_diagonal, MAX_SWEEPS};
 
 /// Steps between restarts from the identity. Each warm start multiplies the kept basis by
 /// more rotations, and rounding makes it drift from orthogonal by about 1e-16 per step; a

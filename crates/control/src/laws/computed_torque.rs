@@ -9,9 +9,9 @@
 use armctl_dynamics::{friction_torques, CoulombSign};
 use armctl_model::Robot;
 
-use crate::gain_design::{Form, GainDesign};
-use crate::gains::{errors, joint_gain, PdGains};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::gain_design::{Form, GainDesign};
+use crate::law_support::gains::{errors, joint_gain, PdGains};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
 };
@@ -35,20 +35,22 @@ pub struct ComputedTorque {
 
 /// Declares the per-unit-inertia gains `kp = w^2`, `kd = 2 w` (critical) of the error
 /// dynamics `what` ("error dynamics", "nominal error dynamics"), with `w` up to 30 rad/s per
-/// joint as [`crate::default_gains`] derives it; `kd_note` adds to kd's description.
+/// joint as [`crate::gain_sizing::default_gains`] derives it; `kd_note` adds to kd's description.
 pub(crate) fn error_dynamics_gains(
     parameters: &mut ParameterSet,
     robot: &Robot,
     what: &str,
     kd_note: &str,
 ) -> Result<PdGains, ControlError> {
-    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    let w =
+        crate::gain_sizing::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     declare_error_dynamics_gains(parameters, &w, what, kd_note)
 }
 
 /// The default error dynamics `(kp, kd) = (w^2, 2 w)` per joint of [`error_dynamics_gains`].
 fn default_error_dynamics(robot: &Robot) -> Result<Vec<(f64, f64)>, ControlError> {
-    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    let w =
+        crate::gain_sizing::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     Ok(w.iter().map(|w| (w * w, 2.0 * w)).collect())
 }
 
@@ -92,7 +94,7 @@ pub(crate) fn commanded_acceleration(
 
 impl ComputedTorque {
     /// The controller with `robot` as its model, gains `Kp = w^2`, `Kd = 2 w` per joint (critical),
-    /// `w` up to 30 rad/s as [`crate::default_gains`] derives it.
+    /// `w` up to 30 rad/s as [`crate::gain_sizing::default_gains`] derives it.
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);

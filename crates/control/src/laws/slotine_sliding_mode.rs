@@ -19,10 +19,10 @@
 use armctl_model::Robot;
 use nalgebra::DMatrix;
 
-use crate::gains::joint_gain;
-use crate::model_terms::ModelTerms;
-use crate::sliding_mode::saturated;
-use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
+use crate::law_support::gains::joint_gain;
+use crate::law_support::model_terms::ModelTerms;
+use crate::laws::sliding_mode::saturated;
+use crate::laws::slotine_li::{ReferenceTerms, SlotineLiGains};
 use crate::{ControlError, Controller, Declaration, ParameterSet, ParameterValue, Scalar, Step};
 
 /// Sliding mode in Slotine's form.
@@ -42,7 +42,7 @@ pub struct SlotineSlidingMode {
     /// `|G|` at the middle of the joint ranges: what `eta` must exceed without a model.
     gravity_scale: Vec<f64>,
     warnings: Vec<String>,
-    bound: crate::damping_bound::DampingBound,
+    bound: crate::gain_sizing::damping_bound::DampingBound,
 }
 
 impl SlotineSlidingMode {
@@ -53,7 +53,7 @@ impl SlotineSlidingMode {
         let n = robot.dof();
         let mut parameters = ParameterSet::new(n);
         let gains = SlotineLiGains::declare(&mut parameters, robot)?;
-        let (_, k, _) = crate::sliding_mode::default_gains(robot)?;
+        let (_, k, _) = crate::laws::sliding_mode::default_gains(robot)?;
         let mut mass = DMatrix::zeros(n, n);
         let middle = robot.middle_configuration();
         let mut ws = armctl_dynamics::DynamicsWorkspace::new(robot);
@@ -101,7 +101,7 @@ impl SlotineSlidingMode {
             switching: vec![0.0; n],
             gravity_scale: gravity_at(robot, &middle)?,
             warnings: Vec::new(),
-            bound: crate::damping_bound::DampingBound::new(n),
+            bound: crate::gain_sizing::damping_bound::DampingBound::new(n),
             parameters,
         })
     }

@@ -44,13 +44,13 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, IsometryMatrix3, Matrix6, Vector6};
 
-use crate::configuration_samples::Configurations;
-use crate::damping_bound::{PostureDampingBound, RUNTIME_MARGIN};
-use crate::gains::cartesian_gain;
-use crate::modal_damping::ModalDamping;
+use crate::gain_sizing::damping_bound::{PostureDampingBound, RUNTIME_MARGIN};
+use crate::gain_sizing::modal_damping::ModalDamping;
+use crate::law_support::gains::cartesian_gain;
+use crate::law_support::tip_target::{declare_target_source, joint_target, TipTarget};
+use crate::numerics::configuration_samples::Configurations;
+use crate::numerics::task_inertia::TaskInertia;
 use crate::reference::PoseSample;
-use crate::task_inertia::TaskInertia;
-use crate::tip_target::{declare_target_source, joint_target, TipTarget};
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };

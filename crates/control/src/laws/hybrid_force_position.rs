@@ -19,7 +19,7 @@
 //! is cleared when contact is lost; `Df` damps the force axes, so a tool that lost its
 //! surface approaches the next one at about `F_d (1 + Kf) / Df` instead of accelerating.
 //! `Df` and the nullspace damping are scaled per axis (per joint) where they would pass the
-//! sampled-data margin at the measured configuration ([`crate::damping_bound`]).
+//! sampled-data margin at the measured configuration ([`crate::gain_sizing::damping_bound`]).
 //! With a force-controlled direction, a measured wrench older than `wrench_timeout` (or none)
 //! is an error: the law does not push blind, and the runners hold the arm.
 //! The target comes from the pose target (or the joint reference, `target_source`); the joint
@@ -29,10 +29,10 @@ use armctl_dynamics::DynamicsWorkspace;
 use armctl_model::Robot;
 use nalgebra::{DVector, Matrix6, Rotation3, Vector6};
 
-use crate::damping_bound::{gram_scales, PostureDampingBound, RUNTIME_MARGIN};
-use crate::gains::cartesian_gain;
-use crate::task_inertia::TaskInertia;
-use crate::tip_target::{declare_target_source, joint_target, TipTarget};
+use crate::gain_sizing::damping_bound::{gram_scales, PostureDampingBound, RUNTIME_MARGIN};
+use crate::law_support::gains::cartesian_gain;
+use crate::law_support::tip_target::{declare_target_source, joint_target, TipTarget};
+use crate::numerics::task_inertia::TaskInertia;
 use crate::{
     Array, ControlError, Controller, Declaration, JointState, ParameterSet, Scalar, Step, TaskSpace,
 };

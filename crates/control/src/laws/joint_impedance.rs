@@ -1,15 +1,15 @@
 //! Joint impedance (docs/theory.md section 6):
 //! `tau = K (q_d - q) + D (qd_d - qd) + G(q)` (+ `C(q, qd) qd` when `coriolis` is 1).
 //! Where `D` would pass the sampled-data margin at the arm's configuration, `K` and `D` are
-//! scaled (`s^2 K`, `s D`: [`crate::damping_bound`]).
+//! scaled (`s^2 K`, `s D`: [`crate::gain_sizing::damping_bound`]).
 //! Claim: the arm behaves as a spring-damper about q_d; a constant external torque `tau_ext`
 //! deflects it statically by `K^-1 tau_ext` (for a tip wrench F, `K^-1 J^T F`).
 
 use armctl_model::Robot;
 
-use crate::damping_bound::DampingBound;
-use crate::gains::{joint_gain, PdGains};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::law_support::gains::{joint_gain, PdGains};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{ControlError, Controller, Declaration, ParameterSet, Scalar, Step};
 
 /// Natural frequency of the default impedance, rad/s.
@@ -28,9 +28,9 @@ pub struct JointImpedance {
 
 impl JointImpedance {
     /// The controller with default stiffness and damping derived for natural frequencies up
-    /// to 10 rad/s, critically damped (see [`crate::default_gains`]).
+    /// to 10 rad/s, critically damped (see [`crate::gain_sizing::default_gains`]).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
-        let design = crate::default_gains::pd_design(robot, DEFAULT_FREQUENCY)?;
+        let design = crate::gain_sizing::default_gains::pd_design(robot, DEFAULT_FREQUENCY)?;
         let description = format!(
             "Joint stiffness K per joint, N m/rad (N/m). {}",
             design.describe(robot)

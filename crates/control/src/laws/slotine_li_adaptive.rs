@@ -7,7 +7,7 @@
 //! the torque the feedback adds, which at a slowly varying error equals the model's torque
 //! error `Y p_tilde`, and `W = diag(1 / (Kd Lambda))` turns it into the position error it
 //! causes; the update is a gradient on that error, normalised, leaky and projected onto a box
-//! around the model ([`crate::adaptation`]). With `Kd = k I` and without
+//! around the model ([`crate::law_support::adaptation`]). With `Kd = k I` and without
 //! normalisation, leakage and box it is the textbook law (Lyapunov: e, de -> 0, p_hat bounded);
 //! the normalisation bounds how fast an estimate can move (a saturated arm or a fast motion no
 //! longer throws it away), the box and the leakage keep it bounded whatever the excitation.
@@ -23,9 +23,9 @@ use armctl_dynamics::{BaseParameters, Gravity};
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
-use crate::adaptation::{full_columns, saturates, Adaptation, Estimate};
-use crate::model_terms::ModelTerms;
-use crate::slotine_li::{ReferenceTerms, SlotineLiGains};
+use crate::law_support::adaptation::{full_columns, saturates, Adaptation, Estimate};
+use crate::law_support::model_terms::ModelTerms;
+use crate::laws::slotine_li::{ReferenceTerms, SlotineLiGains};
 use crate::{ControlError, Controller, JointState, ParameterSet, ParameterValue, Step};
 
 /// Default adaptation rate of every group, 1/s.
@@ -50,7 +50,7 @@ pub struct SlotineLiAdaptive {
     weights: Vec<f64>,
     model_torque: DVector<f64>,
     terms: ReferenceTerms,
-    bound: crate::damping_bound::DampingBound,
+    bound: crate::gain_sizing::damping_bound::DampingBound,
 }
 
 impl SlotineLiAdaptive {
@@ -93,7 +93,7 @@ impl SlotineLiAdaptive {
             robot: robot.clone(),
             base,
             feedback: DVector::zeros(n),
-            bound: crate::damping_bound::DampingBound::new(n),
+            bound: crate::gain_sizing::damping_bound::DampingBound::new(n),
             weights: vec![0.0; n],
             model_torque: DVector::zeros(n),
             terms: ReferenceTerms::new(n),
@@ -186,6 +186,6 @@ fn base_names(base: &BaseParameters, reduces: bool, dof: usize) -> Vec<String> {
     if reduces {
         base.names()
     } else {
-        crate::adaptation::full_names(dof)
+        crate::law_support::adaptation::full_names(dof)
     }
 }

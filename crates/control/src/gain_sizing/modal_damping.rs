@@ -13,8 +13,8 @@
 
 use nalgebra::{Matrix6, Vector6};
 
-use crate::task_inertia::TaskInertia;
-use crate::warm_eigen::WarmEigen;
+use crate::numerics::task_inertia::TaskInertia;
+use crate::numerics::warm_eigen::WarmEigen;
 use crate::ControlError;
 
 /// The kept eigenvectors of `U^T K U` ([`WarmEigen`]).
@@ -43,7 +43,7 @@ impl ModalDamping {
     /// ratio `zeta`, at the task inertia's mobility factor of its last
     /// [`TaskInertia::inertia`]. A mode whose damping rate `2 zeta sqrt(k0)` (the eigenvalue of
     /// `Lambda^-1 D`, and of `M^-1 J^T D J`) passes `rate_cap`, 1/s, is scaled like a joint
-    /// past the sampled-data margin ([`crate::damping_bound`]): its damping by
+    /// past the sampled-data margin ([`crate::gain_sizing::damping_bound`]): its damping by
     /// `c = rate_cap / rate`, its stiffness by `c^2`, so it keeps its damping ratio and stays
     /// within the limit. `K' = K` when no mode passes.
     pub(crate) fn force(

@@ -1,14 +1,14 @@
 //! Independent joint PD (docs/theory.md section 6): `tau = Kp e + Kd de`, no model in the law
 //! (the model only scales the gains where the damping would pass the sampled-data margin,
-//! [`crate::damping_bound`]).
+//! [`crate::gain_sizing::damping_bound`]).
 //! Claim: under gravity the arm settles where `Kp e = G(q)`: a steady-state error
 //! `e = Kp^-1 G(q)`.
 
 use armctl_model::Robot;
 
-use crate::damping_bound::DampingBound;
-use crate::gains::{PdGains, KP_DESCRIPTION};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::damping_bound::DampingBound;
+use crate::law_support::gains::{PdGains, KP_DESCRIPTION};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{ControlError, Controller, ParameterSet, Step};
 
 /// PD per joint.

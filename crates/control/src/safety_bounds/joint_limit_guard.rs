@@ -60,8 +60,8 @@ use armctl_dynamics::{
 use armctl_model::Robot;
 use nalgebra::{DMatrix, Vector3};
 
-use crate::configuration_bounds::{gravity_and_inertia_bounds, gravity_bounds};
-use crate::default_gains::{hold_gains, DESIGN_RATE};
+use crate::gain_sizing::default_gains::{hold_gains, DESIGN_RATE};
+use crate::safety_bounds::configuration_bounds::{gravity_and_inertia_bounds, gravity_bounds};
 use crate::ControlError;
 
 /// Default distance of the soft limits inside the URDF limits, rad (m).

@@ -6,7 +6,7 @@
 //! `Y(q, qd, qd, qdd) p = tau`, the model's error shows in the measured acceleration:
 //! `u = tau - Y(q, qd, qd, qdd) p_hat = M_hat (qdd_d - qdd) + M_0 v = Y(q, qd, qd, qdd) p_tilde`
 //! is the torque the model got wrong, and the estimate follows the normalised, leaky, projected
-//! gradient `Y(q, qd, qd, qdd)^T u` of [`crate::adaptation`].
+//! gradient `Y(q, qd, qd, qdd)^T u` of [`crate::law_support::adaptation`].
 //!
 //! Craig's update uses the filtered error `M_hat^-1 (de + Psi e)` instead; its `M_hat^-1`
 //! amplifies light links (on the PUMA 560 without rotor inertia, 4e-5 kg m^2 about joint 6, it
@@ -25,9 +25,9 @@ use armctl_dynamics::{DynamicsWorkspace, Gravity, Terms};
 use armctl_model::Robot;
 use nalgebra::DVector;
 
-use crate::adaptation::{full_columns, full_names, saturates, Adaptation, Estimate};
-use crate::computed_torque::{commanded_acceleration, error_dynamics_gains};
-use crate::gains::PdGains;
+use crate::law_support::adaptation::{full_columns, full_names, saturates, Adaptation, Estimate};
+use crate::law_support::gains::PdGains;
+use crate::laws::computed_torque::{commanded_acceleration, error_dynamics_gains};
 use crate::{
     ControlError, Controller, Declaration, JointState, ParameterSet, ParameterValue, Scalar, Step,
 };
@@ -122,7 +122,7 @@ impl ModelTorques {
 }
 
 impl AdaptiveComputedTorque {
-    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::default_gains`]),
+    /// `Kp = w^2`, `Kd = 2 w` (w up to 30 rad/s per joint, see [`crate::gain_sizing::default_gains`]),
     /// acceleration filter 5 ms, adaptation rates 3/s (normalised).
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
@@ -159,7 +159,7 @@ impl AdaptiveComputedTorque {
             last_feedback: vec![0.0; n],
             difference: vec![0.0; n],
             saturated: false,
-            typical_inertia: crate::default_gains::InertiaBounds::of(robot)?.typical,
+            typical_inertia: crate::gain_sizing::default_gains::InertiaBounds::of(robot)?.typical,
             weights: vec![0.0; n],
             robot: robot.clone(),
         })

@@ -1,14 +1,14 @@
 //! The safety layer after every controller (whose effort first gets the payload's torques,
-//! [`crate::payload_compensation`]): no effort pushes a joint past its soft limits
-//! ([`crate::joint_limit_guard`]), no NaN or infinity leaves it, every effort is within the
+//! [`crate::safety_bounds::payload_compensation`]): no effort pushes a joint past its soft limits
+//! ([`crate::safety_bounds::joint_limit_guard`]), no NaN or infinity leaves it, every effort is within the
 //! URDF effort limit, and no effort changes faster than its rate limit (when one is set). [`Guarded`]
 //! wraps any [`Controller`] with it.
 
 use armctl_model::Robot;
 
-use crate::damping_bound::DampingCheck;
-use crate::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
-use crate::payload_compensation::PayloadCompensation;
+use crate::gain_sizing::damping_bound::DampingCheck;
+use crate::safety_bounds::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
+use crate::safety_bounds::payload_compensation::PayloadCompensation;
 
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
@@ -229,7 +229,7 @@ impl Guarded {
 
     /// After `name` was set: the law's warnings, and one when the damping it sets would be
     /// unstable somewhere. The defaults are not warned about: they are sized to need the
-    /// run-time bound only near singular configurations (`crate::default_gains`).
+    /// run-time bound only near singular configurations (`crate::gain_sizing::default_gains`).
     fn check(&mut self, name: &str) {
         self.damping_unchecked = false;
         if self.inner.damping_parameter() == Some(name) {

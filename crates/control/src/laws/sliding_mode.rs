@@ -13,14 +13,14 @@
 //! form with the switching term and nothing else, whose error grows with the layer `phi`; the
 //! default `kd` adds the `Kd s` torque, which also damps inside the layer, so there a thicker
 //! layer need not give a larger error. `Kd` is scaled where it would pass the sampled-data
-//! margin ([`crate::damping_bound`]); `kd: 0` is never touched.
+//! margin ([`crate::gain_sizing::damping_bound`]); `kd: 0` is never touched.
 
 use armctl_model::Robot;
 
-use crate::default_gains::STEP;
-use crate::gain_design::{sliding_layer_dynamics, Form, GainDesign};
-use crate::gains::{errors, joint_gain};
-use crate::model_terms::ModelTerms;
+use crate::gain_sizing::default_gains::STEP;
+use crate::gain_sizing::gain_design::{sliding_layer_dynamics, Form, GainDesign};
+use crate::law_support::gains::{errors, joint_gain};
+use crate::law_support::model_terms::ModelTerms;
 use crate::{
     Array, ControlError, Controller, Declaration, ParameterSet, ParameterValue, Scalar, Step,
 };
@@ -38,11 +38,11 @@ pub struct SlidingMode {
     acceleration: Vec<f64>,
     s: Vec<f64>,
     warnings: Vec<String>,
-    bound: crate::damping_bound::DampingBound,
+    bound: crate::gain_sizing::damping_bound::DampingBound,
 }
 
 /// Default `(Lambda, k, phi)` per joint from the error-dynamics frequencies `w` of
-/// [`crate::default_gains`] (up to 20 rad/s): `Lambda = w`; `k = w^2 STEP / 2`, so that the
+/// [`crate::gain_sizing::default_gains`] (up to 20 rad/s): `Lambda = w`; `k = w^2 STEP / 2`, so that the
 /// reaching term plus `Lambda de` (at most about `w^2 STEP` while sliding) needs no more than a
 /// step of the error dynamics; inside the layer the loop is
 /// `edd + (Lambda + k/phi) de + Lambda k/phi e = 0`, at least critically damped at `w` when
@@ -50,7 +50,8 @@ pub struct SlidingMode {
 /// too wide is barely held and drifts under unmodelled friction), but no smaller than lets
 /// `k / phi` exceed [`LAYER_GAIN_MAX`].
 pub(crate) fn default_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>, f64), ControlError> {
-    let w = crate::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
+    let w =
+        crate::gain_sizing::default_gains::error_dynamics_frequencies(robot, DEFAULT_FREQUENCY)?;
     let k: Vec<f64> = w.iter().map(|w| 0.5 * w * w * STEP).collect();
     let narrowest = w
         .iter()
@@ -73,7 +74,7 @@ impl SlidingMode {
     pub fn new(robot: &Robot) -> Result<Self, ControlError> {
         let n = robot.dof();
         let (lambda, k, phi) = default_gains(robot)?;
-        let (_, damping) = crate::slotine_li::slotine_li_gains(robot)?;
+        let (_, damping) = crate::laws::slotine_li::slotine_li_gains(robot)?;
         let mut parameters = ParameterSet::new(n);
         let layer = sliding_layer_dynamics(&lambda, &k, phi);
         let design =
@@ -115,7 +116,7 @@ impl SlidingMode {
             s: vec![0.0; n],
             parameters,
             warnings: Vec::new(),
-            bound: crate::damping_bound::DampingBound::new(n),
+            bound: crate::gain_sizing::damping_bound::DampingBound::new(n),
         })
     }
 }
