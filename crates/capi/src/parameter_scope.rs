@@ -1,5 +1,10 @@
 //! Which part of a host each declared parameter belongs to: the runtime's, `ArmctlConfig`'s
-//! fields, or controller_node's own.
+//! fields, or controller_node's own: what each declaration's [`Scope`] says.
+
+use std::sync::OnceLock;
+
+use armctl_control::{Declaration, Scope};
+use armctl_runtime::declarations::controller_node_declarations;
 
 /// Which part of a host a declared parameter belongs to.
 #[repr(C)]
@@ -16,35 +21,26 @@ pub enum ArmctlParameterScope {
     NodeOnly = 2,
 }
 
-/// Parameters `ArmctlConfig`'s own fields give.
-const CONFIG: [&str; 5] = [
-    "robot_description",
-    "base_link",
-    "tip_link",
-    "joints",
-    "controller",
-];
-
-/// controller_node's parameters that mean nothing to a host of the C ABI: the host sets the
-/// rate and the clock, and there are no topics.
-const NODE_ONLY: [&str; 5] = [
-    "urdf_path",
-    "use_sim_time",
-    "update_rate",
-    "command_topic",
-    "state_publish_rate",
-];
+impl From<Scope> for ArmctlParameterScope {
+    fn from(scope: Scope) -> Self {
+        match scope {
+            Scope::Any => Self::Runtime,
+            Scope::HostField => Self::Config,
+            Scope::NodeOnly => Self::NodeOnly,
+        }
+    }
+}
 
 impl ArmctlParameterScope {
-    /// The scope of the parameter `name` (for Rust tools that check a host's configuration).
+    /// The scope of the parameter `name` (for Rust tools that check a host's configuration),
+    /// as its declaration gives it; a law's parameter, or a name not declared, is the
+    /// runtime's.
     pub fn of(name: &str) -> Self {
-        if CONFIG.contains(&name) {
-            Self::Config
-        } else if NODE_ONLY.contains(&name) {
-            Self::NodeOnly
-        } else {
-            Self::Runtime
-        }
+        static NODE: OnceLock<Vec<Declaration>> = OnceLock::new();
+        NODE.get_or_init(controller_node_declarations)
+            .iter()
+            .find(|d| d.name == name)
+            .map_or(Self::Runtime, |d| d.scope.into())
     }
 
     /// Why a start value or change of `name` through the C ABI is refused, if it is.

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 use std::panic::catch_unwind;
 use std::sync::OnceLock;
 
-use armctl_control::{Declaration, ParameterValue};
+use armctl_control::{Declaration, ParameterValue, Scope};
 use armctl_runtime::declarations::controller_node_declarations;
 
 use crate::handle::{guarded, invalid, refused, ArmctlController, DeclaredText};
@@ -85,7 +85,7 @@ fn config_declarations() -> &'static ConfigDeclarations {
     LIST.get_or_init(|| {
         let entries = controller_node_declarations()
             .into_iter()
-            .filter(|d| ArmctlParameterScope::of(&d.name) == ArmctlParameterScope::Config)
+            .filter(|d| d.scope == Scope::HostField)
             .map(|d| {
                 let mut value = ValueCache::default();
                 value.show(&d.default);
@@ -136,7 +136,7 @@ fn info_of(d: &Declaration, text: &DeclaredText, value: ArmctlValue) -> ArmctlPa
         max: d.range.map_or(f64::INFINITY, |r| r.1),
         read_only: d.read_only,
         choices: text.choices.as_ptr(),
-        scope: ArmctlParameterScope::of(&d.name),
+        scope: d.scope.into(),
         value,
     }
 }

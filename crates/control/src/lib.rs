@@ -77,7 +77,7 @@ pub use laws::slotine_li::SlotineLi;
 pub use laws::slotine_li_adaptive::SlotineLiAdaptive;
 pub use laws::slotine_sliding_mode::SlotineSlidingMode;
 pub use parameters::{
-    shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar,
+    shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar, Scope,
     DEFAULT_RAMP_TIME,
 };
 pub use safety_bounds::payload_compensation::PayloadCompensation;

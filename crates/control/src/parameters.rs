@@ -18,7 +18,7 @@ use std::ops::Index;
 use crate::ControlError;
 
 mod declaration;
-pub use declaration::Declaration;
+pub use declaration::{Declaration, Scope};
 
 /// The type of a parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

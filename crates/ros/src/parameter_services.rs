@@ -5,7 +5,6 @@
 //! the middleware, including the controller's own checks, and a rejection carries the reason.
 
 use armctl_control::{Declaration, ParameterType, ParameterValue};
-use armctl_runtime::declarations::is_trigger;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// A parameter service request.
@@ -183,7 +182,7 @@ pub fn set_each(
 }
 
 /// `set_parameters_atomically`: every change is checked against `store` first; then applied,
-/// the triggers ([`is_trigger`]) after every other change succeeded, and if `apply` still
+/// the triggers ([`ParameterStore::is_trigger`]) after every other change succeeded, and if `apply` still
 /// rejects one, the ones already applied are put back.
 pub fn set_atomically(
     store: &ParameterStore,
@@ -208,7 +207,7 @@ pub fn set_atomically(
         }
     }
     let mut order: Vec<usize> = (0..changes.len()).collect();
-    order.sort_by_key(|&k| is_trigger(&changes[k].0));
+    order.sort_by_key(|&k| store.is_trigger(&changes[k].0));
     let mut stored: Vec<Option<ParameterValue>> = vec![None; changes.len()];
     for (done, &k) in order.iter().enumerate() {
         let (name, value) = &changes[k];
@@ -271,7 +270,7 @@ mod tests {
         let store = ParameterStore::new(vec![
             Declaration::double("kp", 1.0, "gain"),
             Declaration::double("limits.upper", 1.0, "upper"),
-            Declaration::bool("reset_collision", false, "a trigger"),
+            Declaration::bool("reset_collision", false, "a trigger").trigger(),
         ]);
         let mut applied: Vec<String> = vec![];
         let mut apply = |name: &str, value: &ParameterValue| {

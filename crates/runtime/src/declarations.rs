@@ -15,24 +15,15 @@ fn laws() -> Vec<&'static str> {
     laws
 }
 
-/// The parameters that act once when set true and then read false again (a set that
-/// includes one applies it after every other change succeeded).
-pub const TRIGGERS: &[&str] = &["reset_collision", "estimate_payload"];
-
-/// Whether `name` is one of [`TRIGGERS`].
-pub fn is_trigger(name: &str) -> bool {
-    TRIGGERS.contains(&name)
-}
-
 crate::settings! {
     /// Parameters both nodes share: the robot and the clock.
     pub struct RobotSettings {
-        robot_description: String = string("robot_description", "", "URDF text of the robot (takes precedence over urdf_path). Inside ros2_control: used when the controller_manager gives none (always on Humble).").read_only();
-        urdf_path: String = string("urdf_path", "", "Path of a URDF file, when robot_description is empty.").read_only();
+        robot_description: String = string("robot_description", "", "URDF text of the robot (takes precedence over urdf_path). Inside ros2_control: used when the controller_manager gives none (always on Humble).").read_only().host_field();
+        urdf_path: String = string("urdf_path", "", "Path of a URDF file, when robot_description is empty.").read_only().node_only();
         xacro_args: Vec<String> = string_array("xacro_args", vec![], "When urdf_path is a .xacro file: arguments for the xacro program that expands it, name:=value each.").read_only();
-        base_link: String = string("base_link", "", "Base link of the chain (default: the URDF root).").read_only();
-        tip_link: String = string("tip_link", "", "Tip link of the chain (default: the only leaf reached through moving joints).").read_only();
-        use_sim_time: bool = bool("use_sim_time", false, "Take time from /clock (rosgraph_msgs/Clock).").read_only();
+        base_link: String = string("base_link", "", "Base link of the chain (default: the URDF root).").read_only().host_field();
+        tip_link: String = string("tip_link", "", "Tip link of the chain (default: the only leaf reached through moving joints).").read_only().host_field();
+        use_sim_time: bool = bool("use_sim_time", false, "Take time from /clock (rosgraph_msgs/Clock).").read_only().node_only();
     }
 }
 
@@ -62,9 +53,9 @@ crate::settings! {
         payload_com: Arc<[f64]> = double_array("payload_com", vec![0.0; 3], "The payload's centre of mass in the tip link's frame, [x, y, z], m.").length(3).range(-10.0, 10.0);
         payload_inertia: Arc<[f64]> = double_array("payload_inertia", vec![0.0; 6], "The payload's inertia about its centre of mass, tip-frame axes, [ixx, ixy, ixz, iyy, iyz, izz] as in URDF, kg m^2 (zeros: a point mass). Refused, naming the item, when no real body has it (not positive semi-definite, or breaking the triangle inequality).").length(6).range(-1e3, 1e3);
         payload_ramp_time: f64 = double("payload_ramp_time", armctl_control::payload_compensation::DEFAULT_PAYLOAD_RAMP_TIME, "Time over which a changed payload's torques ramp in smoothly, s (0: at once).").range(0.0, 60.0);
-        reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is (an estimate still above its threshold latches again at once, with a new event). Reads false again at once; applied after the other changes of the same set.");
-        estimate_payload: bool = bool("estimate_payload", false, "Set true to estimate the payload at the tip from the poses the arm rested in since the payload parameters were last set (the newest 32, each at least 0.2 s at rest after the external torque estimate settled): its mass and centre of mass with their standard deviations go to /rosout, with the payload_mass and payload_com values that apply it (the estimate is not applied by itself). Rest poses that turn the wrist: armctl excite --payload. Reads false again at once (docs/safety.md).");
-        state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0);
+        reset_collision: bool = bool("reset_collision", false, "Set true to clear a latched collision: control resumes where the arm is (an estimate still above its threshold latches again at once, with a new event). Reads false again at once; applied after the other changes of the same set.").trigger();
+        estimate_payload: bool = bool("estimate_payload", false, "Set true to estimate the payload at the tip from the poses the arm rested in since the payload parameters were last set (the newest 32, each at least 0.2 s at rest after the external torque estimate settled): its mass and centre of mass with their standard deviations go to /rosout, with the payload_mass and payload_com values that apply it (the estimate is not applied by itself). Rest poses that turn the wrist: armctl excite --payload. Reads false again at once (docs/safety.md).").trigger();
+        state_publish_rate: f64 = double("state_publish_rate", 100.0, "Rate of ~/state, Hz; 0 publishes it at every control step.").range(0.0, 10_000.0).node_only();
         action_monitor_rate: f64 = double("action_monitor_rate", 20.0, "Rate of the follow_joint_trajectory action's feedback, Hz.").range(1.0, 1000.0);
         goal_time: f64 = double("constraints.goal_time", 0.5, "Seconds after a FollowJointTrajectory goal's end within which the arm must be within the goal tolerances, else the goal is aborted (GOAL_TOLERANCE_VIOLATED, naming the joint); 0: no limit (joint_trajectory_controller's default, which leaves a sagging arm's goal running). A goal's goal_time_tolerance replaces it.").range(0.0, 3600.0);
         stopped_velocity_tolerance: f64 = double("constraints.stopped_velocity_tolerance", 0.01, "A FollowJointTrajectory goal succeeds only when every joint's velocity error is within this (rad/s or m/s); 0: not checked.").range(0.0, 100.0);
@@ -79,14 +70,14 @@ crate::settings! {
     pub struct ControllerNodeSettings {
         #[include] robot: RobotSettings;
         #[include] live: LiveSettings;
-        joints: Vec<String> = string_array("joints", vec![], "Controlled joints in command order (default: the chain's joints, base to tip); must be the chain's joints.").read_only();
-        controller: String = string("controller", "computed_torque", "Control law ('cooperative': two arms holding one object, with scene_file).").choices(&laws()).read_only();
+        joints: Vec<String> = string_array("joints", vec![], "Controlled joints in command order (default: the chain's joints, base to tip); must be the chain's joints.").read_only().host_field();
+        controller: String = string("controller", "computed_torque", "Control law ('cooperative': two arms holding one object, with scene_file).").choices(&laws()).read_only().host_field();
         scene_file: String = string("scene_file", "", "For controller 'cooperative': a scene file with a pair (the arms' names and bases in the world, the held object's mass and size); its q0 are the simulator's only.").read_only();
-        update_rate: f64 = double("update_rate", 0.0, "Control rate, Hz; 0 computes one command per /joint_states message.").range(0.0, 10_000.0).read_only();
+        update_rate: f64 = double("update_rate", 0.0, "Control rate, Hz; 0 computes one command per /joint_states message.").range(0.0, 10_000.0).read_only().node_only();
         gravity_compensation: bool = bool("gravity_compensation", true, "Include gravity G(q) in the commands (every law and the gravity hold). False for a robot that compensates its own gravity, such as a Franka arm through libfranka: the commands are then the law without G.").read_only();
         friction_compensation: bool = bool("friction_compensation", false, "Compensate the friction of the URDF's <dynamics damping friction> (often a simulator's tuning, not a measurement); an identified model's friction is always compensated.").read_only();
         effort_limits: Vec<f64> = double_array("effort_limits", vec![], "Effort limit per controlled joint, N m (N), replacing the URDF's; every command is saturated to it. Needed for a continuous joint without <limit>. Empty (default): the URDF's.").per_joint_or_none().range(1e-6, 1e6).read_only();
-        command_topic: String = string("command_topic", "", "Topic of the std_msgs/Float64MultiArray efforts (default /<controller>/commands).").read_only();
+        command_topic: String = string("command_topic", "", "Topic of the std_msgs/Float64MultiArray efforts (default /<controller>/commands).").read_only().node_only();
         realtime_priority: i64 = integer("realtime_priority", 0, "SCHED_FIFO priority (1 to 99) of the control thread, with the process's memory locked, as ros2_control's controller manager runs its loop; 0: the normal scheduler. Where the system does not allow it (no rtprio or memlock limit), the node refuses to start and says how to allow it.").range(0.0, 99.0).read_only();
         cpu_affinity: i64 = integer("cpu_affinity", -1, "The CPU to pin the control thread to; -1: not pinned.").range(-1.0, 1023.0).read_only();
         controller_state_layout: String = string("controller_state_layout", "auto", "Layout of ~/controller_state (control_msgs/JointTrajectoryControllerState), which changed between distributions: 'humble' (with the deprecated desired and actual), 'jazzy' (with speed_scaling_factor), or 'auto': humble when ROS_DISTRO is humble, else jazzy.").choices(&["auto", "humble", "jazzy"]).read_only();
@@ -210,6 +201,8 @@ pub fn sim_node_declarations() -> Vec<Declaration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node_parameters::ParameterStore;
+    use armctl_control::{ParameterValue, Scope};
 
     /// `compliant` with `safe_mode: zero` is warned about, unless the robot carries its own
     /// weight (`gravity_compensation: false`).
@@ -253,5 +246,25 @@ mod tests {
             names.dedup();
             assert_eq!(names.len(), before, "a name declared twice");
         }
+    }
+
+    /// A trigger is a live bool that reads false by default (it acts once when set true); a
+    /// parameter a host's own configuration gives is read-only. Each is marked in the tables
+    /// only, and the C ABI, the transports and the trigger ordering read the marks.
+    #[test]
+    fn triggers_are_live_bools_and_host_fields_are_read_only() {
+        let store = ParameterStore::new(controller_node_declarations());
+        let triggers: Vec<&str> = store.triggers().collect();
+        assert_eq!(triggers, ["reset_collision", "estimate_payload"]);
+        for d in store.declarations() {
+            if d.trigger {
+                assert_eq!(d.default, ParameterValue::Bool(false), "{}", d.name);
+                assert!(!d.read_only, "{}", d.name);
+            }
+            if d.scope == Scope::HostField {
+                assert!(d.read_only, "{}", d.name);
+            }
+        }
+        assert!(store.is_trigger("estimate_payload") && !store.is_trigger("kp"));
     }
 }

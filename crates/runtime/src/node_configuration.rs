@@ -36,7 +36,8 @@ impl NodeConfiguration {
         // one would act again at the next change of any parameter.
         settings.live.reset_collision = false;
         settings.live.estimate_payload = false;
-        for trigger in crate::declarations::TRIGGERS {
+        let triggers: Vec<String> = parameters.triggers().map(String::from).collect();
+        for trigger in &triggers {
             parameters.set(trigger, &ParameterValue::Bool(false), false)?;
         }
         Ok(Self {

@@ -75,6 +75,19 @@ impl ParameterStore {
         self.declarations.iter().find(|d| d.name == name)
     }
 
+    /// The declared triggers ([`Declaration::trigger`]), in declaration order.
+    pub fn triggers(&self) -> impl Iterator<Item = &str> {
+        self.declarations
+            .iter()
+            .filter(|d| d.trigger)
+            .map(|d| d.name.as_str())
+    }
+
+    /// Whether `name` is a declared trigger.
+    pub fn is_trigger(&self, name: &str) -> bool {
+        self.declaration(name).is_some_and(|d| d.trigger)
+    }
+
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&ParameterValue> {
         self.values.get(name)

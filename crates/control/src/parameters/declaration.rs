@@ -22,6 +22,26 @@ pub struct Declaration {
     pub choices: Option<Vec<String>>,
     /// Structural: only settable at start (a live parameter may change while running).
     pub read_only: bool,
+    /// Which host gives the value.
+    pub scope: Scope,
+    /// A bool that acts once when set true and then reads false again; a set that includes
+    /// one applies it after every other change succeeded.
+    pub trigger: bool,
+}
+
+/// Which host gives a parameter's value: every host, or only some (the C ABI derives its
+/// scopes from this).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Every host: a node, the C ABI, `armctl sim`.
+    #[default]
+    Any,
+    /// The host's own configuration gives it (the URDF, the links, the joints, the law), not a
+    /// parameter value.
+    HostField,
+    /// A standalone node's own (its rate, topics, clock, URDF path): meaningless where a host
+    /// sets the rate and the clock.
+    NodeOnly,
 }
 
 impl Declaration {
@@ -35,6 +55,8 @@ impl Declaration {
             range: None,
             choices: None,
             read_only: false,
+            scope: Scope::Any,
+            trigger: false,
         }
     }
 
@@ -114,6 +136,24 @@ impl Declaration {
     /// Read-only (structural): set at start only.
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
+        self
+    }
+
+    /// Given by the host's own configuration, not as a parameter value ([`Scope::HostField`]).
+    pub fn host_field(mut self) -> Self {
+        self.scope = Scope::HostField;
+        self
+    }
+
+    /// A standalone node's own ([`Scope::NodeOnly`]).
+    pub fn node_only(mut self) -> Self {
+        self.scope = Scope::NodeOnly;
+        self
+    }
+
+    /// A trigger: acts once when set true, then reads false again.
+    pub fn trigger(mut self) -> Self {
+        self.trigger = true;
         self
     }
 

@@ -331,11 +331,7 @@ impl DdsTransport {
             )
             .map_err(transport)?;
         // Trigger parameters the node declares get a std_srvs/Trigger service of their name.
-        let triggers: Vec<String> = armctl_runtime::declarations::TRIGGERS
-            .iter()
-            .filter(|name| spec.parameters.declaration(name).is_some())
-            .map(|name| name.to_string())
-            .collect();
+        let triggers: Vec<String> = spec.parameters.triggers().map(String::from).collect();
         let mapping = service_mapping(dds);
         let parameters = ParameterServers::new(&mut node, mapping, dds.localhost_only, &triggers)?;
         let action = match &spec.action {

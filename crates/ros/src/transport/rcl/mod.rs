@@ -213,11 +213,7 @@ impl RclTransport {
         let context = r2r::Context::create().map_err(rcl)?;
         let mut node = r2r::Node::create(context, &spec.name, &spec.namespace).map_err(rcl)?;
         // Trigger parameters the node declares get a std_srvs/Trigger service of their name.
-        let triggers: Vec<String> = armctl_runtime::declarations::TRIGGERS
-            .iter()
-            .filter(|name| spec.parameters.declaration(name).is_some())
-            .map(|name| name.to_string())
-            .collect();
+        let triggers: Vec<String> = spec.parameters.triggers().map(String::from).collect();
         let parameters = parameters::ParameterServers::new(&mut node, &triggers)?;
         let rosout = node
             .create_publisher("/rosout", rosout_qos())
