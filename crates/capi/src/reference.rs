@@ -4,8 +4,7 @@
 use std::ffi::c_char;
 
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::Controller as _;
-use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
+use armctl_runtime::inputs::{pose_from_parts, TrajectoryRefused};
 
 use crate::handle::{guarded, invalid, refused, ArmctlController};
 use crate::status::ArmctlStatus;
@@ -62,29 +61,25 @@ pub extern "C" fn armctl_set_trajectory(
     now: f64,
 ) -> ArmctlStatus {
     guarded(handle, |h| {
-        if count == 0 {
-            h.runtime_mut().core_mut().cancel_trajectory();
-            return Ok(());
-        }
-        h.runtime()
-            .core()
-            .check_point_count(count)
-            .map_err(refused)?;
-        // SAFETY: `count` points by the caller's contract.
-        let raw = unsafe { slice(points, count, "points") }.map_err(invalid)?;
         let n = h.joints.len();
-        let points = raw
-            .iter()
-            .enumerate()
-            // SAFETY: each point's arrays by the caller's contract.
-            .map(|(k, p)| unsafe { point(p, k, n) })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(invalid)?;
-        h.arm_loop
-            .group_mut()
-            .core_mut()
-            .set_trajectory(&h.joints, &points, start, now)
-            .map_err(refused)
+        let read = || {
+            // SAFETY: `count` points by the caller's contract.
+            let raw = unsafe { slice(points, count, "points") }?;
+            raw.iter()
+                .enumerate()
+                // SAFETY: each point's arrays by the caller's contract.
+                .map(|(k, p)| unsafe { point(p, k, n) })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let joints = h.joints.clone();
+        match h
+            .runtime_mut()
+            .take_trajectory(&joints, count, read, start, now)
+        {
+            Ok(_) => Ok(()),
+            Err(TrajectoryRefused::Unreadable(why)) => Err(invalid(why)),
+            Err(TrajectoryRefused::Refused(why)) => Err(refused(why)),
+        }
     })
 }
 
@@ -121,26 +116,11 @@ pub extern "C" fn armctl_set_target_pose_in(
                 slice(orientation, 4, "orientation").map_err(invalid)?,
             )
         };
-        let quaternion = Quaternion::new(q[3], q[0], q[1], q[2]);
-        if p.iter().chain(q).any(|v| !v.is_finite()) || quaternion.norm() < 1e-9 {
-            return Err(refused("target pose: not finite or a zero quaternion"));
-        }
-        let pose = IsometryMatrix3::from_parts(
-            Translation3::new(p[0], p[1], p[2]),
-            UnitQuaternion::from_quaternion(quaternion).to_rotation_matrix(),
-        );
-        let goal = h
-            .runtime_mut()
-            .target_in_base(frame, pose)
-            .map_err(refused)?;
-        let controller = h.runtime_mut().core_mut().controller_mut();
-        let law = controller.name();
-        match controller.task_space() {
-            Some(task) => task.set_target_pose(goal, duration).map_err(refused),
-            None => Err(refused(format!(
-                "controller '{law}' takes joint references, not pose targets"
-            ))),
-        }
+        let pose = pose_from_parts([p[0], p[1], p[2]], [q[0], q[1], q[2], q[3]])
+            .map_err(|e| refused(format!("target pose: {e}")))?;
+        h.runtime_mut()
+            .take_target_pose(frame, pose, duration)
+            .map_err(refused)
     })
 }
 
@@ -173,22 +153,10 @@ pub extern "C" fn armctl_set_external_wrench_in(
                 slice(wrench, 6, "wrench").map_err(invalid)?,
             )
         };
-        if h.runtime_mut()
-            .core_mut()
-            .controller_mut()
-            .task_space()
-            .is_none()
-        {
-            return Ok(());
-        }
         let measured = [w[0], w[1], w[2], w[3], w[4], w[5]];
-        let at_tip = h
-            .runtime_mut()
-            .wrench_at_tip(frame, measured)
+        h.runtime_mut()
+            .take_external_wrench(frame, measured)
             .map_err(refused)?;
-        if let Some(task) = h.runtime_mut().core_mut().controller_mut().task_space() {
-            task.set_external_wrench(&at_tip);
-        }
         Ok(())
     })
 }

@@ -174,19 +174,10 @@ pub struct Pose {
 }
 
 impl Pose {
-    /// The pose as an isometry; `None` when a value is not finite or the quaternion is zero.
-    pub fn to_isometry(&self) -> Option<nalgebra::IsometryMatrix3<f64>> {
+    /// The pose as an isometry; refused when a value is not finite or the quaternion is zero.
+    pub fn to_isometry(&self) -> Result<nalgebra::IsometryMatrix3<f64>, String> {
         let (p, o) = (self.position, self.orientation);
-        let q = nalgebra::Quaternion::new(o.w, o.x, o.y, o.z);
-        let finite = [p.x, p.y, p.z, o.x, o.y, o.z, o.w]
-            .iter()
-            .all(|v| v.is_finite());
-        (finite && q.norm() > 1e-9).then(|| {
-            nalgebra::IsometryMatrix3::from_parts(
-                nalgebra::Translation3::new(p.x, p.y, p.z),
-                nalgebra::UnitQuaternion::from_quaternion(q).to_rotation_matrix(),
-            )
-        })
+        armctl_runtime::inputs::pose_from_parts([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
     }
 }
 

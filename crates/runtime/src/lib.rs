@@ -15,6 +15,7 @@ pub mod controller_runtime;
 pub mod declarations;
 mod error;
 pub mod frames;
+pub mod inputs;
 pub mod joint_map;
 pub mod loop_timing;
 pub mod model_parameters;

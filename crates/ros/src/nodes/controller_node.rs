@@ -289,41 +289,16 @@ impl ControllerNode {
         transport: &mut T,
         msg: &crate::msgs::JointTrajectory,
     ) {
-        if msg.points.is_empty() {
-            // As ros2_control's trajectory controller: an empty trajectory stops the motion.
-            self.runtime_mut().core_mut().cancel_trajectory();
-            transport.log(LogLevel::Info, "empty reference: holding where the arm is");
-            self.end_goal_for_reference(transport);
-            return;
-        }
-        // Counted before anything is copied out of a message that may be huge.
-        if let Err(e) = self.runtime().core().check_point_count(msg.points.len()) {
-            transport.log(LogLevel::Warn, &e.to_string());
-            return;
-        }
-        let points = match trajectory_points(msg) {
-            Ok(points) => points,
-            Err(e) => {
-                transport.log(LogLevel::Warn, &format!("reference refused: {e}"));
-                return;
-            }
-        };
         let now = self.node.arm_loop().now();
         let start = trajectory_start(msg, now, self.node.arm_loop().timing().clock());
+        let read = || trajectory_points(msg);
+        let count = msg.points.len();
         match self
             .runtime_mut()
-            .core_mut()
-            .set_trajectory(&msg.joint_names, &points, start, now)
+            .take_trajectory(&msg.joint_names, count, read, start, now)
         {
-            Ok(()) => {
-                transport.log(
-                    LogLevel::Info,
-                    &format!(
-                        "new reference: {} points over {:.3} s, starting at t = {start:.3} s",
-                        points.len(),
-                        points.last().map_or(0.0, |p| p.time)
-                    ),
-                );
+            Ok(taken) => {
+                transport.log(LogLevel::Info, &taken.to_string());
                 self.end_goal_for_reference(transport);
             }
             Err(e) => transport.log(LogLevel::Warn, &e.to_string()),
@@ -353,33 +328,11 @@ impl ControllerNode {
     }
 
     fn on_target_pose<T: Transport>(&mut self, transport: &mut T, msg: &PoseStamped) {
-        let Some(pose) = msg.pose.to_isometry() else {
-            transport.log(
-                LogLevel::Warn,
-                "target pose rejected: not finite or zero quaternion",
-            );
-            return;
-        };
-        let goal = match self
-            .runtime_mut()
-            .target_in_base(&msg.header.frame_id, pose)
-        {
-            Ok(goal) => goal,
-            Err(e) => {
-                transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
-                return;
-            }
-        };
-        let controller = self.node.group_mut().core_mut().controller_mut();
-        let law = controller.name();
-        let result = match controller.task_space() {
-            Some(task_space) => task_space
-                .set_target_pose(goal, self.target_duration)
-                .map_err(|e| e.to_string()),
-            None => Err(format!(
-                "controller '{law}' takes joint references, not pose targets"
-            )),
-        };
+        let seconds = self.target_duration;
+        let result = msg.pose.to_isometry().and_then(|pose| {
+            self.runtime_mut()
+                .take_target_pose(&msg.header.frame_id, pose, seconds)
+        });
         if let Err(e) = result {
             transport.log(LogLevel::Warn, &format!("target pose rejected: {e}"));
         }
@@ -388,29 +341,14 @@ impl ControllerNode {
     /// A measured wrench, moved to the tip in base link axes from its frame; only task-space
     /// laws take it. One in a frame that cannot be placed is refused, said once per frame.
     fn on_wrench<T: Transport>(&mut self, transport: &mut T, msg: &WrenchStamped) {
-        if self
-            .runtime_mut()
-            .core_mut()
-            .controller_mut()
-            .task_space()
-            .is_none()
-        {
-            return;
-        }
         let (f, t) = (msg.wrench.force, msg.wrench.torque);
         let frame = msg.header.frame_id.as_str();
         match self
             .runtime_mut()
-            .wrench_at_tip(frame, [f.x, f.y, f.z, t.x, t.y, t.z])
+            .take_external_wrench(frame, [f.x, f.y, f.z, t.x, t.y, t.z])
         {
-            Ok(wrench) => {
-                if let Some(task_space) =
-                    self.runtime_mut().core_mut().controller_mut().task_space()
-                {
-                    task_space.set_external_wrench(&wrench);
-                }
-                self.refused_wrench_frame = None;
-            }
+            Ok(true) => self.refused_wrench_frame = None,
+            Ok(false) => {}
             Err(e) if self.refused_wrench_frame.as_deref() != Some(frame) => {
                 transport.log(LogLevel::Warn, &format!("external wrench refused: {e}"));
                 self.refused_wrench_frame = Some(frame.to_string());

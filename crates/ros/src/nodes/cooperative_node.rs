@@ -12,9 +12,9 @@
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
 
+use armctl_runtime::inputs::object_target_in_world;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
-use armctl_runtime::node_parameters::shown;
 use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::startup::NodeStart;
 use nalgebra::IsometryMatrix3;
@@ -210,16 +210,7 @@ impl CooperativeNode {
 
 /// A world pose from an object target message; another frame is refused, naming it.
 fn object_goal(msg: &PoseStamped) -> Result<IsometryMatrix3<f64>, String> {
-    let frame = msg.header.frame_id.as_str();
-    if !(frame.is_empty() || frame == "world") {
-        return Err(format!(
-            "frame '{}' is not the world (object targets are in frame 'world')",
-            shown(frame)
-        ));
-    }
-    msg.pose
-        .to_isometry()
-        .ok_or_else(|| "not finite or zero quaternion".into())
+    object_target_in_world(&msg.header.frame_id, msg.pose.to_isometry())
 }
 
 impl NodeLogic for CooperativeNode {
