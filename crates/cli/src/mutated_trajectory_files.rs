@@ -15,6 +15,9 @@ use std::path::PathBuf;
 use armctl_control::reference::Trajectory;
 use armctl_control::JointReference;
 use armctl_ident::{excitation, ExcitationLimits};
+use armctl_model::test_support::mutation::{
+    check_message, mutate, mutation_with_scaling, YAML_ITEMS,
+};
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
@@ -84,14 +87,6 @@ fn scratch(tag: &str) -> PathBuf {
     ))
 }
 
-#[derive(Debug, Clone)]
-enum Mutation {
-    Delete { at: f64, len: usize },
-    Duplicate { at: f64, len: usize },
-    Garbage { slot: f64, value: String },
-    Scale { slot: f64, factor: f64 },
-}
-
 fn garbage() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(vec![
@@ -142,80 +137,6 @@ fn garbage() -> impl Strategy<Value = String> {
     ]
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
-    // Scaled values keep the file readable: they test the limit checks, not the parser.
-    prop_oneof![
-        1 => (0.0..1.0, 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        1 => (0.0..1.0, 1usize..400).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
-        2 => (0.0..1.0, garbage()).prop_map(|(slot, value)| Mutation::Garbage { slot, value }),
-        3 => (
-            0.0..1.0,
-            prop::sample::select(vec![-1.0, 0.5, 0.999, 1.001, 1.5, 2.0, 10.0, 1e-3])
-        )
-            .prop_map(|(slot, factor)| Mutation::Scale { slot, factor }),
-    ]
-}
-
-/// The character boundary at or before the fraction `at` of the text.
-fn boundary(text: &str, at: f64) -> usize {
-    let mut i = ((text.len() as f64 * at) as usize).min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-/// The value at the fraction `slot` of the values (after `: `, `[`, `, ` or `- `), as a range.
-fn value_range(text: &str, slot: f64) -> Option<(usize, usize)> {
-    let mut starts: Vec<usize> = [": ", "[", ", ", "- "]
-        .iter()
-        .flat_map(|p| text.match_indices(p).map(|(i, m)| i + m.len()))
-        .collect();
-    starts.sort_unstable();
-    let start =
-        *starts.get(((starts.len() as f64 * slot) as usize).min(starts.len().checked_sub(1)?))?;
-    let end = text[start..]
-        .find([',', ']', '}', '\n'])
-        .map_or(text.len(), |e| start + e);
-    Some((start, end))
-}
-
-fn mutate(text: &mut String, mutation: &Mutation) {
-    match mutation {
-        Mutation::Delete { at, len } | Mutation::Duplicate { at, len } => {
-            let start = boundary(text, *at);
-            let fraction = ((start + len) as f64 / text.len().max(1) as f64).min(1.0);
-            let end = boundary(text, fraction).max(start);
-            if matches!(mutation, Mutation::Duplicate { .. }) {
-                let copy = text[start..end].to_string();
-                text.insert_str(end, &copy);
-            } else {
-                text.replace_range(start..end, "");
-            }
-        }
-        Mutation::Garbage { slot, value } => {
-            if let Some((start, end)) = value_range(text, *slot) {
-                text.replace_range(start..end, value);
-            }
-        }
-        Mutation::Scale { slot, factor } => {
-            if let Some((start, end)) = value_range(text, *slot) {
-                if let Ok(v) = text[start..end].trim().parse::<f64>() {
-                    text.replace_range(start..end, &format!("{:?}", v * factor));
-                }
-            }
-        }
-    }
-}
-
-fn check_message(message: &str) -> Result<(), TestCaseError> {
-    prop_assert!(!message.is_empty());
-    let chars = message.chars().count();
-    let head: String = message.chars().take(400).collect();
-    prop_assert!(chars < MAX_MESSAGE_CHARS, "{chars} chars: {head}");
-    Ok(())
-}
-
 /// An accepted trajectory, sampled far more densely than it was checked: finite and within
 /// the limits, up to what a check 16 times a segment can miss between its samples (1 mrad,
 /// 1% of a velocity or acceleration limit).
@@ -262,12 +183,12 @@ fn read_and_follow(arm: &Arm, text: &str) -> Result<(), TestCaseError> {
     let read = trajectory_spec::parse(&spec, &arm.robot, &arm.q0);
     let trajectory = match read {
         Ok(trajectory) => trajectory,
-        Err(e) => return check_message(&format!("{e:#}")),
+        Err(e) => return check_message(&format!("{e:#}"), MAX_MESSAGE_CHARS),
     };
     let followed = arm.runtime.borrow_mut().core_mut().follow(trajectory, 0.0);
     if let Err(e) = followed {
         let e = anyhow::Error::from(e).context(format!("trajectory '{spec}'"));
-        return check_message(&format!("{e:#}"));
+        return check_message(&format!("{e:#}"), MAX_MESSAGE_CHARS);
     }
     // The accepted trajectory again, to sample it here.
     let again = trajectory_spec::parse(&spec, &arm.robot, &arm.q0).unwrap();
@@ -307,12 +228,21 @@ fn mutated_trajectory_files_give_short_errors_or_a_trajectory_within_the_limits(
         failure_persistence: None,
         ..Config::default()
     };
-    let cases = (0..files.len(), prop::collection::vec(mutation(), 1..4));
+    let cases = (
+        0..files.len(),
+        prop::collection::vec(
+            mutation_with_scaling(
+                garbage(),
+                vec![-1.0, 0.5, 0.999, 1.001, 1.5, 2.0, 10.0, 1e-3],
+            ),
+            1..4,
+        ),
+    );
     let result = TestRunner::new(config).run(&cases, |(file, mutations)| {
         let (original, a) = &files[file];
         let mut text = original.clone();
         for m in &mutations {
-            mutate(&mut text, m);
+            mutate(&mut text, m, &YAML_ITEMS);
         }
         read_and_follow(&arms[*a], &text)
     });

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use armctl_ident::JointLog;
+use armctl_model::test_support::mutation::{check_message, mutate, mutation, CSV_CELLS};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
@@ -45,13 +46,6 @@ fn scratch(tag: &str) -> PathBuf {
     ))
 }
 
-#[derive(Debug, Clone)]
-enum Mutation {
-    Delete { at: f64, len: usize },
-    Duplicate { at: f64, len: usize },
-    Garbage { cell: f64, value: String },
-}
-
 fn garbage() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(vec![
@@ -64,57 +58,6 @@ fn garbage() -> impl Strategy<Value = String> {
     ]
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (0.0..1.0, 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        (0.0..1.0, 1usize..400).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
-        (0.0..1.0, garbage()).prop_map(|(cell, value)| Mutation::Garbage { cell, value }),
-    ]
-}
-
-/// The character boundary at or before the fraction `at` of the text.
-fn boundary(text: &str, at: f64) -> usize {
-    let mut i = ((text.len() as f64 * at) as usize).min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn mutate(text: &mut String, mutation: &Mutation) {
-    match mutation {
-        Mutation::Delete { at, len } | Mutation::Duplicate { at, len } => {
-            let start = boundary(text, *at);
-            let fraction = ((start + len) as f64 / text.len().max(1) as f64).min(1.0);
-            let end = boundary(text, fraction).max(start);
-            if matches!(mutation, Mutation::Duplicate { .. }) {
-                let copy = text[start..end].to_string();
-                text.insert_str(end, &copy);
-            } else {
-                text.replace_range(start..end, "");
-            }
-        }
-        Mutation::Garbage { cell, value } => {
-            // The cell after a comma (or the first of the file).
-            let mut starts = vec![0];
-            starts.extend(text.match_indices(',').map(|(i, _)| i + 1));
-            let start = starts[((starts.len() as f64 * cell) as usize).min(starts.len() - 1)];
-            let end = text[start..]
-                .find([',', '\n'])
-                .map_or(text.len(), |e| start + e);
-            text.replace_range(start..end, value);
-        }
-    }
-}
-
-fn check_message(message: &str) -> Result<(), TestCaseError> {
-    prop_assert!(!message.is_empty());
-    let chars = message.chars().count();
-    let head: String = message.chars().take(300).collect();
-    prop_assert!(chars < MAX_MESSAGE_CHARS, "{chars} chars: {head}");
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 500,
@@ -124,11 +67,11 @@ proptest! {
 
     #[test]
     fn mutated_logs_give_short_errors_never_panics(
-        mutations in prop::collection::vec(mutation(), 1..4),
+        mutations in prop::collection::vec(mutation(garbage(), 200, 400), 1..4),
     ) {
         let mut text = log_text();
         for m in &mutations {
-            mutate(&mut text, m);
+            mutate(&mut text, m, &CSV_CELLS);
         }
         let path = scratch("case");
         std::fs::write(&path, &text).unwrap();
@@ -137,10 +80,10 @@ proptest! {
         match read {
             Ok(log) => {
                 if let Err(e) = log.check() {
-                    check_message(&e)?;
+                    check_message(&e, MAX_MESSAGE_CHARS)?;
                 }
             }
-            Err(e) => check_message(&e.to_string())?,
+            Err(e) => check_message(&e.to_string(), MAX_MESSAGE_CHARS)?,
         }
     }
 }

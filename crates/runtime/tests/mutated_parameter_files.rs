@@ -6,6 +6,7 @@
 //! The cases come from a fixed seed, so every run checks the same files.
 
 use armctl_control::ParameterValue;
+use armctl_model::test_support::mutation::{check_message, mutate, mutation, YAML_VALUES};
 use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::params_file::parameters_for_node;
 use armctl_runtime::startup::NodeStart;
@@ -38,13 +39,6 @@ const FILES: [(&str, &str); 5] = [
 
 /// Longest error message accepted: a sentence or two, whatever the input.
 const MAX_MESSAGE_CHARS: usize = 2000;
-
-#[derive(Debug, Clone)]
-enum Mutation {
-    Delete { at: f64, len: usize },
-    Duplicate { at: f64, len: usize },
-    Garbage { value_index: f64, value: String },
-}
 
 fn garbage() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -85,62 +79,6 @@ fn garbage() -> impl Strategy<Value = String> {
     ]
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (0.0..1.0, 1usize..200).prop_map(|(at, len)| Mutation::Delete { at, len }),
-        (0.0..1.0, 1usize..400).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
-        (0.0..1.0, garbage())
-            .prop_map(|(value_index, value)| Mutation::Garbage { value_index, value }),
-    ]
-}
-
-/// The character boundary at or before the fraction `at` of the text.
-fn boundary(text: &str, at: f64) -> usize {
-    let mut i = ((text.len() as f64 * at) as usize).min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn mutate(text: &mut String, mutation: &Mutation) {
-    match mutation {
-        Mutation::Delete { at, len } | Mutation::Duplicate { at, len } => {
-            let start = boundary(text, *at);
-            let end = boundary(
-                text,
-                ((start + len) as f64 / text.len().max(1) as f64).min(1.0),
-            )
-            .max(start);
-            let copy = text[start..end].to_string();
-            text.replace_range(start..end, "");
-            if matches!(mutation, Mutation::Duplicate { .. }) {
-                text.insert_str(start, &copy);
-                text.insert_str(start, &copy);
-            }
-        }
-        Mutation::Garbage { value_index, value } => {
-            // The value after a `key: ` on a line that is not a comment.
-            let values: Vec<usize> = text.match_indices(": ").map(|(i, _)| i + 2).collect();
-            if values.is_empty() {
-                return;
-            }
-            let start =
-                values[((values.len() as f64 * value_index) as usize).min(values.len() - 1)];
-            let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
-            text.replace_range(start..end, value);
-        }
-    }
-}
-
-fn check_message(message: &str) -> Result<(), TestCaseError> {
-    prop_assert!(!message.is_empty());
-    let chars = message.chars().count();
-    let head: String = message.chars().take(300).collect();
-    prop_assert!(chars < MAX_MESSAGE_CHARS, "{chars} chars: {head}");
-    Ok(())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 300,
@@ -151,16 +89,16 @@ proptest! {
     #[test]
     fn mutated_parameter_files_give_short_errors_never_panics(
         file in 0..FILES.len(),
-        mutations in prop::collection::vec(mutation(), 1..4),
+        mutations in prop::collection::vec(mutation(garbage(), 200, 400), 1..4),
     ) {
         let (original, urdf) = FILES[file];
         let mut text = original.to_string();
         for m in &mutations {
-            mutate(&mut text, m);
+            mutate(&mut text, m, &YAML_VALUES);
         }
         let values = match parameters_for_node(&text, "mutated.yaml", "", "controller_node") {
             Ok(values) => values,
-            Err(e) => return check_message(&e.to_string()),
+            Err(e) => return check_message(&e.to_string(), MAX_MESSAGE_CHARS),
         };
         let urdf_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/").to_string() + urdf;
         let mut start_values = vec![("urdf_path".to_string(), ParameterValue::String(urdf_path))];
@@ -172,7 +110,7 @@ proptest! {
             values: start_values,
         };
         if let Err(e) = ControllerRuntime::new(&start) {
-            check_message(&e.to_string())?;
+            check_message(&e.to_string(), MAX_MESSAGE_CHARS)?;
         }
     }
 }
