@@ -181,24 +181,60 @@ pub fn set_each(
     ParameterResponse::Set(changes.iter().map(|(n, v)| apply(n, v)).collect())
 }
 
-/// `set_parameters_atomically`: every change is checked against `store` first; then applied,
-/// the triggers ([`ParameterStore::is_trigger`]) after every other change succeeded, and if `apply` still
-/// rejects one, the ones already applied are put back.
+/// What answers a node's parameter requests: its parameters as they are now, and the one
+/// place a change is checked and applied.
+pub trait ParameterTarget {
+    /// The declarations and current values.
+    fn store(&self) -> &ParameterStore;
+    /// Checks and applies one change (it validates, applies and stores, or returns the reason
+    /// and changes nothing); returns the value as stored.
+    fn apply(&mut self, name: &str, value: &ParameterValue) -> Result<ParameterValue, String>;
+}
+
+/// A store a set does not change by itself, with the function that applies a change (a
+/// node whose parameters are all read-only, a test).
+pub struct Fixed<'a, F> {
+    /// The store.
+    pub store: &'a ParameterStore,
+    /// Applies a change.
+    pub apply: F,
+}
+
+impl<F> ParameterTarget for Fixed<'_, F>
+where
+    F: FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
+{
+    fn store(&self) -> &ParameterStore {
+        self.store
+    }
+    fn apply(&mut self, name: &str, value: &ParameterValue) -> Result<ParameterValue, String> {
+        (self.apply)(name, value)
+    }
+}
+
+/// `set_parameters_atomically`: every change is checked against the target's declarations
+/// first; then applied, the triggers ([`ParameterStore::is_trigger`]) after every other
+/// change succeeded, and if the target still rejects one, the ones already applied are put
+/// back.
 pub fn set_atomically(
-    store: &ParameterStore,
+    target: &mut impl ParameterTarget,
     changes: &[(String, ParameterValue)],
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) -> ParameterResponse {
-    for (name, value) in changes {
-        if let Err(e) = store.validate(name, value, false) {
+    // The values before, to put back: the names only, not the whole store.
+    let before: Vec<Option<ParameterValue>> = changes
+        .iter()
+        .map(|(name, _)| target.store().get(name).cloned())
+        .collect();
+    for ((name, value), old) in changes.iter().zip(&before) {
+        if let Err(e) = target.store().validate(name, value, false) {
             // The refusal goes through `apply` too, so the node logs and counts it as any
             // other; `apply` refuses what the declaration refuses (should it not, the value
             // before is put back).
-            let reason = match apply(name, value) {
+            let reason = match target.apply(name, value) {
                 Err(reason) => reason,
                 Ok(_) => {
-                    if let Some(old) = store.get(name) {
-                        let _ = apply(name, old);
+                    if let Some(old) = old {
+                        let _ = target.apply(name, old);
                     }
                     e.to_string()
                 }
@@ -207,14 +243,14 @@ pub fn set_atomically(
         }
     }
     let mut order: Vec<usize> = (0..changes.len()).collect();
-    order.sort_by_key(|&k| store.is_trigger(&changes[k].0));
+    order.sort_by_key(|&k| target.store().is_trigger(&changes[k].0));
     let mut stored: Vec<Option<ParameterValue>> = vec![None; changes.len()];
     for (done, &k) in order.iter().enumerate() {
         let (name, value) = &changes[k];
-        match apply(name, value) {
+        match target.apply(name, value) {
             Ok(value) => stored[k] = Some(value),
             Err(reason) => {
-                undo(store, changes, &order[..done], &mut apply);
+                undo(target, changes, &before, &order[..done]);
                 return ParameterResponse::SetAtomically(Err(reason));
             }
         }
@@ -222,38 +258,46 @@ pub fn set_atomically(
     ParameterResponse::SetAtomically(Ok(stored.into_iter().flatten().collect()))
 }
 
-/// Puts back, newest first, the values before `applied` (indices into `changes`).
+/// Puts back, newest first, the values `before` of `applied` (indices into `changes`).
 fn undo(
-    store: &ParameterStore,
+    target: &mut impl ParameterTarget,
     changes: &[(String, ParameterValue)],
+    before: &[Option<ParameterValue>],
     applied: &[usize],
-    apply: &mut impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) {
     for &k in applied.iter().rev() {
-        let name = &changes[k].0;
-        if let Some(old) = store.get(name) {
-            let _ = apply(name, old);
+        if let Some(old) = &before[k] {
+            let _ = target.apply(&changes[k].0, old);
         }
     }
 }
 
-/// Any request: queries from `store` (the node's parameters before the request), changes
-/// through `apply`.
+/// Any request: queries from the target's store, changes through its `apply`.
 pub fn handle_request(
-    store: &ParameterStore,
+    target: &mut impl ParameterTarget,
     request: &ParameterRequest,
-    apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
 ) -> ParameterResponse {
     match request {
-        ParameterRequest::Set(changes) => set_each(changes, apply),
-        ParameterRequest::SetAtomically(changes) => set_atomically(store, changes, apply),
-        query => answer_query(store, query).unwrap_or(ParameterResponse::List(vec![])),
+        ParameterRequest::Set(changes) => {
+            set_each(changes, |name, value| target.apply(name, value))
+        }
+        ParameterRequest::SetAtomically(changes) => set_atomically(target, changes),
+        query => answer_query(target.store(), query).unwrap_or(ParameterResponse::List(vec![])),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An atomic set on `store`, applied by `apply`.
+    fn atomically(
+        store: &ParameterStore,
+        changes: &[(String, ParameterValue)],
+        apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
+    ) -> ParameterResponse {
+        set_atomically(&mut Fixed { store, apply }, changes)
+    }
 
     fn store() -> ParameterStore {
         ParameterStore::new(vec![
@@ -288,10 +332,10 @@ mod tests {
             reset.clone(),
             ("limits.upper".to_string(), ParameterValue::Double(-1.0)),
         ];
-        let response = set_atomically(&store, &refused, &mut apply);
+        let response = atomically(&store, &refused, &mut apply);
         assert!(matches!(response, ParameterResponse::SetAtomically(Err(_))));
         let accepted = [reset, ("kp".to_string(), ParameterValue::Double(3.0))];
-        let response = set_atomically(&store, &accepted, &mut apply);
+        let response = atomically(&store, &accepted, &mut apply);
         assert_eq!(
             response,
             ParameterResponse::SetAtomically(Ok(vec![
@@ -318,7 +362,7 @@ mod tests {
             ParameterResponse::Set(vec![Ok(ParameterValue::Double(2.0))])
         );
         assert_eq!(
-            set_atomically(&store, &changes, accept),
+            atomically(&store, &changes, accept),
             ParameterResponse::SetAtomically(Ok(vec![ParameterValue::Double(2.0)]))
         );
     }
@@ -388,7 +432,7 @@ mod tests {
     fn an_atomic_set_refused_by_a_declaration_is_refused_through_apply_and_changes_nothing() {
         let store = store();
         let mut calls: Vec<(String, ParameterValue)> = vec![];
-        let response = set_atomically(
+        let response = atomically(
             &store,
             &[
                 ("kp".into(), ParameterValue::Double(2.0)),
@@ -412,7 +456,7 @@ mod tests {
     #[test]
     fn atomic_sets_check_everything_first_and_undo_on_a_late_rejection() {
         let mut store = store();
-        let bad = set_atomically(
+        let bad = atomically(
             &store,
             &[
                 ("kp".into(), ParameterValue::Double(2.0)),
@@ -423,7 +467,7 @@ mod tests {
         assert!(
             matches!(bad, ParameterResponse::SetAtomically(Err(reason)) if reason.contains("outside"))
         );
-        let read_only = set_atomically(
+        let read_only = atomically(
             &store,
             &[("robot".into(), ParameterValue::String("b".into()))],
             |_, value| Ok(value.clone()),
@@ -438,7 +482,7 @@ mod tests {
             ("kp".to_string(), ParameterValue::Double(3.0)),
             ("limits.upper".to_string(), ParameterValue::Double(-1.0)),
         ];
-        let response = set_atomically(&snapshot, &changes, |name, value| {
+        let response = atomically(&snapshot, &changes, |name, value| {
             if name == "limits.upper" && *value == ParameterValue::Double(-1.0) {
                 return Err("below the lower limit".into());
             }

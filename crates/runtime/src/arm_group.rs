@@ -40,7 +40,7 @@ pub trait ConfiguredGroup: ArmGroup {
     /// The control law's name.
     fn law_name(&self) -> &'static str;
     /// The declared parameters with their current values (the law's as it holds them).
-    fn parameters(&self) -> ParameterStore;
+    fn parameters(&self) -> &ParameterStore;
     /// Checks and applies a parameter; on a refusal nothing changes. Returns the value as
     /// stored ([`NodeConfiguration`] says how).
     fn set_parameter(
@@ -55,6 +55,9 @@ pub trait ConfiguredGroup: ArmGroup {
     }
     /// Checks the law's claims again after a parameter change.
     fn recheck_law(&mut self) {}
+    /// The law's values a request's sets changed besides the `set` names, as they are now
+    /// ([`NodeConfiguration::take_implied_changes`]).
+    fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)>;
 }
 
 impl ConfiguredGroup for ControllerRuntime {
@@ -64,7 +67,7 @@ impl ConfiguredGroup for ControllerRuntime {
     fn law_name(&self) -> &'static str {
         self.core().controller().name()
     }
-    fn parameters(&self) -> ParameterStore {
+    fn parameters(&self) -> &ParameterStore {
         ControllerRuntime::parameters(self)
     }
     fn set_parameter(
@@ -80,6 +83,9 @@ impl ConfiguredGroup for ControllerRuntime {
     fn recheck_law(&mut self) {
         self.core_mut().controller_mut().check_damping();
     }
+    fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
+        ControllerRuntime::take_implied_changes(self, set)
+    }
 }
 
 impl ConfiguredGroup for PairRuntime {
@@ -89,7 +95,7 @@ impl ConfiguredGroup for PairRuntime {
     fn law_name(&self) -> &'static str {
         COOPERATIVE
     }
-    fn parameters(&self) -> ParameterStore {
+    fn parameters(&self) -> &ParameterStore {
         PairRuntime::parameters(self)
     }
     fn set_parameter(
@@ -98,6 +104,9 @@ impl ConfiguredGroup for PairRuntime {
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
         PairRuntime::set_parameter(self, name, value)
+    }
+    fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
+        PairRuntime::take_implied_changes(self, set)
     }
 }
 

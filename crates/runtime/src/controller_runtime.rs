@@ -11,7 +11,7 @@ use armctl_model::Robot;
 
 use crate::controller_core::ControllerCore;
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings, LiveSettings};
-use crate::error::invalid;
+use crate::error::{invalid, not_held};
 use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
 use crate::node_configuration::NodeConfiguration;
@@ -270,7 +270,8 @@ impl ControllerRuntime {
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let core = core_from(&settings.live, robot, controller, &friction_allowance)?;
-        let configuration = NodeConfiguration::new(parameters, settings, warnings, &chain)?;
+        let mut configuration = NodeConfiguration::new(parameters, settings, warnings, &chain)?;
+        configuration.take_law_values(core.controller().parameters(), None);
         Ok(Self {
             core,
             configuration,
@@ -329,9 +330,8 @@ impl ControllerRuntime {
 
     /// The declared parameters and their current values (the law's as the law holds them:
     /// a gain design writes `kp` and `kd`), for a parameter query.
-    pub fn parameters(&self) -> ParameterStore {
-        let law = self.core.controller().parameters();
-        self.configuration.parameters_with(law)
+    pub fn parameters(&self) -> &ParameterStore {
+        self.configuration.parameters()
     }
 
     /// Every declaration: the node's and the law's.
@@ -341,8 +341,7 @@ impl ControllerRuntime {
 
     /// The current value of `name` (the law's as the law holds it).
     pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
-        let law = self.core.controller().parameters();
-        self.configuration.parameter(law, name)
+        self.configuration.parameter(name)
     }
 
     /// Checks `value` for `name` as [`Self::set_parameter`] does first, without applying it.
@@ -381,14 +380,27 @@ impl ControllerRuntime {
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
         let law_declares = self.core.controller().parameters().get(name).is_some();
-        let set_law = |cores: &mut [ControllerCore], typed| {
+        let set_law = |cores: &mut [ControllerCore], value| {
             cores[0]
-                .set_parameter(name, typed)
-                .map_err(|e| e.to_string())
+                .set_parameter(name, value)
+                .map_err(|e| e.to_string())?;
+            let law = cores[0].controller().parameters();
+            law.get(name).cloned().ok_or_else(|| not_held(name))
         };
         let cores = std::slice::from_mut(&mut self.core);
-        self.configuration
-            .set_parameter((name, value), law_declares, set_law, cores)
+        let stored =
+            self.configuration
+                .set_parameter((name, value), law_declares, set_law, cores)?;
+        if law_declares {
+            let law = self.core.controller().parameters();
+            self.configuration.take_law_values(law, Some(name));
+        }
+        Ok(stored)
+    }
+
+    /// See [`NodeConfiguration::take_implied_changes`].
+    pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
+        self.configuration.take_implied_changes(set)
     }
 }
 

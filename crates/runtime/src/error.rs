@@ -89,3 +89,25 @@ mod tests {
         );
     }
 }
+
+/// A law's refusal of its parameter `name`, worded as the node's own refusals are
+/// (`parameter 'kp': needs 7 values ...`).
+pub(crate) fn law_refusal(name: &str, e: armctl_control::ControlError) -> RuntimeError {
+    let reason = match e {
+        armctl_control::ControlError::InvalidParameter { reason, .. } => reason,
+        other => other.to_string(),
+    };
+    RuntimeError::Parameter {
+        name: armctl_control::shown(name),
+        reason,
+    }
+}
+
+/// A parameter the law declares but holds no value of (cannot happen: every declared
+/// parameter has its default), refused rather than answered with a made-up value.
+pub(crate) fn not_held(name: &str) -> String {
+    format!(
+        "parameter '{}': the law holds no value of it",
+        armctl_control::shown(name)
+    )
+}

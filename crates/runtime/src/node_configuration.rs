@@ -15,8 +15,11 @@ use crate::RuntimeError;
 /// A node's parameters and settings as configured.
 #[derive(Debug)]
 pub struct NodeConfiguration {
-    /// The node's values (the law's are the law's own: see [`Self::parameters_with`]).
+    /// The node's values and the law's, as the law holds them (taken after every change).
     parameters: ParameterStore,
+    /// The law's parameters a set changed without setting them (a gain design writes `kp`),
+    /// with their values before, since [`Self::take_implied_changes`].
+    implied: Vec<(String, ParameterValue)>,
     settings: ControllerNodeSettings,
     /// Command index -> chain index.
     order: Vec<usize>,
@@ -43,6 +46,7 @@ impl NodeConfiguration {
         Ok(Self {
             order: command_order(&settings.joints, chain)?,
             parameters,
+            implied: Vec::new(),
             settings,
             warnings,
         })
@@ -68,19 +72,41 @@ impl NodeConfiguration {
         self.parameters.declarations()
     }
 
-    /// The declared parameters with their current values, the law's as `law` holds them (a
-    /// gain design writes `kp` and `kd`), for a parameter query.
-    pub fn parameters_with(&self, law: &ParameterSet) -> ParameterStore {
-        self.parameters.with_values_of(law)
+    /// The declared parameters with their current values (for a parameter query: borrowed,
+    /// never copied per request).
+    pub fn parameters(&self) -> &ParameterStore {
+        &self.parameters
     }
 
-    /// The current value of `name`, the law's as `law` holds it.
-    pub fn parameter<'a>(
-        &'a self,
-        law: &'a ParameterSet,
-        name: &str,
-    ) -> Option<&'a ParameterValue> {
-        law.get(name).or_else(|| self.parameters.get(name))
+    /// The current value of `name`.
+    pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
+        self.parameters.get(name)
+    }
+
+    /// Takes the values `law` holds after it was configured or a parameter `set` of it was
+    /// applied: those that changed besides `set` are implied changes.
+    pub(crate) fn take_law_values(&mut self, law: &ParameterSet, set: Option<&str>) {
+        for (name, before) in self.parameters.take_values_of(law) {
+            let implied = set.is_some() && Some(name.as_str()) != set;
+            if implied && !self.implied.iter().any(|(n, _)| *n == name) {
+                self.implied.push((name, before));
+            }
+        }
+    }
+
+    /// The law's values that changed since the last call without being among `set` (the
+    /// names a request set, which its answer announces), with their values now: what
+    /// `/parameter_events` must announce besides the answer.
+    pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
+        let implied = std::mem::take(&mut self.implied);
+        implied
+            .into_iter()
+            .filter(|(name, _)| !set.contains(&name.as_str()))
+            .filter_map(|(name, before)| {
+                let now = self.parameters.get(&name)?;
+                (*now != before).then(|| (name.clone(), now.clone()))
+            })
+            .collect()
     }
 
     /// Checks `value` for `name` against its declaration, as a set does first.
@@ -92,29 +118,31 @@ impl NodeConfiguration {
         self.parameters.validate(name, value, false)
     }
 
-    /// Checks `value` against its declaration, then applies it: a parameter of the law (when
-    /// `law_declares` it) through `set_law` (the law's own checks), a node parameter to every
-    /// core in `cores` and then stored. On any refusal nothing changes. Returns the value as
-    /// stored (integers widened to doubles; a trigger reads false again).
+    /// Checks `value` once, against its declaration, and applies it: a parameter of the law
+    /// (when `law_declares` it) through `set_law`, which checks it against the law's own
+    /// declaration and returns it as the law stored it; a node parameter to every core in
+    /// `cores` and then stored. On any refusal nothing changes. Returns the value as stored
+    /// (integers widened to doubles; a trigger reads false again).
     pub(crate) fn set_parameter(
         &mut self,
         (name, value): (&str, &ParameterValue),
         law_declares: bool,
-        set_law: impl FnOnce(&mut [ControllerCore], ParameterValue) -> Result<(), String>,
+        set_law: impl FnOnce(&mut [ControllerCore], ParameterValue) -> Result<ParameterValue, String>,
         cores: &mut [ControllerCore],
     ) -> Result<ParameterValue, String> {
-        let typed = self.validate(name, value).map_err(|e| e.to_string())?;
         if law_declares {
-            set_law(cores, typed.clone())?;
-            Ok(typed)
-        } else {
-            let live = &mut self.settings.live;
-            set_node_parameter(&mut self.parameters, live, cores, name, &typed)
+            self.parameters
+                .admit(name, value, false)
+                .map_err(|e| e.to_string())?;
+            return set_law(cores, value.clone());
         }
+        let typed = self.validate(name, value).map_err(|e| e.to_string())?;
+        let live = &mut self.settings.live;
+        set_node_parameter(&mut self.parameters, live, cores, name, typed)
     }
 }
 
-/// Sets the node parameter `name` to `typed` (checked by its declaration): a live setting is
+/// Sets the node parameter `name` to `typed` (checked by its declaration, not again here): a live setting is
 /// applied to every core first (one arm's, or a pair's), then the value is stored; on a
 /// refusal nothing changes. A start-only or model parameter is stored only. Returns the value
 /// as stored.
@@ -123,11 +151,11 @@ fn set_node_parameter(
     live: &mut LiveSettings,
     cores: &mut [ControllerCore],
     name: &str,
-    typed: &ParameterValue,
+    typed: ParameterValue,
 ) -> Result<ParameterValue, String> {
     let mut changed = live.clone();
-    let mut stored = typed.clone();
-    if changed.set(name, typed)? {
+    let mut stored = typed;
+    if changed.set(name, &stored)? {
         for core in cores {
             apply_settings(core, live, &changed)?;
         }
@@ -139,9 +167,7 @@ fn set_node_parameter(
         }
         *live = changed;
     }
-    parameters
-        .set(name, &stored, false)
-        .map_err(|e| e.to_string())?;
+    parameters.insert_validated(name, stored.clone());
     Ok(stored)
 }
 

@@ -53,16 +53,27 @@ impl ParameterStore {
         }
     }
 
-    /// This store with the values `law` holds now for its parameters (what a parameter query
-    /// shows: a law may derive some values from others, as `gain_design` writes `kp`).
-    pub fn with_values_of(&self, law: &ParameterSet) -> Self {
-        let mut shown = self.clone();
+    /// Takes the values `law` holds for its parameters (a law may derive some values from
+    /// others, as `gain_design` writes `kp`): returns each changed one with its value before.
+    pub fn take_values_of(&mut self, law: &ParameterSet) -> Vec<(String, ParameterValue)> {
+        let mut changed = Vec::new();
         for d in law.declarations() {
-            if let Some(value) = law.get(&d.name) {
-                shown.values.insert(d.name.clone(), value.clone());
+            let Some(value) = law.get(&d.name) else {
+                continue;
+            };
+            if self.values.get(&d.name) != Some(value) {
+                if let Some(before) = self.values.insert(d.name.clone(), value.clone()) {
+                    changed.push((d.name.clone(), before));
+                }
             }
         }
-        shown
+        changed
+    }
+
+    /// This store with the values `law` holds now for its parameters.
+    pub fn with_values_of(mut self, law: &ParameterSet) -> Self {
+        self.take_values_of(law);
+        self
     }
 
     /// The declarations.
@@ -102,6 +113,26 @@ impl ParameterStore {
         value: &ParameterValue,
         starting: bool,
     ) -> Result<ParameterValue, RuntimeError> {
+        let declaration = self.admit(name, value, starting)?;
+        let reject = |reason: String| RuntimeError::Parameter {
+            name: shown(name),
+            reason,
+        };
+        let typed = declaration.validate(value, self.joints).map_err(reject)?;
+        check_value(name, &typed).map_err(reject)?;
+        Ok(typed)
+    }
+
+    /// The checks of a request before its value is checked against the declaration, which
+    /// this returns: a short declared name, no NUL byte, while running no huge text and no
+    /// read-only parameter. A law's parameter passes these and is then checked by the law's
+    /// own declaration only ([`armctl_control::ParameterSet::set`]): once.
+    pub fn admit(
+        &self,
+        name: &str,
+        value: &ParameterValue,
+        starting: bool,
+    ) -> Result<&Declaration, RuntimeError> {
         let reject = |reason: String| RuntimeError::Parameter {
             name: shown(name),
             reason,
@@ -147,9 +178,12 @@ impl ParameterStore {
                 "read-only: set it at start (parameter file or -p)".into(),
             ));
         }
-        let typed = declaration.validate(value, self.joints).map_err(reject)?;
-        check_value(name, &typed).map_err(reject)?;
-        Ok(typed)
+        Ok(declaration)
+    }
+
+    /// Stores `typed`, which [`Self::validate`] returned.
+    pub(crate) fn insert_validated(&mut self, name: &str, typed: ParameterValue) {
+        self.values.insert(name.to_string(), typed);
     }
 
     /// Validates and stores `value`.

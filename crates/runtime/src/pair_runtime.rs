@@ -13,7 +13,7 @@ use armctl_model::Robot;
 use crate::controller_core::{ControllerCore, StepReport};
 use crate::controller_runtime::{configure_law, core_from, COOPERATIVE};
 use crate::declarations::ControllerNodeSettings;
-use crate::error::invalid;
+use crate::error::{invalid, law_refusal, not_held};
 use crate::node_configuration::NodeConfiguration;
 use crate::node_parameters::ParameterStore;
 use crate::scene::pair_of as checked_pair;
@@ -165,11 +165,13 @@ impl PairRuntime {
             core_from(&settings.live, robot, slot, &friction_allowance)
         };
         let cores = [core(robot.clone())?, core(robot)?];
+        let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
+        configuration.take_law_values(configured.controller.parameters(), None);
         Ok(Self {
             law: configured.controller,
             cores,
             arms,
-            configuration: NodeConfiguration::new(store, settings, warnings, &chain)?,
+            configuration,
             efforts: [vec![0.0; n], vec![0.0; n]],
             controlling: false,
             started: false,
@@ -203,8 +205,8 @@ impl PairRuntime {
     }
 
     /// The node parameters and the law's (as the law holds them), for a parameter query.
-    pub fn parameters(&self) -> ParameterStore {
-        self.configuration.parameters_with(self.law.parameters())
+    pub fn parameters(&self) -> &ParameterStore {
+        self.configuration.parameters()
     }
 
     /// The node's parameters and settings.
@@ -295,11 +297,30 @@ impl PairRuntime {
     ) -> Result<ParameterValue, String> {
         let law_declares = self.law.parameters().get(name).is_some();
         let law = &mut self.law;
-        let set_law = |_: &mut [ControllerCore], typed| {
-            law.set_parameter(name, typed).map_err(|e| e.to_string())
+        let set_law = |_: &mut [ControllerCore], value| {
+            law.set_parameter(name, value)
+                .map_err(|e| law_refusal(name, e).to_string())?;
+            law.parameters()
+                .get(name)
+                .cloned()
+                .ok_or_else(|| not_held(name))
         };
-        self.configuration
-            .set_parameter((name, value), law_declares, set_law, &mut self.cores)
+        let stored = self.configuration.set_parameter(
+            (name, value),
+            law_declares,
+            set_law,
+            &mut self.cores,
+        )?;
+        if law_declares {
+            let law = self.law.parameters();
+            self.configuration.take_law_values(law, Some(name));
+        }
+        Ok(stored)
+    }
+
+    /// See [`NodeConfiguration::take_implied_changes`].
+    pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
+        self.configuration.take_implied_changes(set)
     }
 }
 

@@ -113,7 +113,7 @@ impl ControllerNode {
                 update_rate,
                 settings.live.state_timeout,
             )),
-            parameters: runtime.parameters(),
+            parameters: runtime.parameters().clone(),
         };
         let external_torques = JointState {
             name: runtime.core().joints().to_vec(),

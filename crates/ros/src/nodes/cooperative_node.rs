@@ -118,7 +118,7 @@ impl CooperativeNode {
                 update_rate,
                 settings.live.state_timeout,
             )),
-            parameters: pair.parameters(),
+            parameters: pair.parameters().clone(),
         };
         if spec.publications[0].1 == spec.publications[1].1 {
             return Err(parameter_error(

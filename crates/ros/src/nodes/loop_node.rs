@@ -14,7 +14,7 @@ use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::{Float64MultiArray, JointState};
 use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
-use crate::parameter_services::{handle_request, ParameterRequest};
+use crate::parameter_services::{handle_request, ParameterRequest, ParameterTarget};
 use crate::transport::{LogLevel, Outgoing, Transport};
 
 /// A group of arms in the loop, with what the node publishes of it.
@@ -200,23 +200,25 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         transport.flush().await;
     }
 
-    /// Answers a parameter request: a set is checked and applied by the group (a refusal
-    /// changes nothing and is counted), values a set derives (a gain design's `kp` and `kd`)
-    /// are announced on `/parameter_events`, and new warnings about the law are logged.
+    /// Answers a parameter request: queries from the group's parameters as they are, a set
+    /// checked and applied by the group (a refusal changes nothing and is counted), values a
+    /// set derives (a gain design's `kp` and `kd`) announced on `/parameter_events`, and new
+    /// warnings about the law logged.
     pub(crate) fn on_parameter_request<T: Transport>(
         &mut self,
         transport: &mut T,
         id: u64,
         request: &ParameterRequest,
     ) {
-        let snapshot = self.group().parameters();
         let before = self.group().law_warnings().to_vec();
         let settings_before = self.group().configuration().settings().warnings();
-        let (group, diagnostics) = (self.arm_loop.group_mut(), &mut self.diagnostics);
-        answer_request(transport, id, &snapshot, request, |name, value| {
-            let applied = group.set_parameter(name, value);
-            applied.inspect_err(|_| diagnostics.on_refusal())
-        });
+        let mut target = Answering {
+            group: self.arm_loop.group_mut(),
+            diagnostics: &mut self.diagnostics,
+            transport: &mut *transport,
+        };
+        let response = handle_request(&mut target, request);
+        transport.respond(id, response);
         let rate = self
             .group()
             .configuration()
@@ -224,7 +226,7 @@ impl<G: ConfiguredGroup> LoopNode<G> {
             .live
             .state_publish_rate;
         self.arm_loop.set_state_rate(rate);
-        let implied = implied_changes(&snapshot, &self.group().parameters(), request);
+        let implied = self.group_mut().take_implied_changes(&set_names(request));
         if !implied.is_empty() {
             transport.announce_parameters(&implied);
         }
@@ -237,6 +239,51 @@ impl<G: ConfiguredGroup> LoopNode<G> {
         for warning in settings.iter().filter(|w| !settings_before.contains(w)) {
             transport.log(LogLevel::Warn, &format!("parameters: {warning}"));
         }
+    }
+}
+
+/// The names a request sets (none for a query).
+fn set_names(request: &ParameterRequest) -> Vec<&str> {
+    match request {
+        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
+            changes.iter().map(|(name, _)| name.as_str()).collect()
+        }
+        _ => vec![],
+    }
+}
+
+/// A request answered by a node's group: each change logged (set, or not set with the
+/// reason) and a refusal counted.
+struct Answering<'a, G, T> {
+    group: &'a mut G,
+    diagnostics: &'a mut LoopDiagnostics,
+    transport: &'a mut T,
+}
+
+impl<G: ConfiguredGroup, T: Transport> ParameterTarget for Answering<'_, G, T> {
+    fn store(&self) -> &ParameterStore {
+        self.group.parameters()
+    }
+
+    fn apply(&mut self, name: &str, value: &ParameterValue) -> Result<ParameterValue, String> {
+        let result = self.group.set_parameter(name, value);
+        match &result {
+            Ok(_) => self.transport.log(
+                LogLevel::Info,
+                &format!("parameter {name} set to {}", value.to_yaml()),
+            ),
+            Err(reason) => {
+                self.diagnostics.on_refusal();
+                self.transport.log(
+                    LogLevel::Warn,
+                    &format!(
+                        "parameter {} not set: {reason}",
+                        armctl_runtime::node_parameters::shown(name)
+                    ),
+                );
+            }
+        }
+        result
     }
 }
 
@@ -254,59 +301,4 @@ fn about_arm(arm: &str, event: &CoreEvent) -> String {
         "" => event.to_string(),
         arm => format!("arm '{arm}': {event}"),
     }
-}
-
-/// The values that changed between `before` and `after` a set `request` without being set by
-/// it (a gain design writes `kp` and `kd`): the set's own are announced with its answer.
-fn implied_changes(
-    before: &ParameterStore,
-    after: &ParameterStore,
-    request: &ParameterRequest,
-) -> Vec<(String, ParameterValue)> {
-    let set: Vec<&str> = match request {
-        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
-            changes.iter().map(|(name, _)| name.as_str()).collect()
-        }
-        _ => return vec![],
-    };
-    after
-        .declarations()
-        .iter()
-        .map(|d| d.name.as_str())
-        .filter(|name| !set.contains(name))
-        .filter_map(|name| {
-            let value = after.get(name)?;
-            (before.get(name) != Some(value)).then(|| (name.to_string(), value.clone()))
-        })
-        .collect()
-}
-
-/// Answers a node's parameter request `id` on `transport`: queries from `store` (the node's
-/// parameters before the request), changes through `apply`, each change logged (set, or not
-/// set with the reason).
-fn answer_request<T: Transport>(
-    transport: &mut T,
-    id: u64,
-    store: &ParameterStore,
-    request: &ParameterRequest,
-    mut apply: impl FnMut(&str, &ParameterValue) -> Result<ParameterValue, String>,
-) {
-    let response = handle_request(store, request, |name, value| {
-        let result = apply(name, value);
-        match &result {
-            Ok(_) => transport.log(
-                LogLevel::Info,
-                &format!("parameter {name} set to {}", value.to_yaml()),
-            ),
-            Err(reason) => transport.log(
-                LogLevel::Warn,
-                &format!(
-                    "parameter {} not set: {reason}",
-                    armctl_runtime::node_parameters::shown(name)
-                ),
-            ),
-        }
-        result
-    });
-    transport.respond(id, response);
 }

@@ -17,7 +17,7 @@ use crate::msgs::{
     Clock, Header, JointState, Pose, PoseStamped, Quaternion, Time, Vector3 as MsgVector3,
     WrenchStamped,
 };
-use crate::parameter_services::handle_request;
+use crate::parameter_services::{handle_request, Fixed};
 use crate::transport::LogLevel;
 use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
 use crate::RosError;
@@ -531,11 +531,12 @@ impl NodeLogic for SimNode {
                 Incoming::ParameterRequest(id, request) => {
                     // Every sim_node parameter is read-only: queries are answered, sets refused.
                     let store = &self.spec.parameters;
-                    let response = handle_request(store, &request, |name, value| {
+                    let apply = |name: &str, value: &armctl_control::ParameterValue| {
                         store
                             .validate(name, value, false)
                             .map_err(|e| e.to_string())
-                    });
+                    };
+                    let response = handle_request(&mut Fixed { store, apply }, &request);
                     transport.respond(id, response);
                 }
                 Incoming::Shutdown(signal) => {

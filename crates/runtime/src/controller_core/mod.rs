@@ -40,6 +40,7 @@ pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 
+use crate::error::law_refusal;
 use crate::joint_map::JointMap;
 use crate::RuntimeError;
 use braking::Brake;
@@ -400,10 +401,7 @@ impl ControllerCore {
     pub fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), RuntimeError> {
         self.controller
             .set_parameter(name, value)
-            .map_err(|e| RuntimeError::Parameter {
-                name: name.into(),
-                reason: e.to_string(),
-            })
+            .map_err(|e| law_refusal(name, e))
     }
 
     /// Why a step at `now` would hold (none: it would control): the state's fault, or a

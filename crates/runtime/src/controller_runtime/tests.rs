@@ -115,9 +115,20 @@ fn designed_gains_are_what_a_parameter_query_shows() {
         kp(&runtime),
         Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
     );
+    // What the set implied, for /parameter_events: kp and kd, once.
+    let implied = runtime.take_implied_changes(&["poles"]);
+    let names: Vec<&str> = implied.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["kp", "kd"]);
+    assert_eq!(implied[0].1, ParameterValue::DoubleArray(vec![2.0, 12.0]));
+    assert!(runtime.take_implied_changes(&["poles"]).is_empty());
     let by_hand = ParameterValue::DoubleArray(vec![9.0, 9.0]);
     let e = runtime.set_parameter("kp", &by_hand).unwrap_err();
     assert!(e.contains("gain_design"), "{e}");
+    // A law's parameter is checked once, by the law's declaration, in the node's words.
+    let short = ParameterValue::DoubleArray(vec![1.0]);
+    let e = runtime.set_parameter("poles", &short).unwrap_err();
+    assert!(e.starts_with("parameter 'poles': needs 4 values"), "{e}");
+    assert_eq!(e.matches("poles").count(), 1, "{e}");
     assert_eq!(
         kp(&runtime),
         Some(ParameterValue::DoubleArray(vec![2.0, 12.0]))
