@@ -15,6 +15,7 @@ use crate::arm_group::ArmGroup;
 use crate::controller_core::{CoreEvent, Fault, StepReport};
 use crate::loop_timing::{LoopTiming, Tick};
 use crate::node_clock::NodeClock;
+use crate::node_configuration::in_command_order;
 
 /// A group of arms in the loop.
 #[derive(Debug)]
@@ -171,9 +172,7 @@ impl<G: ArmGroup> ArmLoop<G> {
     }
 
     fn reorder(&mut self, a: usize) {
-        for (slot, &i) in self.commands[a].iter_mut().zip(&self.order) {
-            *slot = self.efforts[a][i];
-        }
+        in_command_order(&self.order, &self.efforts[a], &mut self.commands[a]);
     }
 
     /// Arm `a`'s command of the last step in command order, if that step commanded it.
@@ -194,9 +193,7 @@ impl<G: ArmGroup> ArmLoop<G> {
     /// Arm `a`'s efforts of the last step into `out` in command order, whether or not the
     /// step commanded it (before any valid state: the hold's zero efforts).
     pub fn step_command(&self, a: usize, out: &mut [f64]) {
-        for (slot, &i) in out.iter_mut().zip(&self.order) {
-            *slot = self.efforts[a][i];
-        }
+        in_command_order(&self.order, &self.efforts[a], out);
     }
 
     /// Arm `a`'s efforts of the last step in chain order.

@@ -14,7 +14,7 @@ use crate::declarations::{controller_node_declarations, ControllerNodeSettings, 
 use crate::error::{invalid, not_held};
 use crate::frames::ChainFrames;
 use crate::model_parameters::identified_model;
-use crate::node_configuration::NodeConfiguration;
+use crate::node_configuration::{in_command_order, NodeConfiguration};
 use crate::node_parameters::ParameterStore;
 use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
@@ -365,9 +365,7 @@ impl ControllerRuntime {
 
     /// Writes efforts in chain order (`effort`) into `command` in the command order.
     pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
-        for (slot, &i) in command.iter_mut().zip(self.command_order()) {
-            *slot = effort[i];
-        }
+        in_command_order(self.command_order(), effort, command);
     }
 
     /// Checks `value` against its declaration and, for the controller's and the safety

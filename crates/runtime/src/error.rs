@@ -71,25 +71,6 @@ pub(crate) fn invalid(name: &str, reason: String) -> RuntimeError {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::RuntimeError;
-    use armctl_sim::scene_file::SceneFileError;
-
-    /// sim_node reports a scene file it cannot parse as a scene file, not a parameter file.
-    #[test]
-    fn a_scene_file_error_stays_a_scene_file_error() {
-        let e = RuntimeError::from(SceneFileError::File {
-            path: "table.yaml".into(),
-            reason: "unknown field `stifness`".into(),
-        });
-        assert_eq!(
-            e.to_string(),
-            "scene file 'table.yaml': unknown field `stifness`"
-        );
-    }
-}
-
 /// A law's refusal of its parameter `name`, worded as the node's own refusals are
 /// (`parameter 'kp': needs 7 values ...`).
 pub(crate) fn law_refusal(name: &str, e: armctl_control::ControlError) -> RuntimeError {
@@ -110,4 +91,23 @@ pub(crate) fn not_held(name: &str) -> String {
         "parameter '{}': the law holds no value of it",
         armctl_control::shown(name)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RuntimeError;
+    use armctl_sim::scene_file::SceneFileError;
+
+    /// sim_node reports a scene file it cannot parse as a scene file, not a parameter file.
+    #[test]
+    fn a_scene_file_error_stays_a_scene_file_error() {
+        let e = RuntimeError::from(SceneFileError::File {
+            path: "table.yaml".into(),
+            reason: "unknown field `stifness`".into(),
+        });
+        assert_eq!(
+            e.to_string(),
+            "scene file 'table.yaml': unknown field `stifness`"
+        );
+    }
 }

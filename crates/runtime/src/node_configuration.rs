@@ -171,6 +171,14 @@ fn set_node_parameter(
     Ok(stored)
 }
 
+/// Writes efforts in chain order (`chain`) into `command` in the command order `order`
+/// (command index -> chain index): the one reordering every runner's command goes through.
+pub fn in_command_order(order: &[usize], chain: &[f64], command: &mut [f64]) {
+    for (slot, &i) in command.iter_mut().zip(order) {
+        *slot = chain[i];
+    }
+}
+
 /// Command order: the `joints` parameter as indices into the chain (default: the chain).
 pub fn command_order(joints: &[String], chain: &[String]) -> Result<Vec<usize>, RuntimeError> {
     if joints.is_empty() {
