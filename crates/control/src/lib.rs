@@ -82,6 +82,7 @@ pub use parameters::{
 };
 pub use safety_bounds::payload_compensation::PayloadCompensation;
 pub use safety_bounds::safety::{EffortSafety, Guarded, SafetyReport, DEFAULT_EFFORT_RISE_TIME};
+pub use safety_bounds::safety_layer::SafetyLayer;
 
 /// Builds a controller with default parameters for a robot.
 type Constructor = fn(&armctl_model::Robot) -> Result<Box<dyn Controller>, ControlError>;

@@ -4,3 +4,4 @@ pub(crate) mod configuration_bounds;
 pub mod joint_limit_guard;
 pub mod payload_compensation;
 pub(crate) mod safety;
+pub(crate) mod safety_layer;

@@ -7,8 +7,9 @@
 use armctl_model::Robot;
 
 use crate::gain_sizing::damping_bound::DampingCheck;
-use crate::safety_bounds::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
+use crate::safety_bounds::joint_limit_guard::JointLimitGuard;
 use crate::safety_bounds::payload_compensation::PayloadCompensation;
+use crate::safety_bounds::safety_layer::SafetyLayer;
 
 use crate::{
     ControlError, Controller, JointReference, JointState, ParameterSet, ParameterValue, Step,
@@ -168,10 +169,7 @@ fn positive_or_none(name: &str, value: Option<f64>) -> Result<f64, ControlError>
 /// Any controller followed by the safety layer; its parameters ramp each step.
 pub struct Guarded {
     inner: Box<dyn Controller>,
-    payload: PayloadCompensation,
-    limits: JointLimitGuard,
-    safety: EffortSafety,
-    last_report: SafetyReport,
+    layer: SafetyLayer,
     damping: DampingCheck,
     /// The damping check's warning for the damping last checked.
     damping_warning: Option<String>,
@@ -185,7 +183,7 @@ impl std::fmt::Debug for Guarded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guarded")
             .field("controller", &self.inner.name())
-            .field("safety", &self.safety)
+            .field("safety", self.layer.safety())
             .finish()
     }
 }
@@ -201,10 +199,7 @@ impl Guarded {
         let mut guarded = Self {
             warnings: Vec::new(),
             inner,
-            payload: PayloadCompensation::new(robot)?,
-            limits: JointLimitGuard::new(robot, DEFAULT_SOFT_LIMIT_MARGIN)?,
-            safety: EffortSafety::new(robot, rate_limit)?,
-            last_report: SafetyReport::default(),
+            layer: SafetyLayer::new(robot, rate_limit)?,
             damping: DampingCheck::new(robot),
             damping_warning: None,
             damping_unchecked: false,
@@ -253,42 +248,49 @@ impl Guarded {
         self.warnings.extend_from_slice(self.inner.warnings());
         self.warnings.extend(self.damping_warning.iter().cloned());
         self.warnings
-            .extend(self.limits.warning().map(str::to_string));
+            .extend(self.layer.limits().warning().map(str::to_string));
     }
 
     /// What the safety layer changed in the last update.
     pub fn last_report(&self) -> SafetyReport {
-        self.last_report
+        self.layer.last_report()
     }
 
     /// The safety layer.
+    pub fn layer(&self) -> &SafetyLayer {
+        &self.layer
+    }
+
+    /// The safety layer, to set its payload, margins and limits.
+    pub fn layer_mut(&mut self) -> &mut SafetyLayer {
+        &mut self.layer
+    }
+
+    /// The effort safety.
     pub fn safety_mut(&mut self) -> &mut EffortSafety {
-        &mut self.safety
+        self.layer.safety_mut()
     }
 
     /// The payload's torques, added to the law's.
     pub fn payload_mut(&mut self) -> &mut PayloadCompensation {
-        &mut self.payload
+        self.layer.payload_mut()
     }
 
     /// The payload's torques.
     pub fn payload(&self) -> &PayloadCompensation {
-        &self.payload
+        self.layer.payload()
     }
 
     /// The joint-limit protection.
     pub fn limits_mut(&mut self) -> &mut JointLimitGuard {
-        &mut self.limits
+        self.layer.limits_mut()
     }
 
     /// Efforts another law computed (a cooperative law over two arms) for the arm at `state`
     /// through the safety layer, as the wrapped law's would go; [`Guarded::last_report`] then
     /// tells what it did.
     pub fn guard(&mut self, state: &JointState<'_>, effort: &mut [f64], dt: f64) {
-        let rates = self.safety.rate_limits();
-        let joint_limited = self.limits.apply((state.q, state.qd), dt, rates, effort);
-        self.last_report = self.safety.apply(effort, dt);
-        self.last_report.joint_limited = joint_limited;
+        self.layer.guard(state, effort, dt);
     }
 }
 
@@ -317,11 +319,10 @@ impl Controller for Guarded {
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        let measured = (state.q, state.qd);
         let result = self
             .inner
             .update(state, reference, dt, effort)
-            .and_then(|()| self.payload.add(measured, &reference.qdd, dt, effort));
+            .and_then(|()| self.layer.add_payload(state, &reference.qdd, dt, effort));
         if result.is_err() {
             // Whatever the controller left in the buffer is not trusted: hold the last effort.
             effort.fill(f64::NAN);
