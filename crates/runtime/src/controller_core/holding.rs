@@ -15,11 +15,11 @@ impl ControllerCore {
     /// measured configuration ([`ControllerCore::hand_off`]).
     pub(super) fn resume(&mut self, first_start: bool, now: f64) -> bool {
         let state = JointState {
-            q: &self.q,
-            qd: &self.qd,
+            q: &self.gate.q,
+            qd: &self.gate.qd,
         };
         self.controller.reset(&state);
-        self.reference.set_hold(&self.q);
+        self.reference.set_hold(&self.gate.q);
         if !first_start {
             return self.trajectory.take().is_some();
         }
@@ -39,7 +39,7 @@ impl ControllerCore {
             self.approach_accelerations
                 .fill(APPROACH_ACCELERATION_SHARE * slowest);
             trajectory.plan(
-                &self.q,
+                &self.gate.q,
                 offset,
                 &self.approach_speeds,
                 &self.approach_accelerations,
@@ -56,7 +56,7 @@ impl ControllerCore {
     /// measured effort of /joint_states is not used: often absent, or offset by the drive's
     /// own friction and gravity models.)
     fn hand_off(&mut self) {
-        gravity_or_zero(&self.loaded, &mut self.ws, &self.q, &mut self.hand_off);
+        gravity_or_zero(&self.loaded, &mut self.ws, &self.gate.q, &mut self.hand_off);
         self.controller.safety_mut().reset(&self.hand_off);
     }
 
@@ -68,7 +68,7 @@ impl ControllerCore {
         effort.fill(0.0);
         let mut what = "zero effort";
         let robot_compensates = self.robot.gravity().iter().all(|g| *g == 0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.gate.last_valid_q) {
             what = if robot_compensates {
                 "zero effort (gravity_compensation is false: the robot holds its own weight)"
             } else {
@@ -92,14 +92,14 @@ impl ControllerCore {
     /// Records the believed configuration on the path and checks the estimate: the latched
     /// collision, if any.
     pub(super) fn detect_collision(&mut self, dt: f64) -> Option<Fault> {
-        self.collision.record(&self.robot, &self.q);
+        self.collision.record(&self.robot, &self.gate.q);
         let (torques, bounds) = (self.external.torques(), self.external.thresholds());
         let names = &self.joint_names;
         // An over-speed brake asks whether a push caused it, with lower thresholds.
-        let braking = matches!(self.state_fault, Some(Fault::OverSpeed(_)));
-        let collision = self
-            .collision
-            .check(names, torques, (bounds, braking), (&self.q, dt))?;
+        let braking = matches!(self.gate.state_fault, Some(Fault::OverSpeed(_)));
+        let collision =
+            self.collision
+                .check(names, torques, (bounds, braking), (&self.gate.q, dt))?;
         Some(Fault::Collision(collision.clone()))
     }
 
@@ -110,9 +110,9 @@ impl ControllerCore {
     pub(super) fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
         if self.safe_mode == SafeMode::Gravity {
-            gravity_or_zero(&self.loaded, &mut self.ws, &self.q, effort);
+            gravity_or_zero(&self.loaded, &mut self.ws, &self.gate.q, effort);
         }
-        let state = (self.q.as_slice(), self.qd.as_slice());
+        let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
         if self.collision.compliant() {
             self.brake
                 .yielding_hold(&self.loaded, &mut self.ws, state, dt, effort);
@@ -141,12 +141,12 @@ impl ControllerCore {
         trusted: bool,
     ) -> SafetyReport {
         effort.fill(0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.last_valid_q) {
-            let q = if trusted { &self.q } else { q };
+        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.gate.last_valid_q) {
+            let q = if trusted { &self.gate.q } else { q };
             gravity_or_zero(&self.loaded, &mut self.ws, q, effort);
         }
         if trusted {
-            let state = (self.q.as_slice(), self.qd.as_slice());
+            let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
             self.brake
                 .hold(&self.loaded, &mut self.ws, state, dt, effort);
         } else {

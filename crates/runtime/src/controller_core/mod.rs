@@ -27,6 +27,7 @@ mod faults;
 mod holding;
 mod payload;
 mod rest_poses;
+mod state_gate;
 mod trajectory_acceptance;
 
 use collision::CollisionMonitor;
@@ -41,9 +42,9 @@ pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 
 use crate::error::law_refusal;
-use crate::joint_map::JointMap;
 use crate::RuntimeError;
 use braking::Brake;
+use state_gate::StateGate;
 
 /// Default of `max_reference_points`.
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -88,21 +89,12 @@ pub struct ControllerCore {
     /// The chain's joint names, shared into faults.
     joint_names: Vec<Arc<str>>,
     controller: Guarded,
-    map: JointMap,
+    /// The newest state, mapped and judged.
+    gate: StateGate,
     safe_mode: SafeMode,
-    state_timeout: f64,
     ws: DynamicsWorkspace,
     /// The effort the rate limit starts from at a first start: `G(q)`.
     hand_off: Vec<f64>,
-    q: Vec<f64>,
-    qd: Vec<f64>,
-    last_valid_q: Option<Vec<f64>>,
-    /// The buffer `last_valid_q` takes at the first valid state (allocated once, up front).
-    spare_q: Vec<f64>,
-    state_time: Option<f64>,
-    /// What is wrong with the newest state, if anything.
-    state_fault: Option<Fault>,
-    plausibility: Plausibility,
     /// `max_reference_points`.
     max_points: usize,
     fault: Option<Fault>,
@@ -187,17 +179,9 @@ impl ControllerCore {
             default_acceleration_limits: accelerations,
             ws: DynamicsWorkspace::new(&robot),
             hand_off: vec![0.0; n],
-            map: JointMap::new(joints),
+            gate: StateGate::new(joints, state_timeout),
             controller,
             safe_mode,
-            state_timeout,
-            q: vec![0.0; n],
-            qd: vec![0.0; n],
-            last_valid_q: None,
-            spare_q: vec![0.0; n],
-            state_time: None,
-            state_fault: None,
-            plausibility: Plausibility::default(),
             max_points: DEFAULT_MAX_POINTS,
             fault: Some(Fault::NoState),
             trajectory: None,
@@ -229,7 +213,7 @@ impl ControllerCore {
 
     /// The controlled joints, in the order of the command array.
     pub fn joints(&self) -> &[String] {
-        self.map.joints()
+        self.gate.map.joints()
     }
 
     /// The controller, to change parameters or hand over targets.
@@ -249,12 +233,12 @@ impl ControllerCore {
 
     /// When the newest joint state arrived (the node's clock), if one has.
     pub fn state_time(&self) -> Option<f64> {
-        self.state_time
+        self.gate.state_time
     }
 
     /// The newest valid measured configuration (chain order), if any state was valid.
     pub fn last_valid_q(&self) -> Option<&[f64]> {
-        self.last_valid_q.as_deref()
+        self.gate.last_valid_q.as_deref()
     }
 
     /// The reference in effect (for `~/state`).
@@ -264,18 +248,14 @@ impl ControllerCore {
 
     /// The newest measured positions and velocities in the controller's order.
     pub fn measured(&self) -> (&[f64], &[f64]) {
-        (&self.q, &self.qd)
+        (&self.gate.q, &self.gate.qd)
     }
 
     /// Forgets the states and the trajectory (simulated time went back, or a host activates
     /// the controller again): as at the start, except that a latched collision stays latched
     /// until `reset_collision`.
     pub fn restart(&mut self) {
-        self.state_time = None;
-        self.state_fault = None;
-        if let Some(q) = self.last_valid_q.take() {
-            self.spare_q = q;
-        }
+        self.gate.forget();
         self.trajectory = None;
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
@@ -290,59 +270,20 @@ impl ControllerCore {
 
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
     pub fn states_stopped(&self, now: f64) -> bool {
-        self.state_time
-            .is_some_and(|t| now - t > self.state_timeout)
+        self.gate
+            .state_time
+            .is_some_and(|t| now - t > self.gate.state_timeout)
     }
 
     /// Changes what counts as an implausible state (live parameters).
     pub fn set_plausibility(&mut self, plausibility: Plausibility) {
-        self.plausibility = plausibility;
-    }
-
-    /// The first joint of the newest state that cannot be true, as a fault naming it.
-    fn implausible(&self) -> Option<Fault> {
-        let Plausibility {
-            position_margin,
-            velocity_factor,
-            ..
-        } = self.plausibility;
-        self.robot
-            .joints()
-            .iter()
-            .zip(&self.joint_names)
-            .zip(self.q.iter().zip(&self.qd))
-            .find_map(|((joint, name), (&q, &qd))| {
-                let limits = &joint.limits;
-                let (lo, hi) = (
-                    limits.lower - position_margin,
-                    limits.upper + position_margin,
-                );
-                let (value, rule) = if limits.is_bounded() && !(lo..=hi).contains(&q) {
-                    let (lower, upper) = (limits.lower, limits.upper);
-                    let margin = position_margin;
-                    (
-                        q,
-                        ImplausibleRule::Position {
-                            lower,
-                            upper,
-                            margin,
-                        },
-                    )
-                } else if limits.velocity > 0.0 && qd.abs() > velocity_factor * limits.velocity {
-                    let (limit, factor) = (limits.velocity, velocity_factor);
-                    (qd, ImplausibleRule::Velocity { limit, factor })
-                } else {
-                    return None;
-                };
-                let joint = name.clone();
-                Some(Fault::Implausible(Implausible { joint, value, rule }))
-            })
+        self.gate.plausibility = plausibility;
     }
 
     /// Changes the hold behaviour and timeout (live parameters).
     pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
         self.safe_mode = safe_mode;
-        self.state_timeout = state_timeout;
+        self.gate.state_timeout = state_timeout;
     }
 
     /// Prepares the joint mapping for states that list `names` in this order, so that the
@@ -350,7 +291,10 @@ impl ControllerCore {
     pub fn expect_state_layout(&mut self, names: &[String]) {
         let zeros = vec![0.0; names.len()];
         let (mut q, mut qd) = (zeros.clone(), zeros.clone());
-        let _ = self.map.extract(names, &zeros, &zeros, &mut q, &mut qd);
+        let _ = self
+            .gate
+            .map
+            .extract(names, &zeros, &zeros, &mut q, &mut qd);
     }
 
     /// A new joint state, received at `now` (s).
@@ -361,39 +305,16 @@ impl ControllerCore {
         velocity: &[f64],
         now: f64,
     ) {
-        self.state_fault =
-            match self
-                .map
-                .extract(names, position, velocity, &mut self.q, &mut self.qd)
-            {
-                Err(fault) => Some(Fault::from(fault)),
-                Ok(()) => self.implausible().or_else(|| {
-                    let factor = self.plausibility.over_speed_factor;
-                    self.brake
-                        .over_speed(&self.robot, &self.joint_names, &self.qd, factor)
-                }),
-            };
-        self.state_time = Some(now);
-        let believable = matches!(self.state_fault, None | Some(Fault::OverSpeed(_)));
+        let model = (&self.robot, self.joint_names.as_slice());
+        let state = (names, position, velocity);
+        let believable = self.gate.admit(state, now, model, &mut self.brake);
         self.external.on_state(believable);
-        if believable {
-            match &mut self.last_valid_q {
-                Some(q) => q.copy_from_slice(&self.q),
-                None => {
-                    let mut q = std::mem::take(&mut self.spare_q);
-                    q.clear();
-                    q.extend_from_slice(&self.q);
-                    self.last_valid_q = Some(q);
-                }
-            }
-        }
     }
 
     /// A state in which controlled joint `joint` (chain index) has no reading at `now`: a
     /// host whose state interface could not be read. Holds as a joint missing from a state.
     pub fn on_unreadable_joint(&mut self, joint: usize, now: f64) {
-        self.state_fault = Some(Fault::Unreadable(self.map.shared_name(joint)));
-        self.state_time = Some(now);
+        self.gate.unreadable(joint, now);
         self.external.on_state(false);
     }
 
@@ -414,14 +335,7 @@ impl ControllerCore {
     }
 
     fn current_fault(&self, now: f64) -> Option<Fault> {
-        let Some(time) = self.state_time else {
-            return Some(Fault::NoState);
-        };
-        if let Some(fault) = &self.state_fault {
-            return Some(fault.clone());
-        }
-        let age = now - time;
-        (age > self.state_timeout).then_some(Fault::Stale(age))
+        self.gate.fault_at(now)
     }
 
     /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
@@ -452,7 +366,7 @@ impl ControllerCore {
     ) -> StepReport {
         let mut fault = self.current_fault(now);
         if matches!(fault, None | Some(Fault::OverSpeed(_))) {
-            let state = (self.q.as_slice(), self.qd.as_slice());
+            let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
             self.external.step(&self.loaded, state, dt);
             if let Some(collision) = self.detect_collision(dt) {
                 fault = Some(collision);
@@ -531,8 +445,8 @@ impl ControllerCore {
             }
         }
         let state = JointState {
-            q: &self.q,
-            qd: &self.qd,
+            q: &self.gate.q,
+            qd: &self.gate.qd,
         };
         if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
             return Some(Fault::Controller(e.to_string()));
@@ -549,8 +463,8 @@ impl ControllerCore {
         effort: &mut [f64],
     ) -> Option<Fault> {
         let state = JointState {
-            q: &self.q,
-            qd: &self.qd,
+            q: &self.gate.q,
+            qd: &self.gate.qd,
         };
         match given {
             Ok(given) if given.len() == effort.len() => effort.copy_from_slice(given),

@@ -127,7 +127,7 @@ impl ControllerCore {
         start: f64,
         now: f64,
     ) -> Result<(), RuntimeError> {
-        if self.last_valid_q.is_none() {
+        if self.gate.last_valid_q.is_none() {
             return Err(reference_error("no valid joint state yet".into()));
         }
         self.check_point_count(points.len())?;
@@ -166,7 +166,7 @@ impl ControllerCore {
     /// Where a new trajectory starts from: the reference in effect (with its velocity and
     /// acceleration), or the arm at rest when not controlling yet.
     fn start_point(&self) -> TrajectoryPoint {
-        match (&self.last_valid_q, self.was_holding) {
+        match (&self.gate.last_valid_q, self.was_holding) {
             (Some(q), true) => TrajectoryPoint {
                 time: 0.0,
                 positions: q.clone(),
@@ -354,7 +354,7 @@ impl ControllerCore {
     /// Stops following the trajectory and holds where the arm is (an empty JointTrajectory).
     pub fn cancel_trajectory(&mut self) {
         self.trajectory = None;
-        if let Some(q) = &self.last_valid_q {
+        if let Some(q) = &self.gate.last_valid_q {
             self.reference = JointReference::hold(q);
         }
     }
@@ -365,13 +365,14 @@ impl ControllerCore {
             if joint_names[..k].contains(name) {
                 return Err(reference_error(format!("joint '{name}' is listed twice")));
             }
-            if !self.map.joints().contains(name) {
+            if !self.gate.map.joints().contains(name) {
                 return Err(reference_error(format!(
                     "joint '{name}' is not controlled by this node"
                 )));
             }
         }
-        self.map
+        self.gate
+            .map
             .joints()
             .iter()
             .map(|j| {
