@@ -19,33 +19,12 @@ impl ControllerCore {
             qd: &self.gate.qd,
         };
         self.controller.reset(&state);
-        self.reference.set_hold(&self.gate.q);
+        self.source.reference.set_hold(&self.gate.q);
         if !first_start {
-            return self.trajectory.take().is_some();
+            return self.source.trajectory.take().is_some();
         }
         self.hand_off();
-        if let Some((start, trajectory)) = &mut self.trajectory {
-            let offset = (now - *start).max(0.0);
-            for (v, joint) in self.approach_speeds.iter_mut().zip(self.robot.joints()) {
-                *v = approach_speed(joint);
-            }
-            // One bound for every joint, the smallest: each joint's limit is what its own
-            // effort gives when every joint accelerates at most that much (row sums of M), so
-            // a faster neighbour would load a weak joint through the coupling.
-            let slowest = self
-                .acceleration_limits
-                .iter()
-                .fold(f64::INFINITY, |m, a| m.min(*a));
-            self.approach_accelerations
-                .fill(APPROACH_ACCELERATION_SHARE * slowest);
-            trajectory.plan(
-                &self.gate.q,
-                offset,
-                &self.approach_speeds,
-                &self.approach_accelerations,
-            );
-            *start = now;
-        }
+        self.source.join(&self.gate.q, now, &self.robot);
         false
     }
 

@@ -26,6 +26,7 @@ mod external_torque;
 mod faults;
 mod holding;
 mod payload;
+mod reference_source;
 mod rest_poses;
 mod state_gate;
 mod trajectory_acceptance;
@@ -44,6 +45,7 @@ pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 use crate::error::law_refusal;
 use crate::RuntimeError;
 use braking::Brake;
+use reference_source::ReferenceSource;
 use state_gate::StateGate;
 
 /// Default of `max_reference_points`.
@@ -66,20 +68,6 @@ pub const APPROACH_ACCELERATION_SHARE: f64 = 0.25;
 /// The share of each effort limit the viscous friction of that move may take.
 pub const APPROACH_FRICTION_SHARE: f64 = 0.25;
 
-/// The peak speed of the move that joins a trajectory: [`APPROACH_SPEED_SHARE`] of the velocity
-/// limit, and no faster than the model's viscous friction allows with
-/// [`APPROACH_FRICTION_SHARE`] of the effort limit (a heavily damped joint with a small effort
-/// limit saturated at half its velocity limit).
-fn approach_speed(joint: &armctl_model::Joint) -> f64 {
-    let limits = &joint.limits;
-    let by_friction = if joint.friction.viscous > 0.0 {
-        APPROACH_FRICTION_SHARE * limits.effort / joint.friction.viscous
-    } else {
-        f64::INFINITY
-    };
-    (APPROACH_SPEED_SHARE * limits.velocity).min(by_friction)
-}
-
 /// The node's state between steps.
 pub struct ControllerCore {
     robot: Robot,
@@ -95,25 +83,12 @@ pub struct ControllerCore {
     ws: DynamicsWorkspace,
     /// The effort the rate limit starts from at a first start: `G(q)`.
     hand_off: Vec<f64>,
-    /// `max_reference_points`.
-    max_points: usize,
     fault: Option<Fault>,
-    /// The trajectory and when it started; joined by a move from where the arm is when
-    /// control starts ([`Approach`]).
-    trajectory: Option<(f64, Approach)>,
-    reference: JointReference,
+    /// The trajectory, the reference in effect and the limits a trajectory is checked on.
+    source: ReferenceSource,
     was_holding: bool,
-    /// Largest reference acceleration per joint, rad/s^2 (m/s^2).
-    acceleration_limits: Vec<f64>,
-    /// The arm-derived default of `acceleration_limits`.
-    default_acceleration_limits: Vec<f64>,
     /// The damped hold for a state that is believed (a controller failure, an over-speed).
     brake: Brake,
-    /// Peak speeds and accelerations of the move that joins a trajectory
-    /// ([`APPROACH_SPEED_SHARE`], [`APPROACH_ACCELERATION_SHARE`] of the limits), kept to plan
-    /// it without allocating.
-    approach_speeds: Vec<f64>,
-    approach_accelerations: Vec<f64>,
     /// The external torques on the arm and the tip wrench, estimated from the motion.
     external: ExternalTorque,
     /// Whether a task-space law takes the estimated tip wrench as its measured one
@@ -173,19 +148,13 @@ impl ControllerCore {
         Ok(Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
             brake: Brake::new(&robot, hold_gains),
-            approach_speeds: vec![0.0; n],
-            approach_accelerations: vec![0.0; n],
-            acceleration_limits: accelerations.clone(),
-            default_acceleration_limits: accelerations,
+            source: ReferenceSource::new(accelerations),
             ws: DynamicsWorkspace::new(&robot),
             hand_off: vec![0.0; n],
             gate: StateGate::new(joints, state_timeout),
             controller,
             safe_mode,
-            max_points: DEFAULT_MAX_POINTS,
             fault: Some(Fault::NoState),
-            trajectory: None,
-            reference: JointReference::hold(&vec![0.0; n]),
             was_holding: true,
             external: ExternalTorque::new(&robot),
             wrench_from_estimate: false,
@@ -243,7 +212,7 @@ impl ControllerCore {
 
     /// The reference in effect (for `~/state`).
     pub fn reference(&self) -> &JointReference {
-        &self.reference
+        &self.source.reference
     }
 
     /// The newest measured positions and velocities in the controller's order.
@@ -256,7 +225,7 @@ impl ControllerCore {
     /// until `reset_collision`.
     pub fn restart(&mut self) {
         self.gate.forget();
-        self.trajectory = None;
+        self.source.trajectory = None;
         self.fault = Some(Fault::NoState);
         self.was_holding = true;
         self.brake.forget();
@@ -435,9 +404,7 @@ impl ControllerCore {
     /// One controller update on the newest state; a failure or a non-finite effort (which the
     /// safety layer would silently replace by the last one) is a fault.
     fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
-        if let Some((start, trajectory)) = &self.trajectory {
-            trajectory.sample(now - start, &mut self.reference);
-        }
+        self.source.sample(now);
         if self.wrench_from_estimate {
             let wrench = self.external.tip_wrench();
             if let Some(task_space) = self.controller.task_space() {
@@ -448,7 +415,10 @@ impl ControllerCore {
             q: &self.gate.q,
             qd: &self.gate.qd,
         };
-        if let Err(e) = self.controller.update(&state, &self.reference, dt, effort) {
+        if let Err(e) = self
+            .controller
+            .update(&state, &self.source.reference, dt, effort)
+        {
             return Some(Fault::Controller(e.to_string()));
         }
         let non_finite = self.controller.last_report().non_finite;

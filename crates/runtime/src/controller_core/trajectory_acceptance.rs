@@ -159,7 +159,7 @@ impl ControllerCore {
             other => reference_error(other.to_string()),
         })?;
         self.check_interpolated_motion(&trajectory, &ordered)?;
-        self.trajectory = Some((now, Approach::new(Box::new(trajectory))));
+        self.source.trajectory = Some((now, Approach::new(Box::new(trajectory))));
         Ok(())
     }
 
@@ -175,9 +175,9 @@ impl ControllerCore {
             },
             _ => TrajectoryPoint {
                 time: 0.0,
-                positions: self.reference.q.clone(),
-                velocities: Some(self.reference.qd.clone()),
-                accelerations: Some(self.reference.qdd.clone()),
+                positions: self.source.reference.q.clone(),
+                velocities: Some(self.source.reference.qd.clone()),
+                accelerations: Some(self.source.reference.qdd.clone()),
             },
         }
     }
@@ -205,10 +205,10 @@ impl ControllerCore {
 
     /// Refuses more than `max_reference_points` points (before anything is built from them).
     pub fn check_point_count(&self, points: usize) -> Result<(), RuntimeError> {
-        if points > self.max_points {
+        if points > self.source.max_points {
             return Err(reference_error(format!(
                 "{points} points exceed max_reference_points ({})",
-                self.max_points
+                self.source.max_points
             )));
         }
         Ok(())
@@ -216,7 +216,7 @@ impl ControllerCore {
 
     /// Changes the largest number of points a trajectory may have (live parameter).
     pub fn set_max_points(&mut self, max_points: usize) {
-        self.max_points = max_points;
+        self.source.max_points = max_points;
     }
 
     /// Sets the reference acceleration limits (live parameter `acceleration_limits`): one
@@ -224,8 +224,9 @@ impl ControllerCore {
     /// ([`armctl_control::default_gains::acceleration_limits`]).
     pub fn set_acceleration_limits(&mut self, limits: &[f64]) -> Result<(), String> {
         if limits.is_empty() {
-            self.acceleration_limits
-                .clone_from(&self.default_acceleration_limits);
+            self.source
+                .acceleration_limits
+                .clone_from(&self.source.default_acceleration_limits);
             return Ok(());
         }
         if limits.len() != self.robot.dof() {
@@ -238,19 +239,23 @@ impl ControllerCore {
         if let Some(bad) = limits.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
             return Err(format!("{bad} is not a positive acceleration"));
         }
-        self.acceleration_limits = limits.to_vec();
+        self.source.acceleration_limits = limits.to_vec();
         Ok(())
     }
 
     /// The reference acceleration limits in effect, per joint.
     pub fn acceleration_limits(&self) -> &[f64] {
-        &self.acceleration_limits
+        &self.source.acceleration_limits
     }
 
     /// A sample of a reference at `t` within the velocity and acceleration limits; `why` says
     /// what may have made it too fast.
     fn check_motion(&self, t: f64, sample: &JointReference, why: &str) -> Result<(), RuntimeError> {
-        let joints = self.robot.joints().iter().zip(&self.acceleration_limits);
+        let joints = self
+            .robot
+            .joints()
+            .iter()
+            .zip(&self.source.acceleration_limits);
         for ((joint, accel_limit), (qd, qdd)) in joints.zip(sample.qd.iter().zip(&sample.qdd)) {
             let limit = joint.limits.velocity;
             if qd.is_nan() || (limit > 0.0 && qd.abs() > limit * (1.0 + 1e-9)) {
@@ -282,7 +287,7 @@ impl ControllerCore {
         points: &[TrajectoryPoint],
     ) -> Result<(), RuntimeError> {
         let times: Vec<f64> = points.iter().map(|p| p.time).collect();
-        let mut sample = JointReference::hold(&self.reference.q);
+        let mut sample = JointReference::hold(&self.source.reference.q);
         for t in segment_samples(&times) {
             trajectory.sample(t, &mut sample);
             self.check_motion(t, &sample, " (points too close in time)")?;
@@ -307,7 +312,7 @@ impl ControllerCore {
             )));
         }
         self.check_sampled(trajectory.as_ref())?;
-        self.trajectory = Some((start, Approach::new(trajectory)));
+        self.source.trajectory = Some((start, Approach::new(trajectory)));
         Ok(())
     }
 
@@ -316,7 +321,7 @@ impl ControllerCore {
     /// may have: what the node checks of a message, for references built in process.
     fn check_sampled(&self, trajectory: &dyn Trajectory) -> Result<(), RuntimeError> {
         self.check_point_count(trajectory.knots().len())?;
-        let mut sample = JointReference::hold(&self.reference.q);
+        let mut sample = JointReference::hold(&self.source.reference.q);
         for t in check_times(trajectory) {
             trajectory.sample(t, &mut sample);
             for (j, joint) in self.robot.joints().iter().enumerate() {
@@ -339,7 +344,8 @@ impl ControllerCore {
 
     /// When the trajectory being followed ends (s, the core's clock), if one is.
     pub fn trajectory_end(&self) -> Option<f64> {
-        self.trajectory
+        self.source
+            .trajectory
             .as_ref()
             .map(|(start, t)| start + t.duration())
     }
@@ -353,9 +359,9 @@ impl ControllerCore {
 
     /// Stops following the trajectory and holds where the arm is (an empty JointTrajectory).
     pub fn cancel_trajectory(&mut self) {
-        self.trajectory = None;
+        self.source.trajectory = None;
         if let Some(q) = &self.gate.last_valid_q {
-            self.reference = JointReference::hold(q);
+            self.source.reference = JointReference::hold(q);
         }
     }
 
@@ -400,10 +406,10 @@ impl ControllerCore {
                 )));
             }
             let qdd = point.accelerations.as_ref().map_or(0.0, |a| a[j]);
-            if qdd.abs() > self.acceleration_limits[j] {
+            if qdd.abs() > self.source.acceleration_limits[j] {
                 return Err(reference_error(format!(
                     "point {k}: {} acceleration {qdd:?} exceeds its acceleration_limits entry {:.3}",
-                    joint.name, self.acceleration_limits[j]
+                    joint.name, self.source.acceleration_limits[j]
                 )));
             }
         }
