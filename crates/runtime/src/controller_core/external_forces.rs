@@ -8,7 +8,7 @@ impl ControllerCore {
     /// until two believable states were seen): what the model and the commands do not
     /// explain, filtered with the time constant `1 / external_torque_gain`.
     pub fn external_torques(&self) -> &[f64] {
-        self.external.torques()
+        self.observers.external.torques()
     }
 
     /// Per joint, the bound of what [`Self::external_torques`] may carry without any contact
@@ -16,44 +16,48 @@ impl ControllerCore {
     /// leaves out (the URDF's, uncompensated), the Coulomb friction whose sign is lost at
     /// rest, a command delay and the velocity noise (`armctl_control::collision_thresholds`).
     pub fn external_torque_bounds(&self) -> &[f64] {
-        self.external.thresholds().uncertainty()
+        self.observers.external.thresholds().uncertainty()
     }
 
     /// The tip wrench that explains [`Self::external_torques`] (`[f; m]`, base link axes,
     /// the moment about the tip; damped near singularities).
     pub fn external_wrench(&self) -> &[f64; 6] {
-        self.external.tip_wrench()
+        self.observers.external.tip_wrench()
     }
 
     /// Whether a task-space law takes the estimated tip wrench ([`Self::external_wrench`]) as
     /// the measured one at every step, for an arm without a force/torque sensor.
     pub fn set_wrench_from_estimate(&mut self, from_estimate: bool) {
-        self.wrench_from_estimate = from_estimate;
+        self.observers.wrench_from_estimate = from_estimate;
     }
 
     /// How collisions are detected and met (the thresholds: one per joint or none).
     pub fn set_collision(&mut self, settings: CollisionSettings) {
         let (sensitivity, model_error) = (settings.sensitivity, settings.model_error);
-        self.external.set_detection(sensitivity, model_error);
-        self.collision.set(settings);
+        self.observers
+            .external
+            .set_detection(sensitivity, model_error);
+        self.observers.collision.set(settings);
     }
 
     /// The friction the model leaves out, `[coulomb, viscous]` per joint (chain order): the
     /// collision thresholds allow for what it may add to the estimate.
     pub fn allow_for_friction(&mut self, friction: &[[f64; 2]]) {
-        self.external.set_unmodelled_friction(&self.robot, friction);
+        self.observers
+            .external
+            .set_unmodelled_friction(&self.robot, friction);
     }
 
     /// The collision thresholds of the last step (what fixed ones replace).
     pub fn collision_thresholds(
         &self,
     ) -> &armctl_control::collision_thresholds::CollisionThresholds {
-        self.external.thresholds()
+        self.observers.external.thresholds()
     }
 
     /// The latched collision, if one is.
     pub fn collision(&self) -> Option<&Collision> {
-        self.collision.latched()
+        self.observers.collision.latched()
     }
 
     /// Clears a latched collision: the next step with a valid state resumes control from
@@ -61,11 +65,11 @@ impl ControllerCore {
     /// estimate is still above its threshold, that step latches a new collision and reports
     /// it as a new hold. Returns what was latched.
     pub fn reset_collision(&mut self) -> Option<Collision> {
-        self.collision.reset()
+        self.observers.collision.reset()
     }
 
     /// A new gain of the external torque estimate, 1/s.
     pub fn set_external_torque_gain(&mut self, gain: f64) {
-        self.external.set_gain(gain);
+        self.observers.external.set_gain(gain);
     }
 }

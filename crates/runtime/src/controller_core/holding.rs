@@ -47,7 +47,7 @@ impl ControllerCore {
         effort.fill(0.0);
         let mut what = "zero effort";
         let robot_compensates = self.robot.gravity().iter().all(|g| *g == 0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.gate.last_valid_q) {
+        if let (SafeMode::Gravity, Some(q)) = (self.supervisor.safe_mode, &self.gate.last_valid_q) {
             what = if robot_compensates {
                 "zero effort (gravity_compensation is false: the robot holds its own weight)"
             } else {
@@ -71,14 +71,20 @@ impl ControllerCore {
     /// Records the believed configuration on the path and checks the estimate: the latched
     /// collision, if any.
     pub(super) fn detect_collision(&mut self, dt: f64) -> Option<Fault> {
-        self.collision.record(&self.robot, &self.gate.q);
-        let (torques, bounds) = (self.external.torques(), self.external.thresholds());
+        self.observers.collision.record(&self.robot, &self.gate.q);
+        let (torques, bounds) = (
+            self.observers.external.torques(),
+            self.observers.external.thresholds(),
+        );
         let names = &self.joint_names;
         // An over-speed brake asks whether a push caused it, with lower thresholds.
         let braking = matches!(self.gate.state_fault, Some(Fault::OverSpeed(_)));
-        let collision =
-            self.collision
-                .check(names, torques, (bounds, braking), (&self.gate.q, dt))?;
+        let collision = self.observers.collision.check(
+            names,
+            torques,
+            (bounds, braking),
+            (&self.gate.q, dt),
+        )?;
         Some(Fault::Collision(collision.clone()))
     }
 
@@ -88,18 +94,20 @@ impl ControllerCore {
     /// anchor (`retract`).
     pub(super) fn react_to_collision(&mut self, effort: &mut [f64], dt: f64) -> SafetyReport {
         effort.fill(0.0);
-        if self.safe_mode == SafeMode::Gravity {
+        if self.supervisor.safe_mode == SafeMode::Gravity {
             gravity_or_zero(&self.loaded, &mut self.ws, &self.gate.q, effort);
         }
         let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
-        if self.collision.compliant() {
-            self.brake
+        if self.observers.collision.compliant() {
+            self.supervisor
+                .brake
                 .yielding_hold(&self.loaded, &mut self.ws, state, dt, effort);
         } else {
-            if let Some(anchor) = self.collision.retract_anchor(dt) {
-                self.brake.anchor_at(anchor);
+            if let Some(anchor) = self.observers.collision.retract_anchor(dt) {
+                self.supervisor.brake.anchor_at(anchor);
             }
-            self.brake
+            self.supervisor
+                .brake
                 .hold(&self.loaded, &mut self.ws, state, dt, effort);
         }
         self.controller.safety_mut().apply(effort, dt)
@@ -120,18 +128,19 @@ impl ControllerCore {
         trusted: bool,
     ) -> SafetyReport {
         effort.fill(0.0);
-        if let (SafeMode::Gravity, Some(q)) = (self.safe_mode, &self.gate.last_valid_q) {
+        if let (SafeMode::Gravity, Some(q)) = (self.supervisor.safe_mode, &self.gate.last_valid_q) {
             let q = if trusted { &self.gate.q } else { q };
             gravity_or_zero(&self.loaded, &mut self.ws, q, effort);
         }
         if trusted {
             let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
-            self.brake
+            self.supervisor
+                .brake
                 .hold(&self.loaded, &mut self.ws, state, dt, effort);
         } else {
             // Undamped, the arm may drift: a later braking holds where it begins, not where
             // an earlier one did.
-            self.brake.release();
+            self.supervisor.brake.release();
         }
         let safety = self.controller.safety_mut();
         if replaces {

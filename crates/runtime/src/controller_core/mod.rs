@@ -25,19 +25,19 @@ mod external_forces;
 mod external_torque;
 mod faults;
 mod holding;
+mod observers;
 mod payload;
 mod reference_source;
 mod rest_poses;
 mod state_gate;
+mod supervisor;
 mod trajectory_acceptance;
 
-use collision::CollisionMonitor;
 pub use collision::{
     sensitivity_warning, Collision, CollisionDetection, CollisionReaction, CollisionSettings,
     RETRACT_SPEED,
 };
 pub use events::{CoreEvent, StepReport};
-use external_torque::ExternalTorque;
 pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
@@ -45,8 +45,10 @@ pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 use crate::error::law_refusal;
 use crate::RuntimeError;
 use braking::Brake;
+use observers::Observers;
 use reference_source::ReferenceSource;
 use state_gate::StateGate;
+use supervisor::Supervisor;
 
 /// Default of `max_reference_points`.
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -79,23 +81,15 @@ pub struct ControllerCore {
     controller: Guarded,
     /// The newest state, mapped and judged.
     gate: StateGate,
-    safe_mode: SafeMode,
     ws: DynamicsWorkspace,
     /// The effort the rate limit starts from at a first start: `G(q)`.
     hand_off: Vec<f64>,
-    fault: Option<Fault>,
     /// The trajectory, the reference in effect and the limits a trajectory is checked on.
     source: ReferenceSource,
-    was_holding: bool,
-    /// The damped hold for a state that is believed (a controller failure, an over-speed).
-    brake: Brake,
-    /// The external torques on the arm and the tip wrench, estimated from the motion.
-    external: ExternalTorque,
-    /// Whether a task-space law takes the estimated tip wrench as its measured one
-    /// (`external_wrench_source: estimated`).
-    wrench_from_estimate: bool,
-    /// Collision detection on the estimate, and the reaction.
-    collision: CollisionMonitor,
+    /// Holds, brakes and resumes.
+    supervisor: Supervisor,
+    /// The external torques, the tip wrench and collisions, observed from the motion.
+    observers: Observers,
     /// An online payload estimate asked for (`estimate_payload`), for the next step to report.
     payload_estimated: Option<Result<PayloadEstimate, String>>,
 }
@@ -104,7 +98,7 @@ impl std::fmt::Debug for ControllerCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerCore")
             .field("controller", &self.controller.name())
-            .field("fault", &self.fault)
+            .field("fault", &self.supervisor.fault)
             .finish()
     }
 }
@@ -147,18 +141,13 @@ impl ControllerCore {
         })?;
         Ok(Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
-            brake: Brake::new(&robot, hold_gains),
+            supervisor: Supervisor::new(safe_mode, Brake::new(&robot, hold_gains)),
             source: ReferenceSource::new(accelerations),
             ws: DynamicsWorkspace::new(&robot),
             hand_off: vec![0.0; n],
             gate: StateGate::new(joints, state_timeout),
             controller,
-            safe_mode,
-            fault: Some(Fault::NoState),
-            was_holding: true,
-            external: ExternalTorque::new(&robot),
-            wrench_from_estimate: false,
-            collision: CollisionMonitor::new(&robot),
+            observers: Observers::new(&robot),
             payload_estimated: None,
             loaded: robot.clone(),
             robot,
@@ -170,7 +159,7 @@ impl ControllerCore {
             let auto_on = core.controller.estimates().is_empty()
                 && name != Cooperative::NAME
                 && name != "hybrid_force_position";
-            core.collision.set_auto(auto_on);
+            core.observers.collision.set_auto(auto_on);
             core
         })
     }
@@ -197,7 +186,7 @@ impl ControllerCore {
 
     /// The fault the last step held for.
     pub fn fault(&self) -> Option<&Fault> {
-        self.fault.as_ref()
+        self.supervisor.fault.as_ref()
     }
 
     /// When the newest joint state arrived (the node's clock), if one has.
@@ -226,15 +215,15 @@ impl ControllerCore {
     pub fn restart(&mut self) {
         self.gate.forget();
         self.source.trajectory = None;
-        self.fault = Some(Fault::NoState);
-        self.was_holding = true;
-        self.brake.forget();
+        self.supervisor.fault = Some(Fault::NoState);
+        self.supervisor.was_holding = true;
+        self.supervisor.brake.forget();
         // As at the start: the rate limit counts from zero until the first state's hand-off
         // (what the arm got between two runs is the host's, not the last command of this one).
         self.controller.safety_mut().restart();
-        self.external.restart();
+        self.observers.external.restart();
         // A latched collision stays latched (until reset_collision), whoever restarts.
-        self.collision.forget_path();
+        self.observers.collision.forget_path();
     }
 
     /// Whether states came and then stopped: the newest is older than `state_timeout`.
@@ -251,7 +240,7 @@ impl ControllerCore {
 
     /// Changes the hold behaviour and timeout (live parameters).
     pub fn set_safety(&mut self, safe_mode: SafeMode, state_timeout: f64) {
-        self.safe_mode = safe_mode;
+        self.supervisor.safe_mode = safe_mode;
         self.gate.state_timeout = state_timeout;
     }
 
@@ -276,15 +265,17 @@ impl ControllerCore {
     ) {
         let model = (&self.robot, self.joint_names.as_slice());
         let state = (names, position, velocity);
-        let believable = self.gate.admit(state, now, model, &mut self.brake);
-        self.external.on_state(believable);
+        let believable = self
+            .gate
+            .admit(state, now, model, &mut self.supervisor.brake);
+        self.observers.external.on_state(believable);
     }
 
     /// A state in which controlled joint `joint` (chain index) has no reading at `now`: a
     /// host whose state interface could not be read. Holds as a joint missing from a state.
     pub fn on_unreadable_joint(&mut self, joint: usize, now: f64) {
         self.gate.unreadable(joint, now);
-        self.external.on_state(false);
+        self.observers.external.on_state(false);
     }
 
     /// Changes a controller parameter (live gains ramp; invalid values are rejected).
@@ -298,7 +289,7 @@ impl ControllerCore {
     /// latched collision.
     pub fn holds_at(&self, now: f64) -> Option<Fault> {
         self.current_fault(now).or_else(|| {
-            let latched = self.collision.latched()?;
+            let latched = self.observers.collision.latched()?;
             Some(Fault::Collision(latched.clone()))
         })
     }
@@ -326,6 +317,9 @@ impl ControllerCore {
         self.step_from(now, dt, effort, Some(given))
     }
 
+    /// The step, stage by stage: the state's fault (the gate), what the motion tells
+    /// (observers: a collision is a fault too), the law unless something holds (resuming
+    /// first after a hold), the supervisor's hold, brake or release, and the event.
     fn step_from(
         &mut self,
         now: f64,
@@ -333,42 +327,90 @@ impl ControllerCore {
         effort: &mut [f64],
         given: Option<Result<&[f64], &str>>,
     ) -> StepReport {
-        let mut fault = self.current_fault(now);
-        if matches!(fault, None | Some(Fault::OverSpeed(_))) {
-            let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
-            self.external.step(&self.loaded, state, dt);
-            if let Some(collision) = self.detect_collision(dt) {
-                fault = Some(collision);
+        let fault = self.observe(self.gate.fault_at(now), dt);
+        let (fault, controlled, cancelled) = match fault {
+            Some(fault) => (Some(fault), false, false),
+            None => {
+                let cancelled = self.resume_if_held(now);
+                (self.run_law(now, dt, effort, given), true, cancelled)
             }
-        } else {
-            self.external.restart();
+        };
+        let safety = self.supervise(&fault, effort, dt, controlled);
+        let event = self.event(&fault, cancelled);
+        self.supervisor.was_holding = fault.is_some();
+        self.supervisor.fault = fault.clone();
+        self.observers.external.sent(effort);
+        StepReport {
+            fault,
+            event,
+            safety,
         }
-        let mut cancelled = false;
-        let mut controlled = false;
-        if fault.is_none() {
-            if self.was_holding {
-                let first_start = self.fault == Some(Fault::NoState);
-                cancelled = self.resume(first_start, now);
-            }
-            fault = match given {
-                None => self.control(now, dt, effort),
-                Some(given) => self.pass_on(given, dt, effort),
-            };
-            controlled = true;
+    }
+
+    /// The observers on a believed state (an over-speed is believed: its torques are real);
+    /// a collision they detect becomes the step's fault. Restarted on any other fault.
+    fn observe(&mut self, fault: Option<Fault>, dt: f64) -> Option<Fault> {
+        if !matches!(fault, None | Some(Fault::OverSpeed(_))) {
+            self.observers.external.restart();
+            return fault;
         }
-        let safety = match fault {
+        let state = (self.gate.q.as_slice(), self.gate.qd.as_slice());
+        self.observers.external.step(&self.loaded, state, dt);
+        self.detect_collision(dt).or(fault)
+    }
+
+    /// Resumes after a hold (returns whether a trajectory was cancelled).
+    fn resume_if_held(&mut self, now: f64) -> bool {
+        if !self.supervisor.was_holding {
+            return false;
+        }
+        let first_start = self.supervisor.fault == Some(Fault::NoState);
+        self.resume(first_start, now)
+    }
+
+    /// The law (or another law's efforts, `given`) through the safety layer.
+    fn run_law(
+        &mut self,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+        given: Option<Result<&[f64], &str>>,
+    ) -> Option<Fault> {
+        match given {
+            None => self.control(now, dt, effort),
+            Some(given) => self.pass_on(given, dt, effort),
+        }
+    }
+
+    /// What the supervisor sends for the step's fault: the collision reaction, a brake for a
+    /// believed arm, a hold for one that cannot be believed; the law's efforts, the brake
+    /// released, when nothing holds.
+    fn supervise(
+        &mut self,
+        fault: &Option<Fault>,
+        effort: &mut [f64],
+        dt: f64,
+        controlled: bool,
+    ) -> SafetyReport {
+        match fault {
             Some(Fault::Collision(_)) => self.react_to_collision(effort, dt),
             Some(Fault::Controller(_) | Fault::OverSpeed(_)) => {
                 self.hold(effort, dt, controlled, true)
             }
             Some(_) => self.hold(effort, dt, controlled, false),
             None => {
-                self.brake.release();
+                self.supervisor.brake.release();
                 self.controller.last_report()
             }
-        };
-        let latched_anew = self.collision.take_new_latch();
-        let event = match (&fault, &self.fault) {
+        }
+    }
+
+    /// The step's event against the last step's fault: a new hold (or a collision latched
+    /// anew), a collision cleared, a resume; else a payload estimate asked for, reported only
+    /// on a step with no other event.
+    fn event(&mut self, fault: &Option<Fault>, cancelled: bool) -> Option<CoreEvent> {
+        let latched_anew = self.observers.collision.take_new_latch();
+        match (fault, &self.supervisor.fault) {
             (Some(new), old)
                 if latched_anew
                     || old.as_ref().map(std::mem::discriminant)
@@ -376,7 +418,7 @@ impl ControllerCore {
             {
                 Some(CoreEvent::Holding {
                     fault: new.clone(),
-                    mode: self.safe_mode,
+                    mode: self.supervisor.safe_mode,
                 })
             }
             (None, Some(Fault::Collision(collision))) => Some(CoreEvent::CollisionCleared {
@@ -390,14 +432,6 @@ impl ControllerCore {
                 .payload_estimated
                 .take()
                 .map(CoreEvent::PayloadEstimated),
-        };
-        self.was_holding = fault.is_some();
-        self.fault = fault.clone();
-        self.external.sent(effort);
-        StepReport {
-            fault,
-            event,
-            safety,
         }
     }
 
@@ -405,8 +439,8 @@ impl ControllerCore {
     /// safety layer would silently replace by the last one) is a fault.
     fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
         self.source.sample(now);
-        if self.wrench_from_estimate {
-            let wrench = self.external.tip_wrench();
+        if self.observers.wrench_from_estimate {
+            let wrench = self.observers.external.tip_wrench();
             if let Some(task_space) = self.controller.task_space() {
                 task_space.set_external_wrench(wrench);
             }

@@ -22,8 +22,8 @@ impl ControllerCore {
             .set(&self.robot, payload, ramp_time)
             .map_err(|e| e.to_string())?;
         self.loaded = loaded;
-        self.external.restart();
-        self.external.forget_rest_poses();
+        self.observers.external.restart();
+        self.observers.external.forget_rest_poses();
         Ok(())
     }
 
@@ -31,7 +31,7 @@ impl ControllerCore {
     /// at the rest speed added): what a resting joint may hold, which the payload estimate
     /// counts in its uncertainty.
     fn with_unmodelled_friction(&self) -> Result<Robot, String> {
-        let left_out = self.external.thresholds().unmodelled_friction();
+        let left_out = self.observers.external.thresholds().unmodelled_friction();
         let joints = self.robot.joints().iter().zip(left_out);
         let (viscous, coulomb): (Vec<f64>, Vec<f64>) = joints
             .map(|(joint, [c, v])| {
@@ -53,7 +53,7 @@ impl ControllerCore {
     /// Refused with the reason when the poses do not determine it (fewer than two, gravity
     /// along too few axes of the tip frame) or show no payload. Allocates: not for the loop.
     pub fn payload_estimate(&self) -> Result<PayloadEstimate, String> {
-        let mut samples = self.external.rest_samples();
+        let mut samples = self.observers.external.rest_samples();
         let mut ws = DynamicsWorkspace::new(&self.robot);
         let n = self.robot.dof();
         let (mut bare, mut loaded) = (vec![0.0; n], vec![0.0; n]);

@@ -166,7 +166,7 @@ impl ControllerCore {
     /// Where a new trajectory starts from: the reference in effect (with its velocity and
     /// acceleration), or the arm at rest when not controlling yet.
     fn start_point(&self) -> TrajectoryPoint {
-        match (&self.gate.last_valid_q, self.was_holding) {
+        match (&self.gate.last_valid_q, self.supervisor.was_holding) {
             (Some(q), true) => TrajectoryPoint {
                 time: 0.0,
                 positions: q.clone(),
