@@ -517,7 +517,7 @@ fn collecting_rest_poses_allocates_nothing() {
     assert_eq!(count, 0, "{count} allocations");
     drop(arm_loop);
     // Poses were collected: the scripted arm shows no payload in them.
-    let refused = core.payload_estimate().unwrap_err();
+    let refused = armctl_runtime::payload_service::estimate_payload(&core).unwrap_err();
     assert!(refused.contains("no payload found"), "{refused}");
 }
 

@@ -237,7 +237,7 @@ fn the_node_estimates_the_payload_from_the_arms_rests() {
                 core.set_trajectory(&names, &points, t, t).unwrap();
             }
             if k == end {
-                let found = runtime.core().payload_estimate();
+                let found = armctl_runtime::payload_service::estimate_payload(runtime.core());
                 estimate = Some(found.clone().unwrap());
                 let on = ParameterValue::Bool(true);
                 let stored = runtime.set_parameter("estimate_payload", &on).unwrap();
@@ -294,7 +294,7 @@ fn the_node_estimates_the_payload_from_the_arms_rests() {
             "{file}: {error} rad with the estimate applied"
         );
         // Taken against the model without the tool, the rests before the change are forgotten.
-        let again = runtime.core().payload_estimate();
+        let again = armctl_runtime::payload_service::estimate_payload(runtime.core());
         assert!(again.is_err(), "one pose since the change: {again:?}");
     }
 }

@@ -105,7 +105,7 @@ fn estimate_on(robot: &Robot) -> (Outcome, Vec<String>) {
     .unwrap();
     let events = control.events.clone();
     let truth = tool();
-    let outcome = match runtime.core().payload_estimate() {
+    let outcome = match armctl_runtime::payload_service::estimate_payload(runtime.core()) {
         Ok(found) => Outcome::Estimated {
             mass_error: (found.payload.mass - truth.mass).abs() / truth.mass,
             com_error: (found.payload.com - truth.com).norm(),

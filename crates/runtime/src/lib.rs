@@ -26,6 +26,7 @@ pub mod node_parameters;
 pub mod pair_runtime;
 pub mod parameter_reference;
 pub mod params_file;
+pub mod payload_service;
 pub mod ros_args;
 pub mod scene;
 

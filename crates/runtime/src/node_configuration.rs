@@ -10,6 +10,7 @@ use crate::declarations::ControllerNodeSettings;
 use crate::declarations::LiveSettings;
 use crate::error::invalid;
 use crate::node_parameters::ParameterStore;
+use crate::payload_service::estimate_payload;
 use crate::RuntimeError;
 
 /// A node's parameters and settings as configured.
@@ -255,7 +256,7 @@ pub(crate) fn apply_settings(
         core.reset_collision();
     }
     if new.estimate_payload {
-        core.request_payload_estimate();
+        core.report_payload_estimate(estimate_payload(core));
     }
     if new.max_reference_points != old.max_reference_points {
         core.set_max_points(usize::try_from(new.max_reference_points).unwrap_or(0));

@@ -1,8 +1,7 @@
-//! The payload at the tip: set (refused when no real body has the values), and estimated from
-//! the poses the arm rested in.
+//! The payload at the tip: set (refused when no real body has the values), and what its
+//! estimate beside the core ([`crate::payload_service`]) reads: the poses the arm rested in.
 
-use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
-use armctl_ident::payload_estimation::PayloadEstimate;
+use armctl_ident::payload_estimation::{PayloadEstimate, RestSample};
 use armctl_model::{Payload, Robot};
 
 use super::{rest_poses, ControllerCore};
@@ -27,10 +26,22 @@ impl ControllerCore {
         Ok(())
     }
 
+    /// The rest samples of the poses the arm rested in since the payload was last set (the
+    /// newest [`MAX_POSES`](super::MAX_POSES)), with the external torque estimate at each:
+    /// what [`crate::payload_service`] estimates the payload from. Allocates: not for the loop.
+    pub fn rest_samples(&self) -> Vec<RestSample> {
+        self.observers.external.rest_samples()
+    }
+
+    /// The arm with the payload in effect (what the holds and the estimate compute with).
+    pub fn loaded_robot(&self) -> &Robot {
+        &self.loaded
+    }
+
     /// The robot with the friction its model leaves out as Coulomb friction (its viscous part
     /// at the rest speed added): what a resting joint may hold, which the payload estimate
     /// counts in its uncertainty.
-    fn with_unmodelled_friction(&self) -> Result<Robot, String> {
+    pub fn with_unmodelled_friction(&self) -> Result<Robot, String> {
         let left_out = self.observers.external.thresholds().unmodelled_friction();
         let joints = self.robot.joints().iter().zip(left_out);
         let (viscous, coulomb): (Vec<f64>, Vec<f64>) = joints
@@ -47,42 +58,9 @@ impl ControllerCore {
             .map_err(|e| e.to_string())
     }
 
-    /// The payload at the tip estimated from the poses the arm rested in since the payload
-    /// was last set (the newest [`MAX_POSES`](super::MAX_POSES)): at rest the external torque estimate is minus
-    /// the weight the loaded model leaves out, so the payload in effect plus what it misses.
-    /// Refused with the reason when the poses do not determine it (fewer than two, gravity
-    /// along too few axes of the tip frame) or show no payload. Allocates: not for the loop.
-    pub fn payload_estimate(&self) -> Result<PayloadEstimate, String> {
-        let mut samples = self.observers.external.rest_samples();
-        let mut ws = DynamicsWorkspace::new(&self.robot);
-        let n = self.robot.dof();
-        let (mut bare, mut loaded) = (vec![0.0; n], vec![0.0; n]);
-        for sample in &mut samples {
-            gravity_torques(&self.robot, &mut ws, &sample.q, &mut bare)
-                .and_then(|()| gravity_torques(&self.loaded, &mut ws, &sample.q, &mut loaded))
-                .map_err(|e| e.to_string())?;
-            // At rest the estimate is the torque the arm feels, minus the effort that holds
-            // the weight the loaded model leaves out: what the bare model leaves out is the
-            // payload in effect's weight less the estimate.
-            for ((u, b), l) in sample.unexplained.iter_mut().zip(&bare).zip(&loaded) {
-                *u = l - b - *u;
-            }
-        }
-        let with_friction = self.with_unmodelled_friction()?;
-        armctl_ident::payload_estimation::estimate_payload(&with_friction, &samples).map_err(|e| {
-            // The reason alone: the event says what was estimated.
-            match e {
-                armctl_ident::IdentError::Identification { reason } => {
-                    reason.trim_start_matches("payload: ").to_string()
-                }
-                other => other.to_string(),
-            }
-        })
-    }
-
-    /// Estimates the payload ([`Self::payload_estimate`]) for the next step to report as an
-    /// event, found or not (`estimate_payload`). Allocates: not for the loop.
-    pub fn request_payload_estimate(&mut self) {
-        self.payload_estimated = Some(self.payload_estimate());
+    /// A payload estimate (`estimate_payload`), found or not, for the next step to report
+    /// as an event.
+    pub fn report_payload_estimate(&mut self, estimate: Result<PayloadEstimate, String>) {
+        self.payload_estimated = Some(estimate);
     }
 }
