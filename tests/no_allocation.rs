@@ -1,5 +1,6 @@
 //! Hot paths allocate nothing: a counting global allocator watches each call after a warm-up.
 
+use armctl_runtime::arm_group::ArmGroup;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -346,7 +347,6 @@ fn a_law_bounded_at_its_joint_limits_allocates_nothing() {
 
 #[test]
 fn controller_node_step_allocates_nothing_on_valid_states() {
-    use armctl_runtime::arm_group::ArmGroup;
     use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::controller_core::{ControllerCore, SafeMode};
     use armctl_runtime::loop_timing::LoopTiming;
@@ -392,7 +392,8 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         };
         // In the loop a node drives, stepping on each state (stamps are times on sim time).
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let mut arm_loop = ArmLoop::new(&mut core, timing);
+        let group = ArmGroup::of_core(core).unwrap();
+        let mut arm_loop = ArmLoop::new(group, timing);
         let count = allocations(|| {
             now += 1e-3;
             let stepped = arm_loop.on_joint_state(0, &names, &position, &velocity, now);
@@ -400,7 +401,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             let report = &arm_loop.reports()[0];
             assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
             assert!(arm_loop.sent(0).is_some() && arm_loop.state_due(now));
-            let core = arm_loop.group().core(0);
+            let core = arm_loop.group().core();
             let (q, qd) = core.measured();
             let since_end = now - core.trajectory_end().unwrap();
             let progress = goal.check(&chain, since_end, core.reference(), q, qd);
@@ -446,11 +447,12 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
             ..CollisionSettings::default()
         });
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let mut arm_loop = ArmLoop::new(&mut core, timing);
+        let group = ArmGroup::of_core(core).unwrap();
+        let mut arm_loop = ArmLoop::new(group, timing);
         let mut q = robot.middle_configuration();
         let velocity = vec![0.3; robot.dof()];
         let mut now = 0.0;
-        let mut step = |arm_loop: &mut ArmLoop<&mut ControllerCore>| {
+        let mut step = |arm_loop: &mut ArmLoop<ArmGroup>| {
             now += 1e-3;
             for p in q.iter_mut() {
                 *p += 3e-4;
@@ -460,7 +462,7 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
         for _ in 0..20 {
             step(&mut arm_loop);
         }
-        let latched = |arm_loop: &ArmLoop<&mut ControllerCore>| {
+        let latched = |arm_loop: &ArmLoop<ArmGroup>| {
             matches!(arm_loop.reports()[0].fault, Some(Fault::Collision(_)))
         };
         assert!(latched(&arm_loop), "{reaction:?}: not latched");
@@ -486,14 +488,15 @@ fn collecting_rest_poses_allocates_nothing() {
         Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     let controller = armctl_control::controller_by_name("pd_gravity", &robot).unwrap();
-    let mut core =
+    let core =
         ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-    let mut arm_loop = ArmLoop::new(&mut core, timing);
+    let group = ArmGroup::of_core(core).unwrap();
+    let mut arm_loop = ArmLoop::new(group, timing);
     let mut q = robot.middle_configuration();
     let (still, moving) = (vec![0.0; robot.dof()], vec![0.2; robot.dof()]);
     let mut now = 0.0;
-    let mut state = |arm_loop: &mut ArmLoop<&mut ControllerCore>, qd: &[f64], gap: f64| {
+    let mut state = |arm_loop: &mut ArmLoop<ArmGroup>, qd: &[f64], gap: f64| {
         now += gap;
         for (p, v) in q.iter_mut().zip(qd) {
             *p += v * 1e-3;
@@ -515,9 +518,9 @@ fn collecting_rest_poses_allocates_nothing() {
         }
     });
     assert_eq!(count, 0, "{count} allocations");
-    drop(arm_loop);
     // Poses were collected: the scripted arm shows no payload in them.
-    let refused = armctl_runtime::payload_service::estimate_payload(&core).unwrap_err();
+    let core = arm_loop.group().core();
+    let refused = armctl_runtime::payload_service::estimate_payload(core).unwrap_err();
     assert!(refused.contains("no payload found"), "{refused}");
 }
 
@@ -529,7 +532,6 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
     use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::loop_timing::LoopTiming;
     use armctl_runtime::node_clock::NodeClock;
-    use armctl_runtime::pair_runtime::PairRuntime;
     use armctl_runtime::startup::NodeStart;
     let workspace = urdf_dir().join("..");
     let path = |p: &str| ParameterValue::String(workspace.join(p).display().to_string());
@@ -550,15 +552,15 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
             ("internal_force".into(), ParameterValue::Double(10.0)),
         ],
     };
-    let pair = PairRuntime::new(&start).unwrap();
-    let names: Vec<String> = pair.core(0).joints().to_vec();
+    let pair = ArmGroup::pair(&start).unwrap();
+    let names: Vec<String> = pair.core().joints().to_vec();
     let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
     let qd = [0.05; 7];
     let mut now = 1e-3;
     // In the loop the two-arm node drives: a step once both arms' states came.
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
     let mut arm_loop = ArmLoop::new(pair, timing);
-    let mut step = |arm_loop: &mut ArmLoop<PairRuntime>| {
+    let mut step = |arm_loop: &mut ArmLoop<ArmGroup>| {
         assert_eq!(arm_loop.on_joint_state(0, &names, &q, &qd, now), None);
         assert_eq!(arm_loop.on_joint_state(1, &names, &q, &qd, now), Some(now));
         assert!(!arm_loop.holding(), "{:?}", arm_loop.reports());

@@ -5,9 +5,9 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use armctl_control::ParameterValue;
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_core::CoreEvent;
-use armctl_runtime::controller_runtime::ControllerRuntime;
 use armctl_runtime::startup::NodeStart;
 
 use crate::parameter_scope::ArmctlParameterScope;
@@ -39,7 +39,7 @@ pub struct ArmctlConfig {
 /// A configured controller (opaque).
 pub struct ArmctlController {
     /// The runtime, in a loop the host paces (its `update` gives time and period).
-    pub(crate) arm_loop: ArmLoop<ControllerRuntime>,
+    pub(crate) arm_loop: ArmLoop<ArmGroup>,
     /// The joints, in the caller's order.
     pub(crate) joints: Vec<String>,
     pub(crate) last_error: CString,
@@ -78,11 +78,11 @@ impl ArmctlController {
         status
     }
 
-    pub(crate) fn runtime(&self) -> &ControllerRuntime {
+    pub(crate) fn runtime(&self) -> &ArmGroup {
         self.arm_loop.group()
     }
 
-    pub(crate) fn runtime_mut(&mut self) -> &mut ControllerRuntime {
+    pub(crate) fn runtime_mut(&mut self) -> &mut ArmGroup {
         self.arm_loop.group_mut()
     }
 }
@@ -198,7 +198,7 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
         unsafe { config.as_ref() }.ok_or_else(|| invalid("config is a null pointer".into()))?;
     // SAFETY: the caller's contract on the config's pointers.
     let (start, joints) = unsafe { node_start(config) }?;
-    let mut runtime = ControllerRuntime::new(&start).map_err(refused)?;
+    let mut runtime = ArmGroup::lone(&start).map_err(refused)?;
     runtime.core_mut().expect_state_layout(&joints);
     let names = runtime
         .declarations()

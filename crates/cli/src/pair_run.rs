@@ -11,10 +11,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use armctl_control::{Controller, ParameterValue};
 use armctl_model::Robot;
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_core::{CoreEvent, StepReport};
-use armctl_runtime::controller_runtime::ControllerRuntime;
-use armctl_runtime::pair_runtime::PairRuntime;
+
 use armctl_sim::scene_file::PairSetup;
 use armctl_sim::SimConfig;
 use nalgebra::{IsometryMatrix3, Vector3};
@@ -26,11 +26,11 @@ use crate::run_summary::ArmHeld;
 /// Who controls the pair, in the loop every runner drives (paced by the simulator).
 pub(crate) enum PairControl<'a> {
     /// Each arm under its own runtime (the same law and parameters).
-    Separate(Box<[ArmLoop<&'a mut ControllerRuntime>; 2]>),
+    Separate(Box<[ArmLoop<&'a mut ArmGroup>; 2]>),
     /// Both arms under the cooperative law, the object moved by `movement` (world, m) in
     /// [`MOVE_SECONDS`] from the start.
     Cooperative {
-        arm_loop: Box<ArmLoop<&'a mut PairRuntime>>,
+        arm_loop: Box<ArmLoop<&'a mut ArmGroup>>,
         movement: Option<Vector3<f64>>,
         /// The commanded goal's position, once the move is under way.
         goal: Option<Vector3<f64>>,
@@ -45,16 +45,13 @@ const SQUEEZE_SETTLE_SECONDS: f64 = 0.5;
 
 impl<'a> PairControl<'a> {
     /// Each arm under its own runtime.
-    pub(crate) fn separate(runtimes: &'a mut [ControllerRuntime; 2]) -> Self {
+    pub(crate) fn separate(runtimes: &'a mut [ArmGroup; 2]) -> Self {
         let [first, second] = runtimes;
         Self::Separate(Box::new([ArmLoop::hosted(first), ArmLoop::hosted(second)]))
     }
 
     /// The cooperative law moving the object by `movement`.
-    pub(crate) fn cooperative(
-        runtime: &'a mut PairRuntime,
-        movement: Option<Vector3<f64>>,
-    ) -> Self {
+    pub(crate) fn cooperative(runtime: &'a mut ArmGroup, movement: Option<Vector3<f64>>) -> Self {
         Self::Cooperative {
             arm_loop: Box::new(ArmLoop::hosted(runtime)),
             movement,
@@ -65,7 +62,7 @@ impl<'a> PairControl<'a> {
     fn name(&self) -> String {
         match self {
             Self::Separate(loops) => loops[0].group().core().controller().name().to_string(),
-            Self::Cooperative { arm_loop, .. } => arm_loop.group().law().name().to_string(),
+            Self::Cooperative { arm_loop, .. } => arm_loop.group().law_name().to_string(),
         }
     }
 
@@ -90,11 +87,12 @@ impl<'a> PairControl<'a> {
                 // The law grasps at its first controlled step; the move starts from there.
                 if let (Some(by), false) = (*movement, arm_loop.holding()) {
                     let runtime = arm_loop.group_mut();
-                    let mut target = runtime.law().desired().pose;
+                    let desired = runtime.pair_law().map(|law| law.desired().pose);
+                    let mut target = desired.context("--object-move: not a pair")?;
                     target.translation.vector += by;
                     runtime
-                        .law_mut()
-                        .set_object_target(target, MOVE_SECONDS)
+                        .take_object_target(target, MOVE_SECONDS)
+                        .map_err(anyhow::Error::msg)
                         .context("--object-move")?;
                     *movement = None;
                     *goal = Some(target.translation.vector);
@@ -163,7 +161,7 @@ impl<'a> PairControl<'a> {
         let Self::Cooperative { arm_loop, .. } = self else {
             return None;
         };
-        let law = arm_loop.group().law();
+        let law = arm_loop.group().pair_law()?;
         let squeeze = match law.parameters().get("internal_force") {
             Some(ParameterValue::Double(f)) => *f,
             _ => 0.0,

@@ -11,6 +11,8 @@
 //! with its own cycle (the plugin's `update`, the simulator) records states at its times and
 //! steps by its period ([`ArmLoop::record_state`], [`ArmLoop::step`]).
 
+use std::borrow::BorrowMut;
+
 use crate::arm_group::ArmGroup;
 use crate::controller_core::{CoreEvent, Fault, StepReport};
 use crate::loop_timing::{LoopTiming, Tick};
@@ -51,13 +53,13 @@ pub struct Ticked {
     pub stepped: bool,
 }
 
-impl<G: ArmGroup> ArmLoop<G> {
+impl<G: BorrowMut<ArmGroup>> ArmLoop<G> {
     /// `group` paced by `timing` (a node).
     pub fn new(group: G, timing: LoopTiming) -> Self {
-        let arms = group.arm_count();
-        let n = group.core(0).joints().len();
+        let arms = group.borrow().arm_count();
+        let n = group.borrow().core().joints().len();
         Self {
-            order: group.command_order(),
+            order: group.borrow().command_order().to_vec(),
             group,
             timing,
             fresh: vec![false; arms],
@@ -78,13 +80,13 @@ impl<G: ArmGroup> ArmLoop<G> {
     }
 
     /// The arms.
-    pub fn group(&self) -> &G {
-        &self.group
+    pub fn group(&self) -> &ArmGroup {
+        self.group.borrow()
     }
 
     /// The arms, to set parameters, references and targets.
-    pub fn group_mut(&mut self) -> &mut G {
-        &mut self.group
+    pub fn group_mut(&mut self) -> &mut ArmGroup {
+        self.group.borrow_mut()
     }
 
     /// The arms, out of the loop.
@@ -124,7 +126,9 @@ impl<G: ArmGroup> ArmLoop<G> {
 
     /// Arm `arm`'s joint state at the host's time `t` (no step).
     pub fn record_state(&mut self, arm: usize, names: &[String], q: &[f64], qd: &[f64], t: f64) {
-        self.group.core_mut(arm).on_joint_state(names, q, qd, t);
+        self.group_mut()
+            .arm_mut(arm)
+            .on_joint_state(names, q, qd, t);
     }
 
     /// The node's timer: a step at `update_rate` (on simulated time only when time moved on),
@@ -144,7 +148,7 @@ impl<G: ArmGroup> ArmLoop<G> {
     }
 
     fn states_stopped(&self, now: f64) -> bool {
-        (0..self.fresh.len()).any(|a| self.group.core(a).states_stopped(now))
+        (0..self.fresh.len()).any(|a| self.group().arm(a).states_stopped(now))
     }
 
     /// A step at `now` by the time since the last ([`LoopTiming::step`]).
@@ -158,8 +162,8 @@ impl<G: ArmGroup> ArmLoop<G> {
     /// not commanded: there is nothing to compute from yet, and a guess is worse than nothing.
     pub fn step(&mut self, now: f64, dt: f64) {
         self.fresh.fill(false);
-        self.group
-            .step(now, dt, &mut self.efforts, &mut self.reports);
+        let group: &mut ArmGroup = self.group.borrow_mut();
+        group.step(now, dt, &mut self.efforts, &mut self.reports);
         for a in 0..self.reports.len() {
             self.saturated += self.reports[a].safety.saturated as u64;
             self.joint_limited += self.reports[a].safety.joint_limited as u64;
@@ -228,7 +232,7 @@ impl<G: ArmGroup> ArmLoop<G> {
 
     /// What the last step changed beyond the arms' own events, to tell once.
     pub fn take_notice(&mut self) -> Option<String> {
-        self.group.take_notice()
+        self.group_mut().take_notice()
     }
 
     /// Whether the state of the step at `now` is due for publishing (at
@@ -259,7 +263,7 @@ impl<G: ArmGroup> ArmLoop<G> {
     /// in effect rather than a zero effort that would let the arm fall.
     pub fn restart(&mut self) {
         for a in 0..self.fresh.len() {
-            self.group.core_mut(a).restart();
+            self.group_mut().arm_mut(a).restart();
         }
         self.fresh.fill(false);
         self.commanded.fill(false);
@@ -268,7 +272,11 @@ impl<G: ArmGroup> ArmLoop<G> {
     /// Arm `a`'s `safe_mode` command into its command (see [`Self::command`]), whether or
     /// not it was ever commanded; returns what it is.
     pub fn safe_command(&mut self, a: usize) -> &'static str {
-        let mode = self.group.core_mut(a).safe_command(&mut self.efforts[a]);
+        let mode = self
+            .group
+            .borrow_mut()
+            .arm_mut(a)
+            .safe_command(&mut self.efforts[a]);
         self.reorder(a);
         mode
     }

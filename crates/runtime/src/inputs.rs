@@ -6,7 +6,7 @@
 use armctl_control::{shown, Controller};
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
-use crate::controller_runtime::ControllerRuntime;
+use crate::arm_group::ArmGroup;
 use crate::RuntimeError;
 use armctl_control::reference::TrajectoryPoint;
 
@@ -95,7 +95,7 @@ impl From<RuntimeError> for TrajectoryRefused {
     }
 }
 
-impl ControllerRuntime {
+impl ArmGroup {
     /// A trajectory of `count` points over the joints `names`, starting at `start` (`now` is
     /// the loop's time). The points are counted before `read` copies them out of a message or
     /// a C array that may be huge; no points stop following.
@@ -107,6 +107,8 @@ impl ControllerRuntime {
         start: f64,
         now: f64,
     ) -> Result<TrajectoryTaken, TrajectoryRefused> {
+        self.lone_law("trajectories")
+            .map_err(TrajectoryRefused::Refused)?;
         if count == 0 {
             self.core_mut().cancel_trajectory();
             return Ok(TrajectoryTaken::Stopped);
@@ -129,6 +131,7 @@ impl ControllerRuntime {
         pose: IsometryMatrix3<f64>,
         seconds: f64,
     ) -> Result<(), String> {
+        self.lone_law("pose targets")?;
         let goal = self.target_in_base(frame, pose)?;
         let controller = self.core_mut().controller_mut();
         let law = controller.name();
@@ -145,6 +148,7 @@ impl ControllerRuntime {
     /// A measured wrench given in `frame`, moved to the tip in base link axes: `Ok(true)` when
     /// the law takes it, `Ok(false)` when a joint-space law ignores it (its frame unchecked).
     pub fn take_external_wrench(&mut self, frame: &str, wrench: [f64; 6]) -> Result<bool, String> {
+        self.lone_law("measured wrenches")?;
         if self.core_mut().controller_mut().task_space().is_none() {
             return Ok(false);
         }
@@ -153,6 +157,35 @@ impl ControllerRuntime {
             task_space.set_external_wrench(&at_tip);
         }
         Ok(true)
+    }
+
+    /// An object target in the world frame, reached in `seconds`: only a pair's law takes
+    /// one. Returns the time the move takes.
+    pub fn take_object_target(
+        &mut self,
+        goal: IsometryMatrix3<f64>,
+        seconds: f64,
+    ) -> Result<f64, String> {
+        let law_name = self.law_name();
+        match self.pair_law_mut() {
+            Some(law) => law
+                .set_object_target(goal, seconds)
+                .map_err(|e| e.to_string()),
+            None => Err(format!(
+                "controller '{law_name}' moves one arm: it takes pose targets, not object targets"
+            )),
+        }
+    }
+
+    /// Refuses `what` for a pair: its law takes object targets (in the world), not an arm's.
+    fn lone_law(&self, what: &str) -> Result<(), String> {
+        match self.pair_law() {
+            None => Ok(()),
+            Some(_) => Err(format!(
+                "controller '{}' moves the object held by both arms: it takes object targets, not {what}",
+                self.law_name()
+            )),
+        }
     }
 }
 

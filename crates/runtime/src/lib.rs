@@ -10,8 +10,8 @@
 
 pub mod arm_group;
 pub mod arm_loop;
+pub mod configure;
 pub mod controller_core;
-pub mod controller_runtime;
 pub mod declarations;
 mod error;
 pub mod frames;
@@ -23,7 +23,7 @@ pub mod names;
 pub mod node_clock;
 pub mod node_configuration;
 pub mod node_parameters;
-pub mod pair_runtime;
+pub mod pair_law;
 pub mod parameter_reference;
 pub mod params_file;
 pub mod payload_service;

@@ -34,7 +34,7 @@ pub fn reference_markdown(robot: &Robot, arm: &str) -> Result<String, String> {
     }
     let identity = nalgebra::IsometryMatrix3::identity();
     let pair = Cooperative::new(robot, [identity, identity]).map_err(|e| e.to_string())?;
-    page += &format!("\n### {}\n\n", crate::controller_runtime::COOPERATIVE);
+    page += &format!("\n### {}\n\n", crate::configure::COOPERATIVE);
     page += &table(pair.parameters().declarations());
     Ok(page)
 }

@@ -4,6 +4,8 @@
 //! layer clipped and the cores reported is counted. This is how `armctl sim` and the tests run
 //! a controller exactly as controller_node runs it.
 
+use std::borrow::BorrowMut;
+
 use armctl_control::{ControlError, Controller};
 use armctl_sim::ControlLoop;
 use nalgebra::IsometryMatrix3;
@@ -11,7 +13,7 @@ use nalgebra::IsometryMatrix3;
 use crate::arm_group::ArmGroup;
 use crate::arm_loop::ArmLoop;
 
-/// A lone arm (a runtime, or a bare core) in the simulator's loop.
+/// A lone arm in the simulator's loop.
 #[derive(Debug)]
 pub struct SimulatedLoop<G> {
     arm_loop: ArmLoop<G>,
@@ -27,10 +29,10 @@ pub struct SimulatedLoop<G> {
     pub target_pose: Option<(IsometryMatrix3<f64>, f64)>,
 }
 
-impl<G: ArmGroup> SimulatedLoop<G> {
+impl<G: BorrowMut<ArmGroup>> SimulatedLoop<G> {
     /// `arm` in the loop, its joints in chain order (the simulator's).
     pub fn new(arm: G) -> Self {
-        let joints = arm.core(0).joints().to_vec();
+        let joints = arm.borrow().core().joints().to_vec();
         Self {
             arm_loop: ArmLoop::hosted(arm),
             joints,
@@ -42,7 +44,7 @@ impl<G: ArmGroup> SimulatedLoop<G> {
     }
 
     /// The arm, to change parameters during a run.
-    pub fn group_mut(&mut self) -> &mut G {
+    pub fn group_mut(&mut self) -> &mut ArmGroup {
         self.arm_loop.group_mut()
     }
 
@@ -57,7 +59,7 @@ impl<G: ArmGroup> SimulatedLoop<G> {
     }
 }
 
-impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {
+impl<G: BorrowMut<ArmGroup>> ControlLoop for SimulatedLoop<G> {
     fn start(&mut self, q: &[f64], qd: &[f64]) {
         self.arm_loop.record_state(0, &self.joints, q, qd, 0.0);
     }
@@ -81,30 +83,31 @@ impl<G: ArmGroup> ControlLoop for SimulatedLoop<G> {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
         if let Some((pose, duration)) = self.target_pose.take() {
-            let core = self.arm_loop.group_mut().core_mut(0);
-            if let Some(task) = core.controller_mut().task_space() {
-                task.set_target_pose(pose, duration)?;
-            }
+            // In the base link frame; a joint-space law refuses it rather than ignore it.
+            let group = self.arm_loop.group_mut();
+            group
+                .take_target_pose("", pose, duration)
+                .map_err(|reason| ControlError::InvalidReference { reason })?;
         }
         Ok(())
     }
 
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
-        let core = self.arm_loop.group_mut().core_mut(0);
+        let core = self.arm_loop.group_mut().core_mut();
         if let Some(task) = core.controller_mut().task_space() {
             task.set_external_wrench(wrench);
         }
     }
 
     fn reference(&self) -> &[f64] {
-        &self.arm_loop.group().core(0).reference().q
+        &self.arm_loop.group().core().reference().q
     }
 
     fn estimates(&self) -> &[f64] {
-        self.arm_loop.group().core(0).controller().estimates()
+        self.arm_loop.group().core().controller().estimates()
     }
 
     fn external_torques(&self) -> &[f64] {
-        self.arm_loop.group().core(0).external_torques()
+        self.arm_loop.group().core().external_torques()
     }
 }

@@ -6,7 +6,7 @@ use armctl_control::JointReference;
 use armctl_dynamics::{gravity_torques, numeric_base_parameters, DynamicsWorkspace};
 use armctl_ident::IdentifiedModel;
 use armctl_model::{ChainOptions, Robot};
-use armctl_runtime::controller_runtime::controller_node_parameters;
+use armctl_runtime::configure::controller_node_parameters;
 use armctl_runtime::ros_args::parse_ros_args;
 use armctl_runtime::startup::NodeStart;
 use armctl_runtime::RuntimeError;

@@ -11,7 +11,7 @@
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
 use armctl_control::Controller;
-use armctl_runtime::controller_runtime::ControllerRuntime;
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
 use armctl_runtime::ros_args::RosArgs;
@@ -32,7 +32,7 @@ use crate::RosError;
 pub struct ControllerNode {
     spec: NodeSpec,
     /// The runtime in the loop, with what the node publishes of it.
-    node: LoopNode<ControllerRuntime>,
+    node: LoopNode,
     target_duration: f64,
     state: Float64MultiArray,
     error: Vec<f64>,
@@ -65,7 +65,7 @@ impl ControllerNode {
 
     /// Configures the node from its start values.
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let mut runtime = ControllerRuntime::new(start)?;
+        let mut runtime = ArmGroup::lone(start)?;
         let settings = runtime.settings().clone();
         let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
@@ -142,11 +142,11 @@ impl ControllerNode {
         })
     }
 
-    fn runtime(&self) -> &ControllerRuntime {
+    fn runtime(&self) -> &ArmGroup {
         self.node.group()
     }
 
-    fn runtime_mut(&mut self) -> &mut ControllerRuntime {
+    fn runtime_mut(&mut self) -> &mut ArmGroup {
         self.node.group_mut()
     }
 
@@ -411,7 +411,7 @@ fn invalid_goal(reason: &str) -> ActionResult {
 /// reference is a pose): sized for the joints, with the Humble buffer when the layout is
 /// Humble's (`controller_state_layout`, or `ROS_DISTRO` for `auto`).
 fn controller_state(
-    runtime: &mut ControllerRuntime,
+    runtime: &mut ArmGroup,
     layout: &str,
 ) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
     if runtime.core_mut().controller_mut().task_space().is_some() {

@@ -1,5 +1,5 @@
 //! controller_node with `controller: cooperative`: one node controls two arms holding one
-//! object ([`armctl_runtime::pair_runtime`]). `scene_file` names the arms and places their
+//! object ([`armctl_runtime::pair_law`]). `scene_file` names the arms and places their
 //! bases; each arm's states come on `<arm>/joint_states` and its efforts go to
 //! `<arm>/<command_topic>` (names relative to the node's namespace); the object moves to the
 //! poses on `~/object_target` (geometry_msgs/PoseStamped, frame `world` or empty, reached in
@@ -12,10 +12,10 @@
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
 
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::inputs::object_target_in_world;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
-use armctl_runtime::pair_runtime::PairRuntime;
 use armctl_runtime::startup::NodeStart;
 use nalgebra::IsometryMatrix3;
 
@@ -35,7 +35,7 @@ const TARGET_SECONDS: f64 = 1.0;
 pub struct CooperativeNode {
     spec: NodeSpec,
     /// The pair in the loop, with what the node publishes of it.
-    node: LoopNode<PairRuntime>,
+    node: LoopNode,
     state: Float64MultiArray,
     both_efforts: Vec<f64>,
 }
@@ -60,7 +60,7 @@ fn parameter_error(name: &str, reason: String) -> RosError {
 impl CooperativeNode {
     /// Configures the node from its start values (`controller: cooperative`).
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let pair = PairRuntime::new(start)?;
+        let pair = ArmGroup::pair(start)?;
         let settings = pair.settings().clone();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
         let command_topic = settings.command_topic();
@@ -70,7 +70,10 @@ impl CooperativeNode {
                 format!("'{command_topic}' must be relative: each arm's efforts go to <arm>/<command_topic>"),
             ));
         }
-        let [left, right] = pair.arms().clone();
+        let [left, right] = match pair.arms() {
+            [left, right] => [left.clone(), right.clone()],
+            _ => return Err(parameter_error("scene_file", "a pair has two arms".into())),
+        };
         let use_sim_time = settings.robot.use_sim_time;
         let mut subscriptions = vec![
             (
@@ -96,7 +99,7 @@ impl CooperativeNode {
             ));
         }
         let update_rate = settings.update_rate;
-        let n = pair.core(0).joints().len();
+        let n = pair.core().joints().len();
         let spec = NodeSpec {
             action: None,
             name: start.name.clone(),
@@ -137,7 +140,7 @@ impl CooperativeNode {
         })
     }
 
-    fn pair(&self) -> &PairRuntime {
+    fn pair(&self) -> &ArmGroup {
         self.node.group()
     }
 
@@ -161,7 +164,9 @@ impl CooperativeNode {
         }
         let arm_loop = self.node.arm_loop();
         let holding = [f64::from(u8::from(arm_loop.holding()))];
-        let law = arm_loop.group().law();
+        let Some(law) = arm_loop.group().pair_law() else {
+            return;
+        };
         let reference = law.desired().pose.translation.vector;
         let object = law.object().pose.translation.vector;
         let n = self.both_efforts.len() / 2;
@@ -187,9 +192,7 @@ impl CooperativeNode {
         let result = object_goal(msg).and_then(|goal| {
             self.node
                 .group_mut()
-                .law_mut()
-                .set_object_target(goal, TARGET_SECONDS)
-                .map_err(|e| e.to_string())
+                .take_object_target(goal, TARGET_SECONDS)
         });
         match result {
             Ok(seconds) => transport.log(
@@ -219,9 +222,8 @@ impl NodeLogic for CooperativeNode {
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
-        let [left, right] = self.pair().arms();
-        let controlling =
-            format!("controlling arms '{left}' and '{right}' holding one object with cooperative");
+        let arms = self.pair().arms().join("' and '");
+        let controlling = format!("controlling arms '{arms}' holding one object with cooperative");
         self.node.announce(transport, &controlling);
         while let Some(incoming) = transport.next().await {
             match incoming {

@@ -4,7 +4,7 @@
 //! A node adds only its own topics and its `~/state` layout.
 
 use armctl_control::ParameterValue;
-use armctl_runtime::arm_group::ConfiguredGroup;
+use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::arm_loop::ArmLoop;
 use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::loop_timing::LoopTiming;
@@ -19,17 +19,17 @@ use crate::transport::{LogLevel, Outgoing, Transport};
 
 /// A group of arms in the loop, with what the node publishes of it.
 #[derive(Debug)]
-pub(crate) struct LoopNode<G> {
-    arm_loop: ArmLoop<G>,
+pub(crate) struct LoopNode {
+    arm_loop: ArmLoop<ArmGroup>,
     diagnostics: LoopDiagnostics,
     /// Each arm's command message (arm `a` publishes on slot `a`).
     commands: Vec<Float64MultiArray>,
 }
 
-impl<G: ConfiguredGroup> LoopNode<G> {
+impl LoopNode {
     /// `group` paced as its settings say (`update_rate`, `use_sim_time`,
     /// `state_publish_rate`), for the node `start` names.
-    pub(crate) fn new(group: G, start: &NodeStart) -> Self {
+    pub(crate) fn new(group: ArmGroup, start: &NodeStart) -> Self {
         let settings = group.configuration().settings();
         let update_rate = settings.update_rate;
         let timing = LoopTiming::new(
@@ -41,9 +41,9 @@ impl<G: ConfiguredGroup> LoopNode<G> {
             "/" => format!("/{}", start.name),
             ns => format!("{ns}/{}", start.name),
         };
-        let robot = group.core(0).robot().name().to_string();
+        let robot = group.core().robot().name().to_string();
         let command = Float64MultiArray {
-            data: vec![0.0; group.core(0).joints().len()],
+            data: vec![0.0; group.core().joints().len()],
             ..Float64MultiArray::default()
         };
         Self {
@@ -54,22 +54,22 @@ impl<G: ConfiguredGroup> LoopNode<G> {
     }
 
     /// The loop.
-    pub(crate) fn arm_loop(&self) -> &ArmLoop<G> {
+    pub(crate) fn arm_loop(&self) -> &ArmLoop<ArmGroup> {
         &self.arm_loop
     }
 
     /// The loop, to reach the group.
-    pub(crate) fn arm_loop_mut(&mut self) -> &mut ArmLoop<G> {
+    pub(crate) fn arm_loop_mut(&mut self) -> &mut ArmLoop<ArmGroup> {
         &mut self.arm_loop
     }
 
     /// The group.
-    pub(crate) fn group(&self) -> &G {
+    pub(crate) fn group(&self) -> &ArmGroup {
         self.arm_loop.group()
     }
 
     /// The group, to hand it references and targets.
-    pub(crate) fn group_mut(&mut self) -> &mut G {
+    pub(crate) fn group_mut(&mut self) -> &mut ArmGroup {
         self.arm_loop.group_mut()
     }
 
@@ -124,7 +124,7 @@ impl<G: ConfiguredGroup> LoopNode<G> {
     /// For the diagnostics: the first holding arm's reason, the oldest arm's newest state.
     fn loop_state(&self) -> LoopState<'static> {
         let group = self.group();
-        let cores = (0..group.arm_count()).map(|a| group.core(a));
+        let cores = (0..group.arm_count()).map(|a| group.arm(a));
         let times: Option<Vec<f64>> = cores.clone().map(|c| c.state_time()).collect();
         LoopState {
             law: group.law_name(),
@@ -254,13 +254,13 @@ fn set_names(request: &ParameterRequest) -> Vec<&str> {
 
 /// A request answered by a node's group: each change logged (set, or not set with the
 /// reason) and a refusal counted.
-struct Answering<'a, G, T> {
-    group: &'a mut G,
+struct Answering<'a, T> {
+    group: &'a mut ArmGroup,
     diagnostics: &'a mut LoopDiagnostics,
     transport: &'a mut T,
 }
 
-impl<G: ConfiguredGroup, T: Transport> ParameterTarget for Answering<'_, G, T> {
+impl<T: Transport> ParameterTarget for Answering<'_, T> {
     fn store(&self) -> &ParameterStore {
         self.group.parameters()
     }

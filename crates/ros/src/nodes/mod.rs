@@ -8,7 +8,7 @@ mod loop_node;
 pub mod sim_node;
 mod trajectory_action;
 
-use armctl_runtime::controller_runtime::COOPERATIVE;
+use armctl_runtime::configure::COOPERATIVE;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 

@@ -2,8 +2,6 @@
 //! a pair of Pandas.
 
 use super::*;
-use crate::controller_runtime::ControllerRuntime;
-use crate::pair_runtime::PairRuntime;
 use crate::startup::NodeStart;
 use armctl_control::ParameterValue;
 
@@ -28,8 +26,8 @@ fn text(value: &str) -> ParameterValue {
 }
 
 /// The planar arm with its joints commanded in reverse.
-fn reversed_arm() -> ControllerRuntime {
-    ControllerRuntime::new(&start(&[
+fn reversed_arm() -> ArmGroup {
+    ArmGroup::lone(&start(&[
         ("urdf_path", text(&workspace("urdf/planar_2link.urdf"))),
         ("controller", text("pd_gravity")),
         (
@@ -40,8 +38,8 @@ fn reversed_arm() -> ControllerRuntime {
     .unwrap()
 }
 
-fn pair() -> PairRuntime {
-    PairRuntime::new(&start(&[
+fn pair() -> ArmGroup {
+    ArmGroup::pair(&start(&[
         ("urdf_path", text(&workspace("urdf/panda.urdf"))),
         ("controller", text("cooperative")),
         (
@@ -52,8 +50,8 @@ fn pair() -> PairRuntime {
     .unwrap()
 }
 
-fn names(group: &impl ArmGroup) -> Vec<String> {
-    group.core(0).joints().to_vec()
+fn names(group: &ArmGroup) -> Vec<String> {
+    group.core().joints().to_vec()
 }
 
 /// Timing on simulated time, so a test moves the clock.
@@ -162,11 +160,11 @@ fn a_stop_brakes_every_arm_commanded_and_a_reset_starts_over() {
     let gravity = "gravity compensation at the last valid configuration";
     assert_eq!(stopped, vec![(0, gravity), (1, gravity)]);
     let mut expected = vec![0.0; 7];
-    arm_loop.group_mut().core_mut(1).safe_command(&mut expected);
+    arm_loop.group_mut().arm_mut(1).safe_command(&mut expected);
     assert!(expected.iter().any(|g| g.abs() > 1.0), "{expected:?}");
     assert_eq!(arm_loop.command(1), expected.as_slice());
     assert!(arm_loop.on_clock(0.5), "simulated time went back");
-    assert_eq!(arm_loop.group().core(0).fault(), Some(&Fault::NoState));
+    assert_eq!(arm_loop.group().core().fault(), Some(&Fault::NoState));
     assert!(
         arm_loop.stop().is_empty(),
         "no configuration of this run to brake at: the last command stays"

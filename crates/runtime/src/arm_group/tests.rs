@@ -44,7 +44,7 @@ fn the_declaration_check_is_the_whole_check_for_every_controller() {
                 ),
             ],
         };
-        let mut runtime = ControllerRuntime::new(&start).unwrap();
+        let mut runtime = ArmGroup::lone(&start).unwrap();
         let declarations = runtime.parameters().declarations().to_vec();
         for d in declarations.iter().filter(|d| !d.read_only) {
             let mut candidates = vec![d.default.clone()];
@@ -103,8 +103,8 @@ fn designed_gains_are_what_a_parameter_query_shows() {
         remaps: vec![],
         values,
     };
-    let mut runtime = ControllerRuntime::new(&start).unwrap();
-    let kp = |r: &ControllerRuntime| r.parameters().get("kp").cloned();
+    let mut runtime = ArmGroup::lone(&start).unwrap();
+    let kp = |r: &ArmGroup| r.parameters().get("kp").cloned();
     assert_eq!(
         kp(&runtime),
         Some(ParameterValue::DoubleArray(vec![30.0, 56.0]))
@@ -165,7 +165,7 @@ fn without_gravity_compensation_every_law_commands_without_g() {
                 ("effort_rise_time".into(), ParameterValue::Double(0.0)),
             ],
         };
-        let mut runtime = ControllerRuntime::new(&start).unwrap();
+        let mut runtime = ArmGroup::lone(&start).unwrap();
         let core = runtime.core_mut();
         core.on_joint_state(&joints, &q, &[0.0; 7], 0.0);
         let mut effort = vec![0.0; 7];
@@ -233,16 +233,16 @@ fn urdf_friction_is_compensated_only_when_asked() {
             values,
         }
     };
-    let viscous = |runtime: &ControllerRuntime| runtime.core().robot().joints()[0].friction.viscous;
-    let plain = ControllerRuntime::new(&start(vec![])).unwrap();
+    let viscous = |runtime: &ArmGroup| runtime.core().robot().joints()[0].friction.viscous;
+    let plain = ArmGroup::lone(&start(vec![])).unwrap();
     assert_eq!(viscous(&plain), 0.0);
-    let asked = ControllerRuntime::new(&start(vec![(
+    let asked = ArmGroup::lone(&start(vec![(
         "friction_compensation",
         ParameterValue::Bool(true),
     )]))
     .unwrap();
     assert_eq!(viscous(&asked), 2.0);
-    let e = ControllerRuntime::new(&start(vec![(
+    let e = ArmGroup::lone(&start(vec![(
         "model_viscous",
         ParameterValue::DoubleArray(vec![0.1, 0.1]),
     )]))
@@ -266,7 +266,7 @@ fn what_the_conversion_noticed_reaches_the_runner() {
         remaps: vec![],
         values: vec![("robot_description".into(), ParameterValue::String(urdf))],
     };
-    let plain = ControllerRuntime::new(&start_of(urdf.clone())).unwrap();
+    let plain = ArmGroup::lone(&start_of(urdf.clone())).unwrap();
     // What collision detection can sense is told too; the conversion noticed nothing.
     assert!(
         plain
@@ -284,7 +284,7 @@ fn what_the_conversion_noticed_reaches_the_runner() {
         &urdf[..first],
         &urdf[end..]
     );
-    let warned = ControllerRuntime::new(&start_of(bad)).unwrap();
+    let warned = ArmGroup::lone(&start_of(bad)).unwrap();
     let warnings = warned.model_warnings().join("\n");
     assert!(
         warnings.contains("joint1") && warnings.contains("triangle inequality"),
@@ -306,9 +306,9 @@ fn the_soft_limit_margin_is_a_live_parameter() {
             ("soft_limit_margin".to_string(), ParameterValue::Double(0.1)),
         ],
     };
-    let mut runtime = ControllerRuntime::new(&start).unwrap();
+    let mut runtime = ArmGroup::lone(&start).unwrap();
     let upper = runtime.core().robot().joints()[0].limits.upper;
-    let soft = |r: &mut ControllerRuntime| {
+    let soft = |r: &mut ArmGroup| {
         r.core_mut()
             .controller_mut()
             .limits_mut()
@@ -326,4 +326,120 @@ fn the_soft_limit_margin_is_a_live_parameter() {
         .unwrap_err();
     assert!(e.contains("soft_limit_margin"), "{e}");
     assert!((soft(&mut runtime) - (upper - 0.2)).abs() < 1e-12);
+}
+
+/// Two arms under one law over both.
+mod pair {
+    use super::super::*;
+    use crate::configure::COOPERATIVE;
+    use crate::controller_core::Fault;
+
+    fn workspace(path: &str) -> String {
+        format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    fn start(extra: &[(&str, ParameterValue)]) -> NodeStart {
+        let mut values = vec![
+            (
+                "controller".to_string(),
+                ParameterValue::String(COOPERATIVE.into()),
+            ),
+            (
+                "urdf_path".into(),
+                ParameterValue::String(workspace("urdf/panda.urdf")),
+            ),
+            (
+                "scene_file".into(),
+                ParameterValue::String(workspace("config/scenes/two_pandas_carry.yaml")),
+            ),
+        ];
+        values.extend(extra.iter().map(|(n, v)| (n.to_string(), v.clone())));
+        NodeStart {
+            name: "controller_node".into(),
+            namespace: "/".into(),
+            remaps: vec![],
+            values,
+        }
+    }
+
+    #[test]
+    fn the_scene_gives_the_object_and_given_values_override_it() {
+        let pair = ArmGroup::pair(&start(&[])).unwrap();
+        assert_eq!(pair.arms(), &["left".to_string(), "right".to_string()]);
+        assert_eq!(
+            pair.pair_law().unwrap().parameters().get("object_mass"),
+            Some(&ParameterValue::Double(2.0))
+        );
+        let lighter = start(&[("object_mass", ParameterValue::Double(1.5))]);
+        let pair = ArmGroup::pair(&lighter).unwrap();
+        assert_eq!(
+            pair.pair_law().unwrap().parameters().get("object_mass"),
+            Some(&ParameterValue::Double(1.5))
+        );
+        assert!(
+            pair.model_warnings()
+                .iter()
+                .any(|w| w.contains("object_mass 1.5") && w.contains("not the scene's 2 kg")),
+            "{:?}",
+            pair.model_warnings()
+        );
+        let mut pair = pair;
+        assert!(pair
+            .set_parameter("object_mass", &ParameterValue::Double(-1.0))
+            .is_err());
+        pair.set_parameter("state_timeout", &ParameterValue::Double(0.05))
+            .unwrap();
+        assert_eq!(pair.settings().live.state_timeout, 0.05);
+    }
+
+    #[test]
+    fn refusals_name_what_is_missing() {
+        let error = |values: &[(&str, ParameterValue)]| {
+            let mut s = start(&[]);
+            s.values.retain(|(n, _)| n != "scene_file");
+            s.values
+                .extend(values.iter().map(|(n, v)| (n.to_string(), v.clone())));
+            ArmGroup::pair(&s).unwrap_err().to_string()
+        };
+        assert!(error(&[]).contains("needs a scene file with a pair"));
+        let table = ParameterValue::String(workspace("config/scenes/panda_table.yaml"));
+        assert!(error(&[("scene_file", table)]).contains("has no pair"));
+        let carry = ParameterValue::String(workspace("config/scenes/two_pandas_carry.yaml"));
+        let one_arm = [
+            ("scene_file", carry),
+            ("controller", ParameterValue::String("pd_gravity".into())),
+        ];
+        assert!(error(&one_arm).contains("'pd_gravity' controls one arm"));
+    }
+
+    /// When one arm's states stop, both arms hold (the other with the reason) and both come
+    /// back when the states do.
+    #[test]
+    fn a_stale_arm_makes_both_hold_and_both_resume() {
+        let mut pair = ArmGroup::pair(&start(&[])).unwrap();
+        let names: Vec<String> = pair.arm(0).joints().to_vec();
+        let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
+        let qd = [0.0; 7];
+        let mut efforts = [vec![0.0; 7], vec![0.0; 7]];
+        let mut step = |pair: &mut ArmGroup, t: f64, arms: &[usize]| {
+            for &a in arms {
+                pair.arm_mut(a).on_joint_state(&names, &q, &qd, t);
+            }
+            let mut reports = [StepReport::default(), StepReport::default()];
+            pair.step(t, 1e-3, &mut efforts, &mut reports);
+            reports
+        };
+        let reports = step(&mut pair, 0.0, &[0, 1]);
+        assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
+        let reports = step(&mut pair, 0.5, &[0]);
+        assert!(matches!(reports[1].fault, Some(Fault::Stale(_))));
+        match &reports[0].fault {
+            Some(Fault::Controller(reason)) => {
+                assert!(reason.contains("arm 'right' holds"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let reports = step(&mut pair, 0.501, &[0, 1]);
+        assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
+    }
 }

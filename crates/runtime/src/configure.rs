@@ -1,25 +1,24 @@
-//! A configured controller as every runner uses it (controller_node on DDS or rcl, `armctl sim`,
-//! the C ABI of the ros2_control plugin): the node parameters gathered and checked, the robot
-//! (with an identified model when given), the controller with its gains, the command order,
-//! and the [`ControllerCore`]. Parameter changes go through [`ControllerRuntime::set_parameter`],
-//! so every runner validates and applies them the same way.
+//! Configuring a group from node parameters, the same for every runner: the parameters
+//! gathered and checked once, the robot (with an identified model when given), the law with
+//! its gains, and each arm's [`ControllerCore`] with the safety and reference settings. A pair
+//! (`controller: cooperative`) takes its arms, their bases and the object from its scene.
 
 use armctl_control::{
     controller_by_name, ControlError, Controller, Cooperative, ParameterSet, ParameterValue,
 };
 use armctl_model::Robot;
+use armctl_sim::scene_file::{self, PairSetup};
 
 use crate::controller_core::ControllerCore;
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings, LiveSettings};
-use crate::error::{invalid, not_held};
-use crate::frames::ChainFrames;
+use crate::error::invalid;
 use crate::model_parameters::identified_model;
-use crate::node_configuration::{in_command_order, NodeConfiguration};
 use crate::node_parameters::ParameterStore;
+use crate::scene::pair_of as checked_pair;
 use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
 
-/// The law over two arms (`controller: cooperative`), run by [`crate::pair_runtime`].
+/// The law over two arms (`controller: cooperative`), run by [`crate::pair_law`].
 pub const COOPERATIVE: &str = Cooperative::NAME;
 
 /// Every declaration, the controller's included, with the start values applied; the robot
@@ -27,7 +26,7 @@ pub const COOPERATIVE: &str = Cooperative::NAME;
 pub fn controller_node_parameters(
     start: &NodeStart,
 ) -> Result<(ParameterStore, Box<dyn Controller>, Robot), RuntimeError> {
-    let configured = configure(start, None)?;
+    let configured = configure_one(start, None)?;
     let store = configured
         .store
         .with_values_of(configured.controller.parameters());
@@ -82,7 +81,7 @@ pub(crate) struct Configured<L> {
 
 /// As [`controller_node_parameters`], on `robot` when given (else the one the parameters
 /// describe).
-fn configure(
+pub(crate) fn configure_one(
     start: &NodeStart,
     robot: Option<Robot>,
 ) -> Result<Configured<Box<dyn Controller>>, RuntimeError> {
@@ -229,178 +228,117 @@ pub(crate) fn core_from(
     Ok(core)
 }
 
-/// A controller configured from node parameters, ready to step.
-pub struct ControllerRuntime {
-    core: ControllerCore,
-    configuration: NodeConfiguration,
-    frames: ChainFrames,
-}
-
-impl std::fmt::Debug for ControllerRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ControllerRuntime")
-            .field("core", &self.core)
-            .field("order", &self.configuration.command_order())
-            .finish()
+/// The pair of the `scene_file` parameter.
+fn pair_of(store_scene: &str, robot: &Robot) -> Result<PairSetup, RuntimeError> {
+    if store_scene.is_empty() {
+        return Err(invalid(
+            "scene_file",
+            format!("controller '{COOPERATIVE}' needs a scene file with a pair (the arms' bases and the object)"),
+        ));
     }
-}
-
-impl ControllerRuntime {
-    /// Configures from a node's start values (parameter files and overrides).
-    pub fn new(start: &NodeStart) -> Result<Self, RuntimeError> {
-        Self::configured(configure(start, None)?)
-    }
-
-    /// Configures on `robot` (a model the runner built) from the start values; the robot
-    /// parameters (`robot_description`, `urdf_path`, links) are not read.
-    pub fn with_robot(start: &NodeStart, robot: Robot) -> Result<Self, RuntimeError> {
-        Self::configured(configure(start, Some(robot))?)
-    }
-
-    fn configured(configured: Configured<Box<dyn Controller>>) -> Result<Self, RuntimeError> {
-        let Configured {
-            store: parameters,
-            settings,
-            controller,
-            robot,
-            warnings,
-            link_frames,
-            friction_allowance,
-        } = configured;
-        let frames = ChainFrames::new(&robot, link_frames);
-        let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let core = core_from(&settings.live, robot, controller, &friction_allowance)?;
-        let mut configuration = NodeConfiguration::new(parameters, settings, warnings, &chain)?;
-        configuration.take_law_values(core.controller().parameters(), None);
-        Ok(Self {
-            core,
-            configuration,
-            frames,
+    let scene = scene_file::load(std::path::Path::new(store_scene))
+        .map_err(|e| invalid("scene_file", format!("{store_scene}: {e}")))?;
+    checked_pair(&scene, robot)
+        .map_err(|e| invalid("scene_file", format!("{store_scene}: {e}")))?
+        .ok_or_else(|| {
+            invalid(
+                "scene_file",
+                format!("{store_scene} has no pair: '{COOPERATIVE}' controls two arms"),
+            )
         })
-    }
+}
 
-    /// A tip pose target given in `frame` (a link of the chain, placed at the newest valid
-    /// state; empty or the base link: as it is) in the base link frame; refused naming the
-    /// frame otherwise.
-    pub fn target_in_base(
-        &mut self,
-        frame: &str,
-        pose: nalgebra::IsometryMatrix3<f64>,
-    ) -> Result<nalgebra::IsometryMatrix3<f64>, String> {
-        let q = self.core.last_valid_q();
-        self.frames.pose_in_base(self.core.robot(), frame, pose, q)
+/// The law for the pair: the bases from the scene, the object's mass and inertia as the
+/// scene gives them (parameters given at start override them).
+fn law_for(setup: &PairSetup, robot: &Robot) -> Result<Cooperative, RuntimeError> {
+    let mut law = Cooperative::new(robot, [setup.arms[0].1, setup.arms[1].1])
+        .map_err(|e| invalid("controller", e.to_string()))?;
+    let inertia = setup.inertia.diagonal();
+    for (name, value) in [
+        ("object_mass", ParameterValue::Double(setup.mass)),
+        (
+            "object_inertia",
+            ParameterValue::DoubleArray(inertia.iter().copied().collect()),
+        ),
+    ] {
+        law.set_parameter(name, value)
+            .map_err(|e| invalid(name, format!("from the scene: {e}")))?;
     }
+    Ok(law)
+}
 
-    /// A measured wrench given in `frame` (its axes, the moment about its origin) as the
-    /// wrench on the tip, base link axes, the moment about the tip (empty frame: as it is).
-    pub fn wrench_at_tip(&mut self, frame: &str, wrench: [f64; 6]) -> Result<[f64; 6], String> {
-        let q = self.core.last_valid_q();
-        self.frames
-            .wrench_at_tip(self.core.robot(), frame, wrench, q)
-    }
+/// A warning when the law carries another object than the scene describes (parameters given
+/// at start override the scene's mass and inertia).
+fn object_differs(
+    law: &Cooperative,
+    mass: f64,
+    inertia: &nalgebra::Vector3<f64>,
+) -> Option<String> {
+    let given_mass = law.parameters().get("object_mass");
+    let given_inertia = law.parameters().get("object_inertia");
+    let same = given_mass == Some(&ParameterValue::Double(mass))
+        && given_inertia
+            == Some(&ParameterValue::DoubleArray(
+                inertia.iter().copied().collect(),
+            ));
+    (!same).then(|| {
+        format!(
+            "the law carries object_mass {} and object_inertia {} as given, not the scene's {mass} kg and {:?}",
+            given_mass.map_or("?".into(), ParameterValue::to_yaml),
+            given_inertia.map_or("?".into(), ParameterValue::to_yaml),
+            inertia.as_slice()
+        )
+    })
+}
 
-    /// The estimated external wrench on the tip ([`ControllerCore::external_wrench`]) in the
-    /// tip link's axes at the newest valid state (none before one).
-    pub fn external_wrench_in_tip_axes(&mut self) -> Option<[f64; 6]> {
-        let q = self.core.last_valid_q()?;
-        let wrench = self.core.external_wrench();
-        self.frames.in_tip_axes(self.core.robot(), wrench, q).ok()
-    }
-
-    /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
-    /// real body has): for the operator, once at start.
-    pub fn model_warnings(&self) -> &[String] {
-        self.configuration.model_warnings()
-    }
-
-    /// The controller core.
-    pub fn core(&self) -> &ControllerCore {
-        &self.core
-    }
-
-    /// The controller core, to hand it states, references and targets.
-    pub fn core_mut(&mut self) -> &mut ControllerCore {
-        &mut self.core
-    }
-
-    /// The node's parameters and settings.
-    pub fn configuration(&self) -> &NodeConfiguration {
-        &self.configuration
-    }
-
-    /// The declared parameters and their current values (the law's as the law holds them:
-    /// a gain design writes `kp` and `kd`), for a parameter query.
-    pub fn parameters(&self) -> &ParameterStore {
-        self.configuration.parameters()
-    }
-
-    /// Every declaration: the node's and the law's.
-    pub fn declarations(&self) -> &[armctl_control::Declaration] {
-        self.configuration.declarations()
-    }
-
-    /// The current value of `name` (the law's as the law holds it).
-    pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
-        self.configuration.parameter(name)
-    }
-
-    /// Checks `value` for `name` as [`Self::set_parameter`] does first, without applying it.
-    pub fn validate_parameter(
-        &self,
-        name: &str,
-        value: &ParameterValue,
-    ) -> Result<ParameterValue, RuntimeError> {
-        self.configuration.validate(name, value)
-    }
-
-    /// The node's settings as the loop reads them.
-    pub fn settings(&self) -> &ControllerNodeSettings {
-        self.configuration.settings()
-    }
-
-    /// Command index -> chain index (the `joints` parameter).
-    pub fn command_order(&self) -> &[usize] {
-        self.configuration.command_order()
-    }
-
-    /// Writes efforts in chain order (`effort`) into `command` in the command order.
-    pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
-        in_command_order(self.command_order(), effort, command);
-    }
-
-    /// Checks `value` against its declaration and, for the controller's and the safety
-    /// parameters, against the controller; applies and stores it. On any refusal nothing
-    /// changes. Returns the value as stored (integers widened to doubles), so the runner can
-    /// act on parameters of its own (such as `state_publish_rate`).
-    pub fn set_parameter(
-        &mut self,
-        name: &str,
-        value: &ParameterValue,
-    ) -> Result<ParameterValue, String> {
-        let law_declares = self.core.controller().parameters().get(name).is_some();
-        let set_law = |cores: &mut [ControllerCore], value| {
-            cores[0]
-                .set_parameter(name, value)
-                .map_err(|e| e.to_string())?;
-            let law = cores[0].controller().parameters();
-            law.get(name).cloned().ok_or_else(|| not_held(name))
-        };
-        let cores = std::slice::from_mut(&mut self.core);
-        let stored =
-            self.configuration
-                .set_parameter((name, value), law_declares, set_law, cores)?;
-        if law_declares {
-            let law = self.core.controller().parameters();
-            self.configuration.take_law_values(law, Some(name));
-        }
-        Ok(stored)
-    }
-
-    /// See [`NodeConfiguration::take_implied_changes`].
-    pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
-        self.configuration.take_implied_changes(set)
+/// The `scene_file` start value (the last given).
+fn start_scene(start: &NodeStart) -> String {
+    match start.value("scene_file") {
+        Some(ParameterValue::String(path)) => path.clone(),
+        _ => String::new(),
     }
 }
 
-#[cfg(test)]
-mod tests;
+/// What configuring a pair produced: as for one arm, with the law over both arms and the
+/// arms' names from the scene.
+pub(crate) struct ConfiguredPair {
+    pub(crate) configured: Configured<Cooperative>,
+    pub(crate) arms: [String; 2],
+}
+
+/// The node parameters gathered and checked for `controller: cooperative`, on `robot` and
+/// `setup` when given (a runner that read the scene already), else on those the parameters
+/// describe (`scene_file` relative paths are the process's).
+pub(crate) fn configure_pair(
+    start: &NodeStart,
+    robot: Option<Robot>,
+    setup: Option<&PairSetup>,
+) -> Result<ConfiguredPair, RuntimeError> {
+    let mut arms = None;
+    let mut scene_object = None;
+    let mut configured = configure_law(start, robot, |name, robot| {
+        if name != COOPERATIVE {
+            return Err(invalid(
+                "controller",
+                format!("'{name}' controls one arm; a pair is run by '{COOPERATIVE}'"),
+            ));
+        }
+        let read;
+        let setup = match setup {
+            Some(setup) => setup,
+            None => {
+                read = pair_of(&start_scene(start), robot)?;
+                &read
+            }
+        };
+        arms = Some([setup.arms[0].0.clone(), setup.arms[1].0.clone()]);
+        scene_object = Some((setup.mass, setup.inertia.diagonal()));
+        law_for(setup, robot)
+    })?;
+    if let Some((mass, inertia)) = scene_object {
+        let differs = object_differs(&configured.controller, mass, &inertia);
+        configured.warnings.extend(differs);
+    }
+    let arms = arms.ok_or_else(|| invalid("scene_file", "no pair".into()))?;
+    Ok(ConfiguredPair { configured, arms })
+}

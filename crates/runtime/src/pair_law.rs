@@ -1,0 +1,145 @@
+//! The law over two arms holding one object ([`Cooperative`]), as a group of two steps it:
+//! each arm keeps its own [`ControllerCore`] (its joint states by name, the state checks, the
+//! safety layer, hold and resume), and the law computes both arms' efforts from both states.
+//! When either arm holds, both do: the law needs both states, and the other arm holds with the
+//! reason; when both states are valid again the law starts over, holding the object where it
+//! is.
+
+use armctl_control::{ControlError, Controller, Cooperative, JointState, ParameterSet, Step};
+
+use crate::configure::COOPERATIVE;
+use crate::controller_core::{ControllerCore, StepReport};
+
+/// The law slot of an arm's core: the efforts come from the law over both arms through
+/// [`ControllerCore::step_given`], so stepped on its own it refuses.
+pub(crate) struct ArmOfPair {
+    parameters: ParameterSet,
+}
+
+impl ArmOfPair {
+    /// The slot for an arm of `dof` joints.
+    pub(crate) fn new(dof: usize) -> Self {
+        Self {
+            parameters: ParameterSet::new(dof),
+        }
+    }
+}
+
+impl Controller for ArmOfPair {
+    fn name(&self) -> &'static str {
+        COOPERATIVE
+    }
+    fn parameters(&self) -> &ParameterSet {
+        &self.parameters
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        &mut self.parameters
+    }
+    fn compute(&mut self, _step: Step<'_>) -> Result<(), ControlError> {
+        Err(ControlError::InvalidReference {
+            reason: "an arm of a cooperative pair is stepped with the other arm".into(),
+        })
+    }
+}
+
+/// [`Cooperative`] with what stepping it over two cores needs.
+pub struct PairLaw {
+    law: Cooperative,
+    /// The law's efforts of the step, per arm.
+    efforts: [Vec<f64>; 2],
+    /// Whether the law ran in the last step, and whether it ever did.
+    controlling: bool,
+    started: bool,
+    /// What the last step changed in the object's reference, to tell the operator.
+    notice: Option<String>,
+}
+
+impl PairLaw {
+    /// `law` for arms of `dof` joints.
+    pub(crate) fn new(law: Cooperative, dof: usize) -> Self {
+        Self {
+            law,
+            efforts: [vec![0.0; dof], vec![0.0; dof]],
+            controlling: false,
+            started: false,
+            notice: None,
+        }
+    }
+
+    /// The law.
+    pub fn law(&self) -> &Cooperative {
+        &self.law
+    }
+
+    /// The law, to set the object's target or a parameter.
+    pub fn law_mut(&mut self) -> &mut Cooperative {
+        &mut self.law
+    }
+
+    /// One step of both arms (`cores`, named `arms`) at `now`, `dt` after the last: efforts
+    /// in chain order. Does not allocate while both arms are controlled.
+    pub(crate) fn step(
+        &mut self,
+        (cores, arms): (&mut [ControllerCore], &[String]),
+        (now, dt): (f64, f64),
+        efforts: &mut [Vec<f64>],
+        reports: &mut [StepReport],
+    ) {
+        let outcome = self.run(cores, arms, now, dt);
+        self.controlling = outcome.is_ok();
+        for (a, core) in cores.iter_mut().enumerate() {
+            let given = match &outcome {
+                Ok(()) => Ok(self.efforts[a].as_slice()),
+                Err(reason) => Err(reason.as_str()),
+            };
+            reports[a] = core.step_given(now, dt, &mut efforts[a], given);
+        }
+    }
+
+    /// What the last step changed in the object's reference (a move cancelled by a hold), to
+    /// tell the operator once.
+    pub(crate) fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
+    }
+
+    /// The law on both arms' newest states, or why it cannot run.
+    fn run(
+        &mut self,
+        cores: &[ControllerCore],
+        arms: &[String],
+        now: f64,
+        dt: f64,
+    ) -> Result<(), String> {
+        for (core, arm) in cores.iter().zip(arms) {
+            if let Some(fault) = core.holds_at(now) {
+                return Err(format!("arm '{arm}' holds: {fault}"));
+            }
+        }
+        let measured = [cores[0].measured(), cores[1].measured()];
+        let states = measured.map(|(q, qd)| JointState { q, qd });
+        if !self.controlling {
+            if self.started && self.law.moving() {
+                self.notice = Some(
+                    "control resumed after a hold: the object's move is cancelled, holding it where it is".into(),
+                );
+            }
+            self.law
+                .restart([&states[0], &states[1]])
+                .map_err(|e| e.to_string())?;
+            self.started = true;
+        }
+        let [first, second] = &mut self.efforts;
+        let result = self
+            .law
+            .update([&states[0], &states[1]], dt, [first, second])
+            .map_err(|e| e.to_string());
+        if let Some((arm, sigma)) = self.law.take_reach_stop() {
+            let margin = self.law.parameters().values("singularity_margin")[0];
+            self.notice = Some(format!(
+                "the object's move stopped where it was: arm '{}' nears the edge of its reach or a singularity (smallest singular value of its Jacobian {sigma:.3} < singularity_margin {margin})",
+                arms[arm]
+            ));
+        }
+        result
+    }
+}
