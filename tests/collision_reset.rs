@@ -6,8 +6,8 @@
 use armctl_control::ParameterValue;
 use armctl_e2e::urdf_dir;
 use armctl_model::{urdf_file_to_robot, ChainOptions};
-use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::controller_core::Fault;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, scene_file, SimConfig, Simulator, Wrench};
 use nalgebra::Vector3;
@@ -20,7 +20,7 @@ points:
 
 /// The Panda on computed torque with `reaction`, its first joint swinging by 1 rad in 2.2 s
 /// into the wall, and the simulator.
-fn swing_into_the_wall(reaction: &str) -> (ArmGroup, Simulator) {
+fn swing_into_the_wall(reaction: &str) -> (GroupLoop, Simulator) {
     let path = urdf_dir().join("panda.urdf");
     let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
     let robot = conversion.robot.clone();
@@ -34,7 +34,7 @@ fn swing_into_the_wall(reaction: &str) -> (ArmGroup, Simulator) {
         ("collision_reaction".into(), text(reaction)),
         ("reset_collision".into(), ParameterValue::Bool(true)),
     ]);
-    let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     assert_eq!(
         runtime.parameter("reset_collision"),
         Some(&ParameterValue::Bool(false)),
@@ -107,7 +107,7 @@ fn a_reset_while_still_over_the_threshold_latches_again_with_an_event_and_a_rest
         "controller".into(),
         ParameterValue::String("computed_torque".into()),
     )]);
-    let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     let lean = Wrench {
         force: Vector3::new(0.0, 0.0, -80.0),
         torque: Vector3::zeros(),

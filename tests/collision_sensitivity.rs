@@ -17,7 +17,7 @@ mod arms;
 use armctl_control::reference::{MultiPoint, Quintic, TrajectoryPoint};
 use armctl_control::ParameterValue;
 use armctl_model::{jacobian, FrameId, JointKind, KinematicsWorkspace, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, ContactPoint, Obstacle, Scene, Shape, SimConfig, Simulator};
 use arms::{population, realistic_plant};
@@ -39,12 +39,12 @@ const LAWS: [&str; 3] = ["computed_torque", "pd_gravity", "joint_impedance"];
 const REACTIONS: [&str; 3] = ["hold", "compliant", "retract"];
 
 /// A runtime for `robot` under `law` with `values`.
-fn runtime(robot: &Robot, law: &str, values: &[(&str, &str)]) -> ArmGroup {
+fn runtime(robot: &Robot, law: &str, values: &[(&str, &str)]) -> GroupLoop {
     let text = |v: &str| ParameterValue::String(v.into());
     let mut all = vec![("controller".to_string(), text(law))];
     all.extend(values.iter().map(|(k, v)| (k.to_string(), text(v))));
     let start = armctl_e2e::controller_node_start(all);
-    ArmGroup::lone_on(&start, robot.clone()).unwrap()
+    GroupLoop::lone_on(&start, robot.clone()).unwrap()
 }
 
 /// A swing of the first three joints from the middle configuration, each at most 0.7 of its

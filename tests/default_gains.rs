@@ -118,7 +118,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     });
     let hold_target = SetPoint::new(target.clone());
     core.follow(Box::new(hold_target), 0.0).unwrap();
-    let mut group = armctl_runtime::arm_group::ArmGroup::of_core(core).unwrap();
+    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core).unwrap();
     let mut control = SimulatedLoop::new(&mut group);
     let config = SimConfig {
         integrator: case.integrator,

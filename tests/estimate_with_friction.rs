@@ -17,7 +17,7 @@ use armctl_control::{controller_by_name, ParameterValue};
 use armctl_dynamics::Wrench;
 use armctl_ident::{excitation, identify, ExcitationLimits, IdentifyOptions};
 use armctl_model::Robot;
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, SimConfig, Simulator};
 use arms::{population, realistic_plant};
@@ -94,7 +94,7 @@ fn pressed(robot: &Robot, mut values: Vec<(String, ParameterValue)>) -> [Window;
     // purpose sets it.
     values.push(("collision_detection".into(), text("off")));
     let start = armctl_e2e::controller_node_start(values);
-    let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     let from = robot.middle_configuration();
     let to: Vec<f64> = from.iter().map(|q| q + 0.3).collect();
     let motion = Quintic::new(from.clone(), to, MOVING).unwrap();

@@ -258,7 +258,7 @@ fn hybrid_control_presses_with_10_n_on_the_estimated_wrench_without_a_sensor() {
         Translation3::from(start.translation.vector + Vector3::new(0.0, 0.2, 0.0)),
         start.rotation,
     );
-    let mut group = armctl_runtime::arm_group::ArmGroup::of_core(core).unwrap();
+    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core).unwrap();
     let mut control = SimulatedLoop::new(&mut group);
     let log = armctl_sim::run_loop(&mut sim, &mut control, 4000, |k, _, control| {
         if k == 1000 {

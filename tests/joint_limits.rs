@@ -18,7 +18,7 @@ mod arms;
 
 use armctl_model::test_support::random_arm::RandomArm;
 use armctl_model::{forward_kinematics, ChainOptions, KinematicsWorkspace, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_closed_loop, run_loop, SimConfig, Simulator};
 use arms::{arm_class, bundled, generated_arm, realistic_plant, ARM_CLASSES};
@@ -362,7 +362,7 @@ fn through_the_runtime_a_geared_arm_stops_inside_its_limits_from_full_speed() {
                 ("controller".into(), text(law)),
                 ("collision_detection".into(), text("off")),
             ]);
-            let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+            let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
             let (reference, duration) = onto_the_limit_at_full_speed(&robot, side);
             runtime.core_mut().follow(Box::new(reference), 0.0).unwrap();
             let q0 = robot.middle_configuration();

@@ -1,6 +1,6 @@
 //! Hot paths allocate nothing: a counting global allocator watches each call after a warm-up.
 
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -347,7 +347,6 @@ fn a_law_bounded_at_its_joint_limits_allocates_nothing() {
 
 #[test]
 fn controller_node_step_allocates_nothing_on_valid_states() {
-    use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::controller_core::{ControllerCore, SafeMode};
     use armctl_runtime::loop_timing::LoopTiming;
     use armctl_runtime::node_clock::NodeClock;
@@ -392,16 +391,16 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         };
         // In the loop a node drives, stepping on each state (stamps are times on sim time).
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let group = ArmGroup::of_core(core).unwrap();
-        let mut arm_loop = ArmLoop::new(group, timing);
+        let group = GroupLoop::of_core(core).unwrap();
+        let mut group = group.paced(timing);
         let count = allocations(|| {
             now += 1e-3;
-            let stepped = arm_loop.on_joint_state(0, &names, &position, &velocity, now);
+            let stepped = group.on_joint_state(0, &names, &position, &velocity, now);
             assert_eq!(stepped, Some(now));
-            let report = &arm_loop.reports()[0];
+            let report = &group.reports()[0];
             assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
-            assert!(arm_loop.sent(0).is_some() && arm_loop.state_due(now));
-            let core = arm_loop.group().core();
+            assert!(group.sent(0).is_some() && group.state_due(now));
+            let core = group.core();
             let (q, qd) = core.measured();
             let since_end = now - core.trajectory_end().unwrap();
             let progress = goal.check(&chain, since_end, core.reference(), q, qd);
@@ -419,7 +418,6 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
 /// still running.
 #[test]
 fn a_latched_collision_s_reactions_allocate_nothing() {
-    use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::controller_core::{
         CollisionDetection, CollisionReaction, CollisionSettings, ControllerCore, Fault, SafeMode,
     };
@@ -447,29 +445,28 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
             ..CollisionSettings::default()
         });
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let group = ArmGroup::of_core(core).unwrap();
-        let mut arm_loop = ArmLoop::new(group, timing);
+        let group = GroupLoop::of_core(core).unwrap();
+        let mut group = group.paced(timing);
         let mut q = robot.middle_configuration();
         let velocity = vec![0.3; robot.dof()];
         let mut now = 0.0;
-        let mut step = |arm_loop: &mut ArmLoop<ArmGroup>| {
+        let mut step = |group: &mut GroupLoop| {
             now += 1e-3;
             for p in q.iter_mut() {
                 *p += 3e-4;
             }
-            arm_loop.on_joint_state(0, &names, &q, &velocity, now);
+            group.on_joint_state(0, &names, &q, &velocity, now);
         };
         for _ in 0..20 {
-            step(&mut arm_loop);
+            step(&mut group);
         }
-        let latched = |arm_loop: &ArmLoop<ArmGroup>| {
-            matches!(arm_loop.reports()[0].fault, Some(Fault::Collision(_)))
-        };
-        assert!(latched(&arm_loop), "{reaction:?}: not latched");
+        let latched =
+            |group: &GroupLoop| matches!(group.reports()[0].fault, Some(Fault::Collision(_)));
+        assert!(latched(&group), "{reaction:?}: not latched");
         let count = allocations(|| {
             for _ in 0..100 {
-                step(&mut arm_loop);
-                assert!(latched(&arm_loop));
+                step(&mut group);
+                assert!(latched(&group));
             }
         });
         assert_eq!(count, 0, "{reaction:?}: {count} allocations in 300 steps");
@@ -480,7 +477,6 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
 /// kept when motion resumes, and a restart (a stale state) in the middle of a rest.
 #[test]
 fn collecting_rest_poses_allocates_nothing() {
-    use armctl_runtime::arm_loop::ArmLoop;
     use armctl_runtime::controller_core::{ControllerCore, SafeMode};
     use armctl_runtime::loop_timing::LoopTiming;
     use armctl_runtime::node_clock::NodeClock;
@@ -491,19 +487,19 @@ fn collecting_rest_poses_allocates_nothing() {
     let core =
         ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-    let group = ArmGroup::of_core(core).unwrap();
-    let mut arm_loop = ArmLoop::new(group, timing);
+    let group = GroupLoop::of_core(core).unwrap();
+    let mut group = group.paced(timing);
     let mut q = robot.middle_configuration();
     let (still, moving) = (vec![0.0; robot.dof()], vec![0.2; robot.dof()]);
     let mut now = 0.0;
-    let mut state = |arm_loop: &mut ArmLoop<ArmGroup>, qd: &[f64], gap: f64| {
+    let mut state = |group: &mut GroupLoop, qd: &[f64], gap: f64| {
         now += gap;
         for (p, v) in q.iter_mut().zip(qd) {
             *p += v * 1e-3;
         }
-        arm_loop.on_joint_state(0, &names, &q, qd, now);
+        group.on_joint_state(0, &names, &q, qd, now);
     };
-    state(&mut arm_loop, &still, 1e-3);
+    state(&mut group, &still, 1e-3);
     let count = allocations(|| {
         for (qd, steps, gap) in [
             (&still, 500, 1e-3),
@@ -513,13 +509,13 @@ fn collecting_rest_poses_allocates_nothing() {
             (&still, 500, 1e-3),
         ] {
             for _ in 0..steps {
-                state(&mut arm_loop, qd, gap);
+                state(&mut group, qd, gap);
             }
         }
     });
     assert_eq!(count, 0, "{count} allocations");
     // Poses were collected: the scripted arm shows no payload in them.
-    let core = arm_loop.group().core();
+    let core = group.core();
     let refused = armctl_runtime::payload_service::estimate_payload(core).unwrap_err();
     assert!(refused.contains("no payload found"), "{refused}");
 }
@@ -529,7 +525,7 @@ fn collecting_rest_poses_allocates_nothing() {
 #[test]
 fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
     use armctl_control::ParameterValue;
-    use armctl_runtime::arm_loop::ArmLoop;
+
     use armctl_runtime::loop_timing::LoopTiming;
     use armctl_runtime::node_clock::NodeClock;
     use armctl_runtime::startup::NodeStart;
@@ -552,23 +548,23 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
             ("internal_force".into(), ParameterValue::Double(10.0)),
         ],
     };
-    let pair = ArmGroup::pair(&start).unwrap();
+    let pair = GroupLoop::pair(&start).unwrap();
     let names: Vec<String> = pair.core().joints().to_vec();
     let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
     let qd = [0.05; 7];
     let mut now = 1e-3;
     // In the loop the two-arm node drives: a step once both arms' states came.
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-    let mut arm_loop = ArmLoop::new(pair, timing);
-    let mut step = |arm_loop: &mut ArmLoop<ArmGroup>| {
-        assert_eq!(arm_loop.on_joint_state(0, &names, &q, &qd, now), None);
-        assert_eq!(arm_loop.on_joint_state(1, &names, &q, &qd, now), Some(now));
-        assert!(!arm_loop.holding(), "{:?}", arm_loop.reports());
-        assert!(arm_loop.sent(0).is_some() && arm_loop.sent(1).is_some());
+    let mut group = pair.paced(timing);
+    let mut step = |group: &mut GroupLoop| {
+        assert_eq!(group.on_joint_state(0, &names, &q, &qd, now), None);
+        assert_eq!(group.on_joint_state(1, &names, &q, &qd, now), Some(now));
+        assert!(!group.holding(), "{:?}", group.reports());
+        assert!(group.sent(0).is_some() && group.sent(1).is_some());
         now += 1e-3;
     };
-    step(&mut arm_loop);
-    let count = allocations(|| step(&mut arm_loop));
+    step(&mut group);
+    let count = allocations(|| step(&mut group));
     assert_eq!(
         count, 0,
         "the pair's step allocated {count} times in 3 steps"

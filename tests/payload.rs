@@ -7,7 +7,7 @@
 use armctl_control::ParameterValue;
 use armctl_e2e::urdf_dir;
 use armctl_model::{ChainOptions, Payload, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, ModelMismatch, RunLog, SensorNoise, SimConfig, Simulator};
 use nalgebra::{Matrix3, Vector3};
@@ -55,8 +55,8 @@ fn hold_with_the_tool(
     law: &str,
     values: Vec<(String, ParameterValue)>,
     steps: usize,
-    hook: impl FnMut(usize, f64, &mut SimulatedLoop<&mut ArmGroup>),
-) -> (RunLog, ArmGroup) {
+    hook: impl FnMut(usize, f64, &mut SimulatedLoop<&mut GroupLoop>),
+) -> (RunLog, GroupLoop) {
     with_the_tool(robot, law, values, (steps, None), hook)
 }
 
@@ -66,8 +66,8 @@ fn with_the_tool(
     law: &str,
     values: Vec<(String, ParameterValue)>,
     (steps, noise): (usize, Option<SensorNoise>),
-    hook: impl FnMut(usize, f64, &mut SimulatedLoop<&mut ArmGroup>),
-) -> (RunLog, ArmGroup) {
+    hook: impl FnMut(usize, f64, &mut SimulatedLoop<&mut GroupLoop>),
+) -> (RunLog, GroupLoop) {
     // A tool the model lacks reads as a contact (a 1 kg tool twists the Panda's wrist as a
     // 30 N push does): the sensitivity is lowered while the tool is unknown, as
     // docs/safety.md tells.
@@ -77,7 +77,7 @@ fn with_the_tool(
     ];
     all.extend(values);
     let start = armctl_e2e::controller_node_start(all);
-    let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     let config = SimConfig {
         mismatch: ModelMismatch {
             payload: Some(tool()),

@@ -14,7 +14,7 @@ mod arms;
 use armctl_control::reference::TrajectoryPoint;
 use armctl_control::ParameterValue;
 use armctl_model::{Payload, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_sim::{run_loop, ModelMismatch, SensorNoise, SimConfig, Simulator};
 use arms::population;
@@ -89,7 +89,7 @@ fn estimate_on(robot: &Robot) -> (Outcome, Vec<String>) {
         ("controller".into(), text("pd_gravity")),
         ("collision_force".into(), ParameterValue::Double(100.0)),
     ]);
-    let mut runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     let (points, end) = through_the_poses(robot);
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     let q0 = robot.middle_configuration();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use armctl_control::ParameterValue;
 use armctl_ros::nodes::sim_node::SimNode;
 use armctl_ros::nodes::AnyControllerNode;
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::params_file::value_from_yaml;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
@@ -399,7 +399,7 @@ impl Run<'_> {
             remaps: vec![],
             values,
         };
-        let runtime = ArmGroup::lone(&start).map_err(|e| format!("{name}: {e}"))?;
+        let runtime = GroupLoop::lone(&start).map_err(|e| format!("{name}: {e}"))?;
         let joints = match runtime.parameters().get("joints") {
             Some(ParameterValue::StringArray(joints)) => joints.clone(),
             _ => vec![],

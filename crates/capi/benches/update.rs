@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::ptr::{null, null_mut};
 
 use armctl_capi::*;
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 #[path = "../tests/common/mod.rs"]
@@ -23,7 +23,7 @@ fn waypoint() -> Vec<f64> {
     Q.iter().map(|q| q + 0.2).collect()
 }
 
-fn rust_runtime() -> ArmGroup {
+fn rust_runtime() -> GroupLoop {
     let mut runtime = node_runtime(&panda_urdf(), "computed_torque", &JOINTS);
     let names: Vec<String> = JOINTS.iter().map(|j| j.to_string()).collect();
     runtime.core_mut().on_joint_state(&names, &Q, &QD, 0.0);

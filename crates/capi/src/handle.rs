@@ -5,8 +5,8 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use armctl_control::ParameterValue;
-use armctl_runtime::arm_group::ArmGroup;
-use armctl_runtime::arm_loop::ArmLoop;
+use armctl_runtime::group_loop::GroupLoop;
+
 use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::startup::NodeStart;
 
@@ -39,7 +39,7 @@ pub struct ArmctlConfig {
 /// A configured controller (opaque).
 pub struct ArmctlController {
     /// The runtime, in a loop the host paces (its `update` gives time and period).
-    pub(crate) arm_loop: ArmLoop<ArmGroup>,
+    pub(crate) group: GroupLoop,
     /// The joints, in the caller's order.
     pub(crate) joints: Vec<String>,
     pub(crate) last_error: CString,
@@ -78,12 +78,12 @@ impl ArmctlController {
         status
     }
 
-    pub(crate) fn runtime(&self) -> &ArmGroup {
-        self.arm_loop.group()
+    pub(crate) fn runtime(&self) -> &GroupLoop {
+        &self.group
     }
 
-    pub(crate) fn runtime_mut(&mut self) -> &mut ArmGroup {
-        self.arm_loop.group_mut()
+    pub(crate) fn runtime_mut(&mut self) -> &mut GroupLoop {
+        &mut self.group
     }
 }
 
@@ -198,7 +198,7 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
         unsafe { config.as_ref() }.ok_or_else(|| invalid("config is a null pointer".into()))?;
     // SAFETY: the caller's contract on the config's pointers.
     let (start, joints) = unsafe { node_start(config) }?;
-    let mut runtime = ArmGroup::lone(&start).map_err(refused)?;
+    let mut runtime = GroupLoop::lone(&start).map_err(refused)?;
     runtime.core_mut().expect_state_layout(&joints);
     let names = runtime
         .declarations()
@@ -210,7 +210,7 @@ fn create(config: *const ArmctlConfig) -> Result<Box<ArmctlController>, (ArmctlS
     Ok(Box::new(ArmctlController {
         links,
         joints,
-        arm_loop: ArmLoop::hosted(runtime),
+        group: runtime,
         last_error: CString::default(),
         last_event: None,
         names,

@@ -1,6 +1,6 @@
 //! The C ABI of armctl's controller runtime, for the ros2_control controller plugin
 //! (`ros2_control/armctl_controllers`) and any other C or C++ host. It wraps
-//! [`armctl_runtime::arm_group::ArmGroup`], the same runtime controller_node
+//! [`armctl_runtime::group_loop::GroupLoop`], the same runtime controller_node
 //! runs (joint mapping, references and their checks, the safety layer, hold rules, node
 //! parameters), so both paths behave the same. The header is `include/armctl.h`, generated
 //! with cbindgen (`crates/capi/cbindgen.toml`; a test fails when it is stale).

@@ -57,14 +57,14 @@ pub extern "C" fn armctl_parameter_info(
         // SAFETY: null or writable by the caller's contract.
         let info =
             unsafe { info.as_mut() }.ok_or_else(|| invalid("info is a null pointer".into()))?;
-        let declarations = h.arm_loop.group().declarations();
+        let declarations = h.group.declarations();
         let d = declarations.get(index).ok_or_else(|| {
             invalid(format!(
                 "parameter index {index}: there are {}",
                 declarations.len()
             ))
         })?;
-        let current = h.arm_loop.group().parameter(&d.name).unwrap_or(&d.default);
+        let current = h.group.parameter(&d.name).unwrap_or(&d.default);
         *info = info_of(d, &h.names[index], h.value.show(current));
         Ok(())
     })

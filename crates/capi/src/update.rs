@@ -70,19 +70,19 @@ pub extern "C" fn armctl_update_partial(
         let none_readable = readable.is_some_and(|r| r.iter().all(|&ok| ok == 0));
         let chain_index = unreadable.map(|j| h.runtime().command_order()[j]);
         match chain_index {
-            None => h.arm_loop.record_state(0, &h.joints, q, qd, time),
+            None => h.group.record_state(0, &h.joints, q, qd, time),
             Some(_) if none_readable => {}
             Some(joint) => h.runtime_mut().core_mut().on_unreadable_joint(joint, time),
         }
-        h.arm_loop.step(time, period);
+        h.group.step(time, period);
         // Before any valid state this is the step's own hold (zero), not the command of a run
         // before `armctl_reset`.
-        h.arm_loop.step_command(0, out);
+        h.group.step_command(0, out);
         // SAFETY: null or writable by the caller's contract.
         if let Some(status) = unsafe { status.as_mut() } {
-            *status = update_status(&h.arm_loop.reports()[0]);
+            *status = update_status(&h.group.reports()[0]);
         }
-        if let Some(event) = h.arm_loop.take_event(0) {
+        if let Some(event) = h.group.take_event(0) {
             h.last_event = Some(event);
         }
         Ok(())
@@ -171,7 +171,7 @@ pub extern "C" fn armctl_fault_text(
 #[no_mangle]
 pub extern "C" fn armctl_reset(handle: *mut ArmctlController) -> ArmctlStatus {
     guarded(handle, |h| {
-        h.arm_loop.restart();
+        h.group.restart();
         h.last_event = None;
         Ok(())
     })
@@ -199,8 +199,8 @@ pub extern "C" fn armctl_safe_command(
     out.fill(0.0);
     let panicked = h.panicked;
     let hold = catch_unwind(AssertUnwindSafe(|| {
-        h.arm_loop.safe_command(0);
-        out.copy_from_slice(h.arm_loop.command(0));
+        h.group.safe_command(0);
+        out.copy_from_slice(h.group.command(0));
     }));
     if hold.is_err() {
         out.fill(0.0);

@@ -19,7 +19,7 @@ use armctl_model::test_support::mutation::{
     check_message, mutate, mutation_with_scaling, YAML_ITEMS,
 };
 use armctl_model::{ChainOptions, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::startup::NodeStart;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
@@ -33,7 +33,7 @@ const MAX_MESSAGE_CHARS: usize = 300;
 struct Arm {
     robot: Robot,
     q0: Vec<f64>,
-    runtime: RefCell<ArmGroup>,
+    runtime: RefCell<GroupLoop>,
 }
 
 fn arm(urdf: &str) -> Arm {
@@ -46,7 +46,7 @@ fn arm(urdf: &str) -> Arm {
         remaps: vec![],
         values: vec![],
     };
-    let runtime = ArmGroup::lone_on(&start, robot.clone()).unwrap();
+    let runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
     Arm {
         q0: robot.middle_configuration(),
         robot,

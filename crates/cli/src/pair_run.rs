@@ -11,8 +11,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use armctl_control::{Controller, ParameterValue};
 use armctl_model::Robot;
-use armctl_runtime::arm_group::ArmGroup;
-use armctl_runtime::arm_loop::ArmLoop;
+use armctl_runtime::group_loop::GroupLoop;
+
 use armctl_runtime::controller_core::{CoreEvent, StepReport};
 
 use armctl_sim::scene_file::PairSetup;
@@ -26,11 +26,11 @@ use crate::run_summary::ArmHeld;
 /// Who controls the pair, in the loop every runner drives (paced by the simulator).
 pub(crate) enum PairControl<'a> {
     /// Each arm under its own runtime (the same law and parameters).
-    Separate(Box<[ArmLoop<&'a mut ArmGroup>; 2]>),
+    Separate([&'a mut GroupLoop; 2]),
     /// Both arms under the cooperative law, the object moved by `movement` (world, m) in
     /// [`MOVE_SECONDS`] from the start.
     Cooperative {
-        arm_loop: Box<ArmLoop<&'a mut ArmGroup>>,
+        pair: &'a mut GroupLoop,
         movement: Option<Vector3<f64>>,
         /// The commanded goal's position, once the move is under way.
         goal: Option<Vector3<f64>>,
@@ -45,15 +45,15 @@ const SQUEEZE_SETTLE_SECONDS: f64 = 0.5;
 
 impl<'a> PairControl<'a> {
     /// Each arm under its own runtime.
-    pub(crate) fn separate(runtimes: &'a mut [ArmGroup; 2]) -> Self {
+    pub(crate) fn separate(runtimes: &'a mut [GroupLoop; 2]) -> Self {
         let [first, second] = runtimes;
-        Self::Separate(Box::new([ArmLoop::hosted(first), ArmLoop::hosted(second)]))
+        Self::Separate([first, second])
     }
 
     /// The cooperative law moving the object by `movement`.
-    pub(crate) fn cooperative(runtime: &'a mut ArmGroup, movement: Option<Vector3<f64>>) -> Self {
+    pub(crate) fn cooperative(runtime: &'a mut GroupLoop, movement: Option<Vector3<f64>>) -> Self {
         Self::Cooperative {
-            arm_loop: Box::new(ArmLoop::hosted(runtime)),
+            pair: runtime,
             movement,
             goal: None,
         }
@@ -61,8 +61,8 @@ impl<'a> PairControl<'a> {
 
     fn name(&self) -> String {
         match self {
-            Self::Separate(loops) => loops[0].group().core().controller().name().to_string(),
-            Self::Cooperative { arm_loop, .. } => arm_loop.group().law_name().to_string(),
+            Self::Separate(loops) => loops[0].core().controller().name().to_string(),
+            Self::Cooperative { pair, .. } => pair.law_name().to_string(),
         }
     }
 
@@ -70,7 +70,7 @@ impl<'a> PairControl<'a> {
     fn record_state(&mut self, a: usize, names: &[String], q: &[f64], qd: &[f64], t: f64) {
         match self {
             Self::Separate(loops) => loops[a].record_state(0, names, q, qd, t),
-            Self::Cooperative { arm_loop, .. } => arm_loop.record_state(a, names, q, qd, t),
+            Self::Cooperative { pair, .. } => pair.record_state(a, names, q, qd, t),
         }
     }
 
@@ -79,14 +79,14 @@ impl<'a> PairControl<'a> {
         match self {
             Self::Separate(loops) => loops.iter_mut().for_each(|l| l.step(t, dt)),
             Self::Cooperative {
-                arm_loop,
+                pair,
                 movement,
                 goal,
             } => {
-                arm_loop.step(t, dt);
+                pair.step(t, dt);
                 // The law grasps at its first controlled step; the move starts from there.
-                if let (Some(by), false) = (*movement, arm_loop.holding()) {
-                    let runtime = arm_loop.group_mut();
+                if let (Some(by), false) = (*movement, pair.holding()) {
+                    let runtime = &mut **pair;
                     let desired = runtime.pair_law().map(|law| law.desired().pose);
                     let mut target = desired.context("--object-move: not a pair")?;
                     target.translation.vector += by;
@@ -106,7 +106,7 @@ impl<'a> PairControl<'a> {
     fn efforts(&self, a: usize) -> &[f64] {
         match self {
             Self::Separate(loops) => loops[a].efforts(0),
-            Self::Cooperative { arm_loop, .. } => arm_loop.efforts(a),
+            Self::Cooperative { pair, .. } => pair.efforts(a),
         }
     }
 
@@ -114,7 +114,7 @@ impl<'a> PairControl<'a> {
     fn report(&self, a: usize) -> &StepReport {
         match self {
             Self::Separate(loops) => &loops[a].reports()[0],
-            Self::Cooperative { arm_loop, .. } => &arm_loop.reports()[a],
+            Self::Cooperative { pair, .. } => &pair.reports()[a],
         }
     }
 
@@ -122,7 +122,7 @@ impl<'a> PairControl<'a> {
     fn take_event(&mut self, a: usize) -> Option<CoreEvent> {
         match self {
             Self::Separate(loops) => loops[a].take_event(0),
-            Self::Cooperative { arm_loop, .. } => arm_loop.take_event(a),
+            Self::Cooperative { pair, .. } => pair.take_event(a),
         }
     }
 
@@ -131,8 +131,7 @@ impl<'a> PairControl<'a> {
     fn warnings(&self) -> Vec<String> {
         match self {
             Self::Separate(_) => vec![],
-            Self::Cooperative { arm_loop, .. } => arm_loop
-                .group()
+            Self::Cooperative { pair, .. } => pair
                 .model_warnings()
                 .iter()
                 .map(|w| format!("warning: {w}"))
@@ -144,7 +143,7 @@ impl<'a> PairControl<'a> {
     fn notice(&mut self) -> Option<String> {
         match self {
             Self::Separate(_) => None,
-            Self::Cooperative { arm_loop, .. } => arm_loop.take_notice(),
+            Self::Cooperative { pair, .. } => pair.take_notice(),
         }
     }
 
@@ -158,10 +157,10 @@ impl<'a> PairControl<'a> {
 
     /// The object's reference and the squeeze's set point, for the cooperative law.
     fn object_reference(&self) -> Option<(IsometryMatrix3<f64>, f64)> {
-        let Self::Cooperative { arm_loop, .. } = self else {
+        let Self::Cooperative { pair, .. } = self else {
             return None;
         };
-        let law = arm_loop.group().pair_law()?;
+        let law = pair.pair_law()?;
         let squeeze = match law.parameters().get("internal_force") {
             Some(ParameterValue::Double(f)) => *f,
             _ => 0.0,

@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
-use armctl_runtime::arm_group::ArmGroup;
 use armctl_runtime::configure::COOPERATIVE;
+use armctl_runtime::group_loop::GroupLoop;
 
 use armctl_runtime::simulated_loop::SimulatedLoop;
 use armctl_runtime::startup::NodeStart;
@@ -403,7 +403,7 @@ fn run_pair(
             bail!("'{COOPERATIVE}' moves the object: give --object-move, not --trajectory");
         }
         let mut pair =
-            ArmGroup::pair_on(&start, robot.clone(), setup).with_context(|| configuring(args))?;
+            GroupLoop::pair_on(&start, robot.clone(), setup).with_context(|| configuring(args))?;
         let movement = object_move(args.object_move.as_deref())?;
         return finish_pair(args, || {
             pair_run::run(
@@ -419,7 +419,7 @@ fn run_pair(
     if args.object_move.is_some() {
         bail!("--object-move is for '{COOPERATIVE}' with a pair scene (each arm under its own law follows --trajectory)");
     }
-    let runtime = |a: usize| -> Result<ArmGroup> {
+    let runtime = |a: usize| -> Result<GroupLoop> {
         let mut runtime = controller_runtime(args, robot)?;
         let trajectory = trajectory_spec::parse(&args.trajectory, robot, &setup.arms[a].2)?;
         runtime
@@ -457,7 +457,7 @@ fn finish_pair(args: &SimArgs, run: impl FnOnce() -> Result<pair_run::PairSummar
 /// run: only what depends on the run's state can still be refused during it.
 fn scheduled_sets(
     args: &SimArgs,
-    runtime: &ArmGroup,
+    runtime: &GroupLoop,
     steps: usize,
     dt: f64,
 ) -> Result<ParameterSchedule> {
@@ -481,7 +481,7 @@ fn followed(args: &SimArgs) -> String {
 
 /// The controller as the arguments configure it. A task-space law given a `--trajectory` (and
 /// no `--target-pose`) follows it with its tip: `target_source` is `joint_reference`.
-fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<ArmGroup> {
+fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<GroupLoop> {
     let runtime = configured_runtime(args, robot, None)?;
     let task_space = runtime.parameter("target_source").is_some();
     if !task_space || args.trajectory == "hold" {
@@ -500,9 +500,9 @@ fn configured_runtime(
     args: &SimArgs,
     robot: &Robot,
     extra: Option<(&str, &str)>,
-) -> Result<ArmGroup> {
+) -> Result<GroupLoop> {
     let start = node_start(args, extra)?;
-    ArmGroup::lone_on(&start, robot.clone()).with_context(|| configuring(args))
+    GroupLoop::lone_on(&start, robot.clone()).with_context(|| configuring(args))
 }
 
 /// The context of a configuration error: which parameter files it came from.
@@ -545,7 +545,7 @@ fn node_start(args: &SimArgs, extra: Option<(&str, &str)>) -> Result<NodeStart> 
 /// the `--set-at` sets applied when due.
 fn simulate(
     sim: &mut Simulator,
-    control: &mut SimulatedLoop<&mut ArmGroup>,
+    control: &mut SimulatedLoop<&mut GroupLoop>,
     steps: usize,
     schedule: &mut ParameterSchedule,
 ) -> Result<RunLog> {

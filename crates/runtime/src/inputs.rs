@@ -6,7 +6,7 @@
 use armctl_control::{shown, Controller};
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
-use crate::arm_group::ArmGroup;
+use crate::group_loop::GroupLoop;
 use crate::RuntimeError;
 use armctl_control::reference::TrajectoryPoint;
 
@@ -95,7 +95,7 @@ impl From<RuntimeError> for TrajectoryRefused {
     }
 }
 
-impl ArmGroup {
+impl GroupLoop {
     /// A trajectory of `count` points over the joints `names`, starting at `start` (`now` is
     /// the loop's time). The points are counted before `read` copies them out of a message or
     /// a C array that may be huge; no points stop following.

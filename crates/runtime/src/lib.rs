@@ -8,13 +8,12 @@
 //! simulator; the C ABI of the ros2_control plugin wraps it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod arm_group;
-pub mod arm_loop;
 pub mod configure;
 pub mod controller_core;
 pub mod declarations;
 mod error;
 pub mod frames;
+pub mod group_loop;
 pub mod inputs;
 pub mod joint_map;
 pub mod loop_timing;

@@ -1,4 +1,4 @@
-//! The loop every runner drives ([`ArmLoop`]) with the embedded simulator as its host
+//! The loop every runner drives ([`GroupLoop`]) with the embedded simulator as its host
 //! (`armctl_sim::ControlLoop`): each measurement goes in as a joint state at the simulator's
 //! time, the loop's step (control, or a hold on a fault) gives the efforts, and what the safety
 //! layer clipped and the cores reported is counted. This is how `armctl sim` and the tests run
@@ -10,13 +10,12 @@ use armctl_control::{ControlError, Controller};
 use armctl_sim::ControlLoop;
 use nalgebra::IsometryMatrix3;
 
-use crate::arm_group::ArmGroup;
-use crate::arm_loop::ArmLoop;
+use crate::group_loop::GroupLoop;
 
 /// A lone arm in the simulator's loop.
 #[derive(Debug)]
 pub struct SimulatedLoop<G> {
-    arm_loop: ArmLoop<G>,
+    group: G,
     joints: Vec<String>,
     /// What the core reported (holds, resumptions), with the time.
     pub events: Vec<String>,
@@ -29,12 +28,12 @@ pub struct SimulatedLoop<G> {
     pub target_pose: Option<(IsometryMatrix3<f64>, f64)>,
 }
 
-impl<G: BorrowMut<ArmGroup>> SimulatedLoop<G> {
+impl<G: BorrowMut<GroupLoop>> SimulatedLoop<G> {
     /// `arm` in the loop, its joints in chain order (the simulator's).
     pub fn new(arm: G) -> Self {
         let joints = arm.borrow().core().joints().to_vec();
         Self {
-            arm_loop: ArmLoop::hosted(arm),
+            group: arm,
             joints,
             events: Vec::new(),
             held: 0,
@@ -43,25 +42,32 @@ impl<G: BorrowMut<ArmGroup>> SimulatedLoop<G> {
         }
     }
 
+    /// The arm.
+    pub fn group(&self) -> &GroupLoop {
+        self.group.borrow()
+    }
+
     /// The arm, to change parameters during a run.
-    pub fn group_mut(&mut self) -> &mut ArmGroup {
-        self.arm_loop.group_mut()
+    pub fn group_mut(&mut self) -> &mut GroupLoop {
+        self.group.borrow_mut()
     }
 
     /// Efforts the safety layer clipped at their limits.
     pub fn clipped(&self) -> usize {
-        usize::try_from(self.arm_loop.saturated()).unwrap_or(usize::MAX)
+        usize::try_from(self.group().saturated()).unwrap_or(usize::MAX)
     }
 
     /// Efforts the joint-limit protection bounded.
     pub fn joint_limited(&self) -> usize {
-        usize::try_from(self.arm_loop.joint_limited()).unwrap_or(usize::MAX)
+        usize::try_from(self.group().joint_limited()).unwrap_or(usize::MAX)
     }
 }
 
-impl<G: BorrowMut<ArmGroup>> ControlLoop for SimulatedLoop<G> {
+impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
     fn start(&mut self, q: &[f64], qd: &[f64]) {
-        self.arm_loop.record_state(0, &self.joints, q, qd, 0.0);
+        self.group
+            .borrow_mut()
+            .record_state(0, &self.joints, q, qd, 0.0);
     }
 
     fn command(
@@ -72,19 +78,21 @@ impl<G: BorrowMut<ArmGroup>> ControlLoop for SimulatedLoop<G> {
         qd: &[f64],
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        self.arm_loop.record_state(0, &self.joints, q, qd, t);
-        self.arm_loop.step(t, dt);
-        effort.copy_from_slice(self.arm_loop.efforts(0));
-        if self.arm_loop.holding() {
+        self.group
+            .borrow_mut()
+            .record_state(0, &self.joints, q, qd, t);
+        self.group_mut().step(t, dt);
+        effort.copy_from_slice(self.group().efforts(0));
+        if self.group().holding() {
             self.held += 1;
             self.first_held.get_or_insert(t);
         }
-        if let Some(event) = self.arm_loop.take_event(0) {
+        if let Some(event) = self.group_mut().take_event(0) {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
         if let Some((pose, duration)) = self.target_pose.take() {
             // In the base link frame; a joint-space law refuses it rather than ignore it.
-            let group = self.arm_loop.group_mut();
+            let group = self.group_mut();
             group
                 .take_target_pose("", pose, duration)
                 .map_err(|reason| ControlError::InvalidReference { reason })?;
@@ -93,21 +101,21 @@ impl<G: BorrowMut<ArmGroup>> ControlLoop for SimulatedLoop<G> {
     }
 
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
-        let core = self.arm_loop.group_mut().core_mut();
+        let core = self.group_mut().core_mut();
         if let Some(task) = core.controller_mut().task_space() {
             task.set_external_wrench(wrench);
         }
     }
 
     fn reference(&self) -> &[f64] {
-        &self.arm_loop.group().core().reference().q
+        &self.group().core().reference().q
     }
 
     fn estimates(&self) -> &[f64] {
-        self.arm_loop.group().core().controller().estimates()
+        self.group().core().controller().estimates()
     }
 
     fn external_torques(&self) -> &[f64] {
-        self.arm_loop.group().core().external_torques()
+        self.group().core().external_torques()
     }
 }

@@ -4,7 +4,7 @@
 
 use armctl_control::ParameterValue;
 use armctl_model::{ChainOptions, Robot};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::startup::NodeStart;
 
 const URDF: &str = r#"<robot name="spinner">
@@ -43,18 +43,18 @@ fn the_model_loads_with_unknown_limits() {
 
 #[test]
 fn commanding_it_needs_effort_limits_and_the_refusal_names_joint_and_parameter() {
-    let e = ArmGroup::lone(&start(vec![])).unwrap_err().to_string();
+    let e = GroupLoop::lone(&start(vec![])).unwrap_err().to_string();
     assert!(e.contains("'spin'") && e.contains("effort_limits"), "{e}");
     let given = start(vec![(
         "effort_limits",
         ParameterValue::DoubleArray(vec![20.0, 1.0]),
     )]);
-    ArmGroup::lone(&given).unwrap();
+    GroupLoop::lone(&given).unwrap();
     let wrong = start(vec![(
         "effort_limits",
         ParameterValue::DoubleArray(vec![20.0]),
     )]);
-    let e = ArmGroup::lone(&wrong).unwrap_err().to_string();
+    let e = GroupLoop::lone(&wrong).unwrap_err().to_string();
     assert!(e.contains("effort_limits"), "{e}");
     // acceleration_limits, per joint, is taken from the start values too.
     let accelerations = start(vec![
@@ -67,5 +67,5 @@ fn commanding_it_needs_effort_limits_and_the_refusal_names_joint_and_parameter()
             ParameterValue::DoubleArray(vec![3.0, 4.0]),
         ),
     ]);
-    ArmGroup::lone(&accelerations).unwrap();
+    GroupLoop::lone(&accelerations).unwrap();
 }

@@ -7,7 +7,7 @@
 
 use armctl_control::ParameterValue;
 use armctl_model::test_support::mutation::{check_message, mutate, mutation, YAML_VALUES};
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::params_file::parameters_for_node;
 use armctl_runtime::startup::NodeStart;
 use proptest::prelude::*;
@@ -109,7 +109,7 @@ proptest! {
             remaps: vec![],
             values: start_values,
         };
-        if let Err(e) = ArmGroup::lone(&start) {
+        if let Err(e) = GroupLoop::lone(&start) {
             check_message(&e.to_string(), MAX_MESSAGE_CHARS)?;
         }
     }

@@ -2,7 +2,7 @@
 
 use armctl_control::reference::TrajectoryPoint;
 use armctl_control::ParameterValue;
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::startup::NodeStart;
 
 pub(crate) fn panda_urdf() -> String {
@@ -24,7 +24,7 @@ pub(crate) const PANDA_JOINTS: [&str; 7] = [
 ];
 
 /// The runtime controller_node runs, configured with the same values a C host gives.
-pub(crate) fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> ArmGroup {
+pub(crate) fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> GroupLoop {
     let string = |s: &str| ParameterValue::String(s.into());
     let start = NodeStart {
         name: "controller_node".into(),
@@ -39,7 +39,7 @@ pub(crate) fn node_runtime(urdf: &str, controller: &str, joints: &[&str]) -> Arm
             ),
         ],
     };
-    ArmGroup::lone(&start).unwrap()
+    GroupLoop::lone(&start).unwrap()
 }
 
 /// `(time, positions)` waypoints as the runtime's points (positions only).

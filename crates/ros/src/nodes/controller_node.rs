@@ -11,7 +11,7 @@
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
 use armctl_control::Controller;
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
 use armctl_runtime::ros_args::RosArgs;
@@ -65,7 +65,7 @@ impl ControllerNode {
 
     /// Configures the node from its start values.
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let mut runtime = ArmGroup::lone(start)?;
+        let mut runtime = GroupLoop::lone(start)?;
         let settings = runtime.settings().clone();
         let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
@@ -142,11 +142,11 @@ impl ControllerNode {
         })
     }
 
-    fn runtime(&self) -> &ArmGroup {
+    fn runtime(&self) -> &GroupLoop {
         self.node.group()
     }
 
-    fn runtime_mut(&mut self) -> &mut ArmGroup {
+    fn runtime_mut(&mut self) -> &mut GroupLoop {
         self.node.group_mut()
     }
 
@@ -184,17 +184,17 @@ impl ControllerNode {
     fn after_step<T: Transport>(&mut self, transport: &mut T, now: f64) {
         if self.action.is_active() {
             let rate = self.runtime().settings().live.action_monitor_rate;
-            let stamp = self.node.arm_loop().timing().clock().to_stamp(now);
+            let stamp = self.node.group().timing().clock().to_stamp(now);
             let core = self.node.group_mut().core_mut();
             self.action.after_step(transport, core, (now, stamp), rate);
         }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
-        if !self.node.arm_loop_mut().state_due(now) {
+        if !self.node.group_mut().state_due(now) {
             return;
         }
-        let arm_loop = self.node.arm_loop();
-        let holding = [f64::from(u8::from(arm_loop.holding()))];
-        let core = arm_loop.group().core();
+        let group = self.node.group();
+        let holding = [f64::from(u8::from(group.holding()))];
+        let core = group.core();
         let reference = core.reference();
         let (q, qd) = core.measured();
         for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
@@ -208,13 +208,13 @@ impl ControllerNode {
                 ("position", q),
                 ("velocity", qd),
                 ("error", &self.error),
-                ("effort", arm_loop.efforts(0)),
+                ("effort", group.efforts(0)),
                 ("estimates", core.controller().estimates()),
-                ("saturated", &[arm_loop.saturated() as f64]),
+                ("saturated", &[group.saturated() as f64]),
                 ("external_torque", core.external_torques()),
                 ("external_torque_bound", core.external_torque_bounds()),
                 ("external_wrench", core.external_wrench()),
-                ("joint_limited", &[arm_loop.joint_limited() as f64]),
+                ("joint_limited", &[group.joint_limited() as f64]),
             ],
             &mut self.state,
         );
@@ -226,7 +226,7 @@ impl ControllerNode {
     /// `~/external_torques` and their bounds (per joint, named) and `~/external_wrench_estimate`
     /// (in the tip link's frame) of the step at `now`.
     fn publish_external<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let stamp = Time::from_seconds(self.node.arm_loop().timing().clock().to_stamp(now));
+        let stamp = Time::from_seconds(self.node.group().timing().clock().to_stamp(now));
         let core = self.node.group().core();
         self.external_torques
             .effort
@@ -261,10 +261,10 @@ impl ControllerNode {
         let Some((state, humble)) = &mut self.controller_state else {
             return;
         };
-        let arm_loop = self.node.arm_loop();
-        let core = arm_loop.group().core();
+        let group = self.node.group();
+        let core = group.core();
         let (reference, (q, qd)) = (core.reference(), core.measured());
-        state.header.stamp = Time::from_seconds(arm_loop.timing().clock().to_stamp(now));
+        state.header.stamp = Time::from_seconds(group.timing().clock().to_stamp(now));
         state.reference.positions.clone_from(&reference.q);
         state.reference.velocities.clone_from(&reference.qd);
         state.reference.accelerations.clone_from(&reference.qdd);
@@ -289,8 +289,8 @@ impl ControllerNode {
         transport: &mut T,
         msg: &crate::msgs::JointTrajectory,
     ) {
-        let now = self.node.arm_loop().now();
-        let start = trajectory_start(msg, now, self.node.arm_loop().timing().clock());
+        let now = self.node.group().now();
+        let start = trajectory_start(msg, now, self.node.group().timing().clock());
         let read = || trajectory_points(msg);
         let count = msg.points.len();
         match self
@@ -314,7 +314,7 @@ impl ControllerNode {
 
     fn on_action<T: Transport>(&mut self, transport: &mut T, id: u64, request: ActionRequest) {
         let settings = self.runtime().settings().live.clone();
-        let clock = self.node.arm_loop().timing().clock().clone();
+        let clock = self.node.group().timing().clock().clone();
         let core = self.node.group_mut().core_mut();
         match request {
             ActionRequest::SendGoal(goal_id, goal) => {
@@ -411,7 +411,7 @@ fn invalid_goal(reason: &str) -> ActionResult {
 /// reference is a pose): sized for the joints, with the Humble buffer when the layout is
 /// Humble's (`controller_state_layout`, or `ROS_DISTRO` for `auto`).
 fn controller_state(
-    runtime: &mut ArmGroup,
+    runtime: &mut GroupLoop,
     layout: &str,
 ) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
     if runtime.core_mut().controller_mut().task_space().is_some() {

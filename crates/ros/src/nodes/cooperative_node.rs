@@ -12,7 +12,7 @@
 //! With `update_rate` 0 a step runs once both arms' states came since the last step; otherwise
 //! a timer runs it on the newest states.
 
-use armctl_runtime::arm_group::ArmGroup;
+use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::inputs::object_target_in_world;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
@@ -60,7 +60,7 @@ fn parameter_error(name: &str, reason: String) -> RosError {
 impl CooperativeNode {
     /// Configures the node from its start values (`controller: cooperative`).
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let pair = ArmGroup::pair(start)?;
+        let pair = GroupLoop::pair(start)?;
         let settings = pair.settings().clone();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
         let command_topic = settings.command_topic();
@@ -140,7 +140,7 @@ impl CooperativeNode {
         })
     }
 
-    fn pair(&self) -> &ArmGroup {
+    fn pair(&self) -> &GroupLoop {
         self.node.group()
     }
 
@@ -159,12 +159,12 @@ impl CooperativeNode {
 
     /// `~/state` of the step at `now`, when due.
     fn publish_state<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        if !self.node.arm_loop_mut().state_due(now) {
+        if !self.node.group_mut().state_due(now) {
             return;
         }
-        let arm_loop = self.node.arm_loop();
-        let holding = [f64::from(u8::from(arm_loop.holding()))];
-        let Some(law) = arm_loop.group().pair_law() else {
+        let group = self.node.group();
+        let holding = [f64::from(u8::from(group.holding()))];
+        let Some(law) = group.pair_law() else {
             return;
         };
         let reference = law.desired().pose.translation.vector;
@@ -181,7 +181,7 @@ impl CooperativeNode {
                 ("object_reference", reference.as_slice()),
                 ("object_position", object.as_slice()),
                 ("effort", &self.both_efforts),
-                ("saturated", &[arm_loop.saturated() as f64]),
+                ("saturated", &[group.saturated() as f64]),
             ],
             &mut self.state,
         );

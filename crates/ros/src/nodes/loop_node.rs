@@ -1,11 +1,11 @@
 //! What every controller node (one arm, or two under one law) does around the loop
-//! ([`ArmLoop`]): joint states and timer ticks in, each arm's command out on its publication
+//! ([`GroupLoop`]): joint states and timer ticks in, each arm's command out on its publication
 //! slot, the cores' events on /rosout, `/diagnostics`, the parameter services and the stop.
 //! A node adds only its own topics and its `~/state` layout.
 
 use armctl_control::ParameterValue;
-use armctl_runtime::arm_group::ArmGroup;
-use armctl_runtime::arm_loop::ArmLoop;
+use armctl_runtime::group_loop::GroupLoop;
+
 use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::node_clock::NodeClock;
@@ -20,7 +20,7 @@ use crate::transport::{LogLevel, Outgoing, Transport};
 /// A group of arms in the loop, with what the node publishes of it.
 #[derive(Debug)]
 pub(crate) struct LoopNode {
-    arm_loop: ArmLoop<ArmGroup>,
+    group: GroupLoop,
     diagnostics: LoopDiagnostics,
     /// Each arm's command message (arm `a` publishes on slot `a`).
     commands: Vec<Float64MultiArray>,
@@ -29,7 +29,7 @@ pub(crate) struct LoopNode {
 impl LoopNode {
     /// `group` paced as its settings say (`update_rate`, `use_sim_time`,
     /// `state_publish_rate`), for the node `start` names.
-    pub(crate) fn new(group: ArmGroup, start: &NodeStart) -> Self {
+    pub(crate) fn new(group: GroupLoop, start: &NodeStart) -> Self {
         let settings = group.configuration().settings();
         let update_rate = settings.update_rate;
         let timing = LoopTiming::new(
@@ -49,28 +49,18 @@ impl LoopNode {
         Self {
             commands: vec![command; group.arm_count()],
             diagnostics: LoopDiagnostics::new(&node, &robot, update_rate),
-            arm_loop: ArmLoop::new(group, timing),
+            group: group.paced(timing),
         }
     }
 
-    /// The loop.
-    pub(crate) fn arm_loop(&self) -> &ArmLoop<ArmGroup> {
-        &self.arm_loop
-    }
-
-    /// The loop, to reach the group.
-    pub(crate) fn arm_loop_mut(&mut self) -> &mut ArmLoop<ArmGroup> {
-        &mut self.arm_loop
-    }
-
     /// The group.
-    pub(crate) fn group(&self) -> &ArmGroup {
-        self.arm_loop.group()
+    pub(crate) fn group(&self) -> &GroupLoop {
+        &self.group
     }
 
     /// The group, to hand it references and targets.
-    pub(crate) fn group_mut(&mut self) -> &mut ArmGroup {
-        self.arm_loop.group_mut()
+    pub(crate) fn group_mut(&mut self) -> &mut GroupLoop {
+        &mut self.group
     }
 
     /// Arm `a`'s last command message.
@@ -103,18 +93,18 @@ impl LoopNode {
     ) -> Option<f64> {
         let stamp = msg.header.stamp.seconds();
         let (q, qd) = (&msg.position, &msg.velocity);
-        let now = self.arm_loop.on_joint_state(arm, &msg.name, q, qd, stamp)?;
+        let now = self.group.on_joint_state(arm, &msg.name, q, qd, stamp)?;
         self.publish_step(transport).then_some(now)
     }
 
     /// The timer: the loop's timed step or watchdog, and the diagnostics when due. Returns
     /// the time of the step it made, whose commands are published.
     pub(crate) fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Option<f64> {
-        let ticked = self.arm_loop.on_tick();
+        let ticked = self.group.on_tick();
         let published = ticked.stepped && self.publish_step(transport);
         if self.diagnostics.due() {
             let state = self.loop_state();
-            let counts = (self.arm_loop.saturated(), self.arm_loop.joint_limited());
+            let counts = (self.group.saturated(), self.group.joint_limited());
             let report = self.diagnostics.report(state, ticked.now, counts);
             transport.publish(Outgoing::Diagnostics(report));
         }
@@ -137,12 +127,12 @@ impl LoopNode {
     /// commanded none (no state yet: nothing to compute from, so nothing rather than a guess).
     fn publish_step<T: Transport>(&mut self, transport: &mut T) -> bool {
         self.tell(transport);
-        if !self.arm_loop.sent_any() {
+        if !self.group.sent_any() {
             return false;
         }
         self.diagnostics.on_step();
         for (a, message) in self.commands.iter_mut().enumerate() {
-            if let Some(command) = self.arm_loop.sent(a) {
+            if let Some(command) = self.group.sent(a) {
                 message.data.copy_from_slice(command);
                 transport.publish_on(a, Outgoing::Commands(message));
             }
@@ -153,12 +143,12 @@ impl LoopNode {
     /// Logs what the step changed: each arm's event (holding and why, resumed), named by arm
     /// in a group of several, and the group's notice.
     fn tell<T: Transport>(&mut self, transport: &mut T) {
-        if let Some(notice) = self.arm_loop.take_notice() {
+        if let Some(notice) = self.group.take_notice() {
             transport.log(LogLevel::Warn, &notice);
         }
-        for (a, report) in self.arm_loop.reports().iter().enumerate() {
+        for (a, report) in self.group.reports().iter().enumerate() {
             if let Some(event) = &report.event {
-                let arm = self.arm_loop.group().arm_name(a);
+                let arm = &self.group.arm_name(a);
                 transport.log(level_of(event), &about_arm(arm, event));
             }
         }
@@ -166,14 +156,14 @@ impl LoopNode {
 
     /// A `/clock` tick; `true` when time went back and every arm started over.
     pub(crate) fn on_clock(&mut self, t: f64) -> bool {
-        self.arm_loop.on_clock(t)
+        self.group.on_clock(t)
     }
 
     /// The last commands: each commanded arm's `safe_mode` effort (gravity compensation at
     /// the last valid configuration, or zero), sent once and given time to leave, since an
     /// effort controller keeps applying the last command it received.
     pub(crate) async fn stop<T: Transport>(&mut self, transport: &mut T, signal: &str) {
-        let stopped = self.arm_loop.stop();
+        let stopped = self.group.stop();
         if stopped.is_empty() {
             let text = format!(
                 "stopping on {signal}: no command was sent since the start or the last reset"
@@ -184,9 +174,7 @@ impl LoopNode {
         let mut modes = vec![];
         for (a, mode) in stopped {
             modes.push(mode);
-            self.commands[a]
-                .data
-                .copy_from_slice(self.arm_loop.command(a));
+            self.commands[a].data.copy_from_slice(self.group.command(a));
             transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
         }
         let what = match modes.as_slice() {
@@ -213,7 +201,7 @@ impl LoopNode {
         let before = self.group().law_warnings().to_vec();
         let settings_before = self.group().configuration().settings().warnings();
         let mut target = Answering {
-            group: self.arm_loop.group_mut(),
+            group: &mut self.group,
             diagnostics: &mut self.diagnostics,
             transport: &mut *transport,
         };
@@ -225,7 +213,7 @@ impl LoopNode {
             .settings()
             .live
             .state_publish_rate;
-        self.arm_loop.set_state_rate(rate);
+        self.group.set_state_rate(rate);
         let implied = self.group_mut().take_implied_changes(&set_names(request));
         if !implied.is_empty() {
             transport.announce_parameters(&implied);
@@ -255,7 +243,7 @@ fn set_names(request: &ParameterRequest) -> Vec<&str> {
 /// A request answered by a node's group: each change logged (set, or not set with the
 /// reason) and a refusal counted.
 struct Answering<'a, T> {
-    group: &'a mut ArmGroup,
+    group: &'a mut GroupLoop,
     diagnostics: &'a mut LoopDiagnostics,
     transport: &'a mut T,
 }

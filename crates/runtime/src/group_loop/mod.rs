@@ -1,19 +1,29 @@
-//! A configured group of arms as every runner steps it (controller_node on DDS or rcl,
-//! `armctl sim`, the C ABI of the ros2_control plugin), through [`crate::arm_loop::ArmLoop`]:
-//! one arm under its own law, or two arms under one law over both ([`Law::Pair`]); each arm
-//! keeps its own [`ControllerCore`] (joint states by name, state checks, the safety layer, hold
-//! and resume). Parameter changes go through [`ArmGroup::set_parameter`], checked once and
-//! applied alike for one arm and a pair.
+//! The loop every runner drives, one per group of arms: controller_node (one arm or a pair,
+//! on DDS or rcl), the C ABI of the ros2_control plugin, `armctl sim` and its two-arm runs.
+//! It holds each arm's [`ControllerCore`] (joint states by name, state checks, the safety
+//! layer, hold and resume), the law (one arm's own, or [`Law::Pair`] over both), the node
+//! configuration, and the loop's own state: the timing policy ([`LoopTiming`]: per message or
+//! on a timer, simulated time, the watchdog), which arms were commanded, the last step's
+//! commands in command order and reports, clock jumps and the safe stop. A runner only
+//! converts messages and publishes.
+//!
+//! Two ways to give time: a node hands states as they come and ticks of its timer
+//! ([`GroupLoop::on_joint_state`], [`GroupLoop::on_tick`]) and the loop decides when to step; a
+//! host with its own cycle (the plugin's `update`, the simulator) records states at its times
+//! and steps by its period ([`GroupLoop::record_state`], [`GroupLoop::step`]). Stepping is in
+//! `pacing.rs`, the last step's results in `output.rs`, parameters in `parameters.rs`, and what
+//! a runner hands an arm besides its states in `crate::inputs`.
 
-use armctl_control::{Controller, Cooperative, ParameterValue};
+use armctl_control::{Controller, Cooperative};
 use armctl_model::Robot;
 use armctl_sim::scene_file::PairSetup;
 
 use crate::configure::{configure_one, configure_pair, core_from, Configured, COOPERATIVE};
 use crate::controller_core::{ControllerCore, StepReport};
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings};
-use crate::error::{law_refusal, not_held};
 use crate::frames::ChainFrames;
+use crate::loop_timing::LoopTiming;
+use crate::node_clock::NodeClock;
 use crate::node_configuration::{in_command_order, NodeConfiguration};
 use crate::node_parameters::ParameterStore;
 use crate::pair_law::{ArmOfPair, PairLaw};
@@ -30,19 +40,42 @@ enum Law {
     HandBuilt,
 }
 
-/// Arms stepped together, configured from node parameters.
-pub struct ArmGroup {
+mod output;
+mod pacing;
+mod parameters;
+
+pub use pacing::Ticked;
+
+/// Arms stepped together, configured from node parameters, in their loop.
+pub struct GroupLoop {
     cores: Vec<ControllerCore>,
     /// The arms' names (their topics' namespaces; empty for a lone arm).
     arms: Vec<String>,
     law: Law,
     configuration: NodeConfiguration,
     frames: ChainFrames,
+    timing: LoopTiming,
+    /// Which arms sent a state since the last step (per-message stepping waits for all).
+    fresh: Vec<bool>,
+    /// Which arms were sent a command since the start or the last restart (a stop sends them
+    /// their safe command).
+    commanded: Vec<bool>,
+    /// Which arms the last step commanded.
+    sent: Vec<bool>,
+    /// Each arm's efforts of the last step, chain order.
+    efforts: Vec<Vec<f64>>,
+    /// The same in command order.
+    commands: Vec<Vec<f64>>,
+    reports: Vec<StepReport>,
+    /// Efforts the safety layer clipped at a limit since the start (all arms).
+    saturated: u64,
+    /// Efforts the joint-limit protection bounded, all arms.
+    joint_limited: u64,
 }
 
-impl std::fmt::Debug for ArmGroup {
+impl std::fmt::Debug for GroupLoop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArmGroup")
+        f.debug_struct("GroupLoop")
             .field("arms", &self.arms)
             .field("cores", &self.cores)
             .field("order", &self.configuration.command_order())
@@ -50,7 +83,7 @@ impl std::fmt::Debug for ArmGroup {
     }
 }
 
-impl ArmGroup {
+impl GroupLoop {
     /// A lone arm configured from a node's start values (parameter files and overrides).
     pub fn lone(start: &NodeStart) -> Result<Self, RuntimeError> {
         Self::configured_lone(configure_one(start, None)?)
@@ -84,13 +117,14 @@ impl ArmGroup {
         let settings = ControllerNodeSettings::from_store(&store);
         let chain = core.joints().to_vec();
         let frames = ChainFrames::new(core.robot(), vec![]);
-        Ok(Self {
-            configuration: NodeConfiguration::new(store, settings, vec![], &chain)?,
-            cores: vec![core],
-            arms: vec![String::new()],
-            law: Law::HandBuilt,
+        let configuration = NodeConfiguration::new(store, settings, vec![], &chain)?;
+        Ok(Self::of_parts(
+            vec![core],
+            vec![String::new()],
+            Law::HandBuilt,
+            configuration,
             frames,
-        })
+        ))
     }
 
     fn configured_lone(configured: Configured<Box<dyn Controller>>) -> Result<Self, RuntimeError> {
@@ -108,13 +142,13 @@ impl ArmGroup {
         let core = core_from(&settings.live, robot, controller, &friction_allowance)?;
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
         configuration.take_law_values(core.controller().parameters(), None);
-        Ok(Self {
-            cores: vec![core],
-            arms: vec![String::new()],
-            law: Law::One,
+        Ok(Self::of_parts(
+            vec![core],
+            vec![String::new()],
+            Law::One,
             configuration,
             frames,
-        })
+        ))
     }
 
     fn configured_pair(
@@ -142,13 +176,58 @@ impl ArmGroup {
         let cores = vec![core(robot.clone())?, core(robot)?];
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
         configuration.take_law_values(law.parameters(), None);
-        Ok(Self {
+        let law = Law::Pair(Box::new(PairLaw::new(law, n)));
+        Ok(Self::of_parts(
             cores,
-            arms: pair.arms.to_vec(),
-            law: Law::Pair(Box::new(PairLaw::new(law, n))),
+            pair.arms.to_vec(),
+            law,
             configuration,
             frames,
-        })
+        ))
+    }
+
+    /// The loop around configured arms, paced by its host until [`Self::paced`].
+    fn of_parts(
+        cores: Vec<ControllerCore>,
+        arms: Vec<String>,
+        law: Law,
+        configuration: NodeConfiguration,
+        frames: ChainFrames,
+    ) -> Self {
+        let (count, n) = (cores.len(), cores[0].joints().len());
+        Self {
+            cores,
+            arms,
+            law,
+            configuration,
+            frames,
+            timing: LoopTiming::new(NodeClock::new(false), 0.0, 0.0),
+            fresh: vec![false; count],
+            commanded: vec![false; count],
+            sent: vec![false; count],
+            efforts: vec![vec![0.0; n]; count],
+            commands: vec![vec![0.0; n]; count],
+            reports: vec![StepReport::default(); count],
+            saturated: 0,
+            joint_limited: 0,
+        }
+    }
+
+    /// Paced by `timing` (a node): it decides when to step. Without, its host gives every
+    /// time ([`Self::record_state`], [`Self::step`]).
+    pub fn paced(mut self, timing: LoopTiming) -> Self {
+        self.timing = timing;
+        self
+    }
+
+    /// The node's timing.
+    pub fn timing(&self) -> &LoopTiming {
+        &self.timing
+    }
+
+    /// Now on the node's clock.
+    pub fn now(&self) -> f64 {
+        self.timing.now()
     }
 
     /// How many arms.
@@ -210,90 +289,10 @@ impl ArmGroup {
         }
     }
 
-    /// What the law's claims need and its parameters do not give (gain conditions, a damping
-    /// beyond the sampled-data limit), as last checked.
-    pub fn law_warnings(&self) -> &[String] {
-        match &self.law {
-            Law::Pair(_) => &[],
-            Law::One | Law::HandBuilt => self.cores[0].controller().warnings(),
-        }
-    }
-
-    /// Checks the law's claims again after a parameter change.
-    pub fn recheck_law(&mut self) {
-        if !matches!(self.law, Law::Pair(_)) {
-            self.cores[0].controller_mut().check_damping();
-        }
-    }
-
-    /// One step of every arm at `now`, `dt` after the last: each arm's efforts in chain order
-    /// into `efforts[a]`, its outcome into `reports[a]`. Allocates nothing while controlling.
-    pub fn step(
-        &mut self,
-        now: f64,
-        dt: f64,
-        efforts: &mut [Vec<f64>],
-        reports: &mut [StepReport],
-    ) {
-        match &mut self.law {
-            Law::Pair(pair) => {
-                let arms = (self.cores.as_mut_slice(), self.arms.as_slice());
-                pair.step(arms, (now, dt), efforts, reports);
-            }
-            Law::One | Law::HandBuilt => {
-                reports[0] = self.cores[0].step(now, dt, &mut efforts[0]);
-            }
-        }
-    }
-
-    /// What the last step changed beyond the arms' own events (a pair's cancelled move), to
-    /// tell the operator once.
-    pub fn take_notice(&mut self) -> Option<String> {
-        match &mut self.law {
-            Law::Pair(pair) => pair.take_notice(),
-            Law::One | Law::HandBuilt => None,
-        }
-    }
-
     /// What the URDF conversion noticed about the model (nearly parallel axes, an inertia no
     /// real body has): for the operator, once at start.
     pub fn model_warnings(&self) -> &[String] {
         self.configuration.model_warnings()
-    }
-
-    /// The node's parameters and settings.
-    pub fn configuration(&self) -> &NodeConfiguration {
-        &self.configuration
-    }
-
-    /// The declared parameters and their current values (the law's as the law holds them:
-    /// a gain design writes `kp` and `kd`), for a parameter query.
-    pub fn parameters(&self) -> &ParameterStore {
-        self.configuration.parameters()
-    }
-
-    /// Every declaration: the node's and the law's.
-    pub fn declarations(&self) -> &[armctl_control::Declaration] {
-        self.configuration.declarations()
-    }
-
-    /// The current value of `name` (the law's as the law holds it).
-    pub fn parameter(&self, name: &str) -> Option<&ParameterValue> {
-        self.configuration.parameter(name)
-    }
-
-    /// Checks `value` for `name` as [`Self::set_parameter`] does first, without applying it.
-    pub fn validate_parameter(
-        &self,
-        name: &str,
-        value: &ParameterValue,
-    ) -> Result<ParameterValue, RuntimeError> {
-        self.configuration.validate(name, value)
-    }
-
-    /// The node's settings as the loop reads them.
-    pub fn settings(&self) -> &ControllerNodeSettings {
-        self.configuration.settings()
     }
 
     /// Command index -> chain index (the `joints` parameter; the same on every arm).
@@ -304,71 +303,6 @@ impl ArmGroup {
     /// Writes efforts in chain order (`effort`) into `command` in the command order.
     pub fn to_command_order(&self, effort: &[f64], command: &mut [f64]) {
         in_command_order(self.command_order(), effort, command);
-    }
-
-    /// Checks `value` against its declaration and applies it: the law's parameters to the
-    /// law (checked against the law as well), the node's to every arm's core. On any refusal
-    /// nothing changes. Returns the value as stored (integers widened to doubles), so the
-    /// runner can act on parameters of its own (such as `state_publish_rate`).
-    pub fn set_parameter(
-        &mut self,
-        name: &str,
-        value: &ParameterValue,
-    ) -> Result<ParameterValue, String> {
-        match &mut self.law {
-            Law::HandBuilt => Err(format!(
-                "parameter '{name}': this core was built by hand; set it on the core"
-            )),
-            Law::Pair(pair) => {
-                let law = pair.law_mut();
-                let law_declares = law.parameters().get(name).is_some();
-                let set_law = |_: &mut [ControllerCore], value| {
-                    law.set_parameter(name, value)
-                        .map_err(|e| law_refusal(name, e).to_string())?;
-                    law.parameters()
-                        .get(name)
-                        .cloned()
-                        .ok_or_else(|| not_held(name))
-                };
-                let stored = self.configuration.set_parameter(
-                    (name, value),
-                    law_declares,
-                    set_law,
-                    &mut self.cores,
-                )?;
-                if law_declares {
-                    let law = pair.law().parameters();
-                    self.configuration.take_law_values(law, Some(name));
-                }
-                Ok(stored)
-            }
-            Law::One => {
-                let law_declares = self.cores[0].controller().parameters().get(name).is_some();
-                let set_law = |cores: &mut [ControllerCore], value| {
-                    cores[0]
-                        .set_parameter(name, value)
-                        .map_err(|e| e.to_string())?;
-                    let law = cores[0].controller().parameters();
-                    law.get(name).cloned().ok_or_else(|| not_held(name))
-                };
-                let stored = self.configuration.set_parameter(
-                    (name, value),
-                    law_declares,
-                    set_law,
-                    &mut self.cores,
-                )?;
-                if law_declares {
-                    let law = self.cores[0].controller().parameters();
-                    self.configuration.take_law_values(law, Some(name));
-                }
-                Ok(stored)
-            }
-        }
-    }
-
-    /// See [`NodeConfiguration::take_implied_changes`].
-    pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
-        self.configuration.take_implied_changes(set)
     }
 
     /// A tip pose target given in `frame` (a link of the chain, placed at the newest valid
@@ -402,5 +336,7 @@ impl ArmGroup {
     }
 }
 
+#[cfg(test)]
+mod pacing_tests;
 #[cfg(test)]
 mod tests;

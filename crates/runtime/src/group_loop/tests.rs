@@ -1,5 +1,6 @@
 use super::*;
 use crate::node_configuration::command_order;
+use armctl_control::ParameterValue;
 
 #[test]
 fn command_order_follows_joints_and_names_bad_ones() {
@@ -44,7 +45,7 @@ fn the_declaration_check_is_the_whole_check_for_every_controller() {
                 ),
             ],
         };
-        let mut runtime = ArmGroup::lone(&start).unwrap();
+        let mut runtime = GroupLoop::lone(&start).unwrap();
         let declarations = runtime.parameters().declarations().to_vec();
         for d in declarations.iter().filter(|d| !d.read_only) {
             let mut candidates = vec![d.default.clone()];
@@ -103,8 +104,8 @@ fn designed_gains_are_what_a_parameter_query_shows() {
         remaps: vec![],
         values,
     };
-    let mut runtime = ArmGroup::lone(&start).unwrap();
-    let kp = |r: &ArmGroup| r.parameters().get("kp").cloned();
+    let mut runtime = GroupLoop::lone(&start).unwrap();
+    let kp = |r: &GroupLoop| r.parameters().get("kp").cloned();
     assert_eq!(
         kp(&runtime),
         Some(ParameterValue::DoubleArray(vec![30.0, 56.0]))
@@ -165,7 +166,7 @@ fn without_gravity_compensation_every_law_commands_without_g() {
                 ("effort_rise_time".into(), ParameterValue::Double(0.0)),
             ],
         };
-        let mut runtime = ArmGroup::lone(&start).unwrap();
+        let mut runtime = GroupLoop::lone(&start).unwrap();
         let core = runtime.core_mut();
         core.on_joint_state(&joints, &q, &[0.0; 7], 0.0);
         let mut effort = vec![0.0; 7];
@@ -233,16 +234,16 @@ fn urdf_friction_is_compensated_only_when_asked() {
             values,
         }
     };
-    let viscous = |runtime: &ArmGroup| runtime.core().robot().joints()[0].friction.viscous;
-    let plain = ArmGroup::lone(&start(vec![])).unwrap();
+    let viscous = |runtime: &GroupLoop| runtime.core().robot().joints()[0].friction.viscous;
+    let plain = GroupLoop::lone(&start(vec![])).unwrap();
     assert_eq!(viscous(&plain), 0.0);
-    let asked = ArmGroup::lone(&start(vec![(
+    let asked = GroupLoop::lone(&start(vec![(
         "friction_compensation",
         ParameterValue::Bool(true),
     )]))
     .unwrap();
     assert_eq!(viscous(&asked), 2.0);
-    let e = ArmGroup::lone(&start(vec![(
+    let e = GroupLoop::lone(&start(vec![(
         "model_viscous",
         ParameterValue::DoubleArray(vec![0.1, 0.1]),
     )]))
@@ -266,7 +267,7 @@ fn what_the_conversion_noticed_reaches_the_runner() {
         remaps: vec![],
         values: vec![("robot_description".into(), ParameterValue::String(urdf))],
     };
-    let plain = ArmGroup::lone(&start_of(urdf.clone())).unwrap();
+    let plain = GroupLoop::lone(&start_of(urdf.clone())).unwrap();
     // What collision detection can sense is told too; the conversion noticed nothing.
     assert!(
         plain
@@ -284,7 +285,7 @@ fn what_the_conversion_noticed_reaches_the_runner() {
         &urdf[..first],
         &urdf[end..]
     );
-    let warned = ArmGroup::lone(&start_of(bad)).unwrap();
+    let warned = GroupLoop::lone(&start_of(bad)).unwrap();
     let warnings = warned.model_warnings().join("\n");
     assert!(
         warnings.contains("joint1") && warnings.contains("triangle inequality"),
@@ -306,9 +307,9 @@ fn the_soft_limit_margin_is_a_live_parameter() {
             ("soft_limit_margin".to_string(), ParameterValue::Double(0.1)),
         ],
     };
-    let mut runtime = ArmGroup::lone(&start).unwrap();
+    let mut runtime = GroupLoop::lone(&start).unwrap();
     let upper = runtime.core().robot().joints()[0].limits.upper;
-    let soft = |r: &mut ArmGroup| {
+    let soft = |r: &mut GroupLoop| {
         r.core_mut()
             .controller_mut()
             .limits_mut()
@@ -333,6 +334,7 @@ mod pair {
     use super::super::*;
     use crate::configure::COOPERATIVE;
     use crate::controller_core::Fault;
+    use armctl_control::ParameterValue;
 
     fn workspace(path: &str) -> String {
         format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
@@ -364,14 +366,14 @@ mod pair {
 
     #[test]
     fn the_scene_gives_the_object_and_given_values_override_it() {
-        let pair = ArmGroup::pair(&start(&[])).unwrap();
+        let pair = GroupLoop::pair(&start(&[])).unwrap();
         assert_eq!(pair.arms(), &["left".to_string(), "right".to_string()]);
         assert_eq!(
             pair.pair_law().unwrap().parameters().get("object_mass"),
             Some(&ParameterValue::Double(2.0))
         );
         let lighter = start(&[("object_mass", ParameterValue::Double(1.5))]);
-        let pair = ArmGroup::pair(&lighter).unwrap();
+        let pair = GroupLoop::pair(&lighter).unwrap();
         assert_eq!(
             pair.pair_law().unwrap().parameters().get("object_mass"),
             Some(&ParameterValue::Double(1.5))
@@ -399,7 +401,7 @@ mod pair {
             s.values.retain(|(n, _)| n != "scene_file");
             s.values
                 .extend(values.iter().map(|(n, v)| (n.to_string(), v.clone())));
-            ArmGroup::pair(&s).unwrap_err().to_string()
+            GroupLoop::pair(&s).unwrap_err().to_string()
         };
         assert!(error(&[]).contains("needs a scene file with a pair"));
         let table = ParameterValue::String(workspace("config/scenes/panda_table.yaml"));
@@ -416,18 +418,16 @@ mod pair {
     /// back when the states do.
     #[test]
     fn a_stale_arm_makes_both_hold_and_both_resume() {
-        let mut pair = ArmGroup::pair(&start(&[])).unwrap();
+        let mut pair = GroupLoop::pair(&start(&[])).unwrap();
         let names: Vec<String> = pair.arm(0).joints().to_vec();
         let q = [0.0, 0.3, 0.0, -2.0, 0.0, 2.3, 0.8];
         let qd = [0.0; 7];
-        let mut efforts = [vec![0.0; 7], vec![0.0; 7]];
-        let mut step = |pair: &mut ArmGroup, t: f64, arms: &[usize]| {
+        let step = |pair: &mut GroupLoop, t: f64, arms: &[usize]| {
             for &a in arms {
-                pair.arm_mut(a).on_joint_state(&names, &q, &qd, t);
+                pair.record_state(a, &names, &q, &qd, t);
             }
-            let mut reports = [StepReport::default(), StepReport::default()];
-            pair.step(t, 1e-3, &mut efforts, &mut reports);
-            reports
+            pair.step(t, 1e-3);
+            pair.reports().to_vec()
         };
         let reports = step(&mut pair, 0.0, &[0, 1]);
         assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
