@@ -397,9 +397,9 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
             now += 1e-3;
             let stepped = group.on_joint_state(0, &names, &position, &velocity, now);
             assert_eq!(stepped, Some(now));
-            let report = &group.reports()[0];
+            let report = &group.output().arms[0].report;
             assert!(report.fault.is_none(), "{name}: {:?}", report.fault);
-            assert!(group.sent(0).is_some() && group.state_due(now));
+            assert!(group.output().sent(0).is_some() && group.output().state_due);
             let core = group.core();
             let (q, qd) = core.measured();
             let since_end = now - core.trajectory_end().unwrap();
@@ -460,8 +460,12 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
         for _ in 0..20 {
             step(&mut group);
         }
-        let latched =
-            |group: &GroupLoop| matches!(group.reports()[0].fault, Some(Fault::Collision(_)));
+        let latched = |group: &GroupLoop| {
+            matches!(
+                group.output().arms[0].report.fault,
+                Some(Fault::Collision(_))
+            )
+        };
         assert!(latched(&group), "{reaction:?}: not latched");
         let count = allocations(|| {
             for _ in 0..100 {
@@ -559,8 +563,8 @@ fn the_cooperative_pair_step_allocates_nothing_while_controlling() {
     let mut step = |group: &mut GroupLoop| {
         assert_eq!(group.on_joint_state(0, &names, &q, &qd, now), None);
         assert_eq!(group.on_joint_state(1, &names, &q, &qd, now), Some(now));
-        assert!(!group.holding(), "{:?}", group.reports());
-        assert!(group.sent(0).is_some() && group.sent(1).is_some());
+        assert!(!group.output().holding(), "{:?}", group.output());
+        assert!(group.output().sent(0).is_some() && group.output().sent(1).is_some());
         now += 1e-3;
     };
     step(&mut group);

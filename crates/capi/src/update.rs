@@ -4,6 +4,7 @@ use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use armctl_runtime::controller_core::{CoreEvent, StepReport};
+use armctl_runtime::node_configuration::in_command_order;
 
 use crate::handle::{guarded, invalid, ArmctlController};
 use crate::status::{ArmctlFault, ArmctlStatus, ArmctlUpdateStatus};
@@ -77,12 +78,13 @@ pub extern "C" fn armctl_update_partial(
         h.group.step(time, period);
         // Before any valid state this is the step's own hold (zero), not the command of a run
         // before `armctl_reset`.
-        h.group.step_command(0, out);
+        let arm = &h.group.output().arms[0];
+        in_command_order(h.group.command_order(), &arm.efforts, out);
         // SAFETY: null or writable by the caller's contract.
         if let Some(status) = unsafe { status.as_mut() } {
-            *status = update_status(&h.group.reports()[0]);
+            *status = update_status(&arm.report);
         }
-        if let Some(event) = h.group.take_event(0) {
+        if let Some(event) = h.group.output_mut().take_event(0) {
             h.last_event = Some(event);
         }
         Ok(())
@@ -200,7 +202,7 @@ pub extern "C" fn armctl_safe_command(
     let panicked = h.panicked;
     let hold = catch_unwind(AssertUnwindSafe(|| {
         h.group.safe_command(0);
-        out.copy_from_slice(h.group.command(0));
+        out.copy_from_slice(&h.group.output().arms[0].command);
     }));
     if hold.is_err() {
         out.fill(0.0);

@@ -85,7 +85,7 @@ impl<'a> PairControl<'a> {
             } => {
                 pair.step(t, dt);
                 // The law grasps at its first controlled step; the move starts from there.
-                if let (Some(by), false) = (*movement, pair.holding()) {
+                if let (Some(by), false) = (*movement, pair.output().holding()) {
                     let runtime = &mut **pair;
                     let desired = runtime.pair_law().map(|law| law.desired().pose);
                     let mut target = desired.context("--object-move: not a pair")?;
@@ -105,24 +105,24 @@ impl<'a> PairControl<'a> {
     /// Arm `a`'s efforts of the last step, chain order.
     fn efforts(&self, a: usize) -> &[f64] {
         match self {
-            Self::Separate(loops) => loops[a].efforts(0),
-            Self::Cooperative { pair, .. } => pair.efforts(a),
+            Self::Separate(loops) => &loops[a].output().arms[0].efforts,
+            Self::Cooperative { pair, .. } => &pair.output().arms[a].efforts,
         }
     }
 
     /// Arm `a`'s report of the last step.
     fn report(&self, a: usize) -> &StepReport {
         match self {
-            Self::Separate(loops) => &loops[a].reports()[0],
-            Self::Cooperative { pair, .. } => &pair.reports()[a],
+            Self::Separate(loops) => &loops[a].output().arms[0].report,
+            Self::Cooperative { pair, .. } => &pair.output().arms[a].report,
         }
     }
 
     /// Arm `a`'s event of the last step.
     fn take_event(&mut self, a: usize) -> Option<CoreEvent> {
         match self {
-            Self::Separate(loops) => loops[a].take_event(0),
-            Self::Cooperative { pair, .. } => pair.take_event(a),
+            Self::Separate(loops) => loops[a].output_mut().take_event(0),
+            Self::Cooperative { pair, .. } => pair.output_mut().take_event(a),
         }
     }
 
@@ -143,7 +143,7 @@ impl<'a> PairControl<'a> {
     fn notice(&mut self) -> Option<String> {
         match self {
             Self::Separate(_) => None,
-            Self::Cooperative { pair, .. } => pair.take_notice(),
+            Self::Cooperative { pair, .. } => pair.output_mut().notice.take(),
         }
     }
 

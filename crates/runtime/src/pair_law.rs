@@ -8,7 +8,8 @@
 use armctl_control::{ControlError, Controller, Cooperative, JointState, ParameterSet, Step};
 
 use crate::configure::COOPERATIVE;
-use crate::controller_core::{ControllerCore, StepReport};
+use crate::controller_core::ControllerCore;
+use crate::group_loop::{ArmOutput, ObjectOutput};
 
 /// The law slot of an arm's core: the efforts come from the law over both arms through
 /// [`ControllerCore::step_given`], so stepped on its own it refuses.
@@ -76,23 +77,33 @@ impl PairLaw {
         &mut self.law
     }
 
-    /// One step of both arms (`cores`, named `arms`) at `now`, `dt` after the last: efforts
-    /// in chain order. Does not allocate while both arms are controlled.
+    /// One step of both arms (`cores`, named `arms`) at `now`, `dt` after the last: each
+    /// arm's efforts in chain order and its report into `outputs`. Does not allocate while
+    /// both arms are controlled.
     pub(crate) fn step(
         &mut self,
         (cores, arms): (&mut [ControllerCore], &[String]),
         (now, dt): (f64, f64),
-        efforts: &mut [Vec<f64>],
-        reports: &mut [StepReport],
+        outputs: &mut [ArmOutput],
     ) {
         let outcome = self.run(cores, arms, now, dt);
         self.controlling = outcome.is_ok();
-        for (a, core) in cores.iter_mut().enumerate() {
+        for (a, (core, out)) in cores.iter_mut().zip(outputs).enumerate() {
             let given = match &outcome {
                 Ok(()) => Ok(self.efforts[a].as_slice()),
                 Err(reason) => Err(reason.as_str()),
             };
-            reports[a] = core.step_given(now, dt, &mut efforts[a], given);
+            out.report = core.step_given(now, dt, &mut out.efforts, given);
+        }
+    }
+
+    /// The object's reference and position after the step.
+    pub(crate) fn object(&self) -> ObjectOutput {
+        let reference = self.law.desired().pose.translation.vector;
+        let position = self.law.object().pose.translation.vector;
+        ObjectOutput {
+            reference: reference.into(),
+            position: position.into(),
         }
     }
 

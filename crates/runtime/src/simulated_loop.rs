@@ -54,12 +54,12 @@ impl<G: BorrowMut<GroupLoop>> SimulatedLoop<G> {
 
     /// Efforts the safety layer clipped at their limits.
     pub fn clipped(&self) -> usize {
-        usize::try_from(self.group().saturated()).unwrap_or(usize::MAX)
+        usize::try_from(self.group().output().saturated).unwrap_or(usize::MAX)
     }
 
     /// Efforts the joint-limit protection bounded.
     pub fn joint_limited(&self) -> usize {
-        usize::try_from(self.group().joint_limited()).unwrap_or(usize::MAX)
+        usize::try_from(self.group().output().joint_limited).unwrap_or(usize::MAX)
     }
 }
 
@@ -82,12 +82,12 @@ impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
             .borrow_mut()
             .record_state(0, &self.joints, q, qd, t);
         self.group_mut().step(t, dt);
-        effort.copy_from_slice(self.group().efforts(0));
-        if self.group().holding() {
+        effort.copy_from_slice(&self.group().output().arms[0].efforts);
+        if self.group().output().holding() {
             self.held += 1;
             self.first_held.get_or_insert(t);
         }
-        if let Some(event) = self.group_mut().take_event(0) {
+        if let Some(event) = self.group_mut().output_mut().take_event(0) {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
         if let Some((pose, duration)) = self.target_pose.take() {

@@ -18,14 +18,11 @@ use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;
 
 use crate::follow_joint_trajectory::{ActionRequest, ActionResult, GoalStatus};
-use crate::msgs::{
-    labelled_array, ControllerState, ControllerStateHumble, Float64MultiArray, PoseStamped,
-    WrenchStamped,
-};
-use crate::msgs::{JointState, JointTrajectoryPoint, Time};
+use crate::msgs::{JointState, PoseStamped, WrenchStamped};
+use crate::nodes::arm_state_messages::ArmStateMessages;
 use crate::nodes::loop_node::LoopNode;
 use crate::nodes::trajectory_action::{trajectory_points, trajectory_start, TrajectoryAction};
-use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Topic, Transport};
+use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Topic, Transport};
 use crate::RosError;
 
 /// A configured controller node, ready to run on a transport.
@@ -34,18 +31,12 @@ pub struct ControllerNode {
     /// The runtime in the loop, with what the node publishes of it.
     node: LoopNode,
     target_duration: f64,
-    state: Float64MultiArray,
-    error: Vec<f64>,
-    /// `~/external_torques`, `~/external_torque_bounds` and `~/external_wrench_estimate`.
-    external_torques: JointState,
-    external_torque_bounds: JointState,
-    external_wrench: WrenchStamped,
+    /// `~/state`, `~/controller_state` and the external torques and wrench.
+    messages: ArmStateMessages,
     /// The frame of the last wrench refused (said once per frame, not per message).
     refused_wrench_frame: Option<String>,
     /// `~/follow_joint_trajectory`.
     action: TrajectoryAction,
-    /// `~/controller_state` for joint-space laws, in the layout chosen at start.
-    controller_state: Option<(ControllerState, Option<ControllerStateHumble>)>,
 }
 
 impl std::fmt::Debug for ControllerNode {
@@ -67,7 +58,6 @@ impl ControllerNode {
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
         let mut runtime = GroupLoop::lone(start)?;
         let settings = runtime.settings().clone();
-        let n = runtime.core().joints().len();
         let resolve_name = |name: &str| resolve(name, &start.namespace, &start.name, &start.remaps);
         let command_topic = settings.command_topic();
         let use_sim_time = settings.robot.use_sim_time;
@@ -95,11 +85,11 @@ impl ControllerNode {
                 resolve_name("~/external_wrench_estimate"),
             ),
         ];
-        let controller_state = controller_state(&mut runtime, &settings.controller_state_layout);
-        if let Some((_, humble)) = &controller_state {
+        let messages = ArmStateMessages::new(&mut runtime, &settings.controller_state_layout);
+        if let Some(humble) = messages.controller_state_layout() {
             let topic = match humble {
-                Some(_) => Topic::ControllerStateHumble,
-                None => Topic::ControllerState,
+                true => Topic::ControllerStateHumble,
+                false => Topic::ControllerState,
             };
             publications.push((topic, resolve_name("~/controller_state")));
         }
@@ -115,29 +105,12 @@ impl ControllerNode {
             )),
             parameters: runtime.parameters().clone(),
         };
-        let external_torques = JointState {
-            name: runtime.core().joints().to_vec(),
-            effort: vec![0.0; n],
-            ..JointState::default()
-        };
-        let external_wrench = WrenchStamped {
-            header: crate::msgs::Header {
-                frame_id: runtime.core().robot().tip_link().to_string(),
-                ..Default::default()
-            },
-            ..WrenchStamped::default()
-        };
         Ok(Self {
-            controller_state,
+            messages,
             action: TrajectoryAction::new(runtime.core().joints()),
             spec,
             node: LoopNode::new(runtime, start),
             target_duration: 1.0,
-            state: Float64MultiArray::default(),
-            error: vec![0.0; n],
-            external_torque_bounds: external_torques.clone(),
-            external_torques,
-            external_wrench,
             refused_wrench_frame: None,
         })
     }
@@ -151,14 +124,14 @@ impl ControllerNode {
     }
 
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
-        if let Some(now) = self.node.on_joint_state(transport, 0, msg) {
-            self.after_step(transport, now);
+        if self.node.on_joint_state(transport, 0, msg).is_some() {
+            self.after_step(transport);
         }
     }
 
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        if let Some(now) = self.node.on_tick(transport) {
-            self.after_step(transport, now);
+        if self.node.on_tick(transport).is_some() {
+            self.after_step(transport);
         }
     }
 
@@ -179,108 +152,22 @@ impl ControllerNode {
         }
     }
 
-    /// After a step at `now` that sent a command: the action's feedback and checks, and the
-    /// state when due.
-    fn after_step<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        if self.action.is_active() {
-            let rate = self.runtime().settings().live.action_monitor_rate;
-            let stamp = self.node.group().timing().clock().to_stamp(now);
-            let core = self.node.group_mut().core_mut();
-            self.action.after_step(transport, core, (now, stamp), rate);
-        }
+    /// After a step that sent a command, from its output: the action's checks and feedback
+    /// (an aborted goal's trajectory then goes), and the state when due.
+    fn after_step<T: Transport>(&mut self, transport: &mut T) {
+        let rate = self.node.group().settings().live.action_monitor_rate;
+        let out = self.node.group().output();
+        let moment = (out.now, out.stamp);
+        let aborted = self.action.is_active()
+            && self
+                .action
+                .after_step(transport, &out.arms[0], moment, rate);
         // (A clock that went backwards, a restarted simulation, publishes at once.)
-        if !self.node.group_mut().state_due(now) {
-            return;
+        if out.state_due {
+            self.messages.publish(transport, out);
         }
-        let group = self.node.group();
-        let holding = [f64::from(u8::from(group.holding()))];
-        let core = group.core();
-        let reference = core.reference();
-        let (q, qd) = core.measured();
-        for ((e, r), q) in self.error.iter_mut().zip(&reference.q).zip(q) {
-            *e = r - q;
-        }
-        labelled_array(
-            &[
-                ("time", &[now]),
-                ("holding", &holding),
-                ("reference", &reference.q),
-                ("position", q),
-                ("velocity", qd),
-                ("error", &self.error),
-                ("effort", group.efforts(0)),
-                ("estimates", core.controller().estimates()),
-                ("saturated", &[group.saturated() as f64]),
-                ("external_torque", core.external_torques()),
-                ("external_torque_bound", core.external_torque_bounds()),
-                ("external_wrench", core.external_wrench()),
-                ("joint_limited", &[group.joint_limited() as f64]),
-            ],
-            &mut self.state,
-        );
-        transport.publish(Outgoing::State(&self.state));
-        self.publish_controller_state(transport, now);
-        self.publish_external(transport, now);
-    }
-
-    /// `~/external_torques` and their bounds (per joint, named) and `~/external_wrench_estimate`
-    /// (in the tip link's frame) of the step at `now`.
-    fn publish_external<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let stamp = Time::from_seconds(self.node.group().timing().clock().to_stamp(now));
-        let core = self.node.group().core();
-        self.external_torques
-            .effort
-            .copy_from_slice(core.external_torques());
-        self.external_torques.header.stamp = stamp;
-        transport.publish(Outgoing::ExternalTorques(&self.external_torques));
-        let bounds = &mut self.external_torque_bounds;
-        bounds.effort.copy_from_slice(core.external_torque_bounds());
-        bounds.header.stamp = stamp;
-        transport.publish(Outgoing::ExternalTorqueBounds(bounds));
-        let Some(w) = self.runtime_mut().external_wrench_in_tip_axes() else {
-            return;
-        };
-        let wrench = &mut self.external_wrench;
-        wrench.header.stamp = stamp;
-        (
-            wrench.wrench.force.x,
-            wrench.wrench.force.y,
-            wrench.wrench.force.z,
-        ) = (w[0], w[1], w[2]);
-        (
-            wrench.wrench.torque.x,
-            wrench.wrench.torque.y,
-            wrench.wrench.torque.z,
-        ) = (w[3], w[4], w[5]);
-        transport.publish(Outgoing::ExternalWrenchEstimate(&self.external_wrench));
-    }
-
-    /// `~/controller_state` of the step at `now`, as joint_trajectory_controller fills it:
-    /// the reference, the measured positions and velocities, their errors, the efforts.
-    fn publish_controller_state<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        let Some((state, humble)) = &mut self.controller_state else {
-            return;
-        };
-        let group = self.node.group();
-        let core = group.core();
-        let (reference, (q, qd)) = (core.reference(), core.measured());
-        state.header.stamp = Time::from_seconds(group.timing().clock().to_stamp(now));
-        state.reference.positions.clone_from(&reference.q);
-        state.reference.velocities.clone_from(&reference.qd);
-        state.reference.accelerations.clone_from(&reference.qdd);
-        state.feedback.positions.clone_from_slice(q);
-        state.feedback.velocities.clone_from_slice(qd);
-        for j in 0..q.len() {
-            state.error.positions[j] = reference.q[j] - q[j];
-            state.error.velocities[j] = reference.qd[j] - qd[j];
-        }
-        state.output.effort.clone_from(&self.node.command(0).data);
-        match humble {
-            Some(humble) => {
-                humble.copy_from(state);
-                transport.publish(Outgoing::ControllerStateHumble(humble));
-            }
-            None => transport.publish(Outgoing::ControllerState(state)),
+        if aborted {
+            self.node.group_mut().core_mut().cancel_trajectory();
         }
     }
 
@@ -405,40 +292,4 @@ fn invalid_goal(reason: &str) -> ActionResult {
         error_code: ActionResult::INVALID_GOAL,
         error_string: reason.to_string(),
     }
-}
-
-/// The `~/controller_state` buffers of a joint-space law (none for a task-space one, whose
-/// reference is a pose): sized for the joints, with the Humble buffer when the layout is
-/// Humble's (`controller_state_layout`, or `ROS_DISTRO` for `auto`).
-fn controller_state(
-    runtime: &mut GroupLoop,
-    layout: &str,
-) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
-    if runtime.core_mut().controller_mut().task_space().is_some() {
-        return None;
-    }
-    let joints = runtime.core().joints().to_vec();
-    let n = joints.len();
-    let measured = JointTrajectoryPoint {
-        positions: vec![0.0; n],
-        velocities: vec![0.0; n],
-        ..JointTrajectoryPoint::default()
-    };
-    let state = ControllerState {
-        joint_names: joints,
-        feedback: measured.clone(),
-        error: measured,
-        output: JointTrajectoryPoint {
-            effort: vec![0.0; n],
-            ..JointTrajectoryPoint::default()
-        },
-        speed_scaling_factor: 1.0,
-        ..ControllerState::default()
-    };
-    let humble = match layout {
-        "humble" => true,
-        "jazzy" => false,
-        _ => std::env::var("ROS_DISTRO").is_ok_and(|d| d.trim() == "humble"),
-    };
-    Some((state, humble.then(ControllerStateHumble::default)))
 }

@@ -146,42 +146,36 @@ impl CooperativeNode {
 
     fn on_joint_state<T: Transport>(&mut self, transport: &mut T, msg: &JointState) {
         let arm = transport.received_on().min(1);
-        if let Some(now) = self.node.on_joint_state(transport, arm, msg) {
-            self.publish_state(transport, now);
+        if self.node.on_joint_state(transport, arm, msg).is_some() {
+            self.publish_state(transport);
         }
     }
 
     fn on_tick<T: Transport>(&mut self, transport: &mut T) {
-        if let Some(now) = self.node.on_tick(transport) {
-            self.publish_state(transport, now);
+        if self.node.on_tick(transport).is_some() {
+            self.publish_state(transport);
         }
     }
 
-    /// `~/state` of the step at `now`, when due.
-    fn publish_state<T: Transport>(&mut self, transport: &mut T, now: f64) {
-        if !self.node.group_mut().state_due(now) {
-            return;
-        }
-        let group = self.node.group();
-        let holding = [f64::from(u8::from(group.holding()))];
-        let Some(law) = group.pair_law() else {
+    /// `~/state` of the last step, when due, from its output.
+    fn publish_state<T: Transport>(&mut self, transport: &mut T) {
+        let out = self.node.group().output();
+        let (true, Some(object)) = (out.state_due, out.object) else {
             return;
         };
-        let reference = law.desired().pose.translation.vector;
-        let object = law.object().pose.translation.vector;
+        let holding = [f64::from(u8::from(out.holding()))];
         let n = self.both_efforts.len() / 2;
-        for a in 0..2 {
-            let command = &self.node.command(a).data;
-            self.both_efforts[a * n..(a + 1) * n].copy_from_slice(command);
+        for (a, arm) in out.arms.iter().enumerate() {
+            self.both_efforts[a * n..(a + 1) * n].copy_from_slice(&arm.command);
         }
         labelled_array(
             &[
-                ("time", &[now]),
+                ("time", &[out.now]),
                 ("holding", &holding),
-                ("object_reference", reference.as_slice()),
-                ("object_position", object.as_slice()),
+                ("object_reference", &object.reference),
+                ("object_position", &object.position),
                 ("effort", &self.both_efforts),
-                ("saturated", &[group.saturated() as f64]),
+                ("saturated", &[out.saturated as f64]),
             ],
             &mut self.state,
         );

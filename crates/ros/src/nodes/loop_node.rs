@@ -4,7 +4,7 @@
 //! A node adds only its own topics and its `~/state` layout.
 
 use armctl_control::ParameterValue;
-use armctl_runtime::group_loop::GroupLoop;
+use armctl_runtime::group_loop::{GroupLoop, StepOutput};
 
 use armctl_runtime::controller_core::CoreEvent;
 use armctl_runtime::loop_timing::LoopTiming;
@@ -63,11 +63,6 @@ impl LoopNode {
         &mut self.group
     }
 
-    /// Arm `a`'s last command message.
-    pub(crate) fn command(&self, a: usize) -> &Float64MultiArray {
-        &self.commands[a]
-    }
-
     /// Says at start what the group controls with, and what configuring noticed.
     pub(crate) fn announce<T: Transport>(&self, transport: &mut T, controlling: &str) {
         transport.log(LogLevel::Info, controlling);
@@ -83,32 +78,35 @@ impl LoopNode {
         }
     }
 
-    /// Arm `arm`'s joint state; returns the time of the step it made, whose commands are
+    /// Arm `arm`'s joint state; returns the output of the step it made, whose commands are
     /// published.
     pub(crate) fn on_joint_state<T: Transport>(
         &mut self,
         transport: &mut T,
         arm: usize,
         msg: &JointState,
-    ) -> Option<f64> {
+    ) -> Option<&StepOutput> {
         let stamp = msg.header.stamp.seconds();
         let (q, qd) = (&msg.position, &msg.velocity);
-        let now = self.group.on_joint_state(arm, &msg.name, q, qd, stamp)?;
-        self.publish_step(transport).then_some(now)
+        self.group.on_joint_state(arm, &msg.name, q, qd, stamp)?;
+        self.publish_step(transport)
     }
 
     /// The timer: the loop's timed step or watchdog, and the diagnostics when due. Returns
-    /// the time of the step it made, whose commands are published.
-    pub(crate) fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Option<f64> {
+    /// the output of the step it made, whose commands are published.
+    pub(crate) fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Option<&StepOutput> {
         let ticked = self.group.on_tick();
-        let published = ticked.stepped && self.publish_step(transport);
         if self.diagnostics.due() {
             let state = self.loop_state();
-            let counts = (self.group.saturated(), self.group.joint_limited());
+            let out = self.group.output();
+            let counts = (out.saturated, out.joint_limited);
             let report = self.diagnostics.report(state, ticked.now, counts);
             transport.publish(Outgoing::Diagnostics(report));
         }
-        published.then_some(ticked.now)
+        if !ticked.stepped {
+            return None;
+        }
+        self.publish_step(transport)
     }
 
     /// For the diagnostics: the first holding arm's reason, the oldest arm's newest state.
@@ -123,35 +121,23 @@ impl LoopNode {
         }
     }
 
-    /// Logs the step's events and publishes each commanded arm's command; `false` when it
-    /// commanded none (no state yet: nothing to compute from, so nothing rather than a guess).
-    fn publish_step<T: Transport>(&mut self, transport: &mut T) -> bool {
-        self.tell(transport);
-        if !self.group.sent_any() {
-            return false;
+    /// Logs the step's events and publishes each commanded arm's command, from the step's
+    /// output alone; none when it commanded none (no state yet: nothing to compute from, so
+    /// nothing rather than a guess).
+    fn publish_step<T: Transport>(&mut self, transport: &mut T) -> Option<&StepOutput> {
+        let out = self.group.output();
+        tell(transport, out, self.group.arms());
+        if !out.sent_any() {
+            return None;
         }
         self.diagnostics.on_step();
         for (a, message) in self.commands.iter_mut().enumerate() {
-            if let Some(command) = self.group.sent(a) {
+            if let Some(command) = out.sent(a) {
                 message.data.copy_from_slice(command);
                 transport.publish_on(a, Outgoing::Commands(message));
             }
         }
-        true
-    }
-
-    /// Logs what the step changed: each arm's event (holding and why, resumed), named by arm
-    /// in a group of several, and the group's notice.
-    fn tell<T: Transport>(&mut self, transport: &mut T) {
-        if let Some(notice) = self.group.take_notice() {
-            transport.log(LogLevel::Warn, &notice);
-        }
-        for (a, report) in self.group.reports().iter().enumerate() {
-            if let Some(event) = &report.event {
-                let arm = &self.group.arm_name(a);
-                transport.log(level_of(event), &about_arm(arm, event));
-            }
-        }
+        Some(out)
     }
 
     /// A `/clock` tick; `true` when time went back and every arm started over.
@@ -174,7 +160,8 @@ impl LoopNode {
         let mut modes = vec![];
         for (a, mode) in stopped {
             modes.push(mode);
-            self.commands[a].data.copy_from_slice(self.group.command(a));
+            let command = &self.group.output().arms[a].command;
+            self.commands[a].data.copy_from_slice(command);
             transport.publish_on(a, Outgoing::Commands(&self.commands[a]));
         }
         let what = match modes.as_slice() {
@@ -272,6 +259,19 @@ impl<T: Transport> ParameterTarget for Answering<'_, T> {
             }
         }
         result
+    }
+}
+
+/// Logs what a step changed: each arm's event (holding and why, resumed), named by arm in a
+/// group of several (`arms`), and the group's notice.
+fn tell<T: Transport>(transport: &mut T, out: &StepOutput, arms: &[String]) {
+    if let Some(notice) = &out.notice {
+        transport.log(LogLevel::Warn, notice);
+    }
+    for (arm, name) in out.arms.iter().zip(arms) {
+        if let Some(event) = &arm.report.event {
+            transport.log(level_of(event), &about_arm(name, event));
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The nodes, written once against [`crate::transport::Transport`].
 
+mod arm_state_messages;
 pub mod controller_node;
 pub mod cooperative_node;
 mod lockstep;

@@ -17,6 +17,7 @@ use armctl_control::reference::TrajectoryPoint;
 use armctl_control::Controller;
 use armctl_runtime::controller_core::{ControllerCore, Fault};
 use armctl_runtime::declarations::LiveSettings;
+use armctl_runtime::group_loop::{ArmOutput, ArmState};
 use armctl_runtime::node_clock::NodeClock;
 use armctl_runtime::trajectory_goal::{
     GoalCheck, GoalTolerances, StateTolerance, ToleranceError, ToleranceRequest,
@@ -426,17 +427,21 @@ impl TrajectoryAction {
         transport.respond_action(request, response);
     }
 
-    /// After a control step at `now` (`fault`: why it held, if it did): ends the goal when
-    /// reached, off its path, late, or held; sends feedback at `monitor_rate`.
+    /// After a control step at `now` (`arm`: its outcome, the fault it held for if it did):
+    /// ends the goal when reached, off its path, late, or held; sends feedback at
+    /// `monitor_rate`. Returns `true` when the goal was aborted: its trajectory must go.
     pub(crate) fn after_step<T: Transport>(
         &mut self,
         transport: &mut T,
-        core: &mut ControllerCore,
+        arm: &ArmOutput,
         (now, stamp): (f64, f64),
         monitor_rate: f64,
-    ) {
-        let Some(active) = &self.active else { return };
-        let verdict = match (core.fault(), core.trajectory_end()) {
+    ) -> bool {
+        let Some(active) = &self.active else {
+            return false;
+        };
+        let state = &arm.state;
+        let verdict = match (arm.report.fault.as_ref(), state.trajectory_end) {
             (Some(Fault::NoState), _) | (None, Some(_)) => None,
             (Some(fault), _) => Some((
                 GoalStatus::Aborted,
@@ -454,11 +459,11 @@ impl TrajectoryAction {
             )),
         };
         let verdict = verdict.or_else(|| {
-            let end = core.trajectory_end().unwrap_or(now);
-            let (q, qd) = core.measured();
+            let end = state.trajectory_end.unwrap_or(now);
+            let (q, qd) = (&state.position, &state.velocity);
             match active
                 .tolerances
-                .check(&self.joints, now - end, core.reference(), q, qd)
+                .check(&self.joints, now - end, &state.reference, q, qd)
             {
                 GoalCheck::Moving => None,
                 GoalCheck::Reached => Some((
@@ -486,23 +491,22 @@ impl TrajectoryAction {
             .is_none_or(|t| now - t >= 1.0 / monitor_rate - 1e-9 || now < t)
         {
             self.last_feedback = Some(now);
-            self.send_feedback(transport, core, now, stamp);
+            self.send_feedback(transport, state, now, stamp);
         }
-        if let Some((status, result)) = verdict {
-            if status == GoalStatus::Aborted {
-                core.cancel_trajectory();
-            }
-            let level = if status == GoalStatus::Succeeded {
-                LogLevel::Info
-            } else {
-                LogLevel::Warn
-            };
-            transport.log(
-                level,
-                &format!("follow_joint_trajectory: {}", result.error_string),
-            );
-            self.end(transport, status, result);
-        }
+        let Some((status, result)) = verdict else {
+            return false;
+        };
+        let level = if status == GoalStatus::Succeeded {
+            LogLevel::Info
+        } else {
+            LogLevel::Warn
+        };
+        transport.log(
+            level,
+            &format!("follow_joint_trajectory: {}", result.error_string),
+        );
+        self.end(transport, status, result);
+        status == GoalStatus::Aborted
     }
 
     /// Ends the active goal, if any, with `status` and `result`, e.g. when a trajectory on
@@ -556,13 +560,13 @@ impl TrajectoryAction {
     fn send_feedback<T: Transport>(
         &mut self,
         transport: &mut T,
-        core: &ControllerCore,
+        state: &ArmState,
         now: f64,
         stamp: f64,
     ) {
         let Some(active) = &self.active else { return };
-        let reference = core.reference();
-        let (q, qd) = core.measured();
+        let reference = &state.reference;
+        let (q, qd) = (&state.position, &state.velocity);
         let f = &mut self.feedback;
         f.header.stamp = Time::from_seconds(stamp);
         let since = crate::msgs::Duration::from_seconds(now - active.accepted);

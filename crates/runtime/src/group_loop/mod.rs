@@ -19,7 +19,7 @@ use armctl_model::Robot;
 use armctl_sim::scene_file::PairSetup;
 
 use crate::configure::{configure_one, configure_pair, core_from, Configured, COOPERATIVE};
-use crate::controller_core::{ControllerCore, StepReport};
+use crate::controller_core::ControllerCore;
 use crate::declarations::{controller_node_declarations, ControllerNodeSettings};
 use crate::frames::ChainFrames;
 use crate::loop_timing::LoopTiming;
@@ -44,6 +44,7 @@ mod output;
 mod pacing;
 mod parameters;
 
+pub use output::{ArmOutput, ArmState, ObjectOutput, StepOutput};
 pub use pacing::Ticked;
 
 /// Arms stepped together, configured from node parameters, in their loop.
@@ -60,17 +61,11 @@ pub struct GroupLoop {
     /// Which arms were sent a command since the start or the last restart (a stop sends them
     /// their safe command).
     commanded: Vec<bool>,
-    /// Which arms the last step commanded.
-    sent: Vec<bool>,
-    /// Each arm's efforts of the last step, chain order.
-    efforts: Vec<Vec<f64>>,
-    /// The same in command order.
-    commands: Vec<Vec<f64>>,
-    reports: Vec<StepReport>,
-    /// Efforts the safety layer clipped at a limit since the start (all arms).
-    saturated: u64,
-    /// Efforts the joint-limit protection bounded, all arms.
-    joint_limited: u64,
+    /// Whether a node reads the state after its steps ([`Self::paced`]): only then is it
+    /// due and the wrench in the tip's axes computed.
+    publishes: bool,
+    /// The last step's outcome.
+    output: StepOutput,
 }
 
 impl std::fmt::Debug for GroupLoop {
@@ -194,8 +189,9 @@ impl GroupLoop {
         configuration: NodeConfiguration,
         frames: ChainFrames,
     ) -> Self {
-        let (count, n) = (cores.len(), cores[0].joints().len());
+        let count = cores.len();
         Self {
+            output: StepOutput::new(&cores),
             cores,
             arms,
             law,
@@ -204,12 +200,7 @@ impl GroupLoop {
             timing: LoopTiming::new(NodeClock::new(false), 0.0, 0.0),
             fresh: vec![false; count],
             commanded: vec![false; count],
-            sent: vec![false; count],
-            efforts: vec![vec![0.0; n]; count],
-            commands: vec![vec![0.0; n]; count],
-            reports: vec![StepReport::default(); count],
-            saturated: 0,
-            joint_limited: 0,
+            publishes: false,
         }
     }
 
@@ -217,7 +208,18 @@ impl GroupLoop {
     /// time ([`Self::record_state`], [`Self::step`]).
     pub fn paced(mut self, timing: LoopTiming) -> Self {
         self.timing = timing;
+        self.publishes = true;
         self
+    }
+
+    /// The last step's outcome (before any: nothing sent).
+    pub fn output(&self) -> &StepOutput {
+        &self.output
+    }
+
+    /// The last step's outcome, to take its events out.
+    pub fn output_mut(&mut self) -> &mut StepOutput {
+        &mut self.output
     }
 
     /// The node's timing.

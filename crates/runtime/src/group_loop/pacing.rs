@@ -69,55 +69,45 @@ impl GroupLoop {
         now
     }
 
-    /// One step of every arm at `now`, `dt` after the last. An arm that never sent a state is
-    /// not commanded: there is nothing to compute from yet, and a guess is worse than nothing.
+    /// One step of every arm at `now`, `dt` after the last; its outcome in [`Self::output`].
+    /// An arm that never sent a state is not commanded: there is nothing to compute from yet,
+    /// and a guess is worse than nothing. Allocates nothing while controlling.
     pub fn step(&mut self, now: f64, dt: f64) {
         self.fresh.fill(false);
         self.step_arms(now, dt);
-        for a in 0..self.reports.len() {
-            self.saturated += self.reports[a].safety.saturated as u64;
-            self.joint_limited += self.reports[a].safety.joint_limited as u64;
-            self.sent[a] = self.reports[a].fault != Some(Fault::NoState);
-            if self.sent[a] {
-                self.reorder(a);
-                self.commanded[a] = true;
-            }
+        let out = &mut self.output;
+        out.now = now;
+        out.stamp = self.timing.clock().to_stamp(now);
+        for (arm, commanded) in out.arms.iter_mut().zip(&mut self.commanded) {
+            out.saturated += arm.report.safety.saturated as u64;
+            out.joint_limited += arm.report.safety.joint_limited as u64;
+            *commanded |= arm.report.fault != Some(Fault::NoState);
+        }
+        let any_commanded = self.commanded.iter().any(|c| *c);
+        out.state_due = self.publishes && any_commanded && self.timing.state_due(now);
+        let order = self.configuration.command_order();
+        for (arm, core) in out.arms.iter_mut().zip(&self.cores) {
+            arm.take_step(core, (order, &mut self.frames), out.state_due);
         }
     }
 
-    fn reorder(&mut self, a: usize) {
-        let order = self.configuration.command_order();
-        in_command_order(order, &self.efforts[a], &mut self.commands[a]);
-    }
-
-    /// The law's step of every arm: each arm's efforts in chain order into `efforts[a]`, its
-    /// outcome into `reports[a]`. Allocates nothing while controlling.
+    /// The law's step of every arm: each arm's efforts in chain order and its report into its
+    /// output, and what the step changed beyond the arms' events.
     fn step_arms(&mut self, now: f64, dt: f64) {
-        let (efforts, reports) = (&mut self.efforts, &mut self.reports);
-        match &mut self.law {
+        let arms = &mut self.output.arms;
+        self.output.notice = match &mut self.law {
             Law::Pair(pair) => {
-                let arms = (self.cores.as_mut_slice(), self.arms.as_slice());
-                pair.step(arms, (now, dt), efforts, reports);
+                let cores = (self.cores.as_mut_slice(), self.arms.as_slice());
+                pair.step(cores, (now, dt), arms);
+                self.output.object = Some(pair.object());
+                pair.take_notice()
             }
             Law::One | Law::HandBuilt => {
-                reports[0] = self.cores[0].step(now, dt, &mut efforts[0]);
+                let arm = &mut arms[0];
+                arm.report = self.cores[0].step(now, dt, &mut arm.efforts);
+                None
             }
-        }
-    }
-
-    /// What the last step changed beyond the arms' own events (a pair's cancelled move), to
-    /// tell the operator once.
-    pub fn take_notice(&mut self) -> Option<String> {
-        match &mut self.law {
-            Law::Pair(pair) => pair.take_notice(),
-            Law::One | Law::HandBuilt => None,
-        }
-    }
-
-    /// Whether the state of the step at `now` is due for publishing (at
-    /// `state_publish_rate`, once any arm was commanded; marked published when it is).
-    pub fn state_due(&mut self, now: f64) -> bool {
-        self.commanded.iter().any(|c| *c) && self.timing.state_due(now)
+        };
     }
 
     /// A new `state_publish_rate`.
@@ -148,11 +138,13 @@ impl GroupLoop {
         self.commanded.fill(false);
     }
 
-    /// Arm `a`'s `safe_mode` command into its command (see [`Self::command`]), whether or
+    /// Arm `a`'s `safe_mode` command into its output's command, whether or
     /// not it was ever commanded; returns what it is.
     pub fn safe_command(&mut self, a: usize) -> &'static str {
-        let mode = self.cores[a].safe_command(&mut self.efforts[a]);
-        self.reorder(a);
+        let arm = &mut self.output.arms[a];
+        let mode = self.cores[a].safe_command(&mut arm.efforts);
+        let order = self.configuration.command_order();
+        in_command_order(order, &arm.efforts, &mut arm.command);
         mode
     }
 

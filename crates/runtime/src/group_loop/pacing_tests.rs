@@ -76,14 +76,14 @@ fn a_state_steps_at_once_and_the_command_is_in_command_order() {
         Some(1.5),
         "the stamp is the time on simulated time"
     );
-    let chain = group.efforts(0).to_vec();
+    let chain = group.output().arms[0].efforts.to_vec();
     assert!(
         chain.iter().all(|e| e.abs() > 1e-3),
         "gravity held: {chain:?}"
     );
-    assert_eq!(group.sent(0), Some(&[chain[1], chain[0]][..]));
-    assert!(!group.holding());
-    assert!(group.state_due(1.5));
+    assert_eq!(group.output().sent(0), Some(&[chain[1], chain[0]][..]));
+    assert!(!group.output().holding());
+    assert!(group.output().state_due);
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn a_timer_steps_on_the_newest_state_only_when_time_moved_on() {
     assert!(!group.on_clock(1.0));
     let ticked = group.on_tick();
     assert!(ticked.stepped, "a timed step before any state...");
-    assert_eq!(group.sent(0), None, "...commands nothing");
+    assert_eq!(group.output().sent(0), None, "...commands nothing");
     assert_eq!(
         group.on_joint_state(0, &joints, &[0.1, 0.1], &[0.0; 2], 1.0),
         None
@@ -108,7 +108,7 @@ fn a_timer_steps_on_the_newest_state_only_when_time_moved_on() {
             stepped: true
         }
     );
-    assert!(group.sent(0).is_some());
+    assert!(group.output().sent(0).is_some());
 }
 
 #[test]
@@ -122,8 +122,11 @@ fn the_watchdog_steps_once_states_stop_and_the_arm_holds() {
     assert!(!group.on_tick().stepped, "within state_timeout (0.1 s)");
     group.on_clock(1.2);
     assert!(group.on_tick().stepped);
-    assert!(group.holding());
-    assert!(matches!(group.reports()[0].fault, Some(Fault::Stale(_))));
+    assert!(group.output().holding());
+    assert!(matches!(
+        group.output().arms[0].report.fault,
+        Some(Fault::Stale(_))
+    ));
 }
 
 #[test]
@@ -139,8 +142,8 @@ fn a_pair_steps_when_both_arms_states_came() {
     );
     let stepped = group.on_joint_state(1, &joints, &PANDA_Q, &zero, 1.002);
     assert_eq!(stepped, Some(1.002));
-    assert!(group.sent(0).is_some() && group.sent(1).is_some());
-    assert!(!group.holding(), "{:?}", group.reports());
+    assert!(group.output().sent(0).is_some() && group.output().sent(1).is_some());
+    assert!(!group.output().holding(), "{:?}", group.output());
     assert_eq!(
         group.on_joint_state(1, &joints, &PANDA_Q, &zero, 1.003),
         None
@@ -162,7 +165,7 @@ fn a_stop_brakes_every_arm_commanded_and_a_reset_starts_over() {
     let mut expected = vec![0.0; 7];
     group.arm_mut(1).safe_command(&mut expected);
     assert!(expected.iter().any(|g| g.abs() > 1.0), "{expected:?}");
-    assert_eq!(group.command(1), expected.as_slice());
+    assert_eq!(group.output().arms[1].command, expected.as_slice());
     assert!(group.on_clock(0.5), "simulated time went back");
     assert_eq!(group.core().fault(), Some(&Fault::NoState));
     assert!(
@@ -177,13 +180,13 @@ fn a_host_gives_the_times_and_an_arm_without_state_is_not_commanded() {
     let joints = names(&arm);
     let mut group = arm;
     group.step(0.0, 1e-3);
-    assert_eq!(group.sent(0), None);
-    assert_eq!(group.reports()[0].fault, Some(Fault::NoState));
+    assert_eq!(group.output().sent(0), None);
+    assert_eq!(group.output().arms[0].report.fault, Some(Fault::NoState));
     group.record_state(0, &joints, &[0.1, 0.1], &[0.0; 2], 5.0);
     group.step(5.0, 1e-3);
-    assert!(group.sent(0).is_some());
+    assert!(group.output().sent(0).is_some());
     group.restart();
     group.step(5.001, 1e-3);
-    assert_eq!(group.sent(0), None, "a restart waits for a state");
+    assert_eq!(group.output().sent(0), None, "a restart waits for a state");
     assert_eq!(group.safe_command(0), "zero effort", "a host asks anyway");
 }

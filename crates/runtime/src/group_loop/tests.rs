@@ -427,7 +427,11 @@ mod pair {
                 pair.record_state(a, &names, &q, &qd, t);
             }
             pair.step(t, 1e-3);
-            pair.reports().to_vec()
+            pair.output()
+                .arms
+                .iter()
+                .map(|a| a.report.clone())
+                .collect::<Vec<_>>()
         };
         let reports = step(&mut pair, 0.0, &[0, 1]);
         assert!(reports.iter().all(|r| r.fault.is_none()), "{reports:?}");
