@@ -162,12 +162,13 @@ impl ControllerNode {
             && self
                 .action
                 .after_step(transport, &out.arms[0], moment, rate);
+        if aborted {
+            self.node.group_mut().cancel_trajectory();
+        }
         // (A clock that went backwards, a restarted simulation, publishes at once.)
+        let out = self.node.group().output();
         if out.state_due {
             self.messages.publish(transport, out);
-        }
-        if aborted {
-            self.node.group_mut().core_mut().cancel_trajectory();
         }
     }
 

@@ -89,13 +89,15 @@ impl LoopNode {
         let stamp = msg.header.stamp.seconds();
         let (q, qd) = (&msg.position, &msg.velocity);
         self.group.on_joint_state(arm, &msg.name, q, qd, stamp)?;
-        self.publish_step(transport)
+        self.publish_step(transport).then(|| self.group.output())
     }
 
     /// The timer: the loop's timed step or watchdog, and the diagnostics when due. Returns
     /// the output of the step it made, whose commands are published.
     pub(crate) fn on_tick<T: Transport>(&mut self, transport: &mut T) -> Option<&StepOutput> {
         let ticked = self.group.on_tick();
+        // The command first: the diagnostics wait.
+        let published = ticked.stepped && self.publish_step(transport);
         if self.diagnostics.due() {
             let state = self.loop_state();
             let out = self.group.output();
@@ -103,10 +105,7 @@ impl LoopNode {
             let report = self.diagnostics.report(state, ticked.now, counts);
             transport.publish(Outgoing::Diagnostics(report));
         }
-        if !ticked.stepped {
-            return None;
-        }
-        self.publish_step(transport)
+        published.then(|| self.group.output())
     }
 
     /// For the diagnostics: the first holding arm's reason, the oldest arm's newest state.
@@ -122,13 +121,13 @@ impl LoopNode {
     }
 
     /// Logs the step's events and publishes each commanded arm's command, from the step's
-    /// output alone; none when it commanded none (no state yet: nothing to compute from, so
+    /// output alone; `false` when it commanded none (no state yet: nothing to compute from, so
     /// nothing rather than a guess).
-    fn publish_step<T: Transport>(&mut self, transport: &mut T) -> Option<&StepOutput> {
+    fn publish_step<T: Transport>(&mut self, transport: &mut T) -> bool {
         let out = self.group.output();
         tell(transport, out, self.group.arms());
         if !out.sent_any() {
-            return None;
+            return false;
         }
         self.diagnostics.on_step();
         for (a, message) in self.commands.iter_mut().enumerate() {
@@ -137,7 +136,7 @@ impl LoopNode {
                 transport.publish_on(a, Outgoing::Commands(message));
             }
         }
-        Some(out)
+        true
     }
 
     /// A `/clock` tick; `true` when time went back and every arm started over.

@@ -217,6 +217,14 @@ impl GroupLoop {
         &self.output
     }
 
+    /// Stops the lone arm's trajectory: it holds where it was last seen, and the last step's
+    /// output shows that hold's reference (a goal aborted after a step publishes it so).
+    pub fn cancel_trajectory(&mut self) {
+        let core = &mut self.cores[0];
+        core.cancel_trajectory();
+        self.output.arms[0].state.take_reference(core.reference());
+    }
+
     /// The last step's outcome, to take its events out.
     pub fn output_mut(&mut self) -> &mut StepOutput {
         &mut self.output

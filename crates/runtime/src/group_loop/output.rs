@@ -154,10 +154,7 @@ impl ArmOutput {
             in_command_order(order, &self.efforts, &mut self.command);
         }
         let state = &mut self.state;
-        let reference = core.reference();
-        copy(&mut state.reference.q, &reference.q);
-        copy(&mut state.reference.qd, &reference.qd);
-        copy(&mut state.reference.qdd, &reference.qdd);
+        state.take_reference(core.reference());
         let (q, qd) = core.measured();
         copy(&mut state.position, q);
         copy(&mut state.velocity, qd);
@@ -177,6 +174,15 @@ impl ArmOutput {
                     .ok()
             })
             .flatten();
+    }
+}
+
+impl ArmState {
+    /// `reference` becomes the reference in effect, without allocating.
+    pub(crate) fn take_reference(&mut self, reference: &JointReference) {
+        copy(&mut self.reference.q, &reference.q);
+        copy(&mut self.reference.qd, &reference.qd);
+        copy(&mut self.reference.qdd, &reference.qdd);
     }
 }
 
