@@ -391,8 +391,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         };
         // In the loop a node drives, stepping on each state (stamps are times on sim time).
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let group = GroupLoop::of_core(core).unwrap();
-        let mut group = group.paced(timing);
+        let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
         let count = allocations(|| {
             now += 1e-3;
             let stepped = group.on_joint_state(0, &names, &position, &velocity, now);
@@ -445,8 +444,7 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
             ..CollisionSettings::default()
         });
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let group = GroupLoop::of_core(core).unwrap();
-        let mut group = group.paced(timing);
+        let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
         let mut q = robot.middle_configuration();
         let velocity = vec![0.3; robot.dof()];
         let mut now = 0.0;
@@ -491,8 +489,7 @@ fn collecting_rest_poses_allocates_nothing() {
     let core =
         ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-    let group = GroupLoop::of_core(core).unwrap();
-    let mut group = group.paced(timing);
+    let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
     let mut q = robot.middle_configuration();
     let (still, moving) = (vec![0.0; robot.dof()], vec![0.2; robot.dof()]);
     let mut now = 0.0;

@@ -18,7 +18,7 @@ use crate::scene::pair_of as checked_pair;
 use crate::startup::{load_conversion, NodeStart};
 use crate::RuntimeError;
 
-/// The law over two arms (`controller: cooperative`), run by [`crate::pair_law`].
+/// The law over two arms (`controller: cooperative`), run by [`crate::group_loop`].
 pub const COOPERATIVE: &str = Cooperative::NAME;
 
 /// Every declaration, the controller's included, with the start values applied; the robot

@@ -22,7 +22,6 @@ pub mod names;
 pub mod node_clock;
 pub mod node_configuration;
 pub mod node_parameters;
-pub mod pair_law;
 pub mod parameter_reference;
 pub mod params_file;
 pub mod payload_service;

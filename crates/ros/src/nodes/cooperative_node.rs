@@ -1,5 +1,5 @@
 //! controller_node with `controller: cooperative`: one node controls two arms holding one
-//! object ([`armctl_runtime::pair_law`]). `scene_file` names the arms and places their
+//! object ([`armctl_runtime::group_loop`]). `scene_file` names the arms and places their
 //! bases; each arm's states come on `<arm>/joint_states` and its efforts go to
 //! `<arm>/<command_topic>` (names relative to the node's namespace); the object moves to the
 //! poses on `~/object_target` (geometry_msgs/PoseStamped, frame `world` or empty, reached in

@@ -303,7 +303,7 @@ impl ControllerCore {
         self.step_from(now, dt, effort, None)
     }
 
-    /// A step whose efforts a law over two arms computed ([`crate::pair_law`]): `given`
+    /// A step whose efforts a law over two arms computed ([`crate::group_loop`]): `given`
     /// is this arm's share, or why there is none (then the arm holds, as after a controller
     /// failure). The state checks, the safety layer, hold and resume are those of
     /// [`ControllerCore::step`]; the core's own controller does not run.

@@ -26,9 +26,9 @@ use crate::loop_timing::LoopTiming;
 use crate::node_clock::NodeClock;
 use crate::node_configuration::{in_command_order, NodeConfiguration};
 use crate::node_parameters::ParameterStore;
-use crate::pair_law::{ArmOfPair, PairLaw};
 use crate::startup::NodeStart;
 use crate::RuntimeError;
+use pair_law::{ArmOfPair, PairLaw};
 
 /// Where a step's efforts come from.
 enum Law {
@@ -42,6 +42,7 @@ enum Law {
 
 mod output;
 mod pacing;
+mod pair_law;
 mod parameters;
 
 pub use output::{ArmOutput, ArmState, ObjectOutput, StepOutput};

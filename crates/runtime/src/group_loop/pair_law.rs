@@ -7,9 +7,9 @@
 
 use armctl_control::{ControlError, Controller, Cooperative, JointState, ParameterSet, Step};
 
+use super::{ArmOutput, ObjectOutput};
 use crate::configure::COOPERATIVE;
 use crate::controller_core::ControllerCore;
-use crate::group_loop::{ArmOutput, ObjectOutput};
 
 /// The law slot of an arm's core: the efforts come from the law over both arms through
 /// [`ControllerCore::step_given`], so stepped on its own it refuses.
@@ -44,7 +44,7 @@ impl Controller for ArmOfPair {
 }
 
 /// [`Cooperative`] with what stepping it over two cores needs.
-pub struct PairLaw {
+pub(super) struct PairLaw {
     law: Cooperative,
     /// The law's efforts of the step, per arm.
     efforts: [Vec<f64>; 2],
@@ -68,12 +68,12 @@ impl PairLaw {
     }
 
     /// The law.
-    pub fn law(&self) -> &Cooperative {
+    pub(super) fn law(&self) -> &Cooperative {
         &self.law
     }
 
     /// The law, to set the object's target or a parameter.
-    pub fn law_mut(&mut self) -> &mut Cooperative {
+    pub(super) fn law_mut(&mut self) -> &mut Cooperative {
         &mut self.law
     }
 
