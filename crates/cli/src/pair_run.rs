@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use armctl_control::{Controller, ParameterValue};
+use armctl_control::ParameterValue;
 use armctl_model::Robot;
 use armctl_runtime::group_loop::GroupLoop;
 
@@ -61,7 +61,7 @@ impl<'a> PairControl<'a> {
 
     fn name(&self) -> String {
         match self {
-            Self::Separate(loops) => loops[0].core().controller().name().to_string(),
+            Self::Separate(loops) => loops[0].law_name().to_string(),
             Self::Cooperative { pair, .. } => pair.law_name().to_string(),
         }
     }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use armctl_control::Controller;
 use armctl_control::ParameterValue as RosValue;
 use armctl_model::{urdf_file_to_robot, BranchPolicy, ChainOptions, ConversionReport, Robot};
 use armctl_runtime::configure::COOPERATIVE;
@@ -290,11 +289,11 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .follow(trajectory, 0.0)
         .with_context(|| format!("trajectory '{}'", args.trajectory))?;
     let target = target_pose(args.target_pose.as_deref(), &robot, &q0)?;
-    let task_space = runtime.core_mut().controller_mut().task_space().is_some();
+    let task_space = runtime.core_mut().task_space().is_some();
     if target.is_some() && !task_space {
         bail!(
             "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration, hybrid_force_position), not '{}'",
-            runtime.core().controller().name()
+            runtime.law_name()
         );
     }
     let tip_target = task_space.then_some(match target {
@@ -333,8 +332,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     }
     // Read after the run: a `--set-at` may have changed what they warn about.
     let settings_warnings = runtime.settings().warnings();
-    runtime.core_mut().controller_mut().check_damping();
-    let controller = runtime.core().controller();
+    runtime.recheck_law();
     // The conversion's notes, then what configuring noticed (what collision detection can
     // sense on this arm), as controller_node logs them at start.
     let mut warnings: Vec<String> = model_warnings
@@ -342,7 +340,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .chain(runtime.model_warnings())
         .map(|w| format!("robot model: {w}"))
         .collect();
-    warnings.extend(controller.warnings().iter().cloned());
+    warnings.extend(runtime.law_warnings().iter().cloned());
     warnings.extend(gravity_warning);
     warnings.extend(
         settings_warnings
@@ -351,7 +349,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
     );
     warnings.extend(events);
     let info = RunInfo {
-        controller: controller.name().to_string(),
+        controller: runtime.law_name().to_string(),
         warnings,
         trajectory: followed(args),
         duration: args.duration,
@@ -490,7 +488,7 @@ fn controller_runtime(args: &SimArgs, robot: &Robot) -> Result<GroupLoop> {
     if args.target_pose.is_some() {
         bail!(
             "'{}' follows one tip target: give --trajectory (followed through forward kinematics) or --target-pose, not both",
-            runtime.core().controller().name()
+            runtime.law_name()
         );
     }
     configured_runtime(args, robot, Some(("target_source", "joint_reference")))

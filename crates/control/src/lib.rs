@@ -80,6 +80,7 @@ pub use parameters::{
     shown, Array, Declaration, Length, ParameterSet, ParameterType, ParameterValue, Scalar, Scope,
     DEFAULT_RAMP_TIME,
 };
+pub use safety_bounds::checked_law::CheckedLaw;
 pub use safety_bounds::payload_compensation::PayloadCompensation;
 pub use safety_bounds::safety::{EffortSafety, Guarded, SafetyReport, DEFAULT_EFFORT_RISE_TIME};
 pub use safety_bounds::safety_layer::SafetyLayer;

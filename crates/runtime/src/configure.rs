@@ -191,28 +191,27 @@ pub(crate) fn configure_law<L: Tunable>(
     })
 }
 
-/// A core for `robot` under `controller`, with the safety and reference settings applied.
+/// A core for `robot` under `controller` (none for an arm of a pair), with the safety and
+/// reference settings applied.
 pub(crate) fn core_from(
     settings: &LiveSettings,
     robot: Robot,
-    controller: Box<dyn Controller>,
+    controller: Option<Box<dyn Controller>>,
     friction_allowance: &[[f64; 2]],
 ) -> Result<ControllerCore, RuntimeError> {
-    let mut core = ControllerCore::new(
-        robot,
-        controller,
-        settings.safe_mode,
-        settings.state_timeout,
-        None,
-    )?;
+    let (safe_mode, timeout) = (settings.safe_mode, settings.state_timeout);
+    let mut core = match controller {
+        Some(law) => ControllerCore::new(robot, law, safe_mode, timeout, None)?,
+        None => ControllerCore::without_law(robot, safe_mode, timeout, None)?,
+    };
     settings
-        .apply_rate_limits(core.controller_mut().safety_mut())
+        .apply_rate_limits(core.layer_mut().safety_mut())
         .map_err(|e| invalid("effort_rise_time", e.to_string()))?;
     core.set_plausibility(settings.plausibility());
     // On the arm from the start: the first command's hand-off carries it already.
     core.set_payload(settings.payload(), 0.0)
         .map_err(|reason| invalid("payload", reason))?;
-    core.controller_mut()
+    core.layer_mut()
         .limits_mut()
         .set_margin(settings.soft_limit_margin)
         .map_err(|e| invalid("soft_limit_margin", e.to_string()))?;

@@ -3,7 +3,7 @@
 //! the base and refused here, so that controller_node, the C ABI and `armctl sim` say the
 //! same thing for the same input.
 
-use armctl_control::{shown, Controller};
+use armctl_control::shown;
 use nalgebra::{IsometryMatrix3, Quaternion, Translation3, UnitQuaternion};
 
 use crate::group_loop::GroupLoop;
@@ -133,9 +133,9 @@ impl GroupLoop {
     ) -> Result<(), String> {
         self.lone_law("pose targets")?;
         let goal = self.target_in_base(frame, pose)?;
-        let controller = self.core_mut().controller_mut();
-        let law = controller.name();
-        match controller.task_space() {
+        let core = self.core_mut();
+        let law = core.law_name();
+        match core.task_space() {
             Some(task_space) => task_space
                 .set_target_pose(goal, seconds)
                 .map_err(|e| e.to_string()),
@@ -149,11 +149,11 @@ impl GroupLoop {
     /// the law takes it, `Ok(false)` when a joint-space law ignores it (its frame unchecked).
     pub fn take_external_wrench(&mut self, frame: &str, wrench: [f64; 6]) -> Result<bool, String> {
         self.lone_law("measured wrenches")?;
-        if self.core_mut().controller_mut().task_space().is_none() {
+        if self.core_mut().task_space().is_none() {
             return Ok(false);
         }
         let at_tip = self.wrench_at_tip(frame, wrench)?;
-        if let Some(task_space) = self.core_mut().controller_mut().task_space() {
+        if let Some(task_space) = self.core_mut().task_space() {
             task_space.set_external_wrench(&at_tip);
         }
         Ok(true)

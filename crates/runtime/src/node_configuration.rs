@@ -119,24 +119,21 @@ impl NodeConfiguration {
         self.parameters.validate(name, value, false)
     }
 
-    /// Checks `value` once, against its declaration, and applies it: a parameter of the law
-    /// (when `law_declares` it) through `set_law`, which checks it against the law's own
-    /// declaration and returns it as the law stored it; a node parameter to every core in
-    /// `cores` and then stored. On any refusal nothing changes. Returns the value as stored
-    /// (integers widened to doubles; a trigger reads false again).
-    pub(crate) fn set_parameter(
+    /// Checks `value` for the law's parameter `name` against its declaration in the store
+    /// (the law then checks it against its own, and holds it).
+    pub(crate) fn admit_law_value(&self, name: &str, value: &ParameterValue) -> Result<(), String> {
+        let admitted = self.parameters.admit(name, value, false);
+        admitted.map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// Checks `value` once, against its declaration, and applies the node parameter `name`:
+    /// to every core in `cores` and then stored. On any refusal nothing changes. Returns the
+    /// value as stored (integers widened to doubles; a trigger reads false again).
+    pub(crate) fn set_node_parameter(
         &mut self,
         (name, value): (&str, &ParameterValue),
-        law_declares: bool,
-        set_law: impl FnOnce(&mut [ControllerCore], ParameterValue) -> Result<ParameterValue, String>,
         cores: &mut [ControllerCore],
     ) -> Result<ParameterValue, String> {
-        if law_declares {
-            self.parameters
-                .admit(name, value, false)
-                .map_err(|e| e.to_string())?;
-            return set_law(cores, value.clone());
-        }
         let typed = self.validate(name, value).map_err(|e| e.to_string())?;
         let live = &mut self.settings.live;
         set_node_parameter(&mut self.parameters, live, cores, name, typed)
@@ -234,11 +231,11 @@ pub(crate) fn apply_settings(
         core.set_payload(payload, new.payload_ramp_time)?;
     }
     if (new.rate_limit, new.effort_rise_time) != (old.rate_limit, old.effort_rise_time) {
-        new.apply_rate_limits(core.controller_mut().safety_mut())
+        new.apply_rate_limits(core.layer_mut().safety_mut())
             .map_err(|e| e.to_string())?;
     }
     if new.soft_limit_margin != old.soft_limit_margin {
-        core.controller_mut()
+        core.layer_mut()
             .limits_mut()
             .set_margin(new.soft_limit_margin)
             .map_err(|e| e.to_string())?;

@@ -6,7 +6,7 @@
 
 use std::borrow::BorrowMut;
 
-use armctl_control::{ControlError, Controller};
+use armctl_control::ControlError;
 use armctl_sim::ControlLoop;
 use nalgebra::IsometryMatrix3;
 
@@ -102,7 +102,7 @@ impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
 
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
         let core = self.group_mut().core_mut();
-        if let Some(task) = core.controller_mut().task_space() {
+        if let Some(task) = core.task_space() {
             task.set_external_wrench(wrench);
         }
     }
@@ -112,7 +112,7 @@ impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
     }
 
     fn estimates(&self) -> &[f64] {
-        self.group().core().controller().estimates()
+        self.group().core().estimates()
     }
 
     fn external_torques(&self) -> &[f64] {

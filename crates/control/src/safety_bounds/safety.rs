@@ -6,7 +6,7 @@
 
 use armctl_model::Robot;
 
-use crate::gain_sizing::damping_bound::DampingCheck;
+use crate::safety_bounds::checked_law::CheckedLaw;
 use crate::safety_bounds::joint_limit_guard::JointLimitGuard;
 use crate::safety_bounds::payload_compensation::PayloadCompensation;
 use crate::safety_bounds::safety_layer::SafetyLayer;
@@ -168,21 +168,14 @@ fn positive_or_none(name: &str, value: Option<f64>) -> Result<f64, ControlError>
 
 /// Any controller followed by the safety layer; its parameters ramp each step.
 pub struct Guarded {
-    inner: Box<dyn Controller>,
+    law: CheckedLaw,
     layer: SafetyLayer,
-    damping: DampingCheck,
-    /// The damping check's warning for the damping last checked.
-    damping_warning: Option<String>,
-    /// A damping was set since the last check.
-    damping_unchecked: bool,
-    /// The law's warnings, the damping check's and the joint-limit protection's.
-    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Guarded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guarded")
-            .field("controller", &self.inner.name())
+            .field("controller", &self.law.name())
             .field("safety", self.layer.safety())
             .finish()
     }
@@ -196,59 +189,16 @@ impl Guarded {
         robot: &Robot,
         rate_limit: Option<f64>,
     ) -> Result<Self, ControlError> {
-        let mut guarded = Self {
-            warnings: Vec::new(),
-            inner,
-            layer: SafetyLayer::new(robot, rate_limit)?,
-            damping: DampingCheck::new(robot),
-            damping_warning: None,
-            damping_unchecked: false,
-        };
-        // Gains a parameter file gave were set before the law was wrapped.
-        let name = guarded.inner.damping_parameter().unwrap_or_default();
-        guarded.check(name);
-        Ok(guarded)
+        let layer = SafetyLayer::new(robot, rate_limit)?;
+        Ok(Self {
+            law: CheckedLaw::new(inner, robot, &layer),
+            layer,
+        })
     }
 
-    /// Checks a damping set since the last check ([`Guarded::check_damping`]'s warning). Not
-    /// done in `set_parameter`: a real-time host (the C ABI) sets gains between two updates,
-    /// and the check takes eigensolvers at a few dozen configurations.
+    /// See [`CheckedLaw::check_damping`].
     pub fn check_damping(&mut self) {
-        if let Some(name) = self
-            .damping_unchecked
-            .then(|| self.inner.damping_parameter())
-        {
-            self.check(name.unwrap_or_default());
-        }
-    }
-
-    /// After `name` was set: the law's warnings, and one when the damping it sets would be
-    /// unstable somewhere. The defaults are not warned about: they are sized to need the
-    /// run-time bound only near singular configurations (`crate::gain_sizing::default_gains`).
-    fn check(&mut self, name: &str) {
-        self.damping_unchecked = false;
-        if self.inner.damping_parameter() == Some(name) {
-            let parameters = self.inner.parameters();
-            let set = parameters.get(name);
-            let default = parameters.declaration(name).map(|d| &d.default);
-            self.damping_warning = match set {
-                Some(value) if Some(value) != default => {
-                    let damping = value.numbers().to_vec();
-                    self.damping.warning(name, &damping)
-                }
-                _ => None,
-            };
-        }
-        self.collect_warnings();
-    }
-
-    /// The law's warnings now, and the damping check's last.
-    fn collect_warnings(&mut self) {
-        self.warnings.clear();
-        self.warnings.extend_from_slice(self.inner.warnings());
-        self.warnings.extend(self.damping_warning.iter().cloned());
-        self.warnings
-            .extend(self.layer.limits().warning().map(str::to_string));
+        self.law.check_damping();
     }
 
     /// What the safety layer changed in the last update.
@@ -286,9 +236,8 @@ impl Guarded {
         self.layer.limits_mut()
     }
 
-    /// Efforts another law computed (a cooperative law over two arms) for the arm at `state`
-    /// through the safety layer, as the wrapped law's would go; [`Guarded::last_report`] then
-    /// tells what it did.
+    /// Efforts another law computed for the arm at `state` through the safety layer, as the
+    /// wrapped law's would go; [`Guarded::last_report`] then tells what it did.
     pub fn guard(&mut self, state: &JointState<'_>, effort: &mut [f64], dt: f64) {
         self.layer.guard(state, effort, dt);
     }
@@ -296,21 +245,21 @@ impl Guarded {
 
 impl Controller for Guarded {
     fn name(&self) -> &'static str {
-        self.inner.name()
+        self.law.name()
     }
     fn parameters(&self) -> &ParameterSet {
-        self.inner.parameters()
+        self.law.parameters()
     }
     fn parameters_mut(&mut self) -> &mut ParameterSet {
-        self.inner.parameters_mut()
+        self.law.parameters_mut()
     }
     fn reset(&mut self, state: &JointState<'_>) {
-        self.inner.reset(state);
+        self.law.reset(state);
     }
     /// The wrapped law; [`Guarded`] overrides `update` (the wrapped controller's update, then
     /// the safety layer), so this only serves a caller that checked the step itself.
     fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
-        self.inner.compute(step)
+        self.law.compute(step)
     }
     fn update(
         &mut self,
@@ -319,34 +268,22 @@ impl Controller for Guarded {
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        let result = self
-            .inner
-            .update(state, reference, dt, effort)
-            .and_then(|()| self.layer.add_payload(state, &reference.qdd, dt, effort));
-        if result.is_err() {
-            // Whatever the controller left in the buffer is not trusted: hold the last effort.
-            effort.fill(f64::NAN);
-        }
-        self.guard(state, effort, dt);
-        result
+        self.layer.run(&mut self.law, state, reference, dt, effort)
     }
     fn estimates(&self) -> &[f64] {
-        self.inner.estimates()
+        self.law.estimates()
     }
     fn warnings(&self) -> &[String] {
-        &self.warnings
+        self.law.warnings()
     }
     fn damping_parameter(&self) -> Option<&'static str> {
-        self.inner.damping_parameter()
+        self.law.damping_parameter()
     }
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
-        self.inner.set_parameter(name, value)?;
-        self.damping_unchecked |= self.inner.damping_parameter() == Some(name);
-        self.collect_warnings();
-        Ok(())
+        self.law.set_parameter(name, value)
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
-        self.inner.task_space()
+        self.law.task_space()
     }
 }
 

@@ -9,7 +9,7 @@ use armctl_model::Robot;
 use crate::safety_bounds::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
 use crate::safety_bounds::payload_compensation::PayloadCompensation;
 use crate::safety_bounds::safety::{EffortSafety, SafetyReport};
-use crate::{ControlError, JointState};
+use crate::{ControlError, Controller, JointReference, JointState};
 
 /// One arm's safety layer and what it did last.
 #[derive(Debug, Clone)]
@@ -30,6 +30,27 @@ impl SafetyLayer {
             safety: EffortSafety::new(robot, rate_limit)?,
             last_report: SafetyReport::default(),
         })
+    }
+
+    /// `law`'s efforts for the arm at `state` tracking `reference`, `dt` after the last, with
+    /// the payload's torques, made safe ([`Self::guard`]). A failed law's efforts are not
+    /// trusted: the last safe effort is held, and the failure returned.
+    pub fn run(
+        &mut self,
+        law: &mut dyn Controller,
+        state: &JointState<'_>,
+        reference: &JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        let result = law
+            .update(state, reference, dt, effort)
+            .and_then(|()| self.add_payload(state, &reference.qdd, dt, effort));
+        if result.is_err() {
+            effort.fill(f64::NAN);
+        }
+        self.guard(state, effort, dt);
+        result
     }
 
     /// Adds the payload's torques at the measured state to a law's `effort`.

@@ -3,7 +3,6 @@
 //! joint_trajectory_controller fills it, for a joint-space law), `~/external_torques`,
 //! `~/external_torque_bounds` and `~/external_wrench_estimate`. The buffers are sized once.
 
-use armctl_control::Controller;
 use armctl_runtime::group_loop::{GroupLoop, StepOutput};
 
 use crate::msgs::{
@@ -161,7 +160,7 @@ fn controller_state(
     group: &mut GroupLoop,
     layout: &str,
 ) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
-    if group.core_mut().controller_mut().task_space().is_some() {
+    if group.core_mut().task_space().is_some() {
         return None;
     }
     let joints = group.core().joints().to_vec();

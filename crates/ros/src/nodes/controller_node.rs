@@ -10,7 +10,6 @@
 //! With `update_rate` 0 one command answers each joint state; otherwise a timer runs the
 //! controller on the newest state. The node task owns the controller: no lock in the loop.
 
-use armctl_control::Controller;
 use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::loop_timing::LoopTiming;
 use armctl_runtime::names::resolve;
@@ -252,7 +251,7 @@ impl NodeLogic for ControllerNode {
     }
 
     async fn run<T: Transport + Send>(mut self, transport: &mut T) -> Result<(), RosError> {
-        let law = self.runtime().core().controller().name();
+        let law = self.runtime().law_name();
         let joints = self.runtime().core().joints().join(", ");
         let controlling = format!("controlling {joints} with {law}");
         self.node.announce(transport, &controlling);

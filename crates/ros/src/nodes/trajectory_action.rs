@@ -14,7 +14,6 @@
 use std::collections::VecDeque;
 
 use armctl_control::reference::TrajectoryPoint;
-use armctl_control::Controller;
 use armctl_runtime::controller_core::{ControllerCore, Fault};
 use armctl_runtime::declarations::LiveSettings;
 use armctl_runtime::group_loop::{ArmOutput, ArmState};
@@ -205,8 +204,8 @@ impl TrajectoryAction {
                 "component tolerances are for multi-DOF joints, which this controller has none of",
             ));
         }
-        let law = core.controller().name();
-        if core.controller_mut().task_space().is_some() {
+        let law = core.law_name();
+        if core.task_space().is_some() {
             let why = format!(
                 "controller '{law}' follows pose targets (~/target_pose), not joint trajectories"
             );

@@ -18,7 +18,9 @@ impl ControllerCore {
             q: &self.gate.q,
             qd: &self.gate.qd,
         };
-        self.controller.reset(&state);
+        if let Some(law) = self.law.as_mut() {
+            law.reset(&state);
+        }
         self.source.reference.set_hold(&self.gate.q);
         if !first_start {
             return self.source.trajectory.take().is_some();
@@ -36,7 +38,7 @@ impl ControllerCore {
     /// own friction and gravity models.)
     fn hand_off(&mut self) {
         gravity_or_zero(&self.loaded, &mut self.ws, &self.gate.q, &mut self.hand_off);
-        self.controller.safety_mut().reset(&self.hand_off);
+        self.layer.safety_mut().reset(&self.hand_off);
     }
 
     /// The `safe_mode` effort for a last command (gravity compensation at the last valid
@@ -110,7 +112,7 @@ impl ControllerCore {
                 .brake
                 .hold(&self.loaded, &mut self.ws, state, dt, effort);
         }
-        self.controller.safety_mut().apply(effort, dt)
+        self.layer.safety_mut().apply(effort, dt)
     }
 
     /// The hold effort, through the safety layer; when the controller ran this cycle (and its
@@ -142,7 +144,7 @@ impl ControllerCore {
             // an earlier one did.
             self.supervisor.brake.release();
         }
-        let safety = self.controller.safety_mut();
+        let safety = self.layer.safety_mut();
         if replaces {
             safety.replace(effort, dt)
         } else {

@@ -9,8 +9,8 @@
 
 use armctl_control::reference::{Approach, MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{
-    ControlError, Controller, Cooperative, Guarded, JointReference, JointState, ParameterValue,
-    SafetyReport,
+    CheckedLaw, ControlError, Controller, Cooperative, JointReference, JointState, ParameterValue,
+    SafetyLayer, SafetyReport, TaskSpace,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_ident::payload_estimation::PayloadEstimate;
@@ -78,7 +78,11 @@ pub struct ControllerCore {
     loaded: Robot,
     /// The chain's joint names, shared into faults.
     joint_names: Vec<Arc<str>>,
-    controller: Guarded,
+    /// The arm's own law; none for an arm of a pair, whose law steps both arms
+    /// ([`ControllerCore::step_given`]).
+    law: Option<CheckedLaw>,
+    /// What every effort passes: the payload, the soft limits, the effort and rate limits.
+    layer: SafetyLayer,
     /// The newest state, mapped and judged.
     gate: StateGate,
     ws: DynamicsWorkspace,
@@ -97,7 +101,7 @@ pub struct ControllerCore {
 impl std::fmt::Debug for ControllerCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerCore")
-            .field("controller", &self.controller.name())
+            .field("law", &self.law_name())
             .field("fault", &self.supervisor.fault)
             .finish()
     }
@@ -115,7 +119,32 @@ impl ControllerCore {
         state_timeout: f64,
         rate_limit: Option<f64>,
     ) -> Result<Self, RuntimeError> {
-        let controller = Guarded::new(controller, &robot, rate_limit).map_err(|e| match e {
+        Self::build(
+            robot,
+            Some(controller),
+            (safe_mode, state_timeout),
+            rate_limit,
+        )
+    }
+
+    /// A core for one arm of a pair: as [`ControllerCore::new`], but with no law of its own;
+    /// the law over both arms hands it its efforts ([`ControllerCore::step_given`]).
+    pub fn without_law(
+        robot: Robot,
+        safe_mode: SafeMode,
+        state_timeout: f64,
+        rate_limit: Option<f64>,
+    ) -> Result<Self, RuntimeError> {
+        Self::build(robot, None, (safe_mode, state_timeout), rate_limit)
+    }
+
+    fn build(
+        robot: Robot,
+        law: Option<Box<dyn Controller>>,
+        (safe_mode, state_timeout): (SafeMode, f64),
+        rate_limit: Option<f64>,
+    ) -> Result<Self, RuntimeError> {
+        let layer = SafetyLayer::new(&robot, rate_limit).map_err(|e| match e {
             ControlError::InvalidParameter { name, reason } => {
                 RuntimeError::Parameter { name, reason }
             }
@@ -124,6 +153,7 @@ impl ControllerCore {
                 reason: other.to_string(),
             },
         })?;
+        let law = law.map(|law| CheckedLaw::new(law, &robot, &layer));
         let n = robot.dof();
         let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let accelerations =
@@ -139,29 +169,28 @@ impl ControllerCore {
                 reason: e.to_string(),
             }
         })?;
-        Ok(Self {
+        let mut core = Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
             supervisor: Supervisor::new(safe_mode, Brake::new(&robot, hold_gains)),
             source: ReferenceSource::new(accelerations),
             ws: DynamicsWorkspace::new(&robot),
             hand_off: vec![0.0; n],
             gate: StateGate::new(joints, state_timeout),
-            controller,
+            law,
+            layer,
             observers: Observers::new(&robot),
             payload_estimated: None,
             loaded: robot.clone(),
             robot,
-        })
-        .map(|mut core: Self| {
-            // An adaptive law's model is uncertain by design; two arms holding an object carry
-            // its load; a hybrid law presses on a surface by design.
-            let name = core.controller.name();
-            let auto_on = core.controller.estimates().is_empty()
-                && name != Cooperative::NAME
-                && name != "hybrid_force_position";
-            core.observers.collision.set_auto(auto_on);
-            core
-        })
+        };
+        // An adaptive law's model is uncertain by design; two arms holding an object carry
+        // its load; a hybrid law presses on a surface by design.
+        let name = core.law_name();
+        let auto_on = core.estimates().is_empty()
+            && name != Cooperative::NAME
+            && name != "hybrid_force_position";
+        core.observers.collision.set_auto(auto_on);
+        Ok(core)
     }
 
     /// The model the controller and the hold compute with.
@@ -174,14 +203,41 @@ impl ControllerCore {
         self.gate.map.joints()
     }
 
-    /// The controller, to change parameters or hand over targets.
-    pub fn controller_mut(&mut self) -> &mut Guarded {
-        &mut self.controller
+    /// The arm's own law (none for an arm of a pair).
+    pub fn law(&self) -> Option<&CheckedLaw> {
+        self.law.as_ref()
     }
 
-    /// The controller.
-    pub fn controller(&self) -> &Guarded {
-        &self.controller
+    /// The arm's own law, to change parameters or hand over targets.
+    pub fn law_mut(&mut self) -> Option<&mut CheckedLaw> {
+        self.law.as_mut()
+    }
+
+    /// The law's name: an arm of a pair is stepped by the cooperative law.
+    pub fn law_name(&self) -> &'static str {
+        self.law
+            .as_ref()
+            .map_or(Cooperative::NAME, |law| law.name())
+    }
+
+    /// The law's online estimates (none without a law of its own).
+    pub fn estimates(&self) -> &[f64] {
+        self.law.as_ref().map_or(&[], |law| law.estimates())
+    }
+
+    /// The law's task-space inputs, when it is a task-space law.
+    pub fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
+        self.law.as_mut()?.task_space()
+    }
+
+    /// The safety layer every effort passes.
+    pub fn layer(&self) -> &SafetyLayer {
+        &self.layer
+    }
+
+    /// The safety layer, to set its limits and margins.
+    pub fn layer_mut(&mut self) -> &mut SafetyLayer {
+        &mut self.layer
     }
 
     /// The fault the last step held for.
@@ -220,7 +276,7 @@ impl ControllerCore {
         self.supervisor.brake.forget();
         // As at the start: the rate limit counts from zero until the first state's hand-off
         // (what the arm got between two runs is the host's, not the last command of this one).
-        self.controller.safety_mut().restart();
+        self.layer.safety_mut().restart();
         self.observers.external.restart();
         // A latched collision stays latched (until reset_collision), whoever restarts.
         self.observers.collision.forget_path();
@@ -280,8 +336,13 @@ impl ControllerCore {
 
     /// Changes a controller parameter (live gains ramp; invalid values are rejected).
     pub fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), RuntimeError> {
-        self.controller
-            .set_parameter(name, value)
+        let Some(law) = self.law.as_mut() else {
+            return Err(RuntimeError::Parameter {
+                name: name.into(),
+                reason: "this arm is stepped by the law over both arms: set it on the pair".into(),
+            });
+        };
+        law.set_parameter(name, value)
             .map_err(|e| law_refusal(name, e))
     }
 
@@ -400,7 +461,7 @@ impl ControllerCore {
             Some(_) => self.hold(effort, dt, controlled, false),
             None => {
                 self.supervisor.brake.release();
-                self.controller.last_report()
+                self.layer.last_report()
             }
         }
     }
@@ -438,10 +499,14 @@ impl ControllerCore {
     /// One controller update on the newest state; a failure or a non-finite effort (which the
     /// safety layer would silently replace by the last one) is a fault.
     fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
+        let Some(law) = self.law.as_mut() else {
+            let reason = "an arm of a cooperative pair is stepped with the other arm";
+            return self.pass_on(Err(reason), dt, effort);
+        };
         self.source.sample(now);
         if self.observers.wrench_from_estimate {
             let wrench = self.observers.external.tip_wrench();
-            if let Some(task_space) = self.controller.task_space() {
+            if let Some(task_space) = law.task_space() {
                 task_space.set_external_wrench(wrench);
             }
         }
@@ -449,13 +514,11 @@ impl ControllerCore {
             q: &self.gate.q,
             qd: &self.gate.qd,
         };
-        if let Err(e) = self
-            .controller
-            .update(&state, &self.source.reference, dt, effort)
-        {
+        let reference = &self.source.reference;
+        if let Err(e) = self.layer.run(law, &state, reference, dt, effort) {
             return Some(Fault::Controller(e.to_string()));
         }
-        let non_finite = self.controller.last_report().non_finite;
+        let non_finite = self.layer.last_report().non_finite;
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }
 
@@ -475,17 +538,17 @@ impl ControllerCore {
             Ok(given) => {
                 let reason = format!("{} efforts for {} joints", given.len(), effort.len());
                 effort.fill(f64::NAN);
-                self.controller.guard(&state, effort, dt);
+                self.layer.guard(&state, effort, dt);
                 return Some(Fault::Controller(reason));
             }
             Err(reason) => {
                 effort.fill(f64::NAN);
-                self.controller.guard(&state, effort, dt);
+                self.layer.guard(&state, effort, dt);
                 return Some(Fault::Controller(reason.to_string()));
             }
         }
-        self.controller.guard(&state, effort, dt);
-        let non_finite = self.controller.last_report().non_finite;
+        self.layer.guard(&state, effort, dt);
+        let non_finite = self.layer.last_report().non_finite;
         (non_finite > 0).then(|| Fault::Controller(format!("{non_finite} non-finite efforts")))
     }
 }

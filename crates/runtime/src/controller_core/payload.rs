@@ -16,7 +16,7 @@ impl ControllerCore {
             .robot
             .with_payload(&payload)
             .map_err(|e| e.to_string())?;
-        self.controller
+        self.layer
             .payload_mut()
             .set(&self.robot, payload, ramp_time)
             .map_err(|e| e.to_string())?;

@@ -28,7 +28,7 @@ use crate::node_configuration::{in_command_order, NodeConfiguration};
 use crate::node_parameters::ParameterStore;
 use crate::startup::NodeStart;
 use crate::RuntimeError;
-use pair_law::{ArmOfPair, PairLaw};
+use pair_law::PairLaw;
 
 /// Where a step's efforts come from.
 enum Law {
@@ -135,9 +135,10 @@ impl GroupLoop {
         } = configured;
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let core = core_from(&settings.live, robot, controller, &friction_allowance)?;
+        let law_values = controller.parameters().clone();
+        let core = core_from(&settings.live, robot, Some(controller), &friction_allowance)?;
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
-        configuration.take_law_values(core.controller().parameters(), None);
+        configuration.take_law_values(&law_values, None);
         Ok(Self::of_parts(
             vec![core],
             vec![String::new()],
@@ -165,10 +166,7 @@ impl GroupLoop {
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let n = robot.dof();
         let frames = ChainFrames::new(&robot, link_frames);
-        let core = |robot: Robot| {
-            let slot = Box::new(ArmOfPair::new(n));
-            core_from(&settings.live, robot, slot, &friction_allowance)
-        };
+        let core = |robot: Robot| core_from(&settings.live, robot, None, &friction_allowance);
         let cores = vec![core(robot.clone())?, core(robot)?];
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
         configuration.take_law_values(law.parameters(), None);
@@ -296,7 +294,7 @@ impl GroupLoop {
     pub fn law_name(&self) -> &'static str {
         match &self.law {
             Law::Pair(_) => COOPERATIVE,
-            Law::One | Law::HandBuilt => self.cores[0].controller().name(),
+            Law::One | Law::HandBuilt => self.cores[0].law_name(),
         }
     }
 

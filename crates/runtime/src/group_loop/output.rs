@@ -5,7 +5,7 @@
 //! beyond the arms' events; the counts of what the safety layer bounded; whether the state
 //! is due.
 
-use armctl_control::{Controller, JointReference};
+use armctl_control::JointReference;
 
 use crate::controller_core::{ControllerCore, CoreEvent, Fault, StepReport};
 use crate::frames::ChainFrames;
@@ -97,7 +97,7 @@ impl StepOutput {
                     reference: core.reference().clone(),
                     position: vec![0.0; n],
                     velocity: vec![0.0; n],
-                    estimates: core.controller().estimates().to_vec(),
+                    estimates: core.estimates().to_vec(),
                     external_torque: vec![0.0; n],
                     external_torque_bound: vec![0.0; n],
                     external_wrench: [0.0; 6],
@@ -158,7 +158,7 @@ impl ArmOutput {
         let (q, qd) = core.measured();
         copy(&mut state.position, q);
         copy(&mut state.velocity, qd);
-        copy(&mut state.estimates, core.controller().estimates());
+        copy(&mut state.estimates, core.estimates());
         copy(&mut state.external_torque, core.external_torques());
         copy(
             &mut state.external_torque_bound,

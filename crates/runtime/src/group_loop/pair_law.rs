@@ -5,43 +5,10 @@
 //! reason; when both states are valid again the law starts over, holding the object where it
 //! is.
 
-use armctl_control::{ControlError, Controller, Cooperative, JointState, ParameterSet, Step};
+use armctl_control::{Cooperative, JointState};
 
 use super::{ArmOutput, ObjectOutput};
-use crate::configure::COOPERATIVE;
 use crate::controller_core::ControllerCore;
-
-/// The law slot of an arm's core: the efforts come from the law over both arms through
-/// [`ControllerCore::step_given`], so stepped on its own it refuses.
-pub(crate) struct ArmOfPair {
-    parameters: ParameterSet,
-}
-
-impl ArmOfPair {
-    /// The slot for an arm of `dof` joints.
-    pub(crate) fn new(dof: usize) -> Self {
-        Self {
-            parameters: ParameterSet::new(dof),
-        }
-    }
-}
-
-impl Controller for ArmOfPair {
-    fn name(&self) -> &'static str {
-        COOPERATIVE
-    }
-    fn parameters(&self) -> &ParameterSet {
-        &self.parameters
-    }
-    fn parameters_mut(&mut self) -> &mut ParameterSet {
-        &mut self.parameters
-    }
-    fn compute(&mut self, _step: Step<'_>) -> Result<(), ControlError> {
-        Err(ControlError::InvalidReference {
-            reason: "an arm of a cooperative pair is stepped with the other arm".into(),
-        })
-    }
-}
 
 /// [`Cooperative`] with what stepping it over two cores needs.
 pub(super) struct PairLaw {

@@ -1,10 +1,9 @@
 //! The group's parameters: the node's and the law's, declared once, checked once and applied
 //! alike for one arm and a pair (the law's to the law, the node's to every arm's core).
 
-use armctl_control::{Controller, ParameterValue};
+use armctl_control::{ControlError, Controller, ParameterSet, ParameterValue};
 
 use super::{GroupLoop, Law};
-use crate::controller_core::ControllerCore;
 use crate::declarations::ControllerNodeSettings;
 use crate::error::{law_refusal, not_held};
 use crate::node_configuration::NodeConfiguration;
@@ -17,14 +16,14 @@ impl GroupLoop {
     pub fn law_warnings(&self) -> &[String] {
         match &self.law {
             Law::Pair(_) => &[],
-            Law::One | Law::HandBuilt => self.cores[0].controller().warnings(),
+            Law::One | Law::HandBuilt => self.cores[0].law().map_or(&[], |law| law.warnings()),
         }
     }
 
     /// Checks the law's claims again after a parameter change.
     pub fn recheck_law(&mut self) {
-        if !matches!(self.law, Law::Pair(_)) {
-            self.cores[0].controller_mut().check_damping();
+        if let (Law::One | Law::HandBuilt, Some(law)) = (&self.law, self.cores[0].law_mut()) {
+            law.check_damping();
         }
     }
 
@@ -72,54 +71,51 @@ impl GroupLoop {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
-        match &mut self.law {
-            Law::HandBuilt => Err(format!(
+        let Some(law) = self.law_parameters() else {
+            return Err(format!(
                 "parameter '{name}': this core was built by hand; set it on the core"
-            )),
-            Law::Pair(pair) => {
-                let law = pair.law_mut();
-                let law_declares = law.parameters().get(name).is_some();
-                let set_law = |_: &mut [ControllerCore], value| {
-                    law.set_parameter(name, value)
-                        .map_err(|e| law_refusal(name, e).to_string())?;
-                    law.parameters()
-                        .get(name)
-                        .cloned()
-                        .ok_or_else(|| not_held(name))
-                };
-                let stored = self.configuration.set_parameter(
-                    (name, value),
-                    law_declares,
-                    set_law,
-                    &mut self.cores,
-                )?;
-                if law_declares {
-                    let law = pair.law().parameters();
-                    self.configuration.take_law_values(law, Some(name));
-                }
-                Ok(stored)
-            }
-            Law::One => {
-                let law_declares = self.cores[0].controller().parameters().get(name).is_some();
-                let set_law = |cores: &mut [ControllerCore], value| {
-                    cores[0]
-                        .set_parameter(name, value)
-                        .map_err(|e| e.to_string())?;
-                    let law = cores[0].controller().parameters();
-                    law.get(name).cloned().ok_or_else(|| not_held(name))
-                };
-                let stored = self.configuration.set_parameter(
-                    (name, value),
-                    law_declares,
-                    set_law,
-                    &mut self.cores,
-                )?;
-                if law_declares {
-                    let law = self.cores[0].controller().parameters();
-                    self.configuration.take_law_values(law, Some(name));
-                }
-                Ok(stored)
-            }
+            ));
+        };
+        if law.get(name).is_none() {
+            let cores = &mut self.cores;
+            return self.configuration.set_node_parameter((name, value), cores);
+        }
+        self.configuration.admit_law_value(name, value)?;
+        self.set_law_parameter(name, value.clone())
+            .map_err(|e| law_refusal(name, e).to_string())?;
+        let held = match &self.law {
+            Law::Pair(pair) => pair.law().parameters(),
+            Law::One | Law::HandBuilt => self.cores[0]
+                .law()
+                .ok_or_else(|| not_held(name))?
+                .parameters(),
+        };
+        let stored = held.get(name).cloned().ok_or_else(|| not_held(name))?;
+        self.configuration.take_law_values(held, Some(name));
+        Ok(stored)
+    }
+
+    /// The parameters of the group's law: the lone arm's or the pair's (none for a core built
+    /// by hand, whose parameters are set on the core).
+    fn law_parameters(&self) -> Option<&ParameterSet> {
+        match &self.law {
+            Law::Pair(pair) => Some(pair.law().parameters()),
+            Law::One => Some(self.cores[0].law()?.parameters()),
+            Law::HandBuilt => None,
+        }
+    }
+
+    /// Sets the group law's parameter `name`, checked by the law's own declaration.
+    fn set_law_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        match &mut self.law {
+            Law::Pair(pair) => pair.law_mut().set_parameter(name, value),
+            Law::One | Law::HandBuilt => match self.cores[0].law_mut() {
+                Some(law) => law.set_parameter(name, value),
+                None => Err(ControlError::InvalidParameter {
+                    name: name.into(),
+                    reason: "this core has no law of its own".into(),
+                }),
+            },
         }
     }
 

@@ -311,7 +311,7 @@ fn the_soft_limit_margin_is_a_live_parameter() {
     let upper = runtime.core().robot().joints()[0].limits.upper;
     let soft = |r: &mut GroupLoop| {
         r.core_mut()
-            .controller_mut()
+            .layer_mut()
             .limits_mut()
             .soft_limits(0)
             .unwrap()

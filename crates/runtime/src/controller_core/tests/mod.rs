@@ -235,7 +235,7 @@ fn the_safe_command_is_the_hold_itself_without_a_rate_limit() {
     assert_eq!(effort, [0.0, 0.0]);
     core.on_joint_state(&joints, &[0.1, 0.2], &[0.0, 0.0], 0.0);
     core.step(0.0, 1e-3, &mut effort);
-    core.controller_mut()
+    core.layer_mut()
         .safety_mut()
         .set_rate_limit(Some(1e-3))
         .unwrap();
@@ -362,7 +362,7 @@ fn the_braking_damping_stays_within_the_sampled_data_margin() {
 #[test]
 fn the_first_command_ramps_from_the_gravity_torque() {
     let mut core = core();
-    core.controller_mut()
+    core.layer_mut()
         .safety_mut()
         .set_rise_time(Some(armctl_control::DEFAULT_EFFORT_RISE_TIME))
         .unwrap();

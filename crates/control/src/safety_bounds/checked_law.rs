@@ -1,0 +1,126 @@
+//! A law with its claims checked: after a damping gain changes, the sampled-data damping bound
+//! ([`crate::damping_bound`]) is checked again when asked, and the law's warnings, that
+//! check's and the safety layer's start-up warning are kept in one list.
+
+use armctl_model::Robot;
+
+use crate::gain_sizing::damping_bound::DampingCheck;
+use crate::safety_bounds::safety_layer::SafetyLayer;
+use crate::{ControlError, Controller, JointState, ParameterSet, ParameterValue, Step, TaskSpace};
+
+/// A law and the checks of its gains.
+pub struct CheckedLaw {
+    inner: Box<dyn Controller>,
+    damping: DampingCheck,
+    /// The damping check's warning for the damping last checked.
+    damping_warning: Option<String>,
+    /// A damping was set since the last check.
+    damping_unchecked: bool,
+    /// What the arm's safety layer warns about at start (placeholder effort limits).
+    layer_warning: Option<String>,
+    /// The law's warnings, the damping check's and the safety layer's.
+    warnings: Vec<String>,
+}
+
+impl CheckedLaw {
+    /// `inner` for `robot`, whose safety layer is `layer`; checks the damping a parameter
+    /// file gave (set before the law was wrapped).
+    pub fn new(inner: Box<dyn Controller>, robot: &Robot, layer: &SafetyLayer) -> Self {
+        let mut checked = Self {
+            inner,
+            damping: DampingCheck::new(robot),
+            damping_warning: None,
+            damping_unchecked: false,
+            layer_warning: layer.limits().warning().map(str::to_string),
+            warnings: Vec::new(),
+        };
+        let name = checked.inner.damping_parameter().unwrap_or_default();
+        checked.check(name);
+        checked
+    }
+
+    /// Checks a damping set since the last check. Not done in `set_parameter`: a real-time
+    /// host (the C ABI) sets gains between two updates, and the check takes eigensolvers at a
+    /// few dozen configurations.
+    pub fn check_damping(&mut self) {
+        if let Some(name) = self
+            .damping_unchecked
+            .then(|| self.inner.damping_parameter())
+        {
+            self.check(name.unwrap_or_default());
+        }
+    }
+
+    /// After `name` was set: the law's warnings, and one when the damping it sets would be
+    /// unstable somewhere. The defaults are not warned about: they are sized to need the
+    /// run-time bound only near singular configurations (`crate::gain_sizing::default_gains`).
+    fn check(&mut self, name: &str) {
+        self.damping_unchecked = false;
+        if self.inner.damping_parameter() == Some(name) {
+            let parameters = self.inner.parameters();
+            let set = parameters.get(name);
+            let default = parameters.declaration(name).map(|d| &d.default);
+            self.damping_warning = match set {
+                Some(value) if Some(value) != default => {
+                    let damping = value.numbers().to_vec();
+                    self.damping.warning(name, &damping)
+                }
+                _ => None,
+            };
+        }
+        self.collect_warnings();
+    }
+
+    /// The law's warnings now, the damping check's last and the safety layer's.
+    fn collect_warnings(&mut self) {
+        self.warnings.clear();
+        self.warnings.extend_from_slice(self.inner.warnings());
+        self.warnings.extend(self.damping_warning.iter().cloned());
+        self.warnings.extend(self.layer_warning.iter().cloned());
+    }
+}
+
+impl Controller for CheckedLaw {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn parameters(&self) -> &ParameterSet {
+        self.inner.parameters()
+    }
+    fn parameters_mut(&mut self) -> &mut ParameterSet {
+        self.inner.parameters_mut()
+    }
+    fn reset(&mut self, state: &JointState<'_>) {
+        self.inner.reset(state);
+    }
+    fn compute(&mut self, step: Step<'_>) -> Result<(), ControlError> {
+        self.inner.compute(step)
+    }
+    fn update(
+        &mut self,
+        state: &JointState<'_>,
+        reference: &crate::JointReference,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Result<(), ControlError> {
+        self.inner.update(state, reference, dt, effort)
+    }
+    fn estimates(&self) -> &[f64] {
+        self.inner.estimates()
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+    fn damping_parameter(&self) -> Option<&'static str> {
+        self.inner.damping_parameter()
+    }
+    fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
+        self.inner.set_parameter(name, value)?;
+        self.damping_unchecked |= self.inner.damping_parameter() == Some(name);
+        self.collect_warnings();
+        Ok(())
+    }
+    fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
+        self.inner.task_space()
+    }
+}
