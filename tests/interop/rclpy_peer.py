@@ -192,7 +192,7 @@ class Peer:
         controlling = [l for l in lines if l.msg.startswith("controlling ")]
         check("/rosout lines name the source file and line of the code that logged them",
               lines and all(l.file.endswith(".rs") and l.line > 0 for l in lines)
-              and controlling and controlling[0].file.endswith("nodes/loop_node.rs"),
+              and controlling and controlling[0].file.endswith("nodes/controller_node/mod.rs"),
               [(l.file, l.line) for l in lines][:6])
 
     def trigger(self, name):

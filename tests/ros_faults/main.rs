@@ -200,10 +200,10 @@ async fn nan_state_holds_with_gravity_says_so_once_and_resumes(backend: Backend)
     let warnings = probe.received.logs_containing("NaN");
     assert_eq!(warnings.len(), 1, "one warning per incident: {warnings:?}");
     // The line names where the node logged it (the loop's events are logged for every node
-    // by `nodes/loop_node.rs`), not the transport's wrapper.
+    // by `nodes/controller_node/mod.rs`), not the transport's wrapper.
     let source = &probe.received.logs_containing("resumed")[0];
     assert!(
-        source.file.ends_with("nodes/loop_node.rs") && source.line > 0,
+        source.file.ends_with("nodes/controller_node/mod.rs") && source.line > 0,
         "{source:?}"
     );
     assert!(

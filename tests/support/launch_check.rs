@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use armctl_control::ParameterValue;
+use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::nodes::sim_node::SimNode;
-use armctl_ros::nodes::AnyControllerNode;
 use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::params_file::value_from_yaml;
 use armctl_runtime::ros_args::RosArgs;
@@ -290,7 +290,7 @@ impl Run<'_> {
             ..RosArgs::default()
         };
         let started = match exec {
-            "controller_node" => AnyControllerNode::new(&args).map(drop),
+            "controller_node" => ControllerNode::new(&args).map(drop),
             "sim_node" => SimNode::new(&args).map(drop),
             _ => Ok(()),
         };

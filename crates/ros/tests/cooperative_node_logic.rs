@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use armctl_control::ParameterValue;
 use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use armctl_ros::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
-use armctl_ros::nodes::AnyControllerNode;
+use armctl_ros::nodes::controller_node::ControllerNode;
 use armctl_ros::parameter_services::{ParameterRequest, ParameterResponse};
 use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
@@ -114,7 +114,7 @@ fn panda_state() -> JointState {
 /// stop.
 #[tokio::test]
 async fn an_arm_that_never_reported_is_never_commanded() {
-    let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+    let node = ControllerNode::new(&args(&[], &[])).unwrap();
     let mut transport = Scripted::default();
     for _ in 0..5 {
         transport
@@ -149,10 +149,10 @@ async fn an_arm_that_never_reported_is_never_commanded() {
 #[test]
 fn two_arms_on_one_topic_are_refused() {
     let aliased = args(&[], &[("right/joint_states", "left/joint_states")]);
-    let e = AnyControllerNode::new(&aliased).unwrap_err().to_string();
+    let e = ControllerNode::new(&aliased).unwrap_err().to_string();
     assert!(e.contains("would both take /left/joint_states"), "{e}");
     let absolute = args(&[("command_topic", "/commands")], &[]);
-    let e = AnyControllerNode::new(&absolute).unwrap_err().to_string();
+    let e = ControllerNode::new(&absolute).unwrap_err().to_string();
     assert!(e.contains("must be relative"), "{e}");
 }
 
@@ -162,7 +162,7 @@ fn two_arms_on_one_topic_are_refused() {
 async fn the_pair_reports_its_loop_while_an_arm_is_silent() {
     // The left arm's state and ticks, the last one `wait` after the node was made.
     let run = |wait: std::time::Duration| async move {
-        let node = AnyControllerNode::new(&args(&[], &[])).unwrap();
+        let node = ControllerNode::new(&args(&[], &[])).unwrap();
         let mut transport = Scripted::default();
         transport
             .script
@@ -200,7 +200,7 @@ async fn the_pair_reports_its_loop_while_an_arm_is_silent() {
 /// steps, at 0 (every step) one per step (the two-arm node once stored it and kept its rate).
 #[tokio::test]
 async fn a_live_state_publish_rate_takes_effect() {
-    let node = AnyControllerNode::new(&args(&[("state_publish_rate", "1.0")], &[])).unwrap();
+    let node = ControllerNode::new(&args(&[("state_publish_rate", "1.0")], &[])).unwrap();
     let mut transport = Scripted::default();
     let burst = |script: &mut VecDeque<(usize, Incoming)>| {
         for _ in 0..5 {

@@ -190,7 +190,7 @@ async fn one_controller_node_carries_the_box_of_two_arms() {
         .find(|l| l.contains("object target rejected: frame 'left/panda_link0'"));
     // /rosout names the node's own call site, through the launch wrapper and the transport.
     assert!(
-        rejected.is_some_and(|l| l.starts_with("crates/ros/src/nodes/cooperative_node.rs:")),
+        rejected.is_some_and(|l| l.starts_with("crates/ros/src/nodes/controller_node/pair.rs:")),
         "{lines:?}"
     );
     for Running(child) in &mut nodes {
