@@ -109,7 +109,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     } else {
         middle
     };
-    let mut core = ControllerCore::new(model.clone(), law, SafeMode::Gravity, 0.1, None).unwrap();
+    let mut core = ControllerCore::new(model.clone(), SafeMode::Gravity, 0.1, None).unwrap();
     // These runs test the laws against the arm, a tip wrench and a wrong model, which the
     // external torque estimate rightly sees; collision detection has tests of its own.
     core.set_collision(CollisionSettings {
@@ -118,7 +118,7 @@ fn run(controller: &str, case: &Case<'_>) -> Outcome {
     });
     let hold_target = SetPoint::new(target.clone());
     core.follow(Box::new(hold_target), 0.0).unwrap();
-    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core).unwrap();
+    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core, law).unwrap();
     let mut control = SimulatedLoop::new(&mut group);
     let config = SimConfig {
         integrator: case.integrator,

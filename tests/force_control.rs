@@ -243,8 +243,7 @@ fn hybrid_control_presses_with_10_n_on_the_estimated_wrench_without_a_sensor() {
         law.set_parameter(name, ParameterValue::DoubleArray(v))
             .unwrap();
     }
-    let mut core =
-        ControllerCore::new(robot.clone(), Box::new(law), SafeMode::Gravity, 0.1, None).unwrap();
+    let mut core = ControllerCore::new(robot.clone(), SafeMode::Gravity, 0.1, None).unwrap();
     core.set_wrench_from_estimate(true);
     core.follow(
         Box::new(armctl_control::reference::SetPoint::new(q0.clone())),
@@ -258,7 +257,7 @@ fn hybrid_control_presses_with_10_n_on_the_estimated_wrench_without_a_sensor() {
         Translation3::from(start.translation.vector + Vector3::new(0.0, 0.2, 0.0)),
         start.rotation,
     );
-    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core).unwrap();
+    let mut group = armctl_runtime::group_loop::GroupLoop::of_core(core, Box::new(law)).unwrap();
     let mut control = SimulatedLoop::new(&mut group);
     let log = armctl_sim::run_loop(&mut sim, &mut control, 4000, |k, _, control| {
         if k == 1000 {

@@ -364,8 +364,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
     for name in armctl_control::CONTROLLERS {
         let controller = armctl_control::controller_by_name(name, &robot).unwrap();
         let mut core =
-            ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3))
-                .unwrap();
+            ControllerCore::new(robot.clone(), SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
         // Following a trajectory, as after a message on ~/reference.
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let middle = robot.middle_configuration();
@@ -391,7 +390,7 @@ fn controller_node_step_allocates_nothing_on_valid_states() {
         };
         // In the loop a node drives, stepping on each state (stamps are times on sim time).
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
+        let mut group = GroupLoop::of_core(core, controller).unwrap().paced(timing);
         let count = allocations(|| {
             now += 1e-3;
             let stepped = group.on_joint_state(0, &names, &position, &velocity, now);
@@ -433,8 +432,7 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
     for reaction in reactions {
         let controller = armctl_control::controller_by_name("computed_torque", &robot).unwrap();
         let mut core =
-            ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3))
-                .unwrap();
+            ControllerCore::new(robot.clone(), SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
         // Scripted states that ignore the commands: the estimate soon crosses thresholds this
         // low.
         core.set_collision(CollisionSettings {
@@ -444,7 +442,7 @@ fn a_latched_collision_s_reactions_allocate_nothing() {
             ..CollisionSettings::default()
         });
         let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-        let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
+        let mut group = GroupLoop::of_core(core, controller).unwrap().paced(timing);
         let mut q = robot.middle_configuration();
         let velocity = vec![0.3; robot.dof()];
         let mut now = 0.0;
@@ -486,10 +484,9 @@ fn collecting_rest_poses_allocates_nothing() {
         Robot::from_urdf_file(urdf_dir().join("panda.urdf"), &ChainOptions::default()).unwrap();
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     let controller = armctl_control::controller_by_name("pd_gravity", &robot).unwrap();
-    let core =
-        ControllerCore::new(robot.clone(), controller, SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
+    let core = ControllerCore::new(robot.clone(), SafeMode::Gravity, 0.1, Some(1e3)).unwrap();
     let timing = LoopTiming::new(NodeClock::new(true), 0.0, 0.0);
-    let mut group = GroupLoop::of_core(core).unwrap().paced(timing);
+    let mut group = GroupLoop::of_core(core, controller).unwrap().paced(timing);
     let mut q = robot.middle_configuration();
     let (still, moving) = (vec![0.0; robot.dof()], vec![0.2; robot.dof()]);
     let mut now = 0.0;

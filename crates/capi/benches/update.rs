@@ -89,10 +89,10 @@ fn update(c: &mut Criterion) {
     c.bench_function("rust runtime step", |b| {
         b.iter(|| {
             t += 1e-6;
-            let core = runtime.core_mut();
-            core.on_joint_state(&names, black_box(&Q), black_box(&QD), t);
-            black_box(core.step(t, 1e-3, &mut chain));
-            runtime.to_command_order(&chain, &mut effort);
+            runtime.record_state(0, &names, black_box(&Q), black_box(&QD), t);
+            runtime.step(t, 1e-3);
+            chain.copy_from_slice(&runtime.output().arms[0].efforts);
+            runtime.to_command_order(black_box(&chain), &mut effort);
         })
     });
     let handle = c_handle();

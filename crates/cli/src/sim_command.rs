@@ -289,7 +289,7 @@ pub(crate) fn run(args: &SimArgs) -> Result<()> {
         .follow(trajectory, 0.0)
         .with_context(|| format!("trajectory '{}'", args.trajectory))?;
     let target = target_pose(args.target_pose.as_deref(), &robot, &q0)?;
-    let task_space = runtime.core_mut().task_space().is_some();
+    let task_space = runtime.task_space().is_some();
     if target.is_some() && !task_space {
         bail!(
             "--target-pose needs a task-space law (cartesian_impedance, resolved_acceleration, hybrid_force_position), not '{}'",

@@ -191,19 +191,14 @@ pub(crate) fn configure_law<L: Tunable>(
     })
 }
 
-/// A core for `robot` under `controller` (none for an arm of a pair), with the safety and
-/// reference settings applied.
+/// A core for `robot`, with the safety and reference settings applied.
 pub(crate) fn core_from(
     settings: &LiveSettings,
     robot: Robot,
-    controller: Option<Box<dyn Controller>>,
     friction_allowance: &[[f64; 2]],
 ) -> Result<ControllerCore, RuntimeError> {
     let (safe_mode, timeout) = (settings.safe_mode, settings.state_timeout);
-    let mut core = match controller {
-        Some(law) => ControllerCore::new(robot, law, safe_mode, timeout, None)?,
-        None => ControllerCore::without_law(robot, safe_mode, timeout, None)?,
-    };
+    let mut core = ControllerCore::new(robot, safe_mode, timeout, None)?;
     settings
         .apply_rate_limits(core.layer_mut().safety_mut())
         .map_err(|e| invalid("effort_rise_time", e.to_string()))?;

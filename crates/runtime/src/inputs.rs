@@ -133,9 +133,8 @@ impl GroupLoop {
     ) -> Result<(), String> {
         self.lone_law("pose targets")?;
         let goal = self.target_in_base(frame, pose)?;
-        let core = self.core_mut();
-        let law = core.law_name();
-        match core.task_space() {
+        let law = self.law_name();
+        match self.task_space() {
             Some(task_space) => task_space
                 .set_target_pose(goal, seconds)
                 .map_err(|e| e.to_string()),
@@ -149,11 +148,11 @@ impl GroupLoop {
     /// the law takes it, `Ok(false)` when a joint-space law ignores it (its frame unchecked).
     pub fn take_external_wrench(&mut self, frame: &str, wrench: [f64; 6]) -> Result<bool, String> {
         self.lone_law("measured wrenches")?;
-        if self.core_mut().task_space().is_none() {
+        if self.task_space().is_none() {
             return Ok(false);
         }
         let at_tip = self.wrench_at_tip(frame, wrench)?;
-        if let Some(task_space) = self.core_mut().task_space() {
+        if let Some(task_space) = self.task_space() {
             task_space.set_external_wrench(&at_tip);
         }
         Ok(true)

@@ -101,8 +101,7 @@ impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
     }
 
     fn sensed_wrench(&mut self, wrench: &[f64; 6]) {
-        let core = self.group_mut().core_mut();
-        if let Some(task) = core.task_space() {
+        if let Some(task) = self.group_mut().task_space() {
             task.set_external_wrench(wrench);
         }
     }
@@ -112,7 +111,7 @@ impl<G: BorrowMut<GroupLoop>> ControlLoop for SimulatedLoop<G> {
     }
 
     fn estimates(&self) -> &[f64] {
-        self.group().core().estimates()
+        self.group().estimates()
     }
 
     fn external_torques(&self) -> &[f64] {

@@ -43,9 +43,9 @@ fn computed_torque_on_the_panda_matches_the_node_runtime_step_by_step() {
             &mut status,
         );
         assert_eq!(result, ArmctlStatus::Ok);
-        node.core_mut().on_joint_state(&names, &q, &qd, t);
-        let mut chain_effort = vec![0.0; 7];
-        node.core_mut().step(t, dt, &mut chain_effort);
+        node.record_state(0, &names, &q, &qd, t);
+        node.step(t, dt);
+        let chain_effort = node.output().arms[0].efforts.clone();
         node.to_command_order(&chain_effort, &mut expected);
         for (a, b) in efforts.iter().zip(&expected) {
             largest_difference = largest_difference.max((a - b).abs());

@@ -160,7 +160,7 @@ fn controller_state(
     group: &mut GroupLoop,
     layout: &str,
 ) -> Option<(ControllerState, Option<ControllerStateHumble>)> {
-    if group.core_mut().task_space().is_some() {
+    if group.task_space().is_some() {
         return None;
     }
     let joints = group.core().joints().to_vec();

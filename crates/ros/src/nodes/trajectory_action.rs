@@ -182,11 +182,12 @@ impl TrajectoryAction {
     }
 
     /// Checks a goal and, when it passes, makes the core follow it (the old goal is
-    /// preempted). Why it cannot be taken, with the error code that says so.
+    /// preempted); `task_law` names the law when it follows pose targets instead. Why it
+    /// cannot be taken, with the error code that says so.
     fn take(
         &self,
         goal: &Goal,
-        core: &mut ControllerCore,
+        (core, task_law): (&mut ControllerCore, Option<&str>),
         settings: &LiveSettings,
         clock: &NodeClock,
     ) -> Result<GoalTolerances, ActionResult> {
@@ -204,8 +205,7 @@ impl TrajectoryAction {
                 "component tolerances are for multi-DOF joints, which this controller has none of",
             ));
         }
-        let law = core.law_name();
-        if core.task_space().is_some() {
+        if let Some(law) = task_law {
             let why = format!(
                 "controller '{law}' follows pose targets (~/target_pose), not joint trajectories"
             );
@@ -265,7 +265,7 @@ impl TrajectoryAction {
         transport: &mut T,
         request: u64,
         (goal_id, goal): (GoalId, &Goal),
-        core: &mut ControllerCore,
+        arm: (&mut ControllerCore, Option<&str>),
         settings: &LiveSettings,
         clock: &NodeClock,
     ) {
@@ -281,7 +281,7 @@ impl TrajectoryAction {
                 "a goal with this id was sent before",
             ))
         } else {
-            self.take(goal, core, settings, clock)
+            self.take(goal, arm, settings, clock)
         };
         let accepted = taken.is_ok();
         transport.respond_action(

@@ -5,7 +5,7 @@
 use super::*;
 
 impl ControllerCore {
-    /// Starts the controller and the reference from where the arm is. After a hold, a
+    /// Starts the reference from where the arm is (the law starts over beside it). After a hold, a
     /// trajectory that ran on meanwhile would jump: it is cancelled (returns whether one was).
     /// At the first start a trajectory sent since the first state is kept, and joined from
     /// where the arm is by a move within half the velocity limits (slower where viscous
@@ -14,13 +14,6 @@ impl ControllerCore {
     /// a step). At the first start the rate limit starts from the gravity torque at the
     /// measured configuration ([`ControllerCore::hand_off`]).
     pub(super) fn resume(&mut self, first_start: bool, now: f64) -> bool {
-        let state = JointState {
-            q: &self.gate.q,
-            qd: &self.gate.qd,
-        };
-        if let Some(law) = self.law.as_mut() {
-            law.reset(&state);
-        }
         self.source.reference.set_hold(&self.gate.q);
         if !first_start {
             return self.source.trajectory.take().is_some();

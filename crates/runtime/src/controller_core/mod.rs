@@ -9,8 +9,7 @@
 
 use armctl_control::reference::{Approach, MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_control::{
-    CheckedLaw, ControlError, Controller, Cooperative, JointReference, JointState, ParameterValue,
-    SafetyLayer, SafetyReport, TaskSpace,
+    CheckedLaw, ControlError, Controller, JointReference, JointState, SafetyLayer, SafetyReport,
 };
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_ident::payload_estimation::PayloadEstimate;
@@ -42,13 +41,18 @@ pub use external_torque::DEFAULT_OBSERVER_GAIN;
 pub use faults::{Fault, Implausible, ImplausibleRule, Plausibility, SafeMode};
 pub use rest_poses::{MAX_POSES, MIN_REST_TIME};
 
-use crate::error::law_refusal;
 use crate::RuntimeError;
 use braking::Brake;
 use observers::Observers;
 use reference_source::ReferenceSource;
 use state_gate::StateGate;
 use supervisor::Supervisor;
+
+/// Where a step's efforts come from: the arm's own law, or a law over two arms.
+enum Efforts<'a> {
+    Law(&'a mut CheckedLaw),
+    Given(Result<&'a [f64], &'a str>),
+}
 
 /// Default of `max_reference_points`.
 pub const DEFAULT_MAX_POINTS: usize = 10_000;
@@ -78,9 +82,6 @@ pub struct ControllerCore {
     loaded: Robot,
     /// The chain's joint names, shared into faults.
     joint_names: Vec<Arc<str>>,
-    /// The arm's own law; none for an arm of a pair, whose law steps both arms
-    /// ([`ControllerCore::step_given`]).
-    law: Option<CheckedLaw>,
     /// What every effort passes: the payload, the soft limits, the effort and rate limits.
     layer: SafetyLayer,
     /// The newest state, mapped and judged.
@@ -101,47 +102,22 @@ pub struct ControllerCore {
 impl std::fmt::Debug for ControllerCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerCore")
-            .field("law", &self.law_name())
+            .field("joints", &self.joint_names)
             .field("fault", &self.supervisor.fault)
             .finish()
     }
 }
 
 impl ControllerCore {
-    /// A core for `robot`, controlling every joint of its chain (in chain order) with
-    /// `controller` behind the safety layer (effort limits from the URDF, optional
-    /// `rate_limit`); it holds in `safe_mode` when the newest state is older than
-    /// `state_timeout` seconds.
+    /// A core for `robot`, controlling every joint of its chain (in chain order) behind the
+    /// safety layer (effort limits from the URDF, optional `rate_limit`); it holds in
+    /// `safe_mode` when the newest state is older than `state_timeout` seconds. The law that
+    /// steps it is the caller's ([`ControllerCore::check_law`], [`ControllerCore::step`]), or
+    /// a law over two arms hands it its efforts ([`ControllerCore::step_given`]).
     pub fn new(
         robot: Robot,
-        controller: Box<dyn Controller>,
         safe_mode: SafeMode,
         state_timeout: f64,
-        rate_limit: Option<f64>,
-    ) -> Result<Self, RuntimeError> {
-        Self::build(
-            robot,
-            Some(controller),
-            (safe_mode, state_timeout),
-            rate_limit,
-        )
-    }
-
-    /// A core for one arm of a pair: as [`ControllerCore::new`], but with no law of its own;
-    /// the law over both arms hands it its efforts ([`ControllerCore::step_given`]).
-    pub fn without_law(
-        robot: Robot,
-        safe_mode: SafeMode,
-        state_timeout: f64,
-        rate_limit: Option<f64>,
-    ) -> Result<Self, RuntimeError> {
-        Self::build(robot, None, (safe_mode, state_timeout), rate_limit)
-    }
-
-    fn build(
-        robot: Robot,
-        law: Option<Box<dyn Controller>>,
-        (safe_mode, state_timeout): (SafeMode, f64),
         rate_limit: Option<f64>,
     ) -> Result<Self, RuntimeError> {
         let layer = SafetyLayer::new(&robot, rate_limit).map_err(|e| match e {
@@ -153,7 +129,6 @@ impl ControllerCore {
                 reason: other.to_string(),
             },
         })?;
-        let law = law.map(|law| CheckedLaw::new(law, &robot, &layer));
         let n = robot.dof();
         let joints: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let accelerations =
@@ -169,28 +144,34 @@ impl ControllerCore {
                 reason: e.to_string(),
             }
         })?;
-        let mut core = Self {
+        Ok(Self {
             joint_names: joints.iter().map(|j| Arc::from(j.as_str())).collect(),
             supervisor: Supervisor::new(safe_mode, Brake::new(&robot, hold_gains)),
             source: ReferenceSource::new(accelerations),
             ws: DynamicsWorkspace::new(&robot),
             hand_off: vec![0.0; n],
             gate: StateGate::new(joints, state_timeout),
-            law,
             layer,
             observers: Observers::new(&robot),
             payload_estimated: None,
             loaded: robot.clone(),
             robot,
-        };
-        // An adaptive law's model is uncertain by design; two arms holding an object carry
-        // its load; a hybrid law presses on a surface by design.
-        let name = core.law_name();
-        let auto_on = core.estimates().is_empty()
-            && name != Cooperative::NAME
-            && name != "hybrid_force_position";
-        core.observers.collision.set_auto(auto_on);
-        Ok(core)
+        })
+    }
+
+    /// `law` checked for this arm (the damping bound, the safety layer's warnings), and
+    /// automatic collision detection set for it: an adaptive law's model is uncertain by
+    /// design, a hybrid law presses on a surface by design, so neither is watched.
+    pub fn check_law(&mut self, law: Box<dyn Controller>) -> CheckedLaw {
+        let auto_on = law.estimates().is_empty() && law.name() != "hybrid_force_position";
+        self.observers.collision.set_auto(auto_on);
+        CheckedLaw::new(law, &self.robot, &self.layer)
+    }
+
+    /// An arm stepped with another under one law ([`ControllerCore::step_given`]): the two
+    /// arms carry the object's load, so automatic collision detection is off.
+    pub fn stepped_with_another(&mut self) {
+        self.observers.collision.set_auto(false);
     }
 
     /// The model the controller and the hold compute with.
@@ -201,33 +182,6 @@ impl ControllerCore {
     /// The controlled joints, in the order of the command array.
     pub fn joints(&self) -> &[String] {
         self.gate.map.joints()
-    }
-
-    /// The arm's own law (none for an arm of a pair).
-    pub fn law(&self) -> Option<&CheckedLaw> {
-        self.law.as_ref()
-    }
-
-    /// The arm's own law, to change parameters or hand over targets.
-    pub fn law_mut(&mut self) -> Option<&mut CheckedLaw> {
-        self.law.as_mut()
-    }
-
-    /// The law's name: an arm of a pair is stepped by the cooperative law.
-    pub fn law_name(&self) -> &'static str {
-        self.law
-            .as_ref()
-            .map_or(Cooperative::NAME, |law| law.name())
-    }
-
-    /// The law's online estimates (none without a law of its own).
-    pub fn estimates(&self) -> &[f64] {
-        self.law.as_ref().map_or(&[], |law| law.estimates())
-    }
-
-    /// The law's task-space inputs, when it is a task-space law.
-    pub fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
-        self.law.as_mut()?.task_space()
     }
 
     /// The safety layer every effort passes.
@@ -334,18 +288,6 @@ impl ControllerCore {
         self.observers.external.on_state(false);
     }
 
-    /// Changes a controller parameter (live gains ramp; invalid values are rejected).
-    pub fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), RuntimeError> {
-        let Some(law) = self.law.as_mut() else {
-            return Err(RuntimeError::Parameter {
-                name: name.into(),
-                reason: "this arm is stepped by the law over both arms: set it on the pair".into(),
-            });
-        };
-        law.set_parameter(name, value)
-            .map_err(|e| law_refusal(name, e))
-    }
-
     /// Why a step at `now` would hold (none: it would control): the state's fault, or a
     /// latched collision.
     pub fn holds_at(&self, now: f64) -> Option<Fault> {
@@ -359,15 +301,22 @@ impl ControllerCore {
         self.gate.fault_at(now)
     }
 
-    /// One control step at `now`, `dt` after the last: efforts in the order of `joints()`.
-    pub fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
-        self.step_from(now, dt, effort, None)
+    /// One control step of `law` at `now`, `dt` after the last: efforts in the order of
+    /// `joints()`.
+    pub fn step(
+        &mut self,
+        now: f64,
+        dt: f64,
+        law: &mut CheckedLaw,
+        effort: &mut [f64],
+    ) -> StepReport {
+        self.step_from(now, dt, effort, Efforts::Law(law))
     }
 
     /// A step whose efforts a law over two arms computed ([`crate::group_loop`]): `given`
     /// is this arm's share, or why there is none (then the arm holds, as after a controller
     /// failure). The state checks, the safety layer, hold and resume are those of
-    /// [`ControllerCore::step`]; the core's own controller does not run.
+    /// [`ControllerCore::step`].
     pub fn step_given(
         &mut self,
         now: f64,
@@ -375,7 +324,7 @@ impl ControllerCore {
         effort: &mut [f64],
         given: Result<&[f64], &str>,
     ) -> StepReport {
-        self.step_from(now, dt, effort, Some(given))
+        self.step_from(now, dt, effort, Efforts::Given(given))
     }
 
     /// The step, stage by stage: the state's fault (the gate), what the motion tells
@@ -386,14 +335,14 @@ impl ControllerCore {
         now: f64,
         dt: f64,
         effort: &mut [f64],
-        given: Option<Result<&[f64], &str>>,
+        mut efforts: Efforts<'_>,
     ) -> StepReport {
         let fault = self.observe(self.gate.fault_at(now), dt);
         let (fault, controlled, cancelled) = match fault {
             Some(fault) => (Some(fault), false, false),
             None => {
-                let cancelled = self.resume_if_held(now);
-                (self.run_law(now, dt, effort, given), true, cancelled)
+                let cancelled = self.resume_if_held(now, &mut efforts);
+                (self.run_law(now, dt, effort, efforts), true, cancelled)
             }
         };
         let safety = self.supervise(&fault, effort, dt, controlled);
@@ -420,26 +369,34 @@ impl ControllerCore {
         self.detect_collision(dt).or(fault)
     }
 
-    /// Resumes after a hold (returns whether a trajectory was cancelled).
-    fn resume_if_held(&mut self, now: f64) -> bool {
+    /// Resumes after a hold (returns whether a trajectory was cancelled); the arm's own law
+    /// starts over from where the arm is.
+    fn resume_if_held(&mut self, now: f64, efforts: &mut Efforts<'_>) -> bool {
         if !self.supervisor.was_holding {
             return false;
+        }
+        if let Efforts::Law(law) = efforts {
+            let state = JointState {
+                q: &self.gate.q,
+                qd: &self.gate.qd,
+            };
+            law.reset(&state);
         }
         let first_start = self.supervisor.fault == Some(Fault::NoState);
         self.resume(first_start, now)
     }
 
-    /// The law (or another law's efforts, `given`) through the safety layer.
+    /// The law (or another law's efforts) through the safety layer.
     fn run_law(
         &mut self,
         now: f64,
         dt: f64,
         effort: &mut [f64],
-        given: Option<Result<&[f64], &str>>,
+        efforts: Efforts<'_>,
     ) -> Option<Fault> {
-        match given {
-            None => self.control(now, dt, effort),
-            Some(given) => self.pass_on(given, dt, effort),
+        match efforts {
+            Efforts::Law(law) => self.control(law, now, dt, effort),
+            Efforts::Given(given) => self.pass_on(given, dt, effort),
         }
     }
 
@@ -498,11 +455,13 @@ impl ControllerCore {
 
     /// One controller update on the newest state; a failure or a non-finite effort (which the
     /// safety layer would silently replace by the last one) is a fault.
-    fn control(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> Option<Fault> {
-        let Some(law) = self.law.as_mut() else {
-            let reason = "an arm of a cooperative pair is stepped with the other arm";
-            return self.pass_on(Err(reason), dt, effort);
-        };
+    fn control(
+        &mut self,
+        law: &mut CheckedLaw,
+        now: f64,
+        dt: f64,
+        effort: &mut [f64],
+    ) -> Option<Fault> {
         self.source.sample(now);
         if self.observers.wrench_from_estimate {
             let wrench = self.observers.external.tip_wrench();

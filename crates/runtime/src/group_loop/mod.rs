@@ -14,7 +14,7 @@
 //! `pacing.rs`, the last step's results in `output.rs`, parameters in `parameters.rs`, and what
 //! a runner hands an arm besides its states in `crate::inputs`.
 
-use armctl_control::{Controller, Cooperative};
+use armctl_control::{CheckedLaw, Controller, Cooperative};
 use armctl_model::Robot;
 use armctl_sim::scene_file::PairSetup;
 
@@ -32,12 +32,35 @@ use pair_law::PairLaw;
 
 /// Where a step's efforts come from.
 enum Law {
-    /// The lone arm's core runs its own law.
-    One,
+    /// The lone arm's law.
+    One(Box<CheckedLaw>),
     /// One law over both arms.
     Pair(Box<PairLaw>),
-    /// A lone arm's core built by hand: its parameters are its own, not the node's.
-    HandBuilt,
+    /// The law of a lone arm built by hand: its parameters are its own, not the node's.
+    HandBuilt(Box<CheckedLaw>),
+}
+
+impl Law {
+    /// The lone arm's law (none for a pair).
+    fn lone(&self) -> Option<&CheckedLaw> {
+        match self {
+            Law::One(law) | Law::HandBuilt(law) => Some(law),
+            Law::Pair(_) => None,
+        }
+    }
+
+    /// The lone arm's law, to set its parameters and targets (none for a pair).
+    fn lone_mut(&mut self) -> Option<&mut CheckedLaw> {
+        match self {
+            Law::One(law) | Law::HandBuilt(law) => Some(law),
+            Law::Pair(_) => None,
+        }
+    }
+
+    /// The law's online estimates (an adaptive law's; none for a pair).
+    fn estimates(&self) -> &[f64] {
+        self.lone().map_or(&[], |law| law.estimates())
+    }
 }
 
 mod output;
@@ -106,9 +129,14 @@ impl GroupLoop {
         Self::configured_pair(start, Some(robot), Some(setup))
     }
 
-    /// A lone arm around a core built by hand (a test, a tool): the node's parameters are
-    /// not its parameters, so setting one is refused; the command order is the chain's.
-    pub fn of_core(core: ControllerCore) -> Result<Self, RuntimeError> {
+    /// A lone arm around a core built by hand (a test, a tool) stepped by `law`: the node's
+    /// parameters are not its parameters, so setting one is refused; the command order is the
+    /// chain's.
+    pub fn of_core(
+        mut core: ControllerCore,
+        law: Box<dyn Controller>,
+    ) -> Result<Self, RuntimeError> {
+        let law = Box::new(core.check_law(law));
         let store = ParameterStore::new(controller_node_declarations());
         let settings = ControllerNodeSettings::from_store(&store);
         let chain = core.joints().to_vec();
@@ -117,7 +145,7 @@ impl GroupLoop {
         Ok(Self::of_parts(
             vec![core],
             vec![String::new()],
-            Law::HandBuilt,
+            Law::HandBuilt(law),
             configuration,
             frames,
         ))
@@ -135,14 +163,14 @@ impl GroupLoop {
         } = configured;
         let frames = ChainFrames::new(&robot, link_frames);
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
-        let law_values = controller.parameters().clone();
-        let core = core_from(&settings.live, robot, Some(controller), &friction_allowance)?;
+        let mut core = core_from(&settings.live, robot, &friction_allowance)?;
+        let law = Box::new(core.check_law(controller));
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
-        configuration.take_law_values(&law_values, None);
+        configuration.take_law_values(law.parameters(), None);
         Ok(Self::of_parts(
             vec![core],
             vec![String::new()],
-            Law::One,
+            Law::One(law),
             configuration,
             frames,
         ))
@@ -166,7 +194,11 @@ impl GroupLoop {
         let chain: Vec<String> = robot.joint_names().map(str::to_string).collect();
         let n = robot.dof();
         let frames = ChainFrames::new(&robot, link_frames);
-        let core = |robot: Robot| core_from(&settings.live, robot, None, &friction_allowance);
+        let core = |robot: Robot| {
+            let mut core = core_from(&settings.live, robot, &friction_allowance)?;
+            core.stepped_with_another();
+            Ok::<_, RuntimeError>(core)
+        };
         let cores = vec![core(robot.clone())?, core(robot)?];
         let mut configuration = NodeConfiguration::new(store, settings, warnings, &chain)?;
         configuration.take_law_values(law.parameters(), None);
@@ -190,7 +222,7 @@ impl GroupLoop {
     ) -> Self {
         let count = cores.len();
         Self {
-            output: StepOutput::new(&cores),
+            output: StepOutput::new(&cores, law.estimates()),
             cores,
             arms,
             law,
@@ -278,7 +310,7 @@ impl GroupLoop {
     pub fn pair_law(&self) -> Option<&Cooperative> {
         match &self.law {
             Law::Pair(pair) => Some(pair.law()),
-            Law::One | Law::HandBuilt => None,
+            Law::One(_) | Law::HandBuilt(_) => None,
         }
     }
 
@@ -286,15 +318,31 @@ impl GroupLoop {
     pub fn pair_law_mut(&mut self) -> Option<&mut Cooperative> {
         match &mut self.law {
             Law::Pair(pair) => Some(pair.law_mut()),
-            Law::One | Law::HandBuilt => None,
+            Law::One(_) | Law::HandBuilt(_) => None,
         }
+    }
+
+    /// The lone arm's law (none for a pair).
+    pub fn law(&self) -> Option<&CheckedLaw> {
+        self.law.lone()
+    }
+
+    /// The lone arm's task-space law, to hand it a target or a sensed wrench (none for a
+    /// joint-space law or a pair).
+    pub fn task_space(&mut self) -> Option<&mut dyn armctl_control::TaskSpace> {
+        self.law.lone_mut()?.task_space()
+    }
+
+    /// The law's online estimates (an adaptive law's; none for a pair).
+    pub fn estimates(&self) -> &[f64] {
+        self.law.estimates()
     }
 
     /// The control law's name.
     pub fn law_name(&self) -> &'static str {
         match &self.law {
             Law::Pair(_) => COOPERATIVE,
-            Law::One | Law::HandBuilt => self.cores[0].law_name(),
+            Law::One(law) | Law::HandBuilt(law) => law.name(),
         }
     }
 

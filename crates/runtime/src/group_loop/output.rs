@@ -83,9 +83,9 @@ pub struct ArmState {
 }
 
 impl StepOutput {
-    /// Before any step of `cores`: nothing sent; each arm's buffers as long as its core's, so
-    /// that no step allocates.
-    pub(crate) fn new(cores: &[ControllerCore]) -> Self {
+    /// Before any step of `cores` (whose law has `estimates`): nothing sent; each arm's
+    /// buffers as long as its core's, so that no step allocates.
+    pub(crate) fn new(cores: &[ControllerCore], estimates: &[f64]) -> Self {
         let arm = |core: &ControllerCore| {
             let n = core.joints().len();
             ArmOutput {
@@ -97,7 +97,7 @@ impl StepOutput {
                     reference: core.reference().clone(),
                     position: vec![0.0; n],
                     velocity: vec![0.0; n],
-                    estimates: core.estimates().to_vec(),
+                    estimates: estimates.to_vec(),
                     external_torque: vec![0.0; n],
                     external_torque_bound: vec![0.0; n],
                     external_wrench: [0.0; 6],
@@ -145,7 +145,7 @@ impl ArmOutput {
     /// (when sent) and the arm's state; the wrench in the tip's axes only when `due`.
     pub(crate) fn take_step(
         &mut self,
-        core: &ControllerCore,
+        (core, estimates): (&ControllerCore, &[f64]),
         (order, frames): (&[usize], &mut ChainFrames),
         due: bool,
     ) {
@@ -158,7 +158,7 @@ impl ArmOutput {
         let (q, qd) = core.measured();
         copy(&mut state.position, q);
         copy(&mut state.velocity, qd);
-        copy(&mut state.estimates, core.estimates());
+        copy(&mut state.estimates, estimates);
         copy(&mut state.external_torque, core.external_torques());
         copy(
             &mut state.external_torque_bound,

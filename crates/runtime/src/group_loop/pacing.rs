@@ -86,8 +86,10 @@ impl GroupLoop {
         let any_commanded = self.commanded.iter().any(|c| *c);
         out.state_due = self.publishes && any_commanded && self.timing.state_due(now);
         let order = self.configuration.command_order();
+        let estimates = self.law.estimates();
         for (arm, core) in out.arms.iter_mut().zip(&self.cores) {
-            arm.take_step(core, (order, &mut self.frames), out.state_due);
+            let stepped = (core, estimates);
+            arm.take_step(stepped, (order, &mut self.frames), out.state_due);
         }
     }
 
@@ -102,9 +104,9 @@ impl GroupLoop {
                 self.output.object = Some(pair.object());
                 pair.take_notice()
             }
-            Law::One | Law::HandBuilt => {
+            Law::One(law) | Law::HandBuilt(law) => {
                 let arm = &mut arms[0];
-                arm.report = self.cores[0].step(now, dt, &mut arm.efforts);
+                arm.report = self.cores[0].step(now, dt, law, &mut arm.efforts);
                 None
             }
         };

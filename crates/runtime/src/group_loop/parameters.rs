@@ -12,17 +12,14 @@ use crate::RuntimeError;
 
 impl GroupLoop {
     /// What the law's claims need and its parameters do not give (gain conditions, a damping
-    /// beyond the sampled-data limit), as last checked.
+    /// beyond the sampled-data limit), as last checked (a pair's law has none).
     pub fn law_warnings(&self) -> &[String] {
-        match &self.law {
-            Law::Pair(_) => &[],
-            Law::One | Law::HandBuilt => self.cores[0].law().map_or(&[], |law| law.warnings()),
-        }
+        self.law.lone().map_or(&[], |law| law.warnings())
     }
 
     /// Checks the law's claims again after a parameter change.
     pub fn recheck_law(&mut self) {
-        if let (Law::One | Law::HandBuilt, Some(law)) = (&self.law, self.cores[0].law_mut()) {
+        if let Some(law) = self.law.lone_mut() {
             law.check_damping();
         }
     }
@@ -71,37 +68,37 @@ impl GroupLoop {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
-        let Some(law) = self.law_parameters() else {
-            return Err(format!(
-                "parameter '{name}': this core was built by hand; set it on the core"
-            ));
-        };
-        if law.get(name).is_none() {
+        let hand_built = matches!(self.law, Law::HandBuilt(_));
+        if self.law_parameters().get(name).is_none() {
+            if hand_built {
+                return Err(format!(
+                    "parameter '{name}': this arm was built by hand, not from node parameters; only its law's parameters can be set"
+                ));
+            }
             let cores = &mut self.cores;
             return self.configuration.set_node_parameter((name, value), cores);
         }
-        self.configuration.admit_law_value(name, value)?;
+        if !hand_built {
+            self.configuration.admit_law_value(name, value)?;
+        }
         self.set_law_parameter(name, value.clone())
             .map_err(|e| law_refusal(name, e).to_string())?;
         let held = match &self.law {
             Law::Pair(pair) => pair.law().parameters(),
-            Law::One | Law::HandBuilt => self.cores[0]
-                .law()
-                .ok_or_else(|| not_held(name))?
-                .parameters(),
+            Law::One(law) | Law::HandBuilt(law) => law.parameters(),
         };
         let stored = held.get(name).cloned().ok_or_else(|| not_held(name))?;
-        self.configuration.take_law_values(held, Some(name));
+        if !hand_built {
+            self.configuration.take_law_values(held, Some(name));
+        }
         Ok(stored)
     }
 
-    /// The parameters of the group's law: the lone arm's or the pair's (none for a core built
-    /// by hand, whose parameters are set on the core).
-    fn law_parameters(&self) -> Option<&ParameterSet> {
+    /// The parameters of the group's law: the lone arm's or the pair's.
+    fn law_parameters(&self) -> &ParameterSet {
         match &self.law {
-            Law::Pair(pair) => Some(pair.law().parameters()),
-            Law::One => Some(self.cores[0].law()?.parameters()),
-            Law::HandBuilt => None,
+            Law::Pair(pair) => pair.law().parameters(),
+            Law::One(law) | Law::HandBuilt(law) => law.parameters(),
         }
     }
 
@@ -109,13 +106,7 @@ impl GroupLoop {
     fn set_law_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         match &mut self.law {
             Law::Pair(pair) => pair.law_mut().set_parameter(name, value),
-            Law::One | Law::HandBuilt => match self.cores[0].law_mut() {
-                Some(law) => law.set_parameter(name, value),
-                None => Err(ControlError::InvalidParameter {
-                    name: name.into(),
-                    reason: "this core has no law of its own".into(),
-                }),
-            },
+            Law::One(law) | Law::HandBuilt(law) => law.set_parameter(name, value),
         }
     }
 

@@ -167,12 +167,11 @@ fn without_gravity_compensation_every_law_commands_without_g() {
             ],
         };
         let mut runtime = GroupLoop::lone(&start).unwrap();
-        let core = runtime.core_mut();
-        core.on_joint_state(&joints, &q, &[0.0; 7], 0.0);
-        let mut effort = vec![0.0; 7];
-        core.step(0.0, 1e-3, &mut effort);
+        runtime.record_state(0, &joints, &q, &[0.0; 7], 0.0);
+        runtime.step(0.0, 1e-3);
+        let effort = runtime.output().arms[0].efforts.clone();
         let mut safe = vec![0.0; 7];
-        let what = core.safe_command(&mut safe);
+        let what = runtime.core_mut().safe_command(&mut safe);
         (effort, safe, what)
     };
     let robot = urdf_to_robot(&urdf, &ChainOptions::default())

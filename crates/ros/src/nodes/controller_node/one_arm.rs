@@ -168,12 +168,15 @@ impl OneArm {
     ) {
         let settings = group.settings().live.clone();
         let clock = group.timing().clock().clone();
+        let law = group.law_name();
+        let task_law = group.task_space().is_some().then_some(law);
         let core = group.core_mut();
         match request {
             ActionRequest::SendGoal(goal_id, goal) => {
                 let goal = (goal_id, goal.as_ref());
+                let arm = (core, task_law);
                 self.action
-                    .on_goal(transport, id, goal, core, &settings, &clock);
+                    .on_goal(transport, id, goal, arm, &settings, &clock);
             }
             ActionRequest::Cancel(which) => self.action.on_cancel(transport, id, which, core),
             ActionRequest::GetResult(goal_id) => self.action.on_get_result(transport, id, goal_id),

@@ -6,14 +6,52 @@ use armctl_model::ChainOptions;
 
 mod trajectories;
 
-fn core() -> ControllerCore {
+/// A core and the law that steps it, as a group holds them.
+struct Armed {
+    core: ControllerCore,
+    law: CheckedLaw,
+}
+
+impl std::ops::Deref for Armed {
+    type Target = ControllerCore;
+    fn deref(&self) -> &ControllerCore {
+        &self.core
+    }
+}
+
+impl std::ops::DerefMut for Armed {
+    fn deref_mut(&mut self) -> &mut ControllerCore {
+        &mut self.core
+    }
+}
+
+impl Armed {
+    /// A core for `robot` stepped by `law`.
+    fn new(
+        robot: Robot,
+        law: Box<dyn Controller>,
+        safe_mode: SafeMode,
+        state_timeout: f64,
+        rate_limit: Option<f64>,
+    ) -> Result<Self, RuntimeError> {
+        let mut core = ControllerCore::new(robot, safe_mode, state_timeout, rate_limit)?;
+        let law = core.check_law(law);
+        Ok(Self { core, law })
+    }
+
+    fn step(&mut self, now: f64, dt: f64, effort: &mut [f64]) -> StepReport {
+        self.core.step(now, dt, &mut self.law, effort)
+    }
+}
+
+fn core() -> Armed {
     let robot = Robot::from_urdf_file(
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf"),
         &ChainOptions::default(),
     )
     .unwrap();
     let controller = controller_by_name("pd_gravity", &robot).unwrap();
-    let mut core = ControllerCore::new(robot, controller, SafeMode::Gravity, 0.05, None).unwrap();
+    let mut core = Armed::new(robot, controller, SafeMode::Gravity, 0.05, None).unwrap();
     // The tests hand the core states that do not follow its efforts (an arm that stays put,
     // jumps): to the external torque estimate, an arm pushed by the world. Collision
     // detection, right to react to that, has tests of its own.
@@ -73,7 +111,7 @@ fn a_hold_after_non_finite_efforts_moves_no_effort_more_than_one_rate_limit_step
         armctl_control::ParameterSet::new(2),
         1e3 * gravity[1].signum(),
     );
-    let mut core = ControllerCore::new(
+    let mut core = Armed::new(
         robot,
         Box::new(controller),
         SafeMode::Gravity,
@@ -102,8 +140,7 @@ fn a_controller_fault_holds_with_damping_against_the_measured_velocity() {
     gravity_torques(&robot, &mut ws, &q, &mut gravity).unwrap();
     let (_, damping) = armctl_control::default_gains::hold_gains(&robot).unwrap();
     let controller = PartlyNan(armctl_control::ParameterSet::new(2), 0.0);
-    let mut core =
-        ControllerCore::new(robot, Box::new(controller), SafeMode::Gravity, 0.05, None).unwrap();
+    let mut core = Armed::new(robot, Box::new(controller), SafeMode::Gravity, 0.05, None).unwrap();
     core.on_joint_state(&names(&["joint1", "joint2"]), &q, &qd, 0.0);
     let mut effort = [0.0; 2];
     let r = core.step(0.001, 1e-3, &mut effort);

@@ -71,7 +71,7 @@ fn newer_and_later_trajectories_start_smoothly_and_bad_times_are_refused() {
     let mut core = core();
     let joints = names(&["joint1", "joint2"]);
     let mut effort = [0.0; 2];
-    let mut state = |core: &mut ControllerCore, t: f64| {
+    let mut state = |core: &mut Armed, t: f64| {
         core.on_joint_state(&joints, &[0.0, 0.0], &[0.0, 0.0], t);
         core.step(t, 1e-3, &mut effort);
         (core.reference().q.clone(), core.reference().qd.clone())
