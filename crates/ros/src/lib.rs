@@ -16,7 +16,7 @@ pub mod follow_joint_trajectory;
 pub mod launch;
 pub mod msgs;
 pub mod nodes;
-pub mod parameter_services;
+pub use armctl_runtime::parameter_services;
 pub mod realtime;
 pub mod ticker;
 pub mod transport;

@@ -23,6 +23,7 @@ pub mod node_clock;
 pub mod node_configuration;
 pub mod node_parameters;
 pub mod parameter_reference;
+pub mod parameter_services;
 pub mod params_file;
 pub mod payload_service;
 pub mod ros_args;

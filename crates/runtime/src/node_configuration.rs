@@ -1,7 +1,7 @@
 //! The node's side of a configured group of arms, the same for one arm and for a pair: its
-//! parameters and settings, the command order, and what configuring noticed. A parameter set
-//! goes through [`NodeConfiguration::set_parameter`], so both kinds of group check and apply
-//! it alike: the law's parameters to the law, the node's to every arm's core.
+//! parameters and settings, the command order, and what configuring noticed. A node
+//! parameter is checked and applied here ([`NodeConfiguration::set_node_parameter`], to every
+//! arm's core); a law's by the group ([`crate::group_loop::GroupLoop::set_parameter`]).
 
 use armctl_control::{Declaration, ParameterSet, ParameterValue};
 
@@ -117,13 +117,6 @@ impl NodeConfiguration {
         value: &ParameterValue,
     ) -> Result<ParameterValue, RuntimeError> {
         self.parameters.validate(name, value, false)
-    }
-
-    /// Checks `value` for the law's parameter `name` against its declaration in the store
-    /// (the law then checks it against its own, and holds it).
-    pub(crate) fn admit_law_value(&self, name: &str, value: &ParameterValue) -> Result<(), String> {
-        let admitted = self.parameters.admit(name, value, false);
-        admitted.map(|_| ()).map_err(|e| e.to_string())
     }
 
     /// Checks `value` once, against its declaration, and applies the node parameter `name`:

@@ -39,6 +39,12 @@ impl CheckedLaw {
         checked
     }
 
+    /// The law itself, to step it (its parameters are set through
+    /// [`Controller::set_parameter`] on this, which marks a damping for its check).
+    pub fn law_mut(&mut self) -> &mut dyn Controller {
+        self.inner.as_mut()
+    }
+
     /// Checks a damping set since the last check. Not done in `set_parameter`: a real-time
     /// host (the C ABI) sets gains between two updates, and the check takes eigensolvers at a
     /// few dozen configurations.

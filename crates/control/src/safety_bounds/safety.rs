@@ -268,7 +268,9 @@ impl Controller for Guarded {
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        self.layer.run(&mut self.law, state, reference, dt, effort)
+        let updated = self.law.law_mut().update(state, reference, dt, effort);
+        self.layer
+            .after_law(updated, (state, reference), dt, effort)
     }
     fn estimates(&self) -> &[f64] {
         self.law.estimates()

@@ -9,7 +9,7 @@ use armctl_model::Robot;
 use crate::safety_bounds::joint_limit_guard::{JointLimitGuard, DEFAULT_SOFT_LIMIT_MARGIN};
 use crate::safety_bounds::payload_compensation::PayloadCompensation;
 use crate::safety_bounds::safety::{EffortSafety, SafetyReport};
-use crate::{ControlError, Controller, JointReference, JointState};
+use crate::{ControlError, JointReference, JointState};
 
 /// One arm's safety layer and what it did last.
 #[derive(Debug, Clone)]
@@ -32,20 +32,18 @@ impl SafetyLayer {
         })
     }
 
-    /// `law`'s efforts for the arm at `state` tracking `reference`, `dt` after the last, with
-    /// the payload's torques, made safe ([`Self::guard`]). A failed law's efforts are not
-    /// trusted: the last safe effort is held, and the failure returned.
-    pub fn run(
+    /// The efforts a law's update left for the arm at `state` tracking `reference`, `dt`
+    /// after the last, with the payload's torques, made safe ([`Self::guard`]). A failed
+    /// law's efforts (`updated` is its result) are not trusted: the last safe effort is held,
+    /// and the failure returned.
+    pub fn after_law(
         &mut self,
-        law: &mut dyn Controller,
-        state: &JointState<'_>,
-        reference: &JointReference,
+        updated: Result<(), ControlError>,
+        (state, reference): (&JointState<'_>, &JointReference),
         dt: f64,
         effort: &mut [f64],
     ) -> Result<(), ControlError> {
-        let result = law
-            .update(state, reference, dt, effort)
-            .and_then(|()| self.add_payload(state, &reference.qdd, dt, effort));
+        let result = updated.and_then(|()| self.add_payload(state, &reference.qdd, dt, effort));
         if result.is_err() {
             effort.fill(f64::NAN);
         }

@@ -474,7 +474,11 @@ impl ControllerCore {
             qd: &self.gate.qd,
         };
         let reference = &self.source.reference;
-        if let Err(e) = self.layer.run(law, &state, reference, dt, effort) {
+        let updated = law.law_mut().update(&state, reference, dt, effort);
+        if let Err(e) = self
+            .layer
+            .after_law(updated, (&state, reference), dt, effort)
+        {
             return Some(Fault::Controller(e.to_string()));
         }
         let non_finite = self.layer.last_report().non_finite;

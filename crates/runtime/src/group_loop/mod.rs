@@ -70,6 +70,7 @@ mod parameters;
 
 pub use output::{ArmOutput, ArmState, ObjectOutput, StepOutput};
 pub use pacing::Ticked;
+pub use parameters::ParameterAnswer;
 
 /// Arms stepped together, configured from node parameters, in their loop.
 pub struct GroupLoop {

@@ -7,7 +7,10 @@ use super::{GroupLoop, Law};
 use crate::declarations::ControllerNodeSettings;
 use crate::error::{law_refusal, not_held};
 use crate::node_configuration::NodeConfiguration;
-use crate::node_parameters::ParameterStore;
+use crate::node_parameters::{shown, ParameterStore};
+use crate::parameter_services::{
+    handle_request, ParameterRequest, ParameterResponse, ParameterTarget,
+};
 use crate::RuntimeError;
 
 impl GroupLoop {
@@ -79,7 +82,8 @@ impl GroupLoop {
             return self.configuration.set_node_parameter((name, value), cores);
         }
         if !hand_built {
-            self.configuration.admit_law_value(name, value)?;
+            let store = self.configuration.parameters();
+            store.admit(name, value, false).map_err(|e| e.to_string())?;
         }
         self.set_law_parameter(name, value.clone())
             .map_err(|e| law_refusal(name, e).to_string())?;
@@ -113,5 +117,99 @@ impl GroupLoop {
     /// See [`NodeConfiguration::take_implied_changes`].
     pub fn take_implied_changes(&mut self, set: &[&str]) -> Vec<(String, ParameterValue)> {
         self.configuration.take_implied_changes(set)
+    }
+}
+
+/// What answering a parameter request did, for the runner to tell: the response, what to log
+/// about each change, the values the changes implied (for `/parameter_events`), how many
+/// changes were refused and the warnings the changes brought.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParameterAnswer {
+    /// The request's response.
+    pub response: ParameterResponse,
+    /// Each change, set (`false`: information) or refused with the reason (`true`: a
+    /// warning), in the order applied.
+    pub said: Vec<(bool, String)>,
+    /// Values a set derived besides the ones it named (a gain design's `kp` and `kd`).
+    pub implied: Vec<(String, ParameterValue)>,
+    /// Changes refused.
+    pub refused: u64,
+    /// Warnings about the law and the settings that the changes brought.
+    pub new_warnings: Vec<String>,
+}
+
+impl GroupLoop {
+    /// Answers a parameter service request: queries from the parameters as they are, a set
+    /// checked and applied once ([`Self::set_parameter`]; a refusal changes nothing), the
+    /// law's claims checked again and the state rate taken.
+    pub fn answer_parameters(&mut self, request: &ParameterRequest) -> ParameterAnswer {
+        let law_before = self.law_warnings().to_vec();
+        let settings_before = self.settings().warnings();
+        let mut answering = Answering {
+            group: self,
+            said: vec![],
+            refused: 0,
+        };
+        let response = handle_request(&mut answering, request);
+        let (said, refused) = (answering.said, answering.refused);
+        let rate = self.settings().live.state_publish_rate;
+        self.timing.set_state_rate(rate);
+        let implied = self.take_implied_changes(&set_names(request));
+        self.recheck_law();
+        let law = self
+            .law_warnings()
+            .iter()
+            .filter(|w| !law_before.contains(w));
+        let mut new_warnings: Vec<String> = law.map(|w| format!("controller: {w}")).collect();
+        let settings = self.settings().warnings();
+        let settings = settings.iter().filter(|w| !settings_before.contains(w));
+        new_warnings.extend(settings.map(|w| format!("parameters: {w}")));
+        ParameterAnswer {
+            response,
+            said,
+            implied,
+            refused,
+            new_warnings,
+        }
+    }
+}
+
+/// The names a request sets (none for a query).
+fn set_names(request: &ParameterRequest) -> Vec<&str> {
+    match request {
+        ParameterRequest::Set(changes) | ParameterRequest::SetAtomically(changes) => {
+            changes.iter().map(|(name, _)| name.as_str()).collect()
+        }
+        _ => vec![],
+    }
+}
+
+/// A request answered by the group: each change said (set, or not set with the reason) and
+/// a refusal counted.
+struct Answering<'a> {
+    group: &'a mut GroupLoop,
+    said: Vec<(bool, String)>,
+    refused: u64,
+}
+
+impl ParameterTarget for Answering<'_> {
+    fn store(&self) -> &ParameterStore {
+        self.group.parameters()
+    }
+
+    fn apply(&mut self, name: &str, value: &ParameterValue) -> Result<ParameterValue, String> {
+        let result = self.group.set_parameter(name, value);
+        match &result {
+            Ok(_) => {
+                let text = format!("parameter {name} set to {}", value.to_yaml());
+                self.said.push((false, text));
+            }
+            Err(reason) => {
+                self.refused += 1;
+                let text = format!("parameter {} not set: {reason}", shown(name));
+                self.said.push((true, text));
+            }
+        }
+        result
     }
 }

@@ -2,9 +2,9 @@
 //! `cooperative`, in the loop ([`GroupLoop`]). Joint states and timer ticks in, each arm's
 //! command out on its publication slot (std_msgs/Float64MultiArray in the order of `joints`,
 //! for ros2_control's JointGroupEffortController), the loop's events on /rosout,
-//! `/diagnostics`, the parameter services and the safe stop. What one arm adds (references,
-//! targets, wrenches, the action, its `~/state`) is in `one_arm.rs`, what a pair adds (the
-//! object target, its `~/state`) in `pair.rs`, the parameter requests in `parameters.rs`.
+//! `/diagnostics`, the parameter services (answered by the loop) and the safe stop. What one
+//! arm adds (references, targets, wrenches, the action, its `~/state`) is in `one_arm.rs`,
+//! what a pair adds (the object target, its `~/state`) in `pair.rs`.
 //!
 //! With `update_rate` 0 one command answers each joint state (a pair: once both arms' states
 //! came); otherwise a timer runs the loop on the newest states. The node task owns the loop:
@@ -12,7 +12,6 @@
 
 mod one_arm;
 mod pair;
-mod parameters;
 
 use armctl_runtime::configure::COOPERATIVE;
 use armctl_runtime::controller_core::CoreEvent;
@@ -24,6 +23,7 @@ use armctl_runtime::startup::NodeStart;
 
 use crate::msgs::{Float64MultiArray, JointState};
 use crate::nodes::loop_diagnostics::{LoopDiagnostics, LoopState};
+use crate::parameter_services::ParameterRequest;
 use crate::transport::{Incoming, LogLevel, NodeLogic, NodeSpec, Outgoing, Transport};
 use crate::RosError;
 use one_arm::OneArm;
@@ -252,6 +252,36 @@ impl ControllerNode {
         };
         transport.log(LogLevel::Info, &format!("stopping on {signal}: {what}"));
         transport.flush().await;
+    }
+
+    /// A parameter request, answered by the loop: the changes logged (a refusal counted),
+    /// the response sent, values the changes implied (a gain design's `kp` and `kd`)
+    /// announced on `/parameter_events`, and new warnings logged.
+    fn on_parameter_request<T: Transport>(
+        &mut self,
+        transport: &mut T,
+        id: u64,
+        request: &ParameterRequest,
+    ) {
+        let answer = self.group.answer_parameters(request);
+        for (warning, text) in &answer.said {
+            let level = if *warning {
+                LogLevel::Warn
+            } else {
+                LogLevel::Info
+            };
+            transport.log(level, text);
+        }
+        for _ in 0..answer.refused {
+            self.diagnostics.on_refusal();
+        }
+        transport.respond(id, answer.response);
+        if !answer.implied.is_empty() {
+            transport.announce_parameters(&answer.implied);
+        }
+        for warning in &answer.new_warnings {
+            transport.log(LogLevel::Warn, warning);
+        }
     }
 
     /// A message only one arm's node or only a pair's takes.

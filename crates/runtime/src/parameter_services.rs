@@ -1,11 +1,13 @@
 //! The ROS 2 parameter services (`~/list_parameters`, `~/get_parameters`,
 //! `~/get_parameter_types`, `~/describe_parameters`, `~/set_parameters`,
-//! `~/set_parameters_atomically`) as plain requests and responses. The node answers them in
-//! its own task from its [`ParameterStore`], so a change is checked by the same code whatever
-//! the middleware, including the controller's own checks, and a rejection carries the reason.
+//! `~/set_parameters_atomically`) as plain requests and responses, answered in the runtime
+//! from a [`ParameterStore`] (a controller node's by its loop:
+//! [`crate::group_loop::GroupLoop::answer_parameters`]), so a change is checked by the same
+//! code whatever the middleware, including the controller's own checks, and a rejection
+//! carries the reason. The transports turn the services' messages into these.
 
+use crate::node_parameters::ParameterStore;
 use armctl_control::{Declaration, ParameterType, ParameterValue};
-use armctl_runtime::node_parameters::ParameterStore;
 
 /// A parameter service request.
 #[derive(Debug, Clone, PartialEq)]
