@@ -19,6 +19,7 @@ use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
 use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::NodeStart;
 use clap::Args;
 use serde::Serialize;
 
@@ -123,7 +124,8 @@ fn start_node(args: &LatencyArgs, dds: &DdsOptions) -> Result<UnderTest> {
             .collect(),
         ..RosArgs::default()
     };
-    let node = spawn(ControllerNode::new(&ros_args)?, dds)?;
+    let start = NodeStart::new(&ros_args, "controller_node")?;
+    let node = spawn(ControllerNode::one_arm(&start)?, dds)?;
     Ok(UnderTest::InProcess { _node: node })
 }
 

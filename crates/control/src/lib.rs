@@ -11,8 +11,10 @@
 //! [`SlotineLiAdaptive`] (also on the base parameters: [`SlotineLiAdaptive::on_base_parameters`]),
 //! [`CartesianImpedance`], [`SlidingMode`], [`Robust`],
 //! [`ResolvedAcceleration`], [`AdaptiveComputedTorque`]. Every live gain
-//! ramps to a new value ([`ParameterSet::advance`]); [`Guarded`] puts the safety layer (no NaN,
-//! effort limits, optional rate limit) after any controller.
+//! ramps to a new value ([`ParameterSet::advance`]); the [`SafetyLayer`] (no NaN, effort
+//! limits, optional rate limit, soft joint limits, the payload) comes after any controller
+//! ([`Guarded`] puts one after a law for a caller without the runtime's core), and
+//! [`CheckedLaw`] checks a law's damping against the sampled-data bound.
 //!
 //! The files sit in folders by concept: `laws/`, `law_support/`, `safety_bounds/`, `estimation/`,
 //! `gain_sizing/`, `numerics/` and `reference/`, each using only the ones after it.

@@ -14,6 +14,7 @@ use crate::transport::{Incoming, NodeLogic, NodeSpec, Outgoing, Topic, Transport
 use crate::{nodes::controller_node::ControllerNode, nodes::sim_node::SimNode, RosError};
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
+use armctl_runtime::startup::NodeStart;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -166,7 +167,8 @@ fn configure(setup: &DemoSetup) -> Result<(SimNode, ControllerNode), RosError> {
     controller_args
         .remaps
         .push(("~/external_wrench".into(), "sim_node/wrench".into()));
-    let controller = ControllerNode::new(&controller_args)?;
+    let start = NodeStart::new(&controller_args, "controller_node")?;
+    let controller = ControllerNode::one_arm(&start)?;
     let command_topic = topic_of(controller.spec(), Topic::Commands);
     let sim_args = args(
         "sim_node",

@@ -1,8 +1,10 @@
 //! The layer every effort passes after its law, per arm: the payload's torques are added
 //! ([`crate::safety_bounds::payload_compensation`]), no effort pushes a joint past its soft
 //! limits ([`crate::safety_bounds::joint_limit_guard`]), and [`EffortSafety`] keeps NaN and
-//! infinity out, every effort within its limit and its rate. A law over one arm has it
-//! through [`crate::Guarded`]; a law over two arms hands each arm's efforts to that arm's.
+//! infinity out, every effort within its limit and its rate. Each arm's controller core owns
+//! one: a law over one arm passes its update's result to [`SafetyLayer::after_law`], a law
+//! over two arms hands each arm's efforts to that arm's [`SafetyLayer::guard`].
+//! [`crate::Guarded`] is a law with its own layer, for a caller without a core.
 
 use armctl_model::Robot;
 

@@ -57,6 +57,14 @@ impl Law {
         }
     }
 
+    /// The law's parameters: the lone arm's law's or the pair's.
+    fn parameters(&self) -> &armctl_control::ParameterSet {
+        match self {
+            Law::Pair(pair) => pair.law().parameters(),
+            Law::One(law) | Law::HandBuilt(law) => law.parameters(),
+        }
+    }
+
     /// The law's online estimates (an adaptive law's; none for a pair).
     fn estimates(&self) -> &[f64] {
         self.lone().map_or(&[], |law| law.estimates())
@@ -131,8 +139,8 @@ impl GroupLoop {
     }
 
     /// A lone arm around a core built by hand (a test, a tool) stepped by `law`: the node's
-    /// parameters are not its parameters, so setting one is refused; the command order is the
-    /// chain's.
+    /// parameters are not its parameters, so setting any parameter through the loop is refused
+    /// (the law's are set before); the command order is the chain's.
     pub fn of_core(
         mut core: ControllerCore,
         law: Box<dyn Controller>,

@@ -1,7 +1,7 @@
 //! The group's parameters: the node's and the law's, declared once, checked once and applied
 //! alike for one arm and a pair (the law's to the law, the node's to every arm's core).
 
-use armctl_control::{ControlError, Controller, ParameterSet, ParameterValue};
+use armctl_control::{ControlError, Controller, ParameterValue};
 
 use super::{GroupLoop, Law};
 use crate::declarations::ControllerNodeSettings;
@@ -71,39 +71,23 @@ impl GroupLoop {
         name: &str,
         value: &ParameterValue,
     ) -> Result<ParameterValue, String> {
-        let hand_built = matches!(self.law, Law::HandBuilt(_));
-        if self.law_parameters().get(name).is_none() {
-            if hand_built {
-                return Err(format!(
-                    "parameter '{name}': this arm was built by hand, not from node parameters; only its law's parameters can be set"
-                ));
-            }
+        if matches!(self.law, Law::HandBuilt(_)) {
+            return Err(format!(
+                "parameter '{name}': this arm was built by hand with its law, not from node parameters; set the law's parameters before building the loop"
+            ));
+        }
+        if self.law.parameters().get(name).is_none() {
             let cores = &mut self.cores;
             return self.configuration.set_node_parameter((name, value), cores);
         }
-        if !hand_built {
-            let store = self.configuration.parameters();
-            store.admit(name, value, false).map_err(|e| e.to_string())?;
-        }
+        let store = self.configuration.parameters();
+        store.admit(name, value, false).map_err(|e| e.to_string())?;
         self.set_law_parameter(name, value.clone())
             .map_err(|e| law_refusal(name, e).to_string())?;
-        let held = match &self.law {
-            Law::Pair(pair) => pair.law().parameters(),
-            Law::One(law) | Law::HandBuilt(law) => law.parameters(),
-        };
+        let held = self.law.parameters();
         let stored = held.get(name).cloned().ok_or_else(|| not_held(name))?;
-        if !hand_built {
-            self.configuration.take_law_values(held, Some(name));
-        }
+        self.configuration.take_law_values(held, Some(name));
         Ok(stored)
-    }
-
-    /// The parameters of the group's law: the lone arm's or the pair's.
-    fn law_parameters(&self) -> &ParameterSet {
-        match &self.law {
-            Law::Pair(pair) => pair.law().parameters(),
-            Law::One(law) | Law::HandBuilt(law) => law.parameters(),
-        }
     }
 
     /// Sets the group law's parameter `name`, checked by the law's own declaration.

@@ -294,6 +294,27 @@ fn what_the_conversion_noticed_reaches_the_runner() {
 
 /// `soft_limit_margin` moves the soft limits at start and while running; a margin out of its
 /// range is refused by name and changes nothing.
+/// A core and law a test built are not configured from node parameters: no parameter is set
+/// through the loop (not the law's either: the store does not declare them), each refused
+/// naming it, and the law keeps its value.
+#[test]
+fn a_hand_built_loop_refuses_every_parameter_naming_it() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+    let robot = Robot::from_urdf_file(path, &armctl_model::ChainOptions::default()).unwrap();
+    let law = armctl_control::controller_by_name("pd_gravity", &robot).unwrap();
+    let kp = law.parameters().get("kp").cloned().unwrap();
+    let core = ControllerCore::new(robot, crate::controller_core::SafeMode::Gravity, 0.1, None);
+    let mut group = GroupLoop::of_core(core.unwrap(), law).unwrap();
+    for (name, value) in [
+        ("kp", ParameterValue::DoubleArray(vec![1.0, 1.0])),
+        ("state_timeout", ParameterValue::Double(0.2)),
+    ] {
+        let e = group.set_parameter(name, &value).unwrap_err();
+        assert!(e.contains(&format!("'{name}'")) && e.contains("by hand"), "{e}");
+    }
+    assert_eq!(group.law().unwrap().parameters().get("kp"), Some(&kp));
+}
+
 #[test]
 fn the_soft_limit_margin_is_a_live_parameter() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");

@@ -65,16 +65,20 @@ impl ControllerNode {
     /// Configures the node from its start values: `controller: cooperative` makes a node of
     /// two arms, any other law one of one arm.
     pub fn from_start(start: &NodeStart) -> Result<Self, RosError> {
-        let (group, face, spec) = if start.controller() == Some(COOPERATIVE) {
-            let group = GroupLoop::pair(start)?;
-            let (pair, spec) = Pair::new(&group, start)?;
-            (group, Face::Pair(pair), spec)
-        } else {
-            let mut group = GroupLoop::lone(start)?;
-            let (one, spec) = OneArm::new(&mut group, start);
-            (group, Face::One(Box::new(one)), spec)
-        };
-        Ok(Self::of_group(group, face, spec, start))
+        if start.controller() != Some(COOPERATIVE) {
+            return Self::one_arm(start);
+        }
+        let group = GroupLoop::pair(start)?;
+        let (pair, spec) = Pair::new(&group, start)?;
+        Ok(Self::of_group(group, Face::Pair(pair), spec, start))
+    }
+
+    /// A node of one arm only, for a runner that drives one arm (the demo, the latency
+    /// check): `controller: cooperative` is refused, as for any lone arm.
+    pub fn one_arm(start: &NodeStart) -> Result<Self, RosError> {
+        let mut group = GroupLoop::lone(start)?;
+        let (one, spec) = OneArm::new(&mut group, start);
+        Ok(Self::of_group(group, Face::One(Box::new(one)), spec, start))
     }
 
     /// `group` paced as its settings say (`update_rate`, `use_sim_time`,
