@@ -310,7 +310,10 @@ fn a_hand_built_loop_refuses_every_parameter_naming_it() {
         ("state_timeout", ParameterValue::Double(0.2)),
     ] {
         let e = group.set_parameter(name, &value).unwrap_err();
-        assert!(e.contains(&format!("'{name}'")) && e.contains("by hand"), "{e}");
+        assert!(
+            e.contains(&format!("'{name}'")) && e.contains("by hand"),
+            "{e}"
+        );
     }
     assert_eq!(group.law().unwrap().parameters().get("kp"), Some(&kp));
 }
