@@ -1,6 +1,6 @@
-//! A law with its claims checked: after a damping gain changes, the sampled-data damping bound
-//! ([`crate::damping_bound`]) is checked again when asked, and the law's warnings, that
-//! check's and the safety layer's start-up warning are kept in one list.
+//! A law with its claims checked: when asked, a damping gain that changed since the last check
+//! is checked against the sampled-data damping bound ([`crate::damping_bound`]) again, and the
+//! law's warnings, that check's and the safety layer's start-up warning are kept in one list.
 
 use armctl_model::Robot;
 
@@ -14,8 +14,9 @@ pub struct CheckedLaw {
     damping: DampingCheck,
     /// The damping check's warning for the damping last checked.
     damping_warning: Option<String>,
-    /// A damping was set since the last check.
-    damping_unchecked: bool,
+    /// The damping as last checked (`None`: the law has no damping parameter), so a check
+    /// needs no mark from the set that changed it.
+    damping_checked: Option<ParameterValue>,
     /// What the arm's safety layer warns about at start (placeholder effort limits).
     layer_warning: Option<String>,
     /// The law's warnings, the damping check's and the safety layer's.
@@ -30,41 +31,31 @@ impl CheckedLaw {
             inner,
             damping: DampingCheck::new(robot),
             damping_warning: None,
-            damping_unchecked: false,
+            damping_checked: None,
             layer_warning: layer.limits().warning().map(str::to_string),
             warnings: Vec::new(),
         };
-        let name = checked.inner.damping_parameter().unwrap_or_default();
-        checked.check(name);
+        checked.check_damping();
         checked
     }
 
-    /// The law itself, to step it (its parameters are set through
-    /// [`Controller::set_parameter`] on this, which marks a damping for its check).
+    /// The law itself, to step it and to set its parameters.
     pub fn law_mut(&mut self) -> &mut dyn Controller {
         self.inner.as_mut()
     }
 
-    /// Checks a damping set since the last check. Not done in `set_parameter`: a real-time
-    /// host (the C ABI) sets gains between two updates, and the check takes eigensolvers at a
-    /// few dozen configurations.
+    /// Checks the damping again if it changed since the last check, and collects the
+    /// warnings. Not done at each set: a real-time host (the C ABI) sets gains between two
+    /// updates, and the check takes eigensolvers at a few dozen configurations.
     pub fn check_damping(&mut self) {
-        if let Some(name) = self
-            .damping_unchecked
-            .then(|| self.inner.damping_parameter())
-        {
-            self.check(name.unwrap_or_default());
-        }
-    }
-
-    /// After `name` was set: the law's warnings, and one when the damping it sets would be
-    /// unstable somewhere. The defaults are not warned about: they are sized to need the
-    /// run-time bound only near singular configurations (`crate::gain_sizing::default_gains`).
-    fn check(&mut self, name: &str) {
-        self.damping_unchecked = false;
-        if self.inner.damping_parameter() == Some(name) {
-            let parameters = self.inner.parameters();
-            let set = parameters.get(name);
+        let Some(name) = self.inner.damping_parameter() else {
+            return self.collect_warnings();
+        };
+        let parameters = self.inner.parameters();
+        let set = parameters.get(name);
+        if set.is_some() && set != self.damping_checked.as_ref() {
+            // The defaults are not warned about: they are sized to need the run-time bound
+            // only near singular configurations (`crate::gain_sizing::default_gains`).
             let default = parameters.declaration(name).map(|d| &d.default);
             self.damping_warning = match set {
                 Some(value) if Some(value) != default => {
@@ -73,6 +64,7 @@ impl CheckedLaw {
                 }
                 _ => None,
             };
+            self.damping_checked = set.cloned();
         }
         self.collect_warnings();
     }
@@ -121,10 +113,7 @@ impl Controller for CheckedLaw {
         self.inner.damping_parameter()
     }
     fn set_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
-        self.inner.set_parameter(name, value)?;
-        self.damping_unchecked |= self.inner.damping_parameter() == Some(name);
-        self.collect_warnings();
-        Ok(())
+        self.inner.set_parameter(name, value)
     }
     fn task_space(&mut self) -> Option<&mut dyn TaskSpace> {
         self.inner.task_space()

@@ -9,7 +9,7 @@ use crate::error::{law_refusal, not_held};
 use crate::node_configuration::NodeConfiguration;
 use crate::node_parameters::{shown, ParameterStore};
 use crate::parameter_services::{
-    handle_request, ParameterRequest, ParameterResponse, ParameterTarget,
+    answer_query, set_atomically, ParameterRequest, ParameterResponse, ParameterTarget,
 };
 use crate::RuntimeError;
 
@@ -90,11 +90,12 @@ impl GroupLoop {
         Ok(stored)
     }
 
-    /// Sets the group law's parameter `name`, checked by the law's own declaration.
+    /// Sets the group law's parameter `name`, checked by the law's own declaration (its
+    /// claims are checked again after the request: [`Self::recheck_law`]).
     fn set_law_parameter(&mut self, name: &str, value: ParameterValue) -> Result<(), ControlError> {
         match &mut self.law {
             Law::Pair(pair) => pair.law_mut().set_parameter(name, value),
-            Law::One(law) | Law::HandBuilt(law) => law.set_parameter(name, value),
+            Law::One(law) | Law::HandBuilt(law) => law.law_mut().set_parameter(name, value),
         }
     }
 
@@ -123,9 +124,10 @@ pub struct ParameterAnswer {
 }
 
 impl GroupLoop {
-    /// Answers a parameter service request: queries from the parameters as they are, a set
-    /// checked and applied once ([`Self::set_parameter`]; a refusal changes nothing), the
-    /// law's claims checked again and the state rate taken.
+    /// Answers a parameter service request: queries from the parameters as they are, each
+    /// change checked and applied once ([`Self::set_parameter`]; a refusal changes nothing;
+    /// an atomic set undone as a whole), then the law's claims checked again and the state
+    /// rate taken.
     pub fn answer_parameters(&mut self, request: &ParameterRequest) -> ParameterAnswer {
         let law_before = self.law_warnings().to_vec();
         let settings_before = self.settings().warnings();
@@ -134,7 +136,18 @@ impl GroupLoop {
             said: vec![],
             refused: 0,
         };
-        let response = handle_request(&mut answering, request);
+        let response = match request {
+            ParameterRequest::Set(changes) => {
+                let each = changes
+                    .iter()
+                    .map(|(name, value)| answering.apply(name, value));
+                ParameterResponse::Set(each.collect())
+            }
+            ParameterRequest::SetAtomically(changes) => set_atomically(&mut answering, changes),
+            query => {
+                answer_query(answering.store(), query).unwrap_or(ParameterResponse::List(vec![]))
+            }
+        };
         let (said, refused) = (answering.said, answering.refused);
         let rate = self.settings().live.state_publish_rate;
         self.timing.set_state_rate(rate);

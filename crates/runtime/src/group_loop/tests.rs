@@ -318,6 +318,8 @@ fn a_hand_built_loop_refuses_every_parameter_naming_it() {
     assert_eq!(group.law().unwrap().parameters().get("kp"), Some(&kp));
 }
 
+/// `soft_limit_margin` moves the soft limits at start and while running; a margin out of its
+/// range is refused by name and changes nothing.
 #[test]
 fn the_soft_limit_margin_is_a_live_parameter() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
@@ -350,6 +352,55 @@ fn the_soft_limit_margin_is_a_live_parameter() {
         .unwrap_err();
     assert!(e.contains("soft_limit_margin"), "{e}");
     assert!((soft(&mut runtime) - (upper - 0.2)).abs() < 1e-12);
+}
+
+/// A `kd` set by a parameter request reaches the law at once and is checked against the
+/// sampled-data damping limit when the request is answered: the answer brings the warning
+/// once, and a gentle `kd` takes it away.
+#[test]
+fn a_live_damping_is_checked_when_the_request_is_answered() {
+    use crate::parameter_services::{ParameterRequest, ParameterResponse};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
+    let start = NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            ("urdf_path".to_string(), ParameterValue::String(path.into())),
+            (
+                "controller".to_string(),
+                ParameterValue::String("pd_gravity".into()),
+            ),
+        ],
+    };
+    let mut group = GroupLoop::lone(&start).unwrap();
+    assert!(
+        group.law_warnings().is_empty(),
+        "{:?}",
+        group.law_warnings()
+    );
+    let mut set_kd = |kd: Vec<f64>| {
+        let kd = ParameterValue::DoubleArray(kd);
+        let request = ParameterRequest::Set(vec![("kd".to_string(), kd.clone())]);
+        let answer = group.answer_parameters(&request);
+        assert_eq!(
+            answer.response,
+            ParameterResponse::Set(vec![Ok(kd.clone())])
+        );
+        assert_eq!(group.law().unwrap().parameters().get("kd"), Some(&kd));
+        assert_eq!(
+            group.parameter("kd"),
+            Some(&kd),
+            "a query shows the law's value"
+        );
+        (answer.new_warnings, group.law_warnings().to_vec())
+    };
+    let (new, now) = set_kd(vec![30.0, 50.0, 20.0, 20.0, 60.0, 60.0, 60.0]);
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(new[0].starts_with("controller: kd: at 1000 Hz"), "{new:?}");
+    assert_eq!(now.len(), 1, "{now:?}");
+    let (new, now) = set_kd(vec![1.0; 7]);
+    assert!(new.is_empty() && now.is_empty(), "{new:?} {now:?}");
 }
 
 /// Two arms under one law over both.
