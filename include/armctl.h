@@ -50,8 +50,8 @@ typedef enum ArmctlParameterScope {
   // Given by the fields of `ArmctlConfig` (URDF, links, joints, law); listed for its
   // description and value, refused as a start value or a change.
   ARMCTL_PARAMETER_SCOPE_CONFIG = 1,
-  // controller_node's own (its rate, topics, clock, URDF path): meaningless through the
-  // C ABI, which refuses it.
+  // controller_node's own (its rate, topics, clock, FollowJointTrajectory action, control
+  // thread, URDF path): meaningless through the C ABI, which refuses it.
   ARMCTL_PARAMETER_SCOPE_NODE_ONLY = 2,
 } ArmctlParameterScope;
 

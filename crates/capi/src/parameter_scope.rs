@@ -16,8 +16,8 @@ pub enum ArmctlParameterScope {
     /// Given by the fields of `ArmctlConfig` (URDF, links, joints, law); listed for its
     /// description and value, refused as a start value or a change.
     Config = 1,
-    /// controller_node's own (its rate, topics, clock, URDF path): meaningless through the
-    /// C ABI, which refuses it.
+    /// controller_node's own (its rate, topics, clock, FollowJointTrajectory action, control
+    /// thread, URDF path): meaningless through the C ABI, which refuses it.
     NodeOnly = 2,
 }
 
@@ -51,7 +51,7 @@ impl ArmctlParameterScope {
                 "parameter '{name}': given by the ArmctlConfig field of that name, not as a parameter"
             )),
             Self::NodeOnly => Some(format!(
-                "parameter '{name}': controller_node's own, meaningless through the C ABI (the host sets the rate and the clock)"
+                "parameter '{name}': controller_node's own, meaningless through the C ABI (the host runs the loop: its rate, clock, topics, action and thread)"
             )),
         }
     }

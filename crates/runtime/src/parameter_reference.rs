@@ -2,7 +2,7 @@
 //! declarations themselves: the nodes' settings tables and each law's own declarations, so
 //! the page cannot drift from what the nodes accept (a test compares the two).
 
-use armctl_control::{controller_by_name, Cooperative, Declaration, Length, ParameterValue};
+use armctl_control::{controller_by_name, Cooperative, Declaration, Length, ParameterValue, Scope};
 use armctl_model::Robot;
 
 use crate::declarations::{controller_node_declarations, sim_node_declarations};
@@ -17,11 +17,14 @@ pub fn reference_markdown(robot: &Robot, arm: &str) -> Result<String, String> {
          the others only at start. Numbers in a range bound each element of an array.\n\n",
     );
     page += "## controller_node\n\nAlso the parameters of `armctl sim` (`--params`) and of \
-             the C ABI and the ros2_control plugin (which take the robot, the joints and the \
-             law from their own configuration).\n\n";
-    page += &table(&controller_node_declarations());
+             the C ABI and the ros2_control plugin, except where *Where* says: *node only* \
+             is controller_node's own (its rate, topics, clock, action, thread), which the C \
+             ABI refuses and the plugin does not declare; *host field* is given by the C \
+             ABI's `ArmctlConfig` field of that name and by the plugin's `joints`, \
+             `robot_description` and `controller`.\n\n";
+    page += &table(&controller_node_declarations(), true);
     page += "\n## sim_node\n\n";
-    page += &table(&sim_node_declarations());
+    page += &table(&sim_node_declarations(), false);
     page += &format!(
         "\n## The laws\n\nEach law's parameters join controller_node's when it is the \
          `controller`. Per-joint defaults are derived from the arm's model; shown here for \
@@ -30,31 +33,40 @@ pub fn reference_markdown(robot: &Robot, arm: &str) -> Result<String, String> {
     for name in armctl_control::CONTROLLERS {
         let law = controller_by_name(name, robot).map_err(|e| format!("{name}: {e}"))?;
         page += &format!("\n### {name}\n\n");
-        page += &table(law.parameters().declarations());
+        page += &table(law.parameters().declarations(), false);
     }
     let identity = nalgebra::IsometryMatrix3::identity();
     let pair = Cooperative::new(robot, [identity, identity]).map_err(|e| e.to_string())?;
     page += &format!("\n### {}\n\n", crate::configure::COOPERATIVE);
-    page += &table(pair.parameters().declarations());
+    page += &table(pair.parameters().declarations(), false);
     Ok(page)
 }
 
-/// One table row per declaration.
-fn table(declarations: &[Declaration]) -> String {
-    let mut out = String::from(
-        "| Parameter | Type | Default | Range or choices | Live | Description |\n\
-         |---|---|---|---|---|---|\n",
-    );
+/// One table row per declaration; `hosts`: with the *Where* column (controller_node's, whose
+/// parameters the C ABI and the plugin share).
+fn table(declarations: &[Declaration], hosts: bool) -> String {
+    let mut out = String::from("| Parameter | Type | Default | Range or choices | Live |");
+    out += if hosts { " Where |" } else { "" };
+    out += " Description |\n|---|---|---|---|---|";
+    out += if hosts { "---|" } else { "" };
+    out += "---|\n";
     for d in declarations {
         out += &format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |",
             d.name,
             kind(d),
             cell(&default(&d.default)),
             cell(&bounds(d)),
             if d.read_only { "" } else { "live" },
-            cell(&d.description),
         );
+        if hosts {
+            out += match d.scope {
+                Scope::Any => "  |",
+                Scope::HostField => " host field |",
+                Scope::NodeOnly => " node only |",
+            };
+        }
+        out += &format!(" {} |\n", cell(&d.description));
     }
     out
 }

@@ -148,8 +148,8 @@ void ModelBasedEffortController::warn_unknown_overrides()
     } else if (s->scope == ARMCTL_PARAMETER_SCOPE_NODE_ONLY) {
       RCLCPP_WARN(
         node->get_logger(),
-        "parameter '%s' is controller_node's own and means nothing inside ros2_control (the "
-        "controller_manager sets the rate and the clock): ignored",
+        "parameter '%s' is controller_node's own (its rate, topics, clock, action or control "
+        "thread) and means nothing inside ros2_control: ignored",
         name.c_str());
     }
   }

@@ -39,8 +39,8 @@ pub enum Scope {
     /// The host's own configuration gives it (the URDF, the links, the joints, the law), not a
     /// parameter value.
     HostField,
-    /// A standalone node's own (its rate, topics, clock, URDF path): meaningless where a host
-    /// sets the rate and the clock.
+    /// A standalone node's own (its rate, topics, clock, action, control thread, URDF path):
+    /// meaningless where a host runs the loop.
     NodeOnly,
 }
 
