@@ -322,17 +322,8 @@ fn a_hand_built_loop_refuses_every_parameter_naming_it() {
 /// range is refused by name and changes nothing.
 #[test]
 fn the_soft_limit_margin_is_a_live_parameter() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("urdf_path".to_string(), ParameterValue::String(path.into())),
-            ("soft_limit_margin".to_string(), ParameterValue::Double(0.1)),
-        ],
-    };
-    let mut runtime = GroupLoop::lone(&start).unwrap();
+    let margin = ("soft_limit_margin", ParameterValue::Double(0.1));
+    let mut runtime = GroupLoop::lone(&bundled_start("planar_2link", margin)).unwrap();
     let upper = runtime.core().robot().joints()[0].limits.upper;
     let soft = |r: &mut GroupLoop| {
         r.core_mut()
@@ -354,25 +345,28 @@ fn the_soft_limit_margin_is_a_live_parameter() {
     assert!((soft(&mut runtime) - (upper - 0.2)).abs() < 1e-12);
 }
 
+/// controller_node's start on the bundled URDF `robot` with one parameter given.
+fn bundled_start(robot: &str, (name, value): (&str, ParameterValue)) -> NodeStart {
+    let path = format!("{}/../../urdf/{robot}.urdf", env!("CARGO_MANIFEST_DIR"));
+    NodeStart {
+        name: "controller_node".into(),
+        namespace: "/".into(),
+        remaps: vec![],
+        values: vec![
+            ("urdf_path".to_string(), ParameterValue::String(path)),
+            (name.to_string(), value),
+        ],
+    }
+}
+
 /// A `kd` set by a parameter request reaches the law at once and is checked against the
 /// sampled-data damping limit when the request is answered: the answer brings the warning
 /// once, and a gentle `kd` takes it away.
 #[test]
 fn a_live_damping_is_checked_when_the_request_is_answered() {
     use crate::parameter_services::{ParameterRequest, ParameterResponse};
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/panda.urdf");
-    let start = NodeStart {
-        name: "controller_node".into(),
-        namespace: "/".into(),
-        remaps: vec![],
-        values: vec![
-            ("urdf_path".to_string(), ParameterValue::String(path.into())),
-            (
-                "controller".to_string(),
-                ParameterValue::String("pd_gravity".into()),
-            ),
-        ],
-    };
+    let law = ("controller", ParameterValue::String("pd_gravity".into()));
+    let start = bundled_start("panda", law);
     let mut group = GroupLoop::lone(&start).unwrap();
     assert!(
         group.law_warnings().is_empty(),
