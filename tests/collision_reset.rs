@@ -142,3 +142,58 @@ fn a_reset_while_still_over_the_threshold_latches_again_with_an_event_and_a_rest
         "latched until reset_collision, whoever restarts"
     );
 }
+
+/// An arm whose joint states never change under the commanded torques, as ros2_control's mock
+/// hardware reports them: the first trajectory's torques read as a contact, and the collision
+/// says the arm never moved and what to do on such hardware. An arm that moved (the wall
+/// above) is not told so.
+#[test]
+fn a_collision_on_an_arm_that_never_moved_says_so_and_names_mock_hardware() {
+    let path = urdf_dir().join("panda.urdf");
+    let robot = urdf_file_to_robot(&path, &ChainOptions::default())
+        .unwrap()
+        .robot;
+    let text = |v: &str| ParameterValue::String(v.into());
+    let start =
+        armctl_e2e::controller_node_start(vec![("controller".into(), text("computed_torque"))]);
+    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
+    let q0 = robot.middle_configuration();
+    let mut swing = q0.clone();
+    swing[0] = 1.0;
+    let trajectory = armctl_control::reference::Quintic::new(q0.clone(), swing, 2.2).unwrap();
+    runtime
+        .core_mut()
+        .follow(Box::new(trajectory), 0.0)
+        .unwrap();
+    let joints: Vec<String> = runtime.core().joints().to_vec();
+    let still = vec![0.0; q0.len()];
+    for k in 0..2000 {
+        let t = k as f64 * 1e-3;
+        runtime.record_state(0, &joints, &q0, &still, t);
+        runtime.step(t, 1e-3);
+        if runtime.core().collision().is_some() {
+            break;
+        }
+    }
+    let collision = runtime
+        .core()
+        .collision()
+        .expect("the torques read as a contact");
+    let told = collision.to_string();
+    assert!(collision.never_moved, "{told}");
+    assert!(
+        told.contains("have not changed since the first state")
+            && told.contains("mock_components/GenericSystem")
+            && told.contains("collision_detection: off"),
+        "{told}"
+    );
+    let (mut moved, mut sim) = swing_into_the_wall("hold");
+    let mut control = SimulatedLoop::new(&mut moved);
+    run_loop(&mut sim, &mut control, 1500, |_, _, _| {}).unwrap();
+    let latched = moved.core().collision().expect("the wall latches").clone();
+    assert!(!latched.never_moved, "{latched}");
+    assert!(
+        !latched.to_string().contains("mock_components"),
+        "{latched}"
+    );
+}

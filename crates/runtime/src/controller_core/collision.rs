@@ -158,6 +158,8 @@ pub struct Collision {
     pub reaction: CollisionReaction,
     /// The largest estimated tip force since the detection, N.
     pub peak_force: f64,
+    /// The arm had not moved since its first state when this latched.
+    pub never_moved: bool,
 }
 
 impl std::fmt::Display for Collision {
@@ -178,7 +180,11 @@ impl std::fmt::Display for Collision {
             f,
             " (reaction: {}; latched until reset_collision; a tool the model lacks or misstates reads as a contact: check payload_mass and payload_com, or raise model_error)",
             self.reaction.name()
-        )
+        )?;
+        if self.never_moved {
+            write!(f, "; the joint positions have not changed since the first state: hardware that does not move under effort commands (ros2_control's mock_components/GenericSystem) reads every torque as a contact, so there set collision_detection: off")?;
+        }
+        Ok(())
     }
 }
 
@@ -346,7 +352,7 @@ impl CollisionMonitor {
         names: &[Arc<str>],
         torques: &[f64],
         (bounds, braking): (&CollisionThresholds, bool),
-        (q, dt): (&[f64], f64),
+        (q, dt, never_moved): (&[f64], f64, bool),
     ) -> Option<&Collision> {
         let force = bounds.force();
         if let Some(latched) = &mut self.latched {
@@ -387,6 +393,7 @@ impl CollisionMonitor {
             threshold,
             reaction: self.settings.reaction,
             peak_force: force,
+            never_moved,
         });
         if self.settings.reaction == CollisionReaction::Retract {
             self.plan_retract(q);
@@ -520,7 +527,7 @@ mod tests {
             },
         );
         assert!(monitor
-            .check(&names, &torques, (&bounds, false), (&q, 1e-3))
+            .check(&names, &torques, (&bounds, false), (&q, 1e-3, false))
             .is_some());
         (monitor, q)
     }

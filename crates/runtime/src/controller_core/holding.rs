@@ -78,7 +78,7 @@ impl ControllerCore {
             names,
             torques,
             (bounds, braking),
-            (&self.gate.q, dt),
+            (&self.gate.q, dt, !self.gate.moved),
         )?;
         Some(Fault::Collision(collision.clone()))
     }

@@ -25,6 +25,11 @@ pub(super) struct StateGate {
     pub(super) state_fault: Option<Fault>,
     pub(super) plausibility: Plausibility,
     pub(super) state_timeout: f64,
+    /// The first believed configuration, and whether any later one differed from it: an arm
+    /// that never moved under the commanded torques is not moved by them (ros2_control's
+    /// mock hardware), which a collision then says.
+    first_q: Vec<f64>,
+    pub(super) moved: bool,
 }
 
 impl StateGate {
@@ -41,6 +46,8 @@ impl StateGate {
             state_fault: None,
             plausibility: Plausibility::default(),
             state_timeout,
+            first_q: Vec::with_capacity(n),
+            moved: false,
         }
     }
 
@@ -73,6 +80,10 @@ impl StateGate {
     }
 
     fn keep_valid_q(&mut self) {
+        if self.first_q.is_empty() {
+            self.first_q.extend_from_slice(&self.q);
+        }
+        self.moved = self.moved || self.first_q != self.q;
         match &mut self.last_valid_q {
             Some(q) => q.copy_from_slice(&self.q),
             None => {
