@@ -3,8 +3,9 @@
 //! `ros2 param` and rqt do (discovery and types, driving the arm, list / describe / get / set /
 //! atomic parameters, /parameter_events, /rosout, robot_description through get_parameters,
 //! /diagnostics, simulated time on rosgraph_msgs/Clock, `~/reset_collision` (std_srvs/Trigger),
-//! 20 fresh clients' first calls). The DDS backend's node runs in this process; the r2r
-//! backend's is the binary built against the wheels. Discovery on loopback only.
+//! a burst of 300 get_parameters calls on the r2r backend, 20 fresh clients' first calls). The
+//! DDS backend's node runs in this process; the r2r backend's is the binary built against the
+//! wheels. Discovery on loopback only.
 
 use std::path::{Path, PathBuf};
 
@@ -103,6 +104,8 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool, via_topic: bool)
         "extra_clock_reader": !r2r,
         "first_call_deadline": FIRST_CALL_DEADLINE_S,
         "trigger_service": true,
+        // Every request answered however many wait (the r2r backend pumps its services).
+        "burst": if r2r { 300 } else { 0 },
     });
     let python = armctl_e2e::interop_python::interop_python(tmp());
     let peer = tokio::process::Command::new(python)

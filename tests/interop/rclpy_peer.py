@@ -13,6 +13,8 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - `~/reset_collision` (std_srvs/Trigger): answered, and the
   `reset_collision` parameter reads false again; `~/estimate_payload` answered, and its
   outcome on /rosout;
+- a burst (r2r backend): a few hundred get_parameters requests sent at once on one client with
+  room for them all (depth 1000), every one answered;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
   first call of each is answered, with the time it took.
 
@@ -195,6 +197,24 @@ class Peer:
               and controlling and controlling[0].file.endswith("nodes/controller_node/mod.rs"),
               [(l.file, l.line) for l in lines][:6])
 
+    def burst(self, count):
+        """`count` get_parameters calls at once, as a busy rqt or a script may send them: the
+        client keeps them all (depth 1000), so a missing answer is the node's."""
+        if not count:
+            return
+        deep = QoSProfile(depth=1000, history=HistoryPolicy.KEEP_LAST,
+                          reliability=ReliabilityPolicy.RELIABLE)
+        client = self.node.create_client(GetParameters, f"{self.target}/get_parameters", qos_profile=deep)
+        client.wait_for_service(timeout_sec=10)
+        futures = [client.call_async(GetParameters.Request(names=["kp"])) for _ in range(count)]
+        self.spin_for(120, lambda: all(f.done() for f in futures))
+        answered = sum(1 for f in futures if f.done() and f.result() is not None
+                       and len(f.result().values) == 1
+                       and len(f.result().values[0].double_array_value) == len(self.args.joints))
+        check(f"a burst of {count} get_parameters calls on one client is answered in full", answered == count,
+              f"{answered} answered")
+        self.node.destroy_client(client)
+
     def trigger(self, name):
         """`ros2 service call <node>/<name> std_srvs/srv/Trigger`: the response, or None."""
         client = self.node.create_client(Trigger, f"{self.target}/{name}")
@@ -315,6 +335,7 @@ def main():
         peer.discovery()
         peer.drives_the_arm()
         peer.parameters()
+        peer.burst(args.burst)
         peer.robot_description()
         peer.reset_collision_service()
         peer.estimate_payload_service()

@@ -87,9 +87,9 @@ impl Output for NotCarried {
     }
 }
 
-/// Moves what r2r received on one subscription into the node's channel; run by the spin
-/// thread after each spin, since r2r's own channel holds 10 messages and drops the newest
-/// beyond (after a stall the node would control on old joint states).
+/// Moves what r2r received on one subscription or service into the node's channel; run by the
+/// spin thread after each spin, since r2r's own channel holds 10 and drops the newest beyond
+/// (after a stall the node would control on old joint states, and a request go unanswered).
 type Pump = Box<dyn FnMut() + Send>;
 
 /// Creates the subscription of one topic, and its [`Pump`].
@@ -214,12 +214,11 @@ impl RclTransport {
         let mut node = r2r::Node::create(context, &spec.name, &spec.namespace).map_err(rcl)?;
         // Trigger parameters the node declares get a std_srvs/Trigger service of their name.
         let triggers: Vec<String> = spec.parameters.triggers().map(String::from).collect();
-        let parameters = parameters::ParameterServers::new(&mut node, &triggers)?;
+        let (parameters, mut pumps) = parameters::ParameterServers::new(&mut node, &triggers)?;
         let rosout = node
             .create_publisher("/rosout", rosout_qos())
             .map_err(rcl)?;
         let mut inputs = Vec::new();
-        let mut pumps = Vec::new();
         for topic in Topic::ALL {
             let of_topic = spec.subscriptions.iter().enumerate();
             for (slot, (_, name)) in of_topic.filter(|(_, (t, _))| t == topic) {
@@ -295,7 +294,7 @@ pub async fn receive_latched_string(
     })
 }
 
-/// The thread that spins a node and runs the subscriptions' [`Pump`]s; it owns the node and
+/// The thread that spins a node and runs the subscriptions' and services' [`Pump`]s; it owns the node and
 /// destroys it when stopped, before [`Spinner::stop`] (or dropping it) returns.
 struct Spinner {
     spinning: Arc<AtomicBool>,

@@ -6,13 +6,15 @@
 
 use std::collections::HashMap;
 
+use std::task::{Context, Poll};
+
 use futures::stream::{select_all, BoxStream, StreamExt};
 use r2r::rcl_interfaces::msg as wire;
 use r2r::rcl_interfaces::srv;
 use r2r::{QosProfile, ServiceRequest};
 
 use super::convert::{text, texts, time_out, wall_clock};
-use super::rcl;
+use super::{rcl, Pump};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
@@ -136,30 +138,41 @@ pub(super) struct ParameterServers {
     next_id: u64,
 }
 
+/// Serves `service` under the node's name: its requests, and the [`Pump`] that moves them
+/// out of r2r's channel after each spin (it holds 10 and drops a request beyond, unanswered).
 fn serve<S, F>(
     node: &mut r2r::Node,
     service: &str,
     wrap: F,
-) -> Result<BoxStream<'static, Pending>, RosError>
+) -> Result<(BoxStream<'static, Pending>, Pump), RosError>
 where
     S: r2r::WrappedServiceTypeSupport + 'static,
     F: Fn(ServiceRequest<S>) -> Pending + Send + 'static,
 {
     let name = format!("{}/{service}", node.fully_qualified_name().map_err(rcl)?);
-    // rmw_qos_profile_services_default: reliable, volatile, keep last 10.
-    let qos = QosProfile::services_default();
-    Ok(node
-        .create_service::<S>(&name, qos)
-        .map_err(rcl)?
-        .map(wrap)
-        .boxed())
+    // rmw_qos_profile_parameters: reliable, volatile, keep last 1000 (rclcpp's parameter
+    // services), so a burst of requests and their replies is kept, not cut at 10.
+    let qos = QosProfile::parameters();
+    let mut received = node.create_service::<S>(&name, qos).map_err(rcl)?;
+    let (sender, requests) = futures::channel::mpsc::unbounded();
+    let pump: Pump = Box::new(move || {
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        while let Poll::Ready(Some(request)) = received.poll_next_unpin(&mut cx) {
+            let _ = sender.unbounded_send(wrap(request));
+        }
+    });
+    Ok((requests.boxed(), pump))
 }
 
 impl ParameterServers {
     /// Creates the services under the node's name, and (with the `r2r_std_srvs` feature) a
     /// std_srvs/Trigger service `~/<name>` for each of `triggers` (parameters that act when set
     /// true).
-    pub(super) fn new(node: &mut r2r::Node, triggers: &[String]) -> Result<Self, RosError> {
+    /// With the services' [`Pump`]s, for the spin thread.
+    pub(super) fn new(
+        node: &mut r2r::Node,
+        triggers: &[String],
+    ) -> Result<(Self, Vec<Pump>), RosError> {
         #[allow(unused_mut)]
         let mut services = vec![
             serve(node, "list_parameters", Pending::List)?,
@@ -178,18 +191,20 @@ impl ParameterServers {
         }
         #[cfg(not(feature = "r2r_std_srvs"))]
         let _ = triggers;
+        let (services, pumps): (Vec<_>, Vec<_>) = services.into_iter().unzip();
         let requests = select_all(services).boxed();
         // rcl's /parameter_events profile: reliable, volatile, keep last 1000.
         let events = node
             .create_publisher("/parameter_events", QosProfile::parameter_events())
             .map_err(rcl)?;
-        Ok(Self {
+        let servers = Self {
             requests,
             events,
             node_name: node.fully_qualified_name().map_err(rcl)?,
             pending: HashMap::new(),
             next_id: 0,
-        })
+        };
+        Ok((servers, pumps))
     }
 
     /// The next request, numbered for [`ParameterServers::respond`] (`None`: the services
