@@ -179,6 +179,10 @@ fn configure(setup: &DemoSetup) -> Result<(SimNode, ControllerNode), RosError> {
                 ("command_topic", command_topic),
                 ("rate", format!("{:?}", setup.rate)),
                 ("publish_clock", "true".to_string()),
+                // A busy machine slows the simulated time instead of delaying the commands
+                // (without it, a starved controller's arm is held, or falls once sim_node's
+                // commands stop); `--sim-set lockstep:=false` runs on the wall clock's pace.
+                ("lockstep", "true".to_string()),
             ],
             &setup.sim_overrides,
         ),
