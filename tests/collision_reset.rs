@@ -182,9 +182,10 @@ fn a_collision_on_an_arm_that_never_moved_says_so_and_names_mock_hardware() {
     let told = collision.to_string();
     assert!(collision.never_moved, "{told}");
     assert!(
-        told.contains("have not changed since the first state")
+        told.contains("have not moved since the first state")
             && told.contains("mock_components/GenericSystem")
-            && told.contains("collision_detection: off"),
+            && told.contains("collision_detection: \"off\"")
+            && told.contains("on a real arm check its drives and brakes"),
         "{told}"
     );
     let (mut moved, mut sim) = swing_into_the_wall("hold");

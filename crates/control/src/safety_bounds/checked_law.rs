@@ -106,6 +106,8 @@ impl Controller for CheckedLaw {
     fn estimates(&self) -> &[f64] {
         self.inner.estimates()
     }
+    /// As of the last [`CheckedLaw::check_damping`] (a set does not refresh them: a real-time
+    /// host sets gains between two updates; the loop checks after each parameter request).
     fn warnings(&self) -> &[String] {
         &self.warnings
     }

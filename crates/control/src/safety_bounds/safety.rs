@@ -275,6 +275,7 @@ impl Controller for Guarded {
     fn estimates(&self) -> &[f64] {
         self.law.estimates()
     }
+    /// As of the last [`Guarded::check_damping`] (see [`CheckedLaw`]'s).
     fn warnings(&self) -> &[String] {
         self.law.warnings()
     }

@@ -158,7 +158,8 @@ pub struct Collision {
     pub reaction: CollisionReaction,
     /// The largest estimated tip force since the detection, N.
     pub peak_force: f64,
-    /// The arm had not moved since its first state when this latched.
+    /// The arm had not moved since its first state (since the last restart) when this
+    /// latched.
     pub never_moved: bool,
 }
 
@@ -182,7 +183,7 @@ impl std::fmt::Display for Collision {
             self.reaction.name()
         )?;
         if self.never_moved {
-            write!(f, "; the joint positions have not changed since the first state: hardware that does not move under effort commands (ros2_control's mock_components/GenericSystem) reads every torque as a contact, so there set collision_detection: off")?;
+            write!(f, "; the joints have not moved since the first state: on mock hardware (mock_components/GenericSystem, which does not move under effort) set collision_detection: \"off\"; on a real arm check its drives and brakes")?;
         }
         Ok(())
     }

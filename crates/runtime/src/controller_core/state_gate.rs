@@ -25,9 +25,9 @@ pub(super) struct StateGate {
     pub(super) state_fault: Option<Fault>,
     pub(super) plausibility: Plausibility,
     pub(super) state_timeout: f64,
-    /// The first believed configuration, and whether any later one differed from it: an arm
-    /// that never moved under the commanded torques is not moved by them (ros2_control's
-    /// mock hardware), which a collision then says.
+    /// The first believed configuration since the start or the last restart, and whether any
+    /// later one differed from it: an arm that never moved under the commanded torques may not
+    /// be moved by them (ros2_control's mock hardware), which a collision then says.
     first_q: Vec<f64>,
     pub(super) moved: bool,
 }
@@ -157,6 +157,9 @@ impl StateGate {
     pub(super) fn forget(&mut self) {
         self.state_time = None;
         self.state_fault = None;
+        // Whether the arm moves is asked again from the next state (the buffer is kept).
+        self.first_q.clear();
+        self.moved = false;
         if let Some(q) = self.last_valid_q.take() {
             self.spare_q = q;
         }

@@ -106,7 +106,8 @@ class LogRing
 {
 public:
   static constexpr std::size_t kSlots = 16;
-  static constexpr std::size_t kLength = 512;
+  // A collision's line with its hints runs to about 520 characters (a long joint name more).
+  static constexpr std::size_t kLength = 1024;
 
   void push(bool warning, const char * prefix, const char * text);
   bool pop(bool & warning, std::string & text);
