@@ -18,28 +18,19 @@ points:
   - {link: tip, name: flange}
 ";
 
-/// The Panda on computed torque with `reaction`, its first joint swinging by 1 rad in 2.2 s
-/// into the wall, and the simulator.
-fn swing_into_the_wall(reaction: &str) -> (GroupLoop, Simulator) {
-    let path = urdf_dir().join("panda.urdf");
-    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
-    let robot = conversion.robot.clone();
-    let scene = serde_yaml::from_str::<scene_file::SceneFile>(WALL)
-        .unwrap()
-        .resolve(&robot, &conversion.report)
-        .unwrap();
-    let text = |v: &str| ParameterValue::String(v.into());
-    let start = armctl_e2e::controller_node_start(vec![
-        ("controller".into(), text("computed_torque")),
-        ("collision_reaction".into(), text(reaction)),
-        ("reset_collision".into(), ParameterValue::Bool(true)),
-    ]);
+/// The Panda on computed torque with `extra` parameters, its first joint to swing by 1 rad in
+/// 2.2 s from the middle of its range, which is returned.
+fn swinging(
+    robot: &armctl_model::Robot,
+    extra: Vec<(String, ParameterValue)>,
+) -> (GroupLoop, Vec<f64>) {
+    let mut given = vec![(
+        "controller".into(),
+        ParameterValue::String("computed_torque".into()),
+    )];
+    given.extend(extra);
+    let start = armctl_e2e::controller_node_start(given);
     let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
-    assert_eq!(
-        runtime.parameter("reset_collision"),
-        Some(&ParameterValue::Bool(false)),
-        "a trigger given at start is not kept"
-    );
     let q0 = robot.middle_configuration();
     let mut swing = q0.clone();
     swing[0] = 1.0;
@@ -48,6 +39,34 @@ fn swing_into_the_wall(reaction: &str) -> (GroupLoop, Simulator) {
         .core_mut()
         .follow(Box::new(trajectory), 0.0)
         .unwrap();
+    (runtime, q0)
+}
+
+/// The Panda on computed torque with `reaction`, its first joint swinging into the wall
+/// ([`swinging`]), and the simulator.
+fn swing_into_the_wall(reaction: &str) -> (GroupLoop, Simulator) {
+    let path = urdf_dir().join("panda.urdf");
+    let conversion = urdf_file_to_robot(&path, &ChainOptions::default()).unwrap();
+    let robot = conversion.robot.clone();
+    let scene = serde_yaml::from_str::<scene_file::SceneFile>(WALL)
+        .unwrap()
+        .resolve(&robot, &conversion.report)
+        .unwrap();
+    let (runtime, q0) = swinging(
+        &robot,
+        vec![
+            (
+                "collision_reaction".into(),
+                ParameterValue::String(reaction.into()),
+            ),
+            ("reset_collision".into(), ParameterValue::Bool(true)),
+        ],
+    );
+    assert_eq!(
+        runtime.parameter("reset_collision"),
+        Some(&ParameterValue::Bool(false)),
+        "a trigger given at start is not kept"
+    );
     let config = SimConfig {
         scene,
         ..SimConfig::default()
@@ -153,18 +172,7 @@ fn a_collision_on_an_arm_that_never_moved_says_so_and_names_mock_hardware() {
     let robot = urdf_file_to_robot(&path, &ChainOptions::default())
         .unwrap()
         .robot;
-    let text = |v: &str| ParameterValue::String(v.into());
-    let start =
-        armctl_e2e::controller_node_start(vec![("controller".into(), text("computed_torque"))]);
-    let mut runtime = GroupLoop::lone_on(&start, robot.clone()).unwrap();
-    let q0 = robot.middle_configuration();
-    let mut swing = q0.clone();
-    swing[0] = 1.0;
-    let trajectory = armctl_control::reference::Quintic::new(q0.clone(), swing, 2.2).unwrap();
-    runtime
-        .core_mut()
-        .follow(Box::new(trajectory), 0.0)
-        .unwrap();
+    let (mut runtime, q0) = swinging(&robot, vec![]);
     let joints: Vec<String> = runtime.core().joints().to_vec();
     let still = vec![0.0; q0.len()];
     for k in 0..2000 {
