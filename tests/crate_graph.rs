@@ -1,5 +1,5 @@
 //! The crate graph runs one way, model -> dynamics -> control -> {sim, ident, runtime} ->
-//! {ros, cli}, and nothing below `armctl_ros` links a middleware (read from `cargo metadata`
+//! {ros, cli}, and nothing below `armctl_nodes` links a middleware (read from `cargo metadata`
 //! for this platform, offline: it needs only what the build fetched).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +15,7 @@ const LAYERS: [(&str, u32); 10] = [
     ("armctl_sim", 3),
     ("armctl_ident", 3),
     ("armctl_runtime", 4),
-    ("armctl_ros", 5),
+    ("armctl_nodes", 5),
     // The C ABI sits beside the ROS layer: over the runtime, without middleware.
     ("armctl_capi", 5),
     ("armctl", 6),
@@ -118,7 +118,7 @@ fn workspace_crates_depend_only_downwards_and_middleware_stays_in_the_ros_layer(
             }
         }
         // Below the ROS layer, no middleware anywhere in the closure.
-        if own < layer("armctl_ros").unwrap() {
+        if own < layer("armctl_nodes").unwrap() {
             let mut seen = BTreeSet::new();
             let mut stack = vec![id.clone()];
             while let Some(next) = stack.pop() {
@@ -129,7 +129,7 @@ fn workspace_crates_depend_only_downwards_and_middleware_stays_in_the_ros_layer(
             for dep in &seen {
                 assert!(
                     !MIDDLEWARE.contains(&names[dep].as_str()),
-                    "{name} links {} (middleware belongs to armctl_ros and above)",
+                    "{name} links {} (middleware belongs to armctl_nodes and above)",
                     names[dep]
                 );
             }

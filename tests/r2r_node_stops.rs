@@ -10,8 +10,8 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess, R2rNodes};
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Topic, Transport};
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 const DOMAIN: u16 = 219;

@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
-use armctl_ros::launch::{spawn, RunningNode};
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::transport::dds::DdsOptions;
+use armctl_nodes::launch::{spawn, RunningNode};
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
 
 const JOINTS: [&str; 7] = armctl_e2e::PANDA_JOINTS;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::launch::spawn;
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::transport::dds::DdsOptions;
+use armctl_nodes::launch::spawn;
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
 
 const Q: [f64; 7] = [0.1, -0.4, 0.05, -2.1, 0.1, 1.9, 0.7];

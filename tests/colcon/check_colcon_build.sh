@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Builds the ROS package with colcon, as a ROS user would (the workspace copied to
-# <ws>/src/armctl, `colcon build` at <ws>), and checks the installed layout that `ros2 run` and
-# `ros2 launch` rely on. colcon, colcon-ros-cargo and cargo-ament-build come from PyPI into a
-# venv; no ROS installation is needed (the nodes use no ROS library).
+# Builds the ROS package armctl_ros with colcon, as a ROS user would (the workspace copied to
+# <ws>/src/armctl, `colcon build` at <ws> with ROS 2 sourced and no flags), and checks that the
+# nodes it installs are the rcl ones (linked to the prefix's librcl, naming rcl as their
+# middleware) and the installed layout that `ros2 run` and `ros2 launch` rely on. The ROS 2
+# prefix is Jazzy from the PyPI wheels (tests/interop/setup_venv.sh, the tests' venv, with
+# what the wheels need beside: tests/interop/ros_wheels_env.sh); colcon, colcon-ros-cargo and
+# cargo-ament-build come from PyPI into a venv of their own.
 # Usage: tests/colcon/check_colcon_build.sh   (run by .ci/run)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-venv=${ARMCTL_COLCON_VENV:-${CARGO_TARGET_DIR:-$root/target}/tmp/colcon-venv}
-ws=$(mktemp -d)
-trap 'rm -rf "$ws"' EXIT
+tmp=${CARGO_TARGET_DIR:-$root/target}/tmp
+venv=${ARMCTL_COLCON_VENV:-$tmp/colcon-venv}
+# The workspace's build folder is kept between runs (cargo rebuilds what changed); its sources
+# are copied afresh.
+ws=$tmp/colcon-ws
 
 if [ ! -x "$venv/bin/colcon" ] || [ ! -x "$venv/bin/cargo-ament-build" ]; then
     python3 -m venv "$venv"
@@ -17,28 +22,34 @@ if [ ! -x "$venv/bin/colcon" ] || [ ! -x "$venv/bin/cargo-ament-build" ]; then
         cargo-ament-build==0.1.11 colcon-package-information colcon-package-selection \
         colcon-recursive-crawl colcon-output
 fi
-export PATH="$venv/bin:$PATH"
+ros_python=$(sh "$root/tests/interop/setup_venv.sh" "$tmp/cyclonedds-venv")
+ros=$(dirname "$(dirname "$ros_python")")
 
 # The workspace as git sees it (tracked and new files, no build output).
+rm -rf "$ws/src" "$ws/install" "$ws/log"
 mkdir -p "$ws/src/armctl"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$ws/src/armctl/" 2>/dev/null) \
     || (cd "$root" && tar --exclude=./target --exclude=./out -cf - . | tar -xf - -C "$ws/src/armctl")
 
 cd "$ws"
-# armctl_controllers (ament_cmake, the ros2_control plugin) needs ROS 2 to build: here it is only
-# found, and compile-checked by ros2_control/test_api/check.sh.
+export PATH="$venv/bin:$PATH"
+# "Sourcing ROS 2": the wheels' prefix.
+. "$root/tests/interop/ros_wheels_env.sh" "$ros"
+# armctl_controllers (ament_cmake, the ros2_control plugin) needs rclcpp and ros2_control, which
+# the wheels lack: here it is only found, and compile-checked by ros2_control/test_api/check.sh.
 packages=$(colcon list --names-only | sort | tr '\n' ' ')
 [ "$packages" = "armctl_controllers armctl_ros " ] \
     || { echo "colcon finds '$packages', expected armctl_controllers and armctl_ros" >&2; exit 1; }
 # Without debug info the debug build takes a fraction of the disk (the check is about the layout).
-CARGO_PROFILE_DEV_DEBUG=0 colcon build --packages-select armctl_ros --event-handlers console_cohesion- summary+ 2>&1 \
-    | grep -v "AMENT_PREFIX_PATH is empty" || true
+CARGO_PROFILE_DEV_DEBUG=0 colcon build --packages-select armctl_ros --event-handlers console_cohesion- summary+ 2>&1
 [ -f install/armctl_ros/share/colcon-core/packages/armctl_ros ] || { echo "colcon build failed" >&2; exit 1; }
 
 fail() { echo "installed layout: $1" >&2; exit 1; }
 prefix=install/armctl_ros
 for exe in controller_node sim_node; do
     [ -x "$prefix/lib/armctl_ros/$exe" ] || fail "lib/armctl_ros/$exe missing"
+    ldd "$prefix/lib/armctl_ros/$exe" | grep -q "librcl.so => $ros/lib/librcl.so" \
+        || fail "lib/armctl_ros/$exe does not link the ROS prefix's librcl: $(ldd "$prefix/lib/armctl_ros/$exe" | grep rcl)"
 done
 [ -f "$prefix/share/ament_index/resource_index/packages/armctl_ros" ] || fail "ament index marker missing"
 [ -f "$prefix/share/armctl_ros/package.xml" ] || fail "share/armctl_ros/package.xml missing"
@@ -49,9 +60,16 @@ for f in launch/sim.launch.xml launch/hardware.launch.xml launch/gazebo.launch.x
 done
 [ -f install/setup.sh ] || fail "install/setup.sh missing"
 
-# The installed node starts from the installed files.
-"$prefix/lib/armctl_ros/controller_node" --print-params --ros-args \
+# The installed node starts from the installed files and names rcl as its middleware. The
+# wheels' librcl needs Python's C API in the process: python_stub.sh's stand-in.
+sh "$root/tests/interop/python_stub.sh" "$ros" "$ws/build"
+runtime_path="$ros/lib$(printf ':%s' "$ros"/lib/python3*/site-packages/ros_*.libs)"
+params=$(LD_LIBRARY_PATH="$runtime_path" LD_PRELOAD="$ws/build/libpython_stub.so" \
+    "$prefix/lib/armctl_ros/controller_node" --print-params --ros-args \
     --params-file "$prefix/share/armctl_ros/config/panda_computed_torque.yaml" \
-    -p urdf_path:="$prefix/share/armctl_ros/urdf/panda.urdf" | grep -q "^kp:" \
+    -p urdf_path:="$prefix/share/armctl_ros/urdf/panda.urdf") \
     || fail "the installed controller_node does not start"
-echo "colcon build: armctl_ros installed with controller_node, sim_node, launch/, config/, urdf/ and the ament index marker"
+echo "$params" | grep -q "^kp:" || fail "the installed controller_node lists no kp"
+echo "$params" | grep -q "^# middleware: rcl" \
+    || fail "the installed controller_node does not name rcl as its middleware: $(echo "$params" | head -1)"
+echo "colcon build: armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so), launch/, config/, urdf/ and the ament index marker"

@@ -90,7 +90,7 @@ fn a_rosbag2_mcap_log_written_by_mcap_tools_identifies_as_its_csv_does() {
     let (robot, log, csv) = exciting_csv_log(&dir);
     let bag = dir.join("run.mcap");
     bag_tool(&[std::path::Path::new("write"), &csv, &bag]);
-    let from_bag = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+    let from_bag = armctl_nodes::bag::read_joint_states(&bag, "/joint_states").unwrap();
     same_as_csv(&robot, &log, &from_bag, &csv);
 }
 
@@ -116,7 +116,7 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let from_dir = armctl_ros::bag::read_joint_states(&bag, "/joint_states").unwrap();
+    let from_dir = armctl_nodes::bag::read_joint_states(&bag, "/joint_states").unwrap();
     same_as_csv(&robot, &log, &from_dir, &csv);
     let db3 = std::fs::read_dir(&bag)
         .unwrap()
@@ -124,17 +124,17 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "db3"))
         .expect("a .db3 file in the bag");
-    let from_file = armctl_ros::bag::read_joint_states(&db3, "/joint_states").unwrap();
+    let from_file = armctl_nodes::bag::read_joint_states(&db3, "/joint_states").unwrap();
     assert_eq!(from_file.position, from_dir.position);
 
-    let e = armctl_ros::bag::read_joint_states(&bag, "/joint_state")
+    let e = armctl_nodes::bag::read_joint_states(&bag, "/joint_state")
         .unwrap_err()
         .to_string();
     assert!(
         e.contains("no topic /joint_state") && e.contains("/joint_states"),
         "{e}"
     );
-    let e = armctl_ros::bag::read_joint_states(&db3, "/chatter")
+    let e = armctl_nodes::bag::read_joint_states(&db3, "/chatter")
         .unwrap_err()
         .to_string();
     assert!(e.contains("std_msgs/msg/String"), "{e}");
@@ -152,9 +152,9 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
     let zstd = metadata.replace("compression_format: ''", "compression_format: zstd");
     assert_ne!(zstd, metadata, "rosbags writes compression_format: ''");
     std::fs::write(compressed.join("metadata.yaml"), zstd).unwrap();
-    let e = armctl_ros::bag::read_joint_states(&compressed, "/joint_states").unwrap_err();
+    let e = armctl_nodes::bag::read_joint_states(&compressed, "/joint_states").unwrap_err();
     assert!(e.to_string().contains("compressed bag (zstd"), "{e}");
-    let e = armctl_ros::bag::read_joint_states(&escaping, "/joint_states")
+    let e = armctl_nodes::bag::read_joint_states(&escaping, "/joint_states")
         .unwrap_err()
         .to_string();
     assert!(e.contains("not inside the bag directory"), "{e}");
@@ -163,9 +163,9 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
     damaged[100..200].fill(0xA5);
     let damaged_path = dir.join("damaged.db3");
     std::fs::write(&damaged_path, damaged).unwrap();
-    let e = armctl_ros::bag::read_joint_states(&damaged_path, "/joint_states").unwrap_err();
+    let e = armctl_nodes::bag::read_joint_states(&damaged_path, "/joint_states").unwrap_err();
     assert!(e.to_string().contains("damaged.db3"), "{e}");
-    let e = armctl_ros::bag::read_joint_states(&dir, "/joint_states")
+    let e = armctl_nodes::bag::read_joint_states(&dir, "/joint_states")
         .unwrap_err()
         .to_string();
     assert!(e.contains("metadata.yaml"), "{e}");
@@ -173,7 +173,7 @@ fn a_rosbag2_sqlite_bag_written_by_rosbags_identifies_as_its_csv_does() {
 
 #[test]
 fn mcap_tools_read_the_joint_states_armctl_writes() {
-    use armctl_ros::msgs::{Header, JointState as JointStateMsg, Time};
+    use armctl_nodes::msgs::{Header, JointState as JointStateMsg, Time};
     let states: Vec<JointStateMsg> = (0..200)
         .map(|k| {
             let t = 5.0 + k as f64 * 1e-3;
@@ -190,7 +190,7 @@ fn mcap_tools_read_the_joint_states_armctl_writes() {
         })
         .collect();
     let bag = scratch_dir("mcap-written").join("states.mcap");
-    armctl_ros::bag::write_joint_states(&bag, "/joint_states", &states).unwrap();
+    armctl_nodes::bag::write_joint_states(&bag, "/joint_states", &states).unwrap();
     let read: serde_json::Value =
         serde_json::from_str(&bag_tool(&[std::path::Path::new("read"), &bag])).unwrap();
     let read = read.as_array().unwrap();

@@ -12,10 +12,10 @@ use armctl_dynamics::{gravity_torques, DynamicsWorkspace};
 use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
 use armctl_e2e::ros_probe::{Probe, Received};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::launch::{spawn, RunningNode};
-use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::transport::dds::DdsOptions;
+use armctl_nodes::launch::{spawn, RunningNode};
+use armctl_nodes::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
 
 mod parameters;
@@ -320,8 +320,8 @@ async fn stopped_state_publisher_makes_the_node_hold_after_the_timeout(backend: 
         .states
         .iter()
         .filter_map(|s| {
-            let t = armctl_ros::msgs::labelled_block(s, "time")?[0];
-            let h = armctl_ros::msgs::labelled_block(s, "holding")?[0] != 0.0;
+            let t = armctl_nodes::msgs::labelled_block(s, "time")?[0];
+            let h = armctl_nodes::msgs::labelled_block(s, "holding")?[0] != 0.0;
             Some((t, h))
         })
         .collect();

@@ -70,7 +70,7 @@ pub(crate) async fn unknown_parameters_are_refused_at_start_and_at_run_time(back
 /// before the client and server have matched is lost, as in any DDS client).
 async fn when_ready<T, F>(mut call: impl FnMut() -> F) -> T
 where
-    F: std::future::Future<Output = Result<T, armctl_ros::RosError>>,
+    F: std::future::Future<Output = Result<T, armctl_nodes::RosError>>,
 {
     for _ in 0..50 {
         if let Ok(Ok(answer)) = tokio::time::timeout(Duration::from_millis(500), call()).await {
@@ -81,7 +81,7 @@ where
 }
 
 async fn set_when_ready(
-    client: &armctl_ros::transport::dds::ParameterClient,
+    client: &armctl_nodes::transport::dds::ParameterClient,
     name: &str,
     value: &ParameterValue,
 ) -> Result<(), String> {

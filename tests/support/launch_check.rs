@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use armctl_control::ParameterValue;
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::nodes::sim_node::SimNode;
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::nodes::sim_node::SimNode;
 use armctl_runtime::group_loop::GroupLoop;
 use armctl_runtime::params_file::value_from_yaml;
 use armctl_runtime::ros_args::RosArgs;
@@ -464,20 +464,25 @@ fn xacro_expand(text: &str, args: &BTreeMap<String, String>, share: &Path) -> St
 }
 
 /// The package as the workspace holds it: `launch/ config/ urdf/` at the root, the
-/// executables of `crates/ros`, the exec_depends of `crates/ros/package.xml`.
+/// executables of the ROS package armctl_ros (`crates/ros_rcl/src/bin`), the run dependencies
+/// (`exec_depend` and `depend`) of its package.xml.
 pub fn workspace_share(root: &Path) -> Share {
-    let manifest = std::fs::read_to_string(root.join("crates/ros/Cargo.toml")).unwrap_or_default();
-    let executables = manifest
-        .lines()
-        .skip_while(|l| l.trim() != "[[bin]]")
-        .filter_map(|l| l.trim().strip_prefix("name = \""))
-        .map(|n| n.trim_end_matches('"').to_string())
+    let package_dir = root.join("crates/ros_rcl");
+    let mut executables: Vec<String> = std::fs::read_dir(package_dir.join("src/bin"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.strip_suffix(".rs")?.to_string();
+            Some(name)
+        })
         .collect();
-    let package = std::fs::read_to_string(root.join("crates/ros/package.xml")).unwrap_or_default();
+    executables.sort();
+    let package = std::fs::read_to_string(package_dir.join("package.xml")).unwrap_or_default();
     let exec_depends = roxmltree::Document::parse(&package)
         .map(|doc| {
             doc.descendants()
-                .filter(|e| e.tag_name().name() == "exec_depend")
+                .filter(|e| matches!(e.tag_name().name(), "exec_depend" | "depend"))
                 .filter_map(|e| e.text().map(str::to_string))
                 .collect()
         })

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use armctl_ros::msgs::{labelled_block, Float64MultiArray, JointState, JointTrajectory, Log};
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport, ParameterClient};
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::msgs::{labelled_block, Float64MultiArray, JointState, JointTrajectory, Log};
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport, ParameterClient};
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// What the probe received, in order.

@@ -11,7 +11,7 @@ use armctl_control::reference::Trajectory;
 use armctl_control::JointReference;
 use armctl_ident::{excitation, ExcitationLimits};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
+use armctl_nodes::msgs::{JointTrajectory, JointTrajectoryPoint, Time};
 use clap::Args;
 
 /// `armctl excite` arguments.

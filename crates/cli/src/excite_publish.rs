@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use anyhow::{bail, Result};
-use armctl_ros::msgs::JointTrajectory;
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::msgs::JointTrajectory;
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// How long the node's answer on /rosout is waited for.

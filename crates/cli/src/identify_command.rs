@@ -101,7 +101,7 @@ fn read_log(args: &IdentifyArgs) -> Result<JointLog> {
             .any(|e| extension.eq_ignore_ascii_case(e));
     if bag {
         let topic = args.topic.as_deref().unwrap_or("/joint_states");
-        return Ok(armctl_ros::bag::read_joint_states(&args.log, topic)?);
+        return Ok(armctl_nodes::bag::read_joint_states(&args.log, topic)?);
     }
     if let Some(topic) = &args.topic {
         anyhow::bail!(

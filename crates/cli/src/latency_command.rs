@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use armctl_model::{ChainOptions, Robot};
-use armctl_ros::launch::{spawn, RunningNode};
-use armctl_ros::msgs::{labelled_block, JointState};
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::ticker::Ticker;
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::launch::{spawn, RunningNode};
+use armctl_nodes::msgs::{labelled_block, JointState};
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::ticker::Ticker;
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
 use armctl_runtime::startup::NodeStart;

@@ -6,7 +6,7 @@
 use anyhow::{Context, Result};
 use armctl_ident::{payload_poses, pose_move_time};
 use armctl_model::Robot;
-use armctl_ros::msgs::{Duration, JointTrajectory, JointTrajectoryPoint};
+use armctl_nodes::msgs::{Duration, JointTrajectory, JointTrajectoryPoint};
 
 /// Timing of the poses.
 #[derive(Debug, Clone, Copy)]

@@ -5,13 +5,13 @@
 
 mod common;
 
-use armctl_ros::launch::spawn;
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::nodes::sim_node::SimNode;
+use armctl_nodes::launch::spawn;
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::nodes::sim_node::SimNode;
 use std::time::Duration;
 
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Topic, Transport};
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 use armctl_runtime::ros_args::RosArgs;
 

@@ -9,7 +9,7 @@ use common::{armctl, panda_excitation, scratch, text};
 use std::path::Path;
 
 use armctl_ident::JointLog;
-use armctl_ros::msgs::{Header, JointState, Time};
+use armctl_nodes::msgs::{Header, JointState, Time};
 
 /// Computed torque on the realistic simulator following `trajectory`; the RMS tracking error
 /// over all joints.
@@ -83,7 +83,7 @@ fn to_mcap(log: &JointLog, path: &Path) {
             effort: log.effort[k].clone(),
         })
         .collect();
-    armctl_ros::bag::write_joint_states(path, "/joint_states", &states).unwrap();
+    armctl_nodes::bag::write_joint_states(path, "/joint_states", &states).unwrap();
 }
 
 /// The condition number `armctl excite` printed.

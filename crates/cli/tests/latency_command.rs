@@ -10,7 +10,7 @@ fn controller_node() -> String {
     let path = std::path::Path::new(env!("CARGO_BIN_EXE_armctl")).with_file_name("controller_node");
     assert!(
         path.exists(),
-        "{} is missing: cargo build --release -p armctl_ros --bins",
+        "{} is missing: cargo build --release -p armctl_nodes --bins",
         path.display()
     );
     path.display().to_string()

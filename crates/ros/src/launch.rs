@@ -251,6 +251,9 @@ pub fn node_main<N: NodeLogic>(
         }
         let node = build(&start)?;
         if print_params {
+            for line in crate::transport::backend::describe() {
+                println!("# {line}");
+            }
             print!("{}", node.describe_parameters());
             return Ok(());
         }
@@ -260,6 +263,10 @@ pub fn node_main<N: NodeLogic>(
             #[cfg(not(feature = "r2r"))]
             let transport = DdsTransport::start(node.spec(), &DdsOptions::from_env()?)?;
             let mut transport = StopOnSignal::new(transport)?;
+            transport.log(
+                LogLevel::Info,
+                &crate::transport::backend::describe().join("\n"),
+            );
             // After the middleware's threads are started: they keep the normal scheduler.
             let realtime = RealtimeSettings::from_parameters(&node.spec().parameters);
             if let Some(done) = realtime.apply_to_this_thread()? {

@@ -1,4 +1,4 @@
-//! # armctl_ros
+//! # armctl_nodes
 //!
 //! The ROS 2 side of armctl: the nodes `controller_node` and `sim_node` ([`nodes`]) on the
 //! [`transport::Transport`] trait, with the DDS backend (ros2-client, default feature `dds`)

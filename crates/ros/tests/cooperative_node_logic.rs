@@ -6,11 +6,11 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use armctl_control::ParameterValue;
-use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
-use armctl_ros::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::parameter_services::{ParameterRequest, ParameterResponse};
-use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
+use armctl_nodes::follow_joint_trajectory::{ActionOutput, ActionResponse};
+use armctl_nodes::msgs::{DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState};
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::parameter_services::{ParameterRequest, ParameterResponse};
+use armctl_nodes::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
 
 #[derive(Default)]

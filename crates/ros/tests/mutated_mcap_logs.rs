@@ -2,7 +2,7 @@
 //! range deleted or duplicated, a record length or any 4- or 8-byte field overwritten with a
 //! huge value; then, half the time, every uncompressed chunk compressed with zstd, so that a
 //! bad record inside a compressed chunk is read too), are read by
-//! [`armctl_ros::bag::read_joint_states`] as `armctl identify` reads them. No panic escapes,
+//! [`armctl_nodes::bag::read_joint_states`] as `armctl identify` reads them. No panic escapes,
 //! no allocation exceeds 256 MiB (the capped allocator below refuses it, which aborts the
 //! test), every refusal is a short message, and an accepted log is consistent and finite.
 //!
@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::PathBuf;
 
-use armctl_ros::bag::{read_joint_states, write_joint_states};
-use armctl_ros::msgs::JointState;
+use armctl_nodes::bag::{read_joint_states, write_joint_states};
+use armctl_nodes::msgs::JointState;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 

@@ -1,14 +1,14 @@
 //! Property test: rosbag2 SQLite bags of joint states (a `.db3` with its `metadata.yaml`, as
 //! `ros2 bag record` leaves them on Humble), mutated as bytes (the database truncated, bytes
 //! flipped, ranges deleted or overwritten; the metadata's text edited), are read by
-//! [`armctl_ros::bag::read_joint_states`] as `armctl identify` reads them, as the directory and
+//! [`armctl_nodes::bag::read_joint_states`] as `armctl identify` reads them, as the directory and
 //! as the file. No panic escapes, no allocation exceeds 256 MiB (the capped allocator below
 //! refuses it, which aborts the test), every refusal is a short message, and an accepted log is
 //! consistent and finite. The cases come from a fixed seed.
 
 use std::path::{Path, PathBuf};
 
-use armctl_ros::bag::read_joint_states;
+use armctl_nodes::bag::read_joint_states;
 use byteorder::LittleEndian;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -133,7 +133,7 @@ fn mutate(bytes: &mut Vec<u8>, mutation: &Mutation) {
 }
 
 fn check(
-    result: Result<armctl_ident::JointLog, armctl_ros::RosError>,
+    result: Result<armctl_ident::JointLog, armctl_nodes::RosError>,
 ) -> Result<(), TestCaseError> {
     match result {
         Ok(log) => {

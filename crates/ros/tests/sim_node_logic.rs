@@ -5,11 +5,11 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
-use armctl_ros::follow_joint_trajectory::{ActionOutput, ActionResponse};
-use armctl_ros::msgs::{Float64MultiArray, JointState, PoseStamped, WrenchStamped};
-use armctl_ros::nodes::sim_node::SimNode;
-use armctl_ros::parameter_services::ParameterResponse;
-use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
+use armctl_nodes::follow_joint_trajectory::{ActionOutput, ActionResponse};
+use armctl_nodes::msgs::{Float64MultiArray, JointState, PoseStamped, WrenchStamped};
+use armctl_nodes::nodes::sim_node::SimNode;
+use armctl_nodes::parameter_services::ParameterResponse;
+use armctl_nodes::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
 
 /// Delivers its script, each item as if it came on the subscription of that index, and

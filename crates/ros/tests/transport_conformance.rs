@@ -8,12 +8,12 @@
 use std::future::Future;
 use std::time::Duration;
 
-use armctl_ros::msgs::{
+use armctl_nodes::msgs::{
     Clock, DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState, JointTrajectory,
     JointTrajectoryPoint, KeyValue, PoseStamped, Time, WrenchStamped,
 };
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
-use armctl_ros::RosError;
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Every topic a node can publish (all but /rosout, which is written through `log`).
@@ -59,7 +59,7 @@ fn spec(name: &str, subscribe: bool, tick_rate: Option<f64>) -> NodeSpec {
 
 fn joint_state(k: u32) -> JointState {
     JointState {
-        header: armctl_ros::msgs::Header {
+        header: armctl_nodes::msgs::Header {
             stamp: Time { sec: 7, nanosec: k },
             frame_id: "base".into(),
         },
@@ -73,7 +73,7 @@ fn joint_state(k: u32) -> JointState {
 /// One message of each published topic, as the receiver must see it.
 fn samples() -> Vec<Incoming> {
     let mut array = Float64MultiArray::default();
-    armctl_ros::msgs::labelled_array(&[("effort", &[1.0, -2.0])], &mut array);
+    armctl_nodes::msgs::labelled_array(&[("effort", &[1.0, -2.0])], &mut array);
     let mut pose = PoseStamped::default();
     pose.pose.position.x = 0.4;
     pose.pose.orientation.w = 1.0;
@@ -83,7 +83,7 @@ fn samples() -> Vec<Incoming> {
         joint_names: vec!["a".into(), "b".into()],
         points: vec![JointTrajectoryPoint {
             positions: vec![0.1, 0.2],
-            time_from_start: armctl_ros::msgs::Duration { sec: 1, nanosec: 5 },
+            time_from_start: armctl_nodes::msgs::Duration { sec: 1, nanosec: 5 },
             ..JointTrajectoryPoint::default()
         }],
         ..JointTrajectory::default()
@@ -231,7 +231,7 @@ where
 #[cfg(feature = "dds")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dds_backend() {
-    use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
+    use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
     scenario(|spec| async move { DdsTransport::start(&spec, &DdsOptions::loopback(151)) }).await;
 }
 
@@ -239,6 +239,6 @@ async fn dds_backend() {
 #[cfg(feature = "r2r")]
 #[allow(dead_code)]
 async fn rcl_backend() {
-    use armctl_ros::transport::rcl::RclTransport;
+    use armctl_nodes::transport::rcl::RclTransport;
     scenario(|spec| async move { RclTransport::start(&spec) }).await;
 }

@@ -4,7 +4,7 @@
 //! joint state in, safe effort out: joint mapping by name, references, hold and resume, the
 //! safety layer), the node parameters declared once with their descriptions and bounds, ROS 2
 //! parameter files and `--ros-args`, name resolution, the node clock and identified-model
-//! parameters. `armctl_ros` puts it on DDS or rcl; `armctl sim` runs it against the embedded
+//! parameters. `armctl_nodes` puts it on DDS or rcl; `armctl sim` runs it against the embedded
 //! simulator; the C ABI of the ros2_control plugin wraps it.
 #![cfg_attr(not(test), warn(clippy::unwrap_used, clippy::expect_used))]
 

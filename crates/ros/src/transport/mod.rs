@@ -2,6 +2,7 @@
 //! timer ticks and accepted parameter changes as [`Incoming`] and publishes outgoing
 //! messages; the node logic is the same for both.
 
+pub mod backend;
 #[cfg(feature = "dds")]
 pub mod dds;
 #[cfg(feature = "r2r")]

@@ -4,7 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
-use armctl_ros::msgs::{Header, JointState, Time};
+use armctl_nodes::msgs::{Header, JointState, Time};
 
 /// Largest single allocation allowed: the logs are a few kilobytes.
 pub(crate) const MAX_ALLOCATION: usize = 256 << 20;

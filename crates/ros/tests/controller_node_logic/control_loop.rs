@@ -61,7 +61,7 @@ async fn the_state_counts_clipped_efforts() {
     let saturated: Vec<f64> = transport
         .states
         .iter()
-        .map(|s| armctl_ros::msgs::labelled_block(s, "saturated").unwrap()[0])
+        .map(|s| armctl_nodes::msgs::labelled_block(s, "saturated").unwrap()[0])
         .collect();
     assert_eq!(
         saturated,
@@ -98,7 +98,7 @@ async fn the_state_counts_efforts_bounded_at_a_soft_limit() {
     let bounded: Vec<f64> = transport
         .states
         .iter()
-        .map(|s| armctl_ros::msgs::labelled_block(s, "joint_limited").unwrap()[0])
+        .map(|s| armctl_nodes::msgs::labelled_block(s, "joint_limited").unwrap()[0])
         .collect();
     assert_eq!(
         bounded,

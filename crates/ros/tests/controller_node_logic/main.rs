@@ -5,18 +5,18 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use armctl_ros::follow_joint_trajectory::{
+use armctl_nodes::follow_joint_trajectory::{
     ActionOutput, ActionRequest, ActionResponse, ActionResult, CancelCode, Goal, GoalId, GoalInfo,
     GoalStatus, JointTolerance,
 };
-use armctl_ros::msgs::{
+use armctl_nodes::msgs::{
     Clock, DiagnosticArray, DiagnosticStatus, Float64MultiArray, Header, JointState,
     JointTrajectoryPoint, PoseStamped, Time, WrenchStamped,
 };
-use armctl_ros::nodes::controller_node::ControllerNode;
-use armctl_ros::parameter_services::ParameterRequest;
-use armctl_ros::parameter_services::ParameterResponse;
-use armctl_ros::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
+use armctl_nodes::nodes::controller_node::ControllerNode;
+use armctl_nodes::parameter_services::ParameterRequest;
+use armctl_nodes::parameter_services::ParameterResponse;
+use armctl_nodes::transport::{Incoming, LogLevel, NodeLogic, Outgoing, Topic, Transport};
 use armctl_runtime::ros_args::RosArgs;
 
 mod control_loop;

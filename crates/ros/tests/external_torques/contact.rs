@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use armctl_ros::msgs::{labelled_block, JointState, WrenchStamped};
-use armctl_ros::transport::{Incoming, Transport};
+use armctl_nodes::msgs::{labelled_block, JointState, WrenchStamped};
+use armctl_nodes::transport::{Incoming, Transport};
 
 /// Subscription slots of the test's node.
 pub(crate) const STATE: usize = 0;

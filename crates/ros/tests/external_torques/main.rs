@@ -10,11 +10,11 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use armctl_ros::msgs::{
+use armctl_nodes::msgs::{
     labelled_block, Duration as RosDuration, JointTrajectory, JointTrajectoryPoint, Time,
 };
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 mod contact;

@@ -6,9 +6,9 @@
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use armctl_ros::msgs::{labelled_block, Float64MultiArray};
-use armctl_ros::transport::dds::{DdsOptions, DdsTransport};
-use armctl_ros::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
+use armctl_nodes::msgs::{labelled_block, Float64MultiArray};
+use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
+use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
 
 mod pairs;
@@ -73,6 +73,15 @@ fn print_params_lists_the_declarations_with_descriptions() {
             "'{expected}' missing from:\n{text}"
         );
     }
+    // The build's middleware and what it offers, as YAML comments before the declarations.
+    assert!(
+        text.starts_with("# middleware: DDS"),
+        "the middleware is not named first:\n{text}"
+    );
+    assert!(
+        text.contains("#   ~/follow_joint_trajectory (control_msgs/FollowJointTrajectory): yes"),
+        "{text}"
+    );
 }
 
 /// `--help` (or `-h`) prints the usage and exits 0, as every command-line program does (it

@@ -169,7 +169,7 @@ async fn one_controller_node_carries_the_box_of_two_arms() {
         waited.await.is_ok(),
         "controller_node does not subscribe ~/object_target"
     );
-    let mut target = armctl_ros::msgs::PoseStamped::default();
+    let mut target = armctl_nodes::msgs::PoseStamped::default();
     target.header.frame_id = "world".into();
     target.pose.orientation.w = 1.0;
     (

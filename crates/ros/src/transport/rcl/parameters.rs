@@ -100,7 +100,7 @@ enum Pending {
     Set(ServiceRequest<srv::SetParameters::Service>),
     SetAtomically(ServiceRequest<srv::SetParametersAtomically::Service>),
     /// A call of the trigger service of the parameter named: setting it true.
-    #[cfg(feature = "r2r_std_srvs")]
+    #[cfg(ros_std_srvs)]
     Trigger(String, ServiceRequest<r2r::std_srvs::srv::Trigger::Service>),
 }
 
@@ -118,7 +118,7 @@ impl Pending {
             Pending::SetAtomically(r) => {
                 ParameterRequest::SetAtomically(changes(&r.message.parameters))
             }
-            #[cfg(feature = "r2r_std_srvs")]
+            #[cfg(ros_std_srvs)]
             Pending::Trigger(name, _) => {
                 ParameterRequest::Set(vec![(name.clone(), RosValue::Bool(true))])
             }
@@ -165,9 +165,9 @@ where
 }
 
 impl ParameterServers {
-    /// Creates the services under the node's name, and (with the `r2r_std_srvs` feature) a
-    /// std_srvs/Trigger service `~/<name>` for each of `triggers` (parameters that act when set
-    /// true).
+    /// Creates the services under the node's name, and (when r2r was built with std_srvs,
+    /// `ros_std_srvs`: see build.rs) a std_srvs/Trigger service `~/<name>` for each of
+    /// `triggers` (parameters that act when set true).
     /// With the services' [`Pump`]s, for the spin thread.
     pub(super) fn new(
         node: &mut r2r::Node,
@@ -182,14 +182,14 @@ impl ParameterServers {
             serve(node, "set_parameters", Pending::Set)?,
             serve(node, "set_parameters_atomically", Pending::SetAtomically)?,
         ];
-        #[cfg(feature = "r2r_std_srvs")]
+        #[cfg(ros_std_srvs)]
         for name in triggers {
             let parameter = name.clone();
             services.push(serve(node, name, move |r| {
                 Pending::Trigger(parameter.clone(), r)
             })?);
         }
-        #[cfg(not(feature = "r2r_std_srvs"))]
+        #[cfg(not(ros_std_srvs))]
         let _ = triggers;
         let (services, pumps): (Vec<_>, Vec<_>) = services.into_iter().unzip();
         let requests = select_all(services).boxed();
@@ -271,7 +271,7 @@ impl ParameterServers {
                 let result = result(&stored);
                 r.respond(srv::SetParametersAtomically::Response { result })
             }
-            #[cfg(feature = "r2r_std_srvs")]
+            #[cfg(ros_std_srvs)]
             (Pending::Trigger(name, r), ParameterResponse::Set(results)) => {
                 let (success, message) = match results.first() {
                     Some(Ok(stored)) => {

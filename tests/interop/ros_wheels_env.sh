@@ -1,0 +1,21 @@
+# Sourced (`. ros_wheels_env.sh VENV`): the environment in which r2r builds against ROS 2 Jazzy
+# from the PyPI wheels in VENV (tests/interop/setup_venv.sh), as a sourced ROS 2 would give it,
+# with what the wheels need beside: ROS_DISTRO and AMENT_PREFIX_PATH as a setup script would
+# set them; libclang from PyPI for r2r's bindgen, with g++'s own headers for the compiler
+# headers (stdbool.h) that wheel lacks; and librmw_implementation, which r2r links but the
+# wheels do not ship (their librcl links the Fast DDS RMW directly): a link to that RMW stands
+# in for it.
+ros_venv=$(cd "$1" && pwd)
+ln -sf librmw_fastrtps_cpp.so "$ros_venv/lib/librmw_implementation.so"
+# The interface packages r2r generates bindings for: those the nodes use and what they depend
+# on. Named, because r2r regenerates its bindings only when an environment variable it
+# watches changes, not when a package is added to the prefix.
+IDL_PACKAGE_FILTER="action_msgs;builtin_interfaces;diagnostic_msgs;geometry_msgs;rcl_interfaces"
+IDL_PACKAGE_FILTER="$IDL_PACKAGE_FILTER;rosgraph_msgs;sensor_msgs;service_msgs;std_msgs;std_srvs"
+IDL_PACKAGE_FILTER="$IDL_PACKAGE_FILTER;trajectory_msgs;type_description_interfaces;unique_identifier_msgs"
+ROS_DISTRO=jazzy
+AMENT_PREFIX_PATH="$ros_venv"
+LD_LIBRARY_PATH="$ros_venv/lib"
+LIBCLANG_PATH=$("$ros_venv/bin/python" -c "import clang, os; print(os.path.join(os.path.dirname(clang.__file__), 'native'))")
+BINDGEN_EXTRA_CLANG_ARGS="-I$(g++ -print-file-name=include)"
+export IDL_PACKAGE_FILTER ROS_DISTRO AMENT_PREFIX_PATH LD_LIBRARY_PATH LIBCLANG_PATH BINDGEN_EXTRA_CLANG_ARGS
