@@ -7,7 +7,7 @@
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};
-use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess};
+use armctl_e2e::r2r_nodes::{r2r_nodes, NodeProcess, R2rNodes};
 use armctl_model::{ChainOptions, Robot};
 use armctl_nodes::demo::{run_demo, DemoSetup};
 use armctl_nodes::msgs::{labelled_block, Duration, JointTrajectory, JointTrajectoryPoint};
@@ -157,24 +157,16 @@ async fn computed_torque_over_dds_tracks_within_twice_the_in_process_error() {
 /// scratch directory (read back by [`node_log`] when a test fails).
 fn r2r_node(binary: &str, domain: u16, params: &[String]) -> NodeProcess {
     let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let mut command = r2r_nodes(scratch).command(binary, domain);
-    command.arg("--ros-args");
-    for param in params {
-        command.args(["-p", param]);
-    }
-    let log = std::fs::File::create(scratch.join(format!("{binary}_{domain}.log"))).unwrap();
-    let child = command
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .expect("the r2r node starts");
-    NodeProcess(child)
+    r2r_nodes(scratch).start(binary, domain, params, scratch)
 }
 
 /// What an r2r node started by [`r2r_node`] has logged so far.
 fn node_log(binary: &str, domain: u16) -> String {
-    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::read_to_string(scratch.join(format!("{binary}_{domain}.log"))).unwrap_or_default()
+    R2rNodes::log(
+        binary,
+        domain,
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")),
+    )
 }
 
 /// Reads `~/state` for `seconds` after the first one that shows the trajectory under way:

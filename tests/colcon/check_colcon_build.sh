@@ -4,7 +4,8 @@
 # nodes it installs are the rcl ones (linked to the prefix's librcl, naming rcl as their
 # middleware) and the installed layout that `ros2 run` and `ros2 launch` rely on. The ROS 2
 # prefix is Jazzy from the PyPI wheels (tests/interop/setup_venv.sh, the tests' venv, with
-# what the wheels need beside: tests/interop/ros_wheels_env.sh); colcon, colcon-ros-cargo and
+# what the wheels need beside: tests/interop/ros_wheels_env.sh) with the control_msgs test
+# fixture as a second prefix (tests/interop/control_msgs_fixture.sh); colcon, colcon-ros-cargo and
 # cargo-ament-build come from PyPI into a venv of their own.
 # Usage: tests/colcon/check_colcon_build.sh   (run by .ci/run)
 set -euo pipefail
@@ -23,6 +24,9 @@ if [ ! -x "$venv/bin/colcon" ] || [ ! -x "$venv/bin/cargo-ament-build" ]; then
         colcon-recursive-crawl colcon-output
 fi
 ros_python=$(sh "$root/tests/interop/setup_venv.sh" "$tmp/cyclonedds-venv")
+# The tests' scratch folder holds ROS packages (this workspace's copy, the venv's share/): a
+# colcon build or rosdep run in a workspace holding this clone must not find them.
+touch "$tmp/COLCON_IGNORE"
 ros=$(dirname "$(dirname "$ros_python")")
 
 # The workspace as git sees it (tracked and new files, no build output).
@@ -34,7 +38,8 @@ mkdir -p "$ws/src/armctl"
 cd "$ws"
 export PATH="$venv/bin:$PATH"
 # "Sourcing ROS 2": the wheels' prefix.
-. "$root/tests/interop/ros_wheels_env.sh" "$ros"
+ros_venv=$ros
+. "$root/tests/interop/ros_wheels_env.sh"
 # armctl_controllers (ament_cmake, the ros2_control plugin) needs rclcpp and ros2_control, which
 # the wheels lack: here it is only found, and compile-checked by ros2_control/test_api/check.sh.
 packages=$(colcon list --names-only | sort | tr '\n' ' ')
@@ -63,7 +68,7 @@ done
 # The installed node starts from the installed files and names rcl as its middleware. The
 # wheels' librcl needs Python's C API in the process: python_stub.sh's stand-in.
 sh "$root/tests/interop/python_stub.sh" "$ros" "$ws/build"
-runtime_path="$ros/lib$(printf ':%s' "$ros"/lib/python3*/site-packages/ros_*.libs)"
+runtime_path="$ros_fixture/lib:$ros/lib$(printf ':%s' "$ros"/lib/python3*/site-packages/ros_*.libs)"
 params=$(LD_LIBRARY_PATH="$runtime_path" LD_PRELOAD="$ws/build/libpython_stub.so" \
     "$prefix/lib/armctl_ros/controller_node" --print-params --ros-args \
     --params-file "$prefix/share/armctl_ros/config/panda_computed_torque.yaml" \
@@ -72,4 +77,7 @@ params=$(LD_LIBRARY_PATH="$runtime_path" LD_PRELOAD="$ws/build/libpython_stub.so
 echo "$params" | grep -q "^kp:" || fail "the installed controller_node lists no kp"
 echo "$params" | grep -q "^# middleware: rcl" \
     || fail "the installed controller_node does not name rcl as its middleware: $(echo "$params" | head -1)"
-echo "colcon build: armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so), launch/, config/, urdf/ and the ament index marker"
+# control_msgs is installed (the fixture, a prefix of its own): the action is served.
+echo "$params" | grep -q "^#   ~/follow_joint_trajectory (control_msgs/FollowJointTrajectory): yes" \
+    || fail "the installed controller_node does not serve the action with control_msgs installed: $(echo "$params" | grep follow_joint)"
+echo "colcon build: armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so, serving FollowJointTrajectory), launch/, config/, urdf/ and the ament index marker"

@@ -8,7 +8,8 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=$2
-. "$root/tests/interop/ros_wheels_env.sh" "$1"
+ros_venv=$1
+. "$root/tests/interop/ros_wheels_env.sh"
 # --locked: the package's own Cargo.lock must hold what it builds (tests/rcl_package.rs keeps
 # it at the root's versions).
 CARGO_TARGET_DIR="$target" "${CARGO:-cargo}" build --release --quiet --locked \

@@ -29,6 +29,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
+from quintic import quintic_points
 from ros_msgs import (
     UUID, CancelGoalRequest, CancelGoalResponse, CycloneCancelGoalRequest, CycloneCancelGoalResponse,
     CycloneFollowJointTrajectoryGetResultRequest, CycloneFollowJointTrajectoryGetResultResponse,
@@ -75,22 +76,10 @@ def to_duration(seconds):
 
 
 def trajectory(joints, q0, q1, seconds, points=10):
-    """A joint trajectory as MoveIt sends it: header stamp zero (start now), up to `points` points
-    on a quintic time law from q0 (not itself a point: the first comes at 0.1 s or later) to q1,
-    each with positions, velocities and accelerations; the last at q1, at rest."""
-    n = max(1, min(points, int(seconds / 0.1)))
-    out = []
-    for i in range(1, n + 1):
-        tau = i / n
-        s = 10 * tau**3 - 15 * tau**4 + 6 * tau**5
-        ds = (30 * tau**2 - 60 * tau**3 + 30 * tau**4) / seconds
-        dds = (60 * tau - 180 * tau**2 + 120 * tau**3) / seconds**2
-        out.append(JointTrajectoryPoint(
-            positions=[(1 - s) * a + s * b for a, b in zip(q0, q1)],
-            velocities=[ds * (b - a) for a, b in zip(q0, q1)],
-            accelerations=[dds * (b - a) for a, b in zip(q0, q1)],
-            time_from_start=to_duration(seconds * tau),
-        ))
+    """A joint trajectory as MoveIt sends it: header stamp zero (start now), the points of
+    quintic_points."""
+    out = [JointTrajectoryPoint(positions=p, velocities=v, accelerations=a, time_from_start=to_duration(t))
+           for p, v, a, t in quintic_points(q0, q1, seconds, points)]
     return JointTrajectory(joint_names=list(joints), points=out)
 
 

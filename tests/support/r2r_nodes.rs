@@ -1,7 +1,8 @@
 //! `controller_node` and `sim_node` on the r2r backend (rcl), built by
 //! `tests/interop/build_r2r_nodes.sh` against ROS 2 Jazzy from the PyPI wheels in the tests'
-//! venv, and started as `ros2 run` would start them there: Fast DDS, the default RMW, on
-//! loopback only.
+//! venv and the control_msgs test fixture beside it (`tests/interop/control_msgs_fixture.sh`),
+//! and started as `ros2 run` would start them there: Fast DDS, the default RMW, on loopback
+//! only.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +13,8 @@ use std::sync::OnceLock;
 pub struct R2rNodes {
     bin_dir: PathBuf,
     venv: PathBuf,
+    /// The prefix of the control_msgs test fixture.
+    fixture: PathBuf,
     /// Where rcl writes its log files (not the user's `~/.ros/log`).
     log_dir: PathBuf,
 }
@@ -45,6 +48,10 @@ fn build(target_tmpdir: &Path) -> R2rNodes {
     let bin_dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     R2rNodes {
         bin_dir,
+        fixture: venv
+            .parent()
+            .expect("the venv's folder")
+            .join("control_msgs_fixture"),
         venv,
         log_dir: target_tmpdir.join("ros-log"),
     }
@@ -64,8 +71,9 @@ impl R2rNodes {
     /// The environment a sourced ROS 2 would give, with `domain` and loopback-only discovery.
     pub fn environment(&self, domain: u16) -> Vec<(&'static str, String)> {
         let venv = self.venv.display().to_string();
+        let fixture = self.fixture.display().to_string();
         vec![
-            ("AMENT_PREFIX_PATH", venv.clone()),
+            ("AMENT_PREFIX_PATH", format!("{fixture}:{venv}")),
             ("LD_LIBRARY_PATH", self.library_path()),
             // The wheels' librcl links rclpy's converters, which import Python's C API: the
             // stub build_r2r_nodes.sh made stands in for libpython (never called).
@@ -81,10 +89,10 @@ impl R2rNodes {
         ]
     }
 
-    /// The venv's `lib` and the wheels' own library folders (`site-packages/ros_*.libs`), as
-    /// the wheels' bootstrapper sets them for Python.
+    /// The fixture's and the venv's `lib` and the wheels' own library folders
+    /// (`site-packages/ros_*.libs`), as the wheels' bootstrapper sets them for Python.
     fn library_path(&self) -> String {
-        let mut dirs = vec![self.venv.join("lib")];
+        let mut dirs = vec![self.fixture.join("lib"), self.venv.join("lib")];
         let lib = std::fs::read_dir(self.venv.join("lib")).expect("the venv's lib");
         for python in lib
             .flatten()
@@ -108,6 +116,52 @@ impl R2rNodes {
     /// The venv's python (rclpy, for ROS 2 peers).
     pub fn python(&self) -> PathBuf {
         self.venv.join("bin/python")
+    }
+
+    /// The environment of an rclpy peer on `domain`, loopback only, with the control_msgs
+    /// fixture importable.
+    pub fn python_environment(&self, domain: u16) -> Vec<(&'static str, String)> {
+        let site = self.fixture.join("lib/python3.11/site-packages");
+        vec![
+            ("PYTHONPATH", site.display().to_string()),
+            (
+                "LD_LIBRARY_PATH",
+                self.fixture.join("lib").display().to_string(),
+            ),
+            ("ROS_LOG_DIR", self.log_dir.display().to_string()),
+            ("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp".into()),
+            ("ROS_DOMAIN_ID", domain.to_string()),
+            ("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST".into()),
+        ]
+    }
+
+    /// Starts `binary` on `domain` with `-p` for each of `params`, its output written to
+    /// `<binary>_<domain>.log` in `log_dir` (read back by [`R2rNodes::log`]).
+    pub fn start(
+        &self,
+        binary: &str,
+        domain: u16,
+        params: &[String],
+        log_dir: &Path,
+    ) -> NodeProcess {
+        let mut command = self.command(binary, domain);
+        command.arg("--ros-args");
+        for param in params {
+            command.args(["-p", param]);
+        }
+        let log = std::fs::File::create(log_dir.join(format!("{binary}_{domain}.log")))
+            .expect("the node's log file");
+        let child = command
+            .stdout(log.try_clone().expect("the node's log file"))
+            .stderr(log)
+            .spawn()
+            .expect("the r2r node starts");
+        NodeProcess(child)
+    }
+
+    /// What a node started by [`R2rNodes::start`] has logged so far.
+    pub fn log(binary: &str, domain: u16, log_dir: &Path) -> String {
+        std::fs::read_to_string(log_dir.join(format!("{binary}_{domain}.log"))).unwrap_or_default()
     }
 }
 

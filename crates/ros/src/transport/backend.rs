@@ -40,7 +40,11 @@ pub fn capabilities() -> [Capability; 4] {
         Capability {
             name: "~/controller_state (control_msgs/JointTrajectoryControllerState)",
             offered: CONTROL_MSGS.0,
-            note: CONTROL_MSGS.1,
+            note: if CONTROL_MSGS.0 {
+                STATE_LAYOUTS
+            } else {
+                CONTROL_MSGS.1
+            },
         },
     ]
 }
@@ -58,13 +62,18 @@ const TRIGGERS: (bool, &str) = (
     "std_srvs was not installed when r2r generated its bindings: set the parameters true instead",
 );
 
-#[cfg(not(feature = "r2r"))]
+#[cfg(any(not(feature = "r2r"), ros_control_msgs))]
 const CONTROL_MSGS: (bool, &str) = (true, "");
-#[cfg(feature = "r2r")]
+#[cfg(all(feature = "r2r", not(ros_control_msgs)))]
 const CONTROL_MSGS: (bool, &str) = (
     false,
-    "not yet served on rcl: send trajectories on ~/reference, or use the DDS build",
+    "control_msgs was not installed when r2r generated its bindings: send trajectories on ~/reference",
 );
+
+#[cfg(not(feature = "r2r"))]
+const STATE_LAYOUTS: &str = "Humble's or Jazzy's layout (controller_state_layout)";
+#[cfg(feature = "r2r")]
+const STATE_LAYOUTS: &str = "the installed control_msgs's layout";
 
 /// The lines the start log and `--print-params` give: the middleware, then each capability
 /// with whether this build offers it.

@@ -9,6 +9,7 @@ pub mod dds;
 pub mod rcl;
 
 mod message;
+mod pending;
 pub use message::{BackendMessage, Message};
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionRequest, ActionResponse};

@@ -3,7 +3,6 @@
 //! their ROS 2 names, types and QoS; the node answers each request itself
 //! ([`crate::nodes::controller_node`]), so requests are numbered here and answered later.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::task::{Context, Poll};
 
@@ -27,14 +26,14 @@ use crate::follow_joint_trajectory::{
     GoalInfo, GoalStatus,
 };
 use crate::msgs::Time;
+use crate::transport::pending::PendingRequests;
 use crate::RosError;
 
 impl ros2_client::Message for Goal {}
 impl ros2_client::Message for ActionResult {}
 impl ros2_client::Message for Feedback {}
 
-/// At most this many requests wait for an answer; beyond, the oldest is forgotten (a client
-/// that floods get_result for a running goal must not grow the table without bound).
+/// At most this many requests wait for an answer ([`PendingRequests`]).
 const MAX_PENDING: usize = 1024;
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
@@ -53,8 +52,7 @@ enum Pending {
 /// A node's FollowJointTrajectory action server.
 pub(crate) struct TrajectoryActionServer {
     server: ActionServer<Goal, ActionResult, Feedback>,
-    pending: HashMap<u64, Pending>,
-    next_id: u64,
+    pending: PendingRequests<Pending>,
 }
 
 fn ros_time(t: Time) -> RosTime {
@@ -142,22 +140,12 @@ impl TrajectoryActionServer {
             .map_err(transport)?;
         Ok(Self {
             server,
-            pending: HashMap::new(),
-            next_id: 0,
+            pending: PendingRequests::new(MAX_PENDING),
         })
     }
 
     fn number(&mut self, pending: Pending) -> u64 {
-        self.next_id += 1;
-        // Only when that many wait unanswered is the oldest forgotten: a get_result waiting
-        // for a long goal survives any number of requests answered meanwhile.
-        if self.pending.len() >= MAX_PENDING {
-            if let Some(oldest) = self.pending.keys().min().copied() {
-                self.pending.remove(&oldest);
-            }
-        }
-        self.pending.insert(self.next_id, pending);
-        self.next_id
+        self.pending.number(pending)
     }
 
     /// The next request waiting on any of the three services (`Some(None)`: an unreadable
@@ -201,7 +189,7 @@ impl TrajectoryActionServer {
 
     /// Answers request `id` on its service.
     pub(crate) fn respond(&mut self, id: u64, response: ActionResponse) -> Result<(), String> {
-        let Some(pending) = self.pending.remove(&id) else {
+        let Some(pending) = self.pending.take(id) else {
             return Ok(());
         };
         let sent = match (pending, response) {

@@ -3,8 +3,6 @@
 //! shows our descriptions, ranges and read-only flags. Accepted changes are announced on
 //! `/parameter_events`.
 
-use std::collections::HashMap;
-
 use ros2_client::builtin_interfaces::Time;
 use ros2_client::parameters::{raw, ParameterValue};
 use ros2_client::qos::History;
@@ -22,6 +20,7 @@ use ros2_client::{
 
 use super::trigger::{TriggerRequest, TriggerResponse};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::transport::pending::PendingRequests;
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
 
@@ -138,8 +137,7 @@ pub(crate) struct ParameterServers {
     node_name: String,
     /// What a reply may take (see [`reply_limit`]); none with the Cyclone mapping.
     reply_limit: Option<usize>,
-    pending: HashMap<u64, (RmwRequestId, Pending)>,
-    next_id: u64,
+    pending: PendingRequests<(RmwRequestId, Pending)>,
 }
 
 fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
@@ -222,8 +220,7 @@ impl ParameterServers {
                 .map_err(transport)?,
             node_name: node.fully_qualified_name(),
             reply_limit: (mapping == ServiceMapping::Enhanced).then_some(limit),
-            pending: HashMap::new(),
-            next_id: 0,
+            pending: PendingRequests::new(MAX_PENDING),
         })
     }
 
@@ -304,14 +301,7 @@ impl ParameterServers {
                 (id, Pending::Trigger(k), ParameterRequest::Set(set))
             }
         };
-        self.next_id += 1;
-        // A node that never answers must not grow this without bound: the oldest go.
-        if self.pending.len() >= MAX_PENDING {
-            let oldest = self.next_id.saturating_sub(MAX_PENDING as u64);
-            self.pending.retain(|id, _| *id > oldest);
-        }
-        self.pending.insert(self.next_id, (rmw_id, pending));
-        (self.next_id, request)
+        (self.pending.number((rmw_id, pending)), request)
     }
 
     /// The largest reply sent (see [`reply_limit`]); none with the Cyclone mapping.
@@ -322,7 +312,7 @@ impl ParameterServers {
     /// Sends the response to request `id`, and a parameter event for accepted changes; gives
     /// the names of values answered "not set" because they exceed the reply limit.
     pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) -> Vec<String> {
-        let Some((rmw_id, pending)) = self.pending.remove(&id) else {
+        let Some((rmw_id, pending)) = self.pending.take(id) else {
             return vec![];
         };
         let mut withheld = vec![];

@@ -32,7 +32,7 @@ pub(super) fn texts(list: &[String]) -> Vec<String> {
     list.iter().map(|s| text(s)).collect()
 }
 
-fn time_in(t: &builtin_interfaces::msg::Time) -> msgs::Time {
+pub(super) fn time_in(t: &builtin_interfaces::msg::Time) -> msgs::Time {
     msgs::Time {
         sec: t.sec,
         nanosec: t.nanosec,
@@ -46,21 +46,28 @@ pub(super) fn time_out(t: &msgs::Time) -> builtin_interfaces::msg::Time {
     }
 }
 
-fn duration_in(t: &builtin_interfaces::msg::Duration) -> msgs::Duration {
+pub(super) fn duration_in(t: &builtin_interfaces::msg::Duration) -> msgs::Duration {
     msgs::Duration {
         sec: t.sec,
         nanosec: t.nanosec,
     }
 }
 
-fn header_in(h: &std_msgs::msg::Header) -> msgs::Header {
+pub(super) fn duration_out(t: &msgs::Duration) -> builtin_interfaces::msg::Duration {
+    builtin_interfaces::msg::Duration {
+        sec: t.sec,
+        nanosec: t.nanosec,
+    }
+}
+
+pub(super) fn header_in(h: &std_msgs::msg::Header) -> msgs::Header {
     msgs::Header {
         stamp: time_in(&h.stamp),
         frame_id: h.frame_id.clone(),
     }
 }
 
-fn header_out(h: &msgs::Header) -> std_msgs::msg::Header {
+pub(super) fn header_out(h: &msgs::Header) -> std_msgs::msg::Header {
     std_msgs::msg::Header {
         stamp: time_out(&h.stamp),
         frame_id: text(&h.frame_id),
@@ -172,18 +179,32 @@ fn array_out(m: &msgs::Float64MultiArray) -> std_msgs::msg::Float64MultiArray {
     }
 }
 
-fn trajectory_in(m: trajectory_msgs::msg::JointTrajectory) -> msgs::JointTrajectory {
-    let points = m
-        .points
-        .into_iter()
-        .map(|p| msgs::JointTrajectoryPoint {
-            time_from_start: duration_in(&p.time_from_start),
-            positions: p.positions,
-            velocities: p.velocities,
-            accelerations: p.accelerations,
-            effort: p.effort,
-        })
-        .collect();
+pub(super) fn point_in(
+    p: trajectory_msgs::msg::JointTrajectoryPoint,
+) -> msgs::JointTrajectoryPoint {
+    msgs::JointTrajectoryPoint {
+        time_from_start: duration_in(&p.time_from_start),
+        positions: p.positions,
+        velocities: p.velocities,
+        accelerations: p.accelerations,
+        effort: p.effort,
+    }
+}
+
+pub(super) fn point_out(
+    p: &msgs::JointTrajectoryPoint,
+) -> trajectory_msgs::msg::JointTrajectoryPoint {
+    trajectory_msgs::msg::JointTrajectoryPoint {
+        positions: p.positions.clone(),
+        velocities: p.velocities.clone(),
+        accelerations: p.accelerations.clone(),
+        effort: p.effort.clone(),
+        time_from_start: duration_out(&p.time_from_start),
+    }
+}
+
+pub(super) fn trajectory_in(m: trajectory_msgs::msg::JointTrajectory) -> msgs::JointTrajectory {
+    let points = m.points.into_iter().map(point_in).collect();
     msgs::JointTrajectory {
         header: header_in(&m.header),
         joint_names: m.joint_names,
@@ -192,20 +213,7 @@ fn trajectory_in(m: trajectory_msgs::msg::JointTrajectory) -> msgs::JointTraject
 }
 
 fn trajectory_out(m: &msgs::JointTrajectory) -> trajectory_msgs::msg::JointTrajectory {
-    let points = m
-        .points
-        .iter()
-        .map(|p| trajectory_msgs::msg::JointTrajectoryPoint {
-            positions: p.positions.clone(),
-            velocities: p.velocities.clone(),
-            accelerations: p.accelerations.clone(),
-            effort: p.effort.clone(),
-            time_from_start: builtin_interfaces::msg::Duration {
-                sec: p.time_from_start.sec,
-                nanosec: p.time_from_start.nanosec,
-            },
-        })
-        .collect();
+    let points = m.points.iter().map(point_out).collect();
     trajectory_msgs::msg::JointTrajectory {
         header: header_out(&m.header),
         joint_names: texts(&m.joint_names),
@@ -213,7 +221,7 @@ fn trajectory_out(m: &msgs::JointTrajectory) -> trajectory_msgs::msg::JointTraje
     }
 }
 
-fn vector_in(v: &geometry_msgs::msg::Vector3) -> msgs::Vector3 {
+pub(super) fn vector_in(v: &geometry_msgs::msg::Vector3) -> msgs::Vector3 {
     msgs::Vector3 {
         x: v.x,
         y: v.y,
@@ -221,7 +229,7 @@ fn vector_in(v: &geometry_msgs::msg::Vector3) -> msgs::Vector3 {
     }
 }
 
-fn vector_out(v: &msgs::Vector3) -> geometry_msgs::msg::Vector3 {
+pub(super) fn vector_out(v: &msgs::Vector3) -> geometry_msgs::msg::Vector3 {
     geometry_msgs::msg::Vector3 {
         x: v.x,
         y: v.y,
@@ -317,8 +325,8 @@ fn log_out(m: &msgs::Log) -> rcl_interfaces::msg::Log {
 pub trait RclMessage: Sized {
     /// r2r's type.
     type Rcl: r2r::WrappedTypesupport + Send + 'static;
-    /// Whether rcl carries it here: r2r's bindings without a ROS installation lack
-    /// control_msgs, so its types are published by the DDS backend only.
+    /// Whether rcl carries it here: without control_msgs installed when r2r generated its
+    /// bindings (`ros_control_msgs`, build.rs), its types are published by the DDS backend only.
     const CARRIED: bool = true;
     /// From rcl.
     fn from_rcl(m: Self::Rcl) -> Self;
@@ -373,4 +381,8 @@ macro_rules! not_carried {
     };
 }
 
+#[cfg(not(ros_control_msgs))]
 not_carried!(ControllerState, ControllerStateHumble);
+// The layout r2r binds is the installed control_msgs's: Jazzy's (and later).
+#[cfg(ros_control_msgs)]
+not_carried!(ControllerStateHumble);

@@ -10,6 +10,13 @@
 //! never takes that lock. Dropping the transport stops and joins that thread, which destroys
 //! the node: it never outlives `main` into the middleware's own teardown at exit.
 
+#[cfg(ros_control_msgs)]
+mod action;
+#[cfg(not(ros_control_msgs))]
+#[path = "no_action.rs"]
+mod action;
+#[cfg(ros_control_msgs)]
+mod control_msgs;
 mod convert;
 mod parameters;
 
@@ -22,7 +29,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::stream::{BoxStream, StreamExt};
-use r2r::{rcl_interfaces, std_msgs, QosProfile};
+use r2r::{rcl_interfaces, std_msgs, QosProfile, ServiceRequest};
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionResponse};
 use crate::parameter_services::ParameterResponse;
@@ -91,6 +98,31 @@ impl Output for NotCarried {
 /// spin thread after each spin, since r2r's own channel holds 10 and drops the newest beyond
 /// (after a stall the node would control on old joint states, and a request go unanswered).
 type Pump = Box<dyn FnMut() + Send>;
+
+/// Serves the service named `name` (in full) with `qos`: its requests, each wrapped as the
+/// caller keeps it until the node answers, and the [`Pump`] that moves them out of r2r's
+/// channel after each spin (it holds 10 and drops a request beyond, unanswered).
+fn serve<S, P, F>(
+    node: &mut r2r::Node,
+    name: &str,
+    qos: QosProfile,
+    wrap: F,
+) -> Result<(BoxStream<'static, P>, Pump), RosError>
+where
+    S: r2r::WrappedServiceTypeSupport + 'static,
+    P: Send + 'static,
+    F: Fn(ServiceRequest<S>) -> P + Send + 'static,
+{
+    let mut received = node.create_service::<S>(name, qos).map_err(rcl)?;
+    let (sender, requests) = futures::channel::mpsc::unbounded();
+    let pump: Pump = Box::new(move || {
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        while let Poll::Ready(Some(request)) = received.poll_next_unpin(&mut cx) {
+            let _ = sender.unbounded_send(wrap(request));
+        }
+    });
+    Ok((requests.boxed(), pump))
+}
 
 /// Creates the subscription of one topic, and its [`Pump`].
 struct Subscribe<'a> {
@@ -185,6 +217,8 @@ pub struct RclTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: parameters::ParameterServers,
+    /// The FollowJointTrajectory action, if the node serves one and control_msgs is bound.
+    action: Option<action::TrajectoryActionServer>,
     ticker: Option<Ticker>,
 }
 
@@ -241,6 +275,19 @@ impl RclTransport {
             })?;
             outputs.push((*topic, output));
         }
+        let action = match &spec.action {
+            Some(name) => match action::TrajectoryActionServer::new(&mut node, name)? {
+                Some((server, action_pumps)) => {
+                    pumps.extend(action_pumps);
+                    Some(server)
+                }
+                None => {
+                    not_carried.push(format!("{name} (control_msgs/FollowJointTrajectory) is not served: control_msgs was not installed when r2r generated its bindings; send trajectories on ~/reference"));
+                    None
+                }
+            },
+            None => None,
+        };
         let logger = node.logger().to_string();
         let node_name = node.fully_qualified_name().map_err(rcl)?;
         let transport = Self {
@@ -252,6 +299,7 @@ impl RclTransport {
             outputs,
             received_on: 0,
             parameters,
+            action,
             ticker: spec
                 .tick_rate
                 .map(|hz| Ticker::new(Duration::from_secs_f64(1.0 / hz)))
@@ -259,11 +307,6 @@ impl RclTransport {
         };
         for text in &not_carried {
             transport.log(LogLevel::Warn, text);
-        }
-        if let Some(action) = &spec.action {
-            // r2r serves actions only of types generated at build time, and the ROS 2 wheels
-            // lack control_msgs: not served.
-            transport.log(LogLevel::Warn, &format!("{action} (control_msgs/FollowJointTrajectory) is served by the DDS backend only; with r2r, send trajectories on ~/reference"));
         }
         Ok(transport)
     }
@@ -361,6 +404,17 @@ fn poll_inputs(inputs: &mut [Input], cx: &mut Context<'_>) -> Poll<(usize, Optio
     Poll::Pending
 }
 
+/// The next action request, if the node serves an action (`None`: its services ended with
+/// the node).
+async fn next_action(
+    action: &mut Option<action::TrajectoryActionServer>,
+) -> Option<(u64, crate::follow_joint_trajectory::ActionRequest)> {
+    match action {
+        Some(server) => server.next().await,
+        None => futures::future::pending().await,
+    }
+}
+
 async fn tick(ticker: &Option<Ticker>) {
     match ticker {
         Some(t) => t.tick().await,
@@ -375,6 +429,7 @@ impl Transport for RclTransport {
             biased;
             // None: the parameter services ended with the node.
             request = self.parameters.next() => (None, request.map(|(id, r)| Incoming::ParameterRequest(id, r))),
+            request = next_action(&mut self.action) => (None, request.map(|(id, r)| Incoming::Action(id, r))),
             (slot, taken) = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => (Some(slot), taken),
             _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
         };
@@ -418,10 +473,17 @@ impl Transport for RclTransport {
             .announce(changed.iter().map(|(n, v)| (n, v)));
     }
 
-    /// No action is served on rcl (see [`RclTransport::start`]): nothing to answer.
-    fn respond_action(&mut self, _id: u64, _response: ActionResponse) {}
+    fn respond_action(&mut self, id: u64, response: ActionResponse) {
+        if let Some(Err(e)) = self.action.as_mut().map(|a| a.respond(id, response)) {
+            self.log(LogLevel::Warn, &e);
+        }
+    }
 
-    fn publish_action(&mut self, _output: ActionOutput<'_>) {}
+    fn publish_action(&mut self, output: ActionOutput<'_>) {
+        if let Some(Err(e)) = self.action.as_ref().map(|a| a.publish(output)) {
+            self.log(LogLevel::Warn, &e);
+        }
+    }
 
     /// On stderr and /rosout, with the file and line of the caller (the function is not
     /// known in Rust).

@@ -4,10 +4,6 @@
 //! refuse (with the node's reason, logged and counted) and announce on `/parameter_events`
 //! alike.
 
-use std::collections::HashMap;
-
-use std::task::{Context, Poll};
-
 use futures::stream::{select_all, BoxStream, StreamExt};
 use r2r::rcl_interfaces::msg as wire;
 use r2r::rcl_interfaces::srv;
@@ -16,6 +12,7 @@ use r2r::{QosProfile, ServiceRequest};
 use super::convert::{text, texts, time_out, wall_clock};
 use super::{rcl, Pump};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
+use crate::transport::pending::PendingRequests;
 use crate::RosError;
 use armctl_control::{Declaration, ParameterValue as RosValue};
 
@@ -134,13 +131,13 @@ pub(super) struct ParameterServers {
     requests: BoxStream<'static, Pending>,
     events: r2r::Publisher<wire::ParameterEvent>,
     node_name: String,
-    pending: HashMap<u64, Pending>,
-    next_id: u64,
+    pending: PendingRequests<Pending>,
 }
 
-/// Serves `service` under the node's name: its requests, and the [`Pump`] that moves them
-/// out of r2r's channel after each spin (it holds 10 and drops a request beyond, unanswered).
-fn serve<S, F>(
+/// Serves the parameter service `service` under the node's name, with rclcpp's parameter QoS
+/// (rmw_qos_profile_parameters: reliable, volatile, keep last 1000), so a burst of requests and
+/// their replies is kept, not cut at 10.
+fn serve_parameter<S, F>(
     node: &mut r2r::Node,
     service: &str,
     wrap: F,
@@ -150,18 +147,7 @@ where
     F: Fn(ServiceRequest<S>) -> Pending + Send + 'static,
 {
     let name = format!("{}/{service}", node.fully_qualified_name().map_err(rcl)?);
-    // rmw_qos_profile_parameters: reliable, volatile, keep last 1000 (rclcpp's parameter
-    // services), so a burst of requests and their replies is kept, not cut at 10.
-    let qos = QosProfile::parameters();
-    let mut received = node.create_service::<S>(&name, qos).map_err(rcl)?;
-    let (sender, requests) = futures::channel::mpsc::unbounded();
-    let pump: Pump = Box::new(move || {
-        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
-        while let Poll::Ready(Some(request)) = received.poll_next_unpin(&mut cx) {
-            let _ = sender.unbounded_send(wrap(request));
-        }
-    });
-    Ok((requests.boxed(), pump))
+    super::serve(node, &name, QosProfile::parameters(), wrap)
 }
 
 impl ParameterServers {
@@ -175,17 +161,17 @@ impl ParameterServers {
     ) -> Result<(Self, Vec<Pump>), RosError> {
         #[allow(unused_mut)]
         let mut services = vec![
-            serve(node, "list_parameters", Pending::List)?,
-            serve(node, "get_parameters", Pending::Get)?,
-            serve(node, "get_parameter_types", Pending::GetTypes)?,
-            serve(node, "describe_parameters", Pending::Describe)?,
-            serve(node, "set_parameters", Pending::Set)?,
-            serve(node, "set_parameters_atomically", Pending::SetAtomically)?,
+            serve_parameter(node, "list_parameters", Pending::List)?,
+            serve_parameter(node, "get_parameters", Pending::Get)?,
+            serve_parameter(node, "get_parameter_types", Pending::GetTypes)?,
+            serve_parameter(node, "describe_parameters", Pending::Describe)?,
+            serve_parameter(node, "set_parameters", Pending::Set)?,
+            serve_parameter(node, "set_parameters_atomically", Pending::SetAtomically)?,
         ];
         #[cfg(ros_std_srvs)]
         for name in triggers {
             let parameter = name.clone();
-            services.push(serve(node, name, move |r| {
+            services.push(serve_parameter(node, name, move |r| {
                 Pending::Trigger(parameter.clone(), r)
             })?);
         }
@@ -201,8 +187,7 @@ impl ParameterServers {
             requests,
             events,
             node_name: node.fully_qualified_name().map_err(rcl)?,
-            pending: HashMap::new(),
-            next_id: 0,
+            pending: PendingRequests::new(MAX_PENDING),
         };
         Ok((servers, pumps))
     }
@@ -212,19 +197,12 @@ impl ParameterServers {
     pub(super) async fn next(&mut self) -> Option<(u64, ParameterRequest)> {
         let pending = self.requests.next().await?;
         let request = pending.request();
-        self.next_id += 1;
-        // A node that never answers must not grow this without bound: the oldest go.
-        if self.pending.len() >= MAX_PENDING {
-            let oldest = self.next_id.saturating_sub(MAX_PENDING as u64);
-            self.pending.retain(|id, _| *id > oldest);
-        }
-        self.pending.insert(self.next_id, pending);
-        Some((self.next_id, request))
+        Some((self.pending.number(pending), request))
     }
 
     /// Sends the response to request `id`, and a parameter event for accepted changes.
     pub(super) fn respond(&mut self, id: u64, response: ParameterResponse) {
-        let Some(pending) = self.pending.remove(&id) else {
+        let Some(pending) = self.pending.take(id) else {
             return;
         };
         let sent = match (pending, response) {
