@@ -89,3 +89,42 @@ fn the_ros_package_is_armctl_ros_on_rcl() {
         );
     }
 }
+
+/// Every package the two ROS packages depend on is released for ROS 2 Jazzy and Kilted
+/// (`tests/data/rosdistro/released.txt`, read from rosdistro), so `rosdep install
+/// --from-paths src` resolves each; a new dependency fails here, naming it, until it is
+/// checked against the distributions.
+#[test]
+fn every_dependency_is_a_package_released_for_jazzy_and_kilted() {
+    let root = workspace_dir();
+    let released_text =
+        std::fs::read_to_string(root.join("tests/data/rosdistro/released.txt")).unwrap();
+    let released: Vec<&str> = released_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut unreleased = Vec::new();
+    for package in [
+        "crates/ros_rcl/package.xml",
+        "ros2_control/armctl_controllers/package.xml",
+    ] {
+        let text = std::fs::read_to_string(root.join(package)).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let dependencies = doc.descendants().filter(|e| {
+            e.tag_name().name().ends_with("depend") && e.tag_name().name() != "member_of_group"
+        });
+        let names: Vec<&str> = dependencies.filter_map(|e| e.text()).collect();
+        assert!(names.len() >= 5, "{package}: {names:?}");
+        unreleased.extend(
+            names
+                .into_iter()
+                .filter(|n| !released.contains(n))
+                .map(|n| format!("{package}: {n}")),
+        );
+    }
+    assert!(
+        unreleased.is_empty(),
+        "not known to be released for Jazzy and Kilted: {unreleased:?}"
+    );
+}

@@ -74,10 +74,10 @@ params=$(LD_LIBRARY_PATH="$runtime_path" LD_PRELOAD="$ws/build/libpython_stub.so
     --params-file "$prefix/share/armctl_ros/config/panda_computed_torque.yaml" \
     -p urdf_path:="$prefix/share/armctl_ros/urdf/panda.urdf") \
     || fail "the installed controller_node does not start"
-echo "$params" | grep -q "^kp:" || fail "the installed controller_node lists no kp"
-echo "$params" | grep -q "^# middleware: rcl" \
+grep -q "^kp:" <<<"$params" || fail "the installed controller_node lists no kp"
+grep -q "^# middleware: rcl" <<<"$params" \
     || fail "the installed controller_node does not name rcl as its middleware: $(echo "$params" | head -1)"
 # control_msgs is installed (the fixture, a prefix of its own): the action is served.
-echo "$params" | grep -q "^#   ~/follow_joint_trajectory (control_msgs/FollowJointTrajectory): yes" \
+grep -q "^#   ~/follow_joint_trajectory (control_msgs/FollowJointTrajectory): yes" <<<"$params" \
     || fail "the installed controller_node does not serve the action with control_msgs installed: $(echo "$params" | grep follow_joint)"
 echo "colcon build: armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so, serving FollowJointTrajectory), launch/, config/, urdf/ and the ament index marker"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the ROS package armctl_ros (crates/ros_rcl: controller_node and sim_node on rcl, with
 # no feature flags, as colcon builds it) against ROS 2 Jazzy from the PyPI wheels in the tests'
-# venv, and prints the directory that holds the nodes. Usage: build_r2r_nodes.sh VENV
+# venv and the control_msgs test fixture, and prints the directory that holds the nodes and, on
+# a second line, the fixture's prefix. Usage: build_r2r_nodes.sh VENV
 # TARGET_DIR. What the wheels need beside a sourced ROS 2 is in ros_wheels_env.sh (building)
 # and python_stub.sh (running); running the binaries needs the environment of r2r_nodes() in
 # tests/support.
@@ -20,3 +21,4 @@ CARGO_TARGET_DIR="$target" "${CARGO:-cargo}" build --release --quiet --locked \
 bin="$target/release"
 sh "$root/tests/interop/python_stub.sh" "$ros_venv" "$bin"
 echo "$bin"
+echo "$ros_fixture"

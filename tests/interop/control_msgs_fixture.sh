@@ -1,22 +1,25 @@
 #!/bin/sh
 # Builds and installs (once) the test fixture control_msgs (tests/interop/control_msgs: the
-# messages and the action the nodes use, written from ROS 2 Jazzy's documented interface) into
-# PREFIX, with CMake and the rosidl generators of the ROS 2 Jazzy wheels in VENV
-# (tests/interop/setup_venv.sh) and the Python 3.11 headers of the Python the venv was made
-# from; prints PREFIX. Usage: control_msgs_fixture.sh VENV PREFIX. Using it: r2r builds against
-# AMENT_PREFIX_PATH=PREFIX:VENV (with control_msgs in IDL_PACKAGE_FILTER); rclpy and the nodes
-# run with PREFIX/lib in LD_LIBRARY_PATH, rclpy with PREFIX/lib/python3.11/site-packages in
-# PYTHONPATH. Rebuilt when a fixture file is newer than the installed package.
+# messages and the action the nodes use, written from ROS 2 Jazzy's documented interface) with
+# CMake and the rosidl generators of the ROS 2 Jazzy wheels in VENV (tests/interop/setup_venv.sh)
+# and the headers of the Python the venv was made from; prints its prefix,
+# DIR/control_msgs_fixture-<hash of the fixture's files and the venv's pins>, so that a changed
+# fixture is a new prefix (and r2r, which regenerates its bindings when AMENT_PREFIX_PATH
+# changes, binds it anew). Usage: control_msgs_fixture.sh VENV DIR. Using it: r2r builds
+# against AMENT_PREFIX_PATH=PREFIX:VENV (with control_msgs in IDL_PACKAGE_FILTER); rclpy and the
+# nodes run with PREFIX/lib in LD_LIBRARY_PATH, rclpy with PREFIX/lib/python3.*/site-packages
+# in PYTHONPATH.
 set -eu
 venv=$(cd "$1" && pwd)
-prefix=$2
-source_dir=$(cd "$(dirname "$0")/control_msgs" && pwd)
-mkdir -p "$prefix"
-prefix=$(cd "$prefix" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir="$here/control_msgs"
+hash=$(cd "$here" && find control_msgs setup_venv.sh -type f | sort | xargs cat | sha256sum | cut -c1-12)
+mkdir -p "$2"
+prefix="$(cd "$2" && pwd)/control_msgs_fixture-$hash"
 exec 8>"$prefix.lock"
 flock 8
 marker="$prefix/share/ament_index/resource_index/rosidl_interfaces/control_msgs"
-if [ -f "$marker" ] && [ -z "$(find "$source_dir" -newer "$marker" -type f)" ]; then
+if [ -f "$marker" ]; then
     echo "$prefix"
     exit 0
 fi
@@ -35,5 +38,5 @@ export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv"
     echo "control_msgs_fixture.sh: the control_msgs fixture did not build (the log: $build.log)" >&2
     exit 1
 }
-touch "$marker"
+[ -f "$marker" ] || { echo "control_msgs_fixture.sh: installed, but $marker is missing" >&2; exit 1; }
 echo "$prefix"

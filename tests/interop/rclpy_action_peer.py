@@ -159,8 +159,9 @@ def path_tolerance(peer, args):
     if not peer.check(handle is not None and handle.accepted, "a goal with a 1e-9 rad path tolerance is accepted"):
         return
     status, result = peer.result(handle, args.duration + 30.0)
-    peer.check(status == GoalStatus.STATUS_ABORTED and result.error_code == PATH_TOLERANCE_VIOLATED,
-               f"it aborts with PATH_TOLERANCE_VIOLATED: status {status}, {result}")
+    peer.check(status == GoalStatus.STATUS_ABORTED and result.error_code == PATH_TOLERANCE_VIOLATED
+               and any(j in result.error_string for j in args.joints),
+               f"it aborts with PATH_TOLERANCE_VIOLATED naming the joint: status {status}, {result}")
 
 
 def controller_state(peer, args):

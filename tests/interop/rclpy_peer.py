@@ -13,6 +13,8 @@ Checks, one line each on stdout and a JSON summary on the last line:
 - `~/reset_collision` (std_srvs/Trigger): answered, and the
   `reset_collision` parameter reads false again; `~/estimate_payload` answered, and its
   outcome on /rosout;
+- what rqt_reconfigure and `ros2 param dump` ask (r2r backend: list, get all, describe all),
+  from clients created inside a running node, every reply whole;
 - a burst (r2r backend): a few hundred get_parameters requests sent at once on one client with
   room for them all (depth 1000), every one answered;
 - 20 fresh clients (each its own context and participant, as each `ros2 param get` is): the
@@ -215,6 +217,45 @@ class Peer:
               f"{answered} answered")
         self.node.destroy_client(client)
 
+    def dump(self, tries):
+        """What rqt_reconfigure and `ros2 param dump` ask, from clients created inside this
+        running node (as rqt creates them), `tries` times: list, then get and describe every
+        name listed. Every reply must be whole (robot_description to its last byte); the time
+        to each first reply is printed, not bounded (a loaded machine slows any reply)."""
+        firsts = []
+        for k in range(tries):
+            made = {kind: self.node.create_client(srv, f"{self.target}/{name}") for kind, srv, name in [
+                ("list", ListParameters, "list_parameters"), ("get", GetParameters, "get_parameters"),
+                ("describe", DescribeParameters, "describe_parameters")]}
+
+            def ask(kind, request):
+                future = made[kind].call_async(request)
+                rclpy.spin_until_future_complete(self.node, future, timeout_sec=20)
+                return future.result() if future.done() else None
+
+            made["list"].wait_for_service(timeout_sec=10)
+            started = time.monotonic()
+            listed = ask("list", ListParameters.Request())
+            firsts.append(None if listed is None else time.monotonic() - started)
+            names = list(listed.result.names) if listed else []
+            got = ask("get", GetParameters.Request(names=names))
+            described = ask("describe", DescribeParameters.Request(names=names))
+            values = list(got.values) if got else []
+            by_name = dict(zip(names, values))
+            description = by_name.get("robot_description")
+            whole = (len(names) > 20 and len(values) == len(names)
+                     and description is not None
+                     and len(description.string_value.encode()) == self.args.description_bytes
+                     and described is not None and len(described.descriptors) == len(names)
+                     and [d.name for d in described.descriptors] == names)
+            check(f"dump {k + 1} of {tries} from a client made in the running node: every reply whole",
+                  whole, f"{len(names)} names, {len(values)} values, "
+                         f"{len(described.descriptors) if described else None} descriptors")
+            for client in made.values():
+                self.node.destroy_client(client)
+        shown = [None if t is None else round(t * 1000, 2) for t in firsts]
+        print(json.dumps({"dump_first_reply_ms": shown}), flush=True)
+
     def trigger(self, name):
         """`ros2 service call <node>/<name> std_srvs/srv/Trigger`: the response, or None."""
         client = self.node.create_client(Trigger, f"{self.target}/{name}")
@@ -336,6 +377,7 @@ def main():
         peer.drives_the_arm()
         peer.parameters()
         peer.burst(args.burst)
+        peer.dump(args.dump_tries)
         peer.robot_description()
         peer.reset_collision_service()
         peer.estimate_payload_service()

@@ -5,10 +5,10 @@
 # set them; libclang from PyPI for r2r's bindgen, with g++'s own headers for the compiler
 # headers (stdbool.h) that wheel lacks; and librmw_implementation, which r2r links but the
 # wheels do not ship (their librcl links the Fast DDS RMW directly): a link to that RMW stands
-# in for it. The control_msgs test fixture (control_msgs_fixture.sh, beside the venv as
-# control_msgs_fixture) is a second prefix, as an installed control_msgs would be.
+# in for it. The control_msgs test fixture (control_msgs_fixture.sh, beside the venv) is a
+# second prefix, as an installed control_msgs would be: `ros_fixture`.
 ros_venv=$(cd "$ros_venv" && pwd)
-ros_fixture=$(sh "$root/tests/interop/control_msgs_fixture.sh" "$ros_venv" "$(dirname "$ros_venv")/control_msgs_fixture") \
+ros_fixture=$(sh "$root/tests/interop/control_msgs_fixture.sh" "$ros_venv" "$(dirname "$ros_venv")") \
     || { echo "ros_wheels_env.sh: no control_msgs fixture: see above" >&2; exit 1; }
 ln -sf librmw_fastrtps_cpp.so "$ros_venv/lib/librmw_implementation.so"
 # The interface packages r2r generates bindings for: those the nodes use and what they depend

@@ -45,13 +45,14 @@ fn build(target_tmpdir: &Path) -> R2rNodes {
         "building the r2r nodes failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let bin_dir = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    let printed = String::from_utf8(out.stdout).expect("build_r2r_nodes.sh prints paths");
+    let mut lines = printed.lines();
+    let (Some(bin_dir), Some(fixture)) = (lines.next(), lines.next()) else {
+        panic!("build_r2r_nodes.sh printed '{printed}', not the nodes' folder and the fixture's prefix");
+    };
     R2rNodes {
-        bin_dir,
-        fixture: venv
-            .parent()
-            .expect("the venv's folder")
-            .join("control_msgs_fixture"),
+        bin_dir: PathBuf::from(bin_dir),
+        fixture: PathBuf::from(fixture),
         venv,
         log_dir: target_tmpdir.join("ros-log"),
     }
@@ -121,7 +122,13 @@ impl R2rNodes {
     /// The environment of an rclpy peer on `domain`, loopback only, with the control_msgs
     /// fixture importable.
     pub fn python_environment(&self, domain: u16) -> Vec<(&'static str, String)> {
-        let site = self.fixture.join("lib/python3.11/site-packages");
+        // lib/python3.<minor>/site-packages, as the venv's Python installed it.
+        let site = std::fs::read_dir(self.fixture.join("lib"))
+            .expect("the fixture's lib")
+            .flatten()
+            .map(|e| e.path().join("site-packages"))
+            .find(|p| p.is_dir())
+            .expect("the fixture's Python packages");
         vec![
             ("PYTHONPATH", site.display().to_string()),
             (

@@ -251,7 +251,7 @@ pub fn node_main<N: NodeLogic>(
         }
         let node = build(&start)?;
         if print_params {
-            for line in crate::transport::backend::describe() {
+            for line in crate::transport::backend::describe(node.spec()) {
                 println!("# {line}");
             }
             print!("{}", node.describe_parameters());
@@ -265,7 +265,7 @@ pub fn node_main<N: NodeLogic>(
             let mut transport = StopOnSignal::new(transport)?;
             transport.log(
                 LogLevel::Info,
-                &crate::transport::backend::describe().join("\n"),
+                &crate::transport::backend::describe(node.spec()).join("\n"),
             );
             // After the middleware's threads are started: they keep the normal scheduler.
             let realtime = RealtimeSettings::from_parameters(&node.spec().parameters);

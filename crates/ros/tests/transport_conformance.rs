@@ -2,7 +2,7 @@
 //! topic of the table carries its message unchanged from one node to another, a second topic of
 //! the same type is told apart by its slot (`publish_on`, `received_on`), joint states are
 //! handed over newest-first after a burst, and the timer ticks. Run on DDS (loopback, its own
-//! ROS domain); on rcl it is type-checked (`cargo check --tests --features r2r,r2r/doc-only`),
+//! ROS domain); on rcl it is type-checked (`cargo check --tests --features doc-only`),
 //! since running it needs a ROS installation.
 
 use std::future::Future;

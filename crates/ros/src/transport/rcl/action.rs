@@ -29,7 +29,8 @@ const MAX_PENDING: usize = 1024;
 
 /// A request waiting for the node's answer, on the service it came on.
 enum Pending {
-    Goal(ServiceRequest<Fjt::SendGoal::Service>),
+    /// Boxed: a goal request holds the whole trajectory message.
+    Goal(Box<ServiceRequest<Fjt::SendGoal::Service>>),
     Cancel(ServiceRequest<CancelGoal::Service>),
     Result(ServiceRequest<Fjt::GetResult::Service>),
 }
@@ -88,15 +89,15 @@ impl TrajectoryActionServer {
         name: &str,
     ) -> Result<Option<(Self, Vec<Pump>)>, RosError> {
         // rcl_action's defaults: services reliable, volatile, keep last 10; feedback the
-        // same; the status topic transient local, keep last 1, so a late client sees the
-        // goals' states.
+        // default profile (the same); the status topic transient local, keep last 1, so a late
+        // client sees the goals' states.
         let services = QosProfile::services_default();
         let channels = vec![
             serve(
                 node,
                 &format!("{name}/_action/send_goal"),
                 services.clone(),
-                Pending::Goal,
+                |r| Pending::Goal(Box::new(r)),
             )?,
             serve(
                 node,
@@ -107,13 +108,13 @@ impl TrajectoryActionServer {
             serve(
                 node,
                 &format!("{name}/_action/get_result"),
-                services.clone(),
+                services,
                 Pending::Result,
             )?,
         ];
         let (streams, pumps): (Vec<_>, Vec<_>) = channels.into_iter().unzip();
         let feedback = node
-            .create_publisher(&format!("{name}/_action/feedback"), services)
+            .create_publisher(&format!("{name}/_action/feedback"), QosProfile::default())
             .map_err(rcl)?;
         let status_qos = QosProfile::default()
             .reliable()

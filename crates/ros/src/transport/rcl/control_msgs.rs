@@ -1,6 +1,6 @@
-//! Conversions between armctl's control_msgs types ([`crate::follow_joint_trajectory`],
-//! [`msgs::ControllerState`]) and r2r's, built when control_msgs was installed as r2r generated
-//! its bindings (`ros_control_msgs`, build.rs). The layout is the installed package's: Jazzy's.
+//! Conversions between armctl's FollowJointTrajectory types ([`crate::follow_joint_trajectory`])
+//! and r2r's, built when control_msgs was installed as r2r generated its bindings
+//! (`ros_control_msgs`, build.rs); `~/controller_state` is in controller_state.rs.
 
 use r2r::control_msgs::action::FollowJointTrajectory as Fjt;
 use r2r::control_msgs::msg as control;
@@ -8,7 +8,7 @@ use r2r::{geometry_msgs, trajectory_msgs};
 
 use super::convert::{
     duration_in, header_in, header_out, point_out, text, texts, trajectory_in, vector_in,
-    vector_out, RclMessage,
+    vector_out,
 };
 use crate::follow_joint_trajectory::{
     ActionResult, Feedback, Goal, JointComponentTolerance, JointTolerance, MultiDofJointTrajectory,
@@ -65,7 +65,7 @@ fn multi_dof_point_in(
     }
 }
 
-fn multi_dof_point_out(
+pub(super) fn multi_dof_point_out(
     p: &msgs::MultiDofJointTrajectoryPoint,
 ) -> trajectory_msgs::msg::MultiDOFJointTrajectoryPoint {
     trajectory_msgs::msg::MultiDOFJointTrajectoryPoint {
@@ -150,40 +150,5 @@ pub(super) fn feedback_out(f: &Feedback) -> Fjt::Feedback {
         multi_dof_desired: multi_dof_point_out(&f.multi_dof_desired),
         multi_dof_actual: multi_dof_point_out(&f.multi_dof_actual),
         multi_dof_error: multi_dof_point_out(&f.multi_dof_error),
-    }
-}
-
-impl RclMessage for msgs::ControllerState {
-    type Rcl = control::JointTrajectoryControllerState;
-
-    /// Read back by tests only (a node publishes it); the multi-DOF parts stay empty.
-    fn from_rcl(m: Self::Rcl) -> Self {
-        Self {
-            header: header_in(&m.header),
-            joint_names: m.joint_names,
-            reference: super::convert::point_in(m.reference),
-            feedback: super::convert::point_in(m.feedback),
-            error: super::convert::point_in(m.error),
-            output: super::convert::point_in(m.output),
-            speed_scaling_factor: m.speed_scaling_factor,
-            ..Self::default()
-        }
-    }
-
-    fn to_rcl(&self) -> Self::Rcl {
-        control::JointTrajectoryControllerState {
-            header: header_out(&self.header),
-            joint_names: texts(&self.joint_names),
-            reference: point_out(&self.reference),
-            feedback: point_out(&self.feedback),
-            error: point_out(&self.error),
-            output: point_out(&self.output),
-            multi_dof_joint_names: texts(&self.multi_dof_joint_names),
-            multi_dof_reference: multi_dof_point_out(&self.multi_dof_reference),
-            multi_dof_feedback: multi_dof_point_out(&self.multi_dof_feedback),
-            multi_dof_error: multi_dof_point_out(&self.multi_dof_error),
-            multi_dof_output: multi_dof_point_out(&self.multi_dof_output),
-            speed_scaling_factor: self.speed_scaling_factor,
-        }
     }
 }

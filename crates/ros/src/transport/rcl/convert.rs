@@ -326,7 +326,7 @@ pub trait RclMessage: Sized {
     /// r2r's type.
     type Rcl: r2r::WrappedTypesupport + Send + 'static;
     /// Whether rcl carries it here: without control_msgs installed when r2r generated its
-    /// bindings (`ros_control_msgs`, build.rs), its types are published by the DDS backend only.
+    /// bindings, or with Humble's controller state (build.rs), the DDS backend publishes it.
     const CARRIED: bool = true;
     /// From rcl.
     fn from_rcl(m: Self::Rcl) -> Self;
@@ -381,8 +381,8 @@ macro_rules! not_carried {
     };
 }
 
-#[cfg(not(ros_control_msgs))]
+#[cfg(not(ros_controller_state_jazzy))]
 not_carried!(ControllerState, ControllerStateHumble);
-// The layout r2r binds is the installed control_msgs's: Jazzy's (and later).
-#[cfg(ros_control_msgs)]
+// The layout r2r binds is the installed control_msgs's: Jazzy's here (see build.rs).
+#[cfg(ros_controller_state_jazzy)]
 not_carried!(ControllerStateHumble);

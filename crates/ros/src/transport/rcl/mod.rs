@@ -17,6 +17,8 @@ mod action;
 mod action;
 #[cfg(ros_control_msgs)]
 mod control_msgs;
+#[cfg(ros_controller_state_jazzy)]
+mod controller_state;
 mod convert;
 mod parameters;
 
