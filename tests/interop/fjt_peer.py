@@ -29,7 +29,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from quintic import quintic_points
+from quintic import builders
 from ros_msgs import (
     UUID, CancelGoalRequest, CancelGoalResponse, CycloneCancelGoalRequest, CycloneCancelGoalResponse,
     CycloneFollowJointTrajectoryGetResultRequest, CycloneFollowJointTrajectoryGetResultResponse,
@@ -70,17 +70,7 @@ def max_distance(a, b):
     return max(abs(x - y) for x, y in zip(a, b))
 
 
-def to_duration(seconds):
-    ns = round(seconds * 1e9)
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-def trajectory(joints, q0, q1, seconds, points=10):
-    """A joint trajectory as MoveIt sends it: header stamp zero (start now), the points of
-    quintic_points."""
-    out = [JointTrajectoryPoint(positions=p, velocities=v, accelerations=a, time_from_start=to_duration(t))
-           for p, v, a, t in quintic_points(q0, q1, seconds, points)]
-    return JointTrajectory(joint_names=list(joints), points=out)
+trajectory, to_duration = builders(JointTrajectory, JointTrajectoryPoint, Duration)
 
 
 class ServiceClient:

@@ -20,3 +20,19 @@ def quintic_points(q0, q1, seconds, points=10):
             seconds * tau,
         ))
     return out
+
+
+def builders(trajectory_type, point_type, duration_type):
+    """`(trajectory, to_duration)` over one library's message types (Cyclone DDS's or rclpy's):
+    trajectory(joints, q0, q1, seconds, points=10) as MoveIt sends one (header stamp zero: start
+    now, the points of quintic_points), and to_duration(seconds)."""
+    def to_duration(seconds):
+        ns = round(seconds * 1e9)
+        return duration_type(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+    def trajectory(joints, q0, q1, seconds, points=10):
+        out = [point_type(positions=p, velocities=v, accelerations=a, time_from_start=to_duration(t))
+               for p, v, a, t in quintic_points(q0, q1, seconds, points)]
+        return trajectory_type(joint_names=list(joints), points=out)
+
+    return trajectory, to_duration

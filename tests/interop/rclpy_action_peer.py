@@ -25,24 +25,14 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from quintic import quintic_points
+from quintic import builders
 
 SUCCESSFUL = FollowJointTrajectory.Result.SUCCESSFUL
 INVALID_JOINTS = FollowJointTrajectory.Result.INVALID_JOINTS
 PATH_TOLERANCE_VIOLATED = FollowJointTrajectory.Result.PATH_TOLERANCE_VIOLATED
 
 
-def to_duration(seconds):
-    ns = round(seconds * 1e9)
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-def trajectory(joints, q0, q1, seconds, points=10):
-    """A joint trajectory as MoveIt sends it: header stamp zero (start now), the points of
-    quintic_points."""
-    out = [JointTrajectoryPoint(positions=p, velocities=v, accelerations=a, time_from_start=to_duration(t))
-           for p, v, a, t in quintic_points(q0, q1, seconds, points)]
-    return JointTrajectory(joint_names=list(joints), points=out)
+trajectory = builders(JointTrajectory, JointTrajectoryPoint, Duration)[0]
 
 
 class Peer:
