@@ -18,6 +18,7 @@ pub mod msgs;
 pub mod nodes;
 pub use armctl_runtime::parameter_services;
 pub mod realtime;
+pub mod services;
 pub mod ticker;
 pub mod transport;
 

@@ -21,6 +21,13 @@ impl Time {
             nanosec: ((t - sec) * 1e9).round().min(999_999_999.0) as u32,
         }
     }
+    /// The wall-clock time now, as ROS stamps wall-clock messages.
+    pub fn now() -> Self {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Self::from_seconds(since_epoch.as_secs_f64())
+    }
     /// As seconds.
     pub fn seconds(&self) -> f64 {
         self.sec as f64 + self.nanosec as f64 * 1e-9

@@ -12,12 +12,13 @@ use armctl_nodes::msgs::{
     Clock, DiagnosticArray, DiagnosticStatus, Float64MultiArray, JointState, JointTrajectory,
     JointTrajectoryPoint, KeyValue, PoseStamped, Time, WrenchStamped,
 };
+use armctl_nodes::services::parameter_msgs::{Parameter, ParameterEvent, ParameterValue};
 use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_nodes::RosError;
 use armctl_runtime::node_parameters::ParameterStore;
 
 /// Every topic a node can publish (all but /rosout, which is written through `log`).
-const PUBLISHED: [Topic; 11] = [
+const PUBLISHED: [Topic; 12] = [
     Topic::Clock,
     Topic::JointStates,
     Topic::Commands,
@@ -29,6 +30,7 @@ const PUBLISHED: [Topic; 11] = [
     Topic::ExternalTorqueBounds,
     Topic::ExternalWrenchEstimate,
     Topic::Diagnostics,
+    Topic::ParameterEvents,
 ];
 
 fn topic_name(topic: Topic) -> String {
@@ -120,6 +122,17 @@ fn samples() -> Vec<Incoming> {
             }],
             ..DiagnosticArray::default()
         }),
+        Incoming::ParameterEvents(ParameterEvent {
+            stamp: Time { sec: 5, nanosec: 6 },
+            node: "/talker".into(),
+            changed_parameters: vec![Parameter {
+                name: "kp".into(),
+                value: ParameterValue::from_value(&armctl_control::ParameterValue::DoubleArray(
+                    vec![100.0, 50.5],
+                )),
+            }],
+            ..ParameterEvent::default()
+        }),
     ]
 }
 
@@ -138,6 +151,7 @@ fn outgoing(incoming: &Incoming) -> Outgoing<'_> {
         Incoming::Diagnostics(m) => Outgoing::Diagnostics(m),
         Incoming::ControllerState(m) => Outgoing::ControllerState(m),
         Incoming::ControllerStateHumble(m) => Outgoing::ControllerStateHumble(m),
+        Incoming::ParameterEvents(m) => Outgoing::ParameterEvents(m),
         Incoming::Rosout(m) => unreachable!("not published: {m:?}"),
         Incoming::ParameterRequest(..)
         | Incoming::Action(..)

@@ -7,6 +7,7 @@ use crate::msgs::{
     Clock, ControllerState, ControllerStateHumble, DiagnosticArray, Float64MultiArray, JointState,
     JointTrajectory, Log, PoseStamped, StringMsg, WrenchStamped,
 };
+use crate::services::parameter_msgs::ParameterEvent;
 
 /// A ROS message type: its package and name (the DDS type is
 /// `<package>::msg::dds_::<name>_`, the CDR payload its fields in order), and whatever the
@@ -48,6 +49,7 @@ message_types! {
     DiagnosticArray = "diagnostic_msgs" / "DiagnosticArray",
     ControllerState = "control_msgs" / "JointTrajectoryControllerState",
     ControllerStateHumble = "control_msgs" / "JointTrajectoryControllerState",
+    ParameterEvent = "rcl_interfaces" / "ParameterEvent",
 }
 
 /// What a backend needs of every message type besides [`Message`]: with `r2r`, the conversion

@@ -9,7 +9,6 @@ pub mod dds;
 pub mod rcl;
 
 mod message;
-mod pending;
 pub use message::{BackendMessage, Message};
 
 use crate::follow_joint_trajectory::{ActionOutput, ActionRequest, ActionResponse};
@@ -134,6 +133,9 @@ topics! {
     /// Log lines on `/rosout` (rcl_interfaces/Log), read by tests and tools; nodes log with
     /// [`Transport::log`].
     Rosout: msgs::Log,
+    /// Changed parameter values (rcl_interfaces/ParameterEvent) on `/parameter_events`,
+    /// published by the backends for every node (see [`crate::services::publications`]).
+    ParameterEvents: crate::services::parameter_msgs::ParameterEvent,
 }
 
 /// A topic's message type and its place in [`Incoming`] and [`Outgoing`].

@@ -1,7 +1,7 @@
 //! The FollowJointTrajectory action on DDS: ros2-client's action server gives the three
 //! services (`send_goal`, `cancel_goal`, `get_result`) and two topics (`feedback`, `status`)
 //! their ROS 2 names, types and QoS; the node answers each request itself
-//! ([`crate::nodes::controller_node`]), so requests are numbered here and answered later.
+//! ([`crate::nodes::trajectory_action`]), kept until then by [`ActionServices`].
 
 use std::future::Future;
 use std::task::{Context, Poll};
@@ -26,15 +26,12 @@ use crate::follow_joint_trajectory::{
     GoalInfo, GoalStatus,
 };
 use crate::msgs::Time;
-use crate::transport::pending::PendingRequests;
+use crate::services::action::ActionServices;
 use crate::RosError;
 
 impl ros2_client::Message for Goal {}
 impl ros2_client::Message for ActionResult {}
 impl ros2_client::Message for Feedback {}
-
-/// At most this many requests wait for an answer ([`PendingRequests`]).
-const MAX_PENDING: usize = 1024;
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
@@ -42,17 +39,11 @@ fn transport(e: impl std::fmt::Debug) -> RosError {
     }
 }
 
-/// Which service a request came on, and its id there.
-enum Pending {
-    Goal(RmwRequestId),
-    Cancel(RmwRequestId),
-    Result(RmwRequestId),
-}
-
 /// A node's FollowJointTrajectory action server.
 pub(crate) struct TrajectoryActionServer {
     server: ActionServer<Goal, ActionResult, Feedback>,
-    pending: PendingRequests<Pending>,
+    /// Each waiting request's id on the service it came on.
+    services: ActionServices<RmwRequestId>,
 }
 
 fn ros_time(t: Time) -> RosTime {
@@ -140,12 +131,12 @@ impl TrajectoryActionServer {
             .map_err(transport)?;
         Ok(Self {
             server,
-            pending: PendingRequests::new(MAX_PENDING),
+            services: ActionServices::default(),
         })
     }
 
-    fn number(&mut self, pending: Pending) -> u64 {
-        self.pending.number(pending)
+    fn number(&mut self, rmw: RmwRequestId, request: ActionRequest) -> (u64, ActionRequest) {
+        (self.services.receive(rmw, &request), request)
     }
 
     /// The next request waiting on any of the three services (`Some(None)`: an unreadable
@@ -159,29 +150,20 @@ impl TrajectoryActionServer {
                 r.ok()
                     .map(|(rmw, q): (RmwRequestId, SendGoalRequest<Goal>)| {
                         let id = *q.goal_id.uuid.as_bytes();
-                        (
-                            self.number(Pending::Goal(rmw)),
-                            ActionRequest::SendGoal(id, Box::new(q.goal)),
-                        )
+                        self.number(rmw, ActionRequest::SendGoal(id, Box::new(q.goal)))
                     }),
             );
         }
         if let Poll::Ready(r) = poll_once(self.server.cancel_server().async_receive_request(), cx) {
             return Poll::Ready(r.ok().and_then(|(rmw, q)| {
                 let target = cancel_target(&q)?;
-                Some((
-                    self.number(Pending::Cancel(rmw)),
-                    ActionRequest::Cancel(target),
-                ))
+                Some(self.number(rmw, ActionRequest::Cancel(target)))
             }));
         }
         if let Poll::Ready(r) = poll_once(self.server.result_server().async_receive_request(), cx) {
             return Poll::Ready(r.ok().map(|(rmw, q): (RmwRequestId, GetResultRequest)| {
                 let id = *q.goal_id.uuid.as_bytes();
-                (
-                    self.number(Pending::Result(rmw)),
-                    ActionRequest::GetResult(id),
-                )
+                self.number(rmw, ActionRequest::GetResult(id))
             }));
         }
         Poll::Pending
@@ -189,31 +171,26 @@ impl TrajectoryActionServer {
 
     /// Answers request `id` on its service.
     pub(crate) fn respond(&mut self, id: u64, response: ActionResponse) -> Result<(), String> {
-        let Some(pending) = self.pending.take(id) else {
+        let Some(rmw) = self.services.answer(id, &response)? else {
             return Ok(());
         };
-        let sent = match (pending, response) {
-            (Pending::Goal(rmw), ActionResponse::Goal { accepted, stamp }) => {
+        let sent = match response {
+            ActionResponse::Goal { accepted, stamp } => {
                 let stamp = ros_time(stamp);
                 self.server
                     .send_goal_response(rmw, SendGoalResponse { accepted, stamp })
             }
-            (Pending::Cancel(rmw), ActionResponse::Cancel { code, canceling }) => {
+            ActionResponse::Cancel { code, canceling } => {
                 let response = CancelGoalResponse {
                     return_code: cancel_code(code),
                     goals_canceling: canceling.iter().map(ros_info).collect(),
                 };
                 self.server.send_cancel_response(rmw, response)
             }
-            (Pending::Result(rmw), ActionResponse::Result { status, result }) => {
+            ActionResponse::Result { status, result } => {
                 let status = ros_status(status);
                 self.server
                     .send_result(rmw, GetResultResponse { status, result })
-            }
-            _ => {
-                return Err(format!(
-                    "action request {id}: a response of another service"
-                ))
             }
         };
         sent.map_err(|e| format!("action response {id}: {e:?}"))

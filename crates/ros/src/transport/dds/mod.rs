@@ -356,7 +356,7 @@ impl DdsTransport {
             }
         }
         let mut outputs = Vec::new();
-        for (topic, name) in &spec.publications {
+        for (topic, name) in &crate::services::publications(spec) {
             let (node, qos) = (&mut node, &qos);
             outputs.push((*topic, topic.visit(Advertise { node, name, qos })?));
         }
@@ -525,14 +525,18 @@ impl Transport for DdsTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        let withheld = self.parameters.respond(id, response);
+        let (changed, withheld) = self.parameters.respond(id, response);
+        self.announce_parameters(&changed);
         if !withheld.is_empty() {
             self.log(LogLevel::Warn, &format!("parameter reply cut: {}: a reply larger than one datagram (here {} bytes: this host's smallest interface MTU less RustDDS's headers) does not reach a Fast DDS client from this backend (RustDDS fragments it in a form Fast DDS drops); read the URDF from /robot_description, or run the r2r backend", withheld.join(", "), self.parameters.reply_limit().unwrap_or(usize::MAX)));
         }
     }
 
     fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
-        self.parameters.announce(changed.iter());
+        let (node, stamp) = (self.node.fully_qualified_name(), msgs::Time::now());
+        if let Some(event) = crate::services::parameters::event(&node, stamp, changed) {
+            self.publish(Outgoing::ParameterEvents(&event));
+        }
     }
 
     fn respond_action(&mut self, id: u64, response: ActionResponse) {

@@ -1,15 +1,14 @@
 //! A client of another node's parameter services on DDS, as `ros2 param set` / `get` /
 //! `describe` use them.
 
-use ros2_client::parameters::raw;
 use ros2_client::qos::History;
-use ros2_client::rcl_interfaces::{
-    DescribeParametersRequest, DescribeParametersResponse, GetParametersRequest,
-    GetParametersResponse, SetParametersRequest, SetParametersResponse,
-};
 use ros2_client::{Client, Message, Name, Node, QosProfile, ServiceMapping, ServiceTypeName};
 
-use super::parameters::{from_ros, to_ros, transport};
+use super::parameters::transport;
+use crate::services::parameter_msgs::{
+    DescribeParametersResponse, GetParametersResponse, NamesRequest, Parameter, ParameterValue,
+    SetParametersRequest, SetParametersResponse,
+};
 use crate::RosError;
 use armctl_control::ParameterValue as RosValue;
 
@@ -37,8 +36,8 @@ fn client<Req: Message + Clone + 'static, Resp: Message + 'static>(
 /// client with the service is lost, as with any DDS client: call with a timeout and repeat.
 pub struct ParameterClient {
     set: Client<SetParametersRequest, SetParametersResponse>,
-    get: Client<GetParametersRequest, GetParametersResponse>,
-    describe: Client<DescribeParametersRequest, DescribeParametersResponse>,
+    get: Client<NamesRequest, GetParametersResponse>,
+    describe: Client<NamesRequest, DescribeParametersResponse>,
 }
 
 impl std::fmt::Debug for ParameterClient {
@@ -70,9 +69,9 @@ impl ParameterClient {
     /// Sets one parameter: `Ok(Err(reason))` when the node rejects the value.
     pub async fn set(&self, name: &str, value: &RosValue) -> Result<Result<(), String>, RosError> {
         let request = SetParametersRequest {
-            parameter: vec![raw::Parameter {
+            parameters: vec![Parameter {
                 name: name.into(),
-                value: from_ros(value),
+                value: ParameterValue::from_value(value),
             }],
         };
         let response = self
@@ -96,17 +95,17 @@ impl ParameterClient {
     pub async fn get(&self, name: &str) -> Result<Option<RosValue>, RosError> {
         let response = self
             .get
-            .async_call_service(GetParametersRequest {
+            .async_call_service(NamesRequest {
                 names: vec![name.into()],
             })
             .await
             .map_err(transport)?;
-        Ok(response.values.into_iter().next().and_then(to_ros))
+        Ok(response.values.first().and_then(ParameterValue::to_value))
     }
 
     /// One parameter's description, read-only flag and range, as text.
     pub async fn describe(&self, name: &str) -> Result<String, RosError> {
-        let request = DescribeParametersRequest {
+        let request = NamesRequest {
             names: vec![name.into()],
         };
         let response = self
@@ -115,7 +114,7 @@ impl ParameterClient {
             .await
             .map_err(transport)?;
         let d = response
-            .values
+            .descriptors
             .into_iter()
             .next()
             .ok_or_else(|| transport("empty describe_parameters response"))?;
@@ -126,7 +125,7 @@ impl ParameterClient {
             .unwrap_or_default();
         Ok(format!(
             "{}: {} (type {}, read_only {}{range})",
-            d.name, d.description, d.r#type, d.read_only
+            d.name, d.description, d.type_, d.read_only
         ))
     }
 }

@@ -1,33 +1,46 @@
-//! The ROS 2 parameter services on DDS, served by us rather than by ros2-client, so that the
-//! node checks every change itself (with the controller's own checks) and `ros2 param describe`
-//! shows our descriptions, ranges and read-only flags. Accepted changes are announced on
-//! `/parameter_events`.
+//! The ROS 2 parameter services and the trigger services on DDS: the servers, typed on
+//! armctl's wire structs ([`crate::services::parameter_msgs`]), carrying requests to the one
+//! implementation ([`crate::services::parameters`]) and its replies back, cut to what a Fast
+//! DDS client can take from this backend ([`reply_limit`]).
 
-use ros2_client::builtin_interfaces::Time;
-use ros2_client::parameters::{raw, ParameterValue};
 use ros2_client::qos::History;
-use ros2_client::rcl_interfaces::{
-    DescribeParametersRequest, DescribeParametersResponse, GetParameterTypesRequest,
-    GetParameterTypesResponse, GetParametersRequest, GetParametersResponse, ListParametersRequest,
-    ListParametersResponse, SetParametersAtomicallyResponse, SetParametersRequest,
-    SetParametersResponse,
-};
 use ros2_client::service::RmwRequestId;
-use ros2_client::{
-    Message, MessageTypeName, Name, Node, Publisher, QosProfile, Server, ServiceMapping,
-    ServiceTypeName,
-};
+use ros2_client::{Message, Name, Node, QosProfile, Server, ServiceMapping, ServiceTypeName};
 
-use super::trigger::{TriggerRequest, TriggerResponse};
 use crate::parameter_services::{ParameterRequest, ParameterResponse};
-use crate::transport::pending::PendingRequests;
+use crate::services::parameter_msgs::{
+    DescribeParametersResponse, GetParameterTypesResponse, GetParametersResponse,
+    ListParametersRequest, ListParametersResponse, NamesRequest, ParameterEvent,
+    SetParametersAtomicallyResponse, SetParametersRequest, SetParametersResponse, TriggerRequest,
+    TriggerResponse,
+};
+use crate::services::parameters::{Answer, ParameterCall, ParameterReply, ParameterServices};
 use crate::RosError;
-use armctl_control::{Declaration, ParameterValue as RosValue};
+use armctl_control::ParameterValue as Value;
 
 mod reply_limit;
+use reply_limit::{fit, reply_limit};
 #[cfg(test)]
 use reply_limit::{interface_mtus, NETWORK_REPLY_LIMIT, RUSTDDS_FALLBACK_BUDGET};
-use reply_limit::{list_within_limit, reply_limit, shorten, shorten_descriptions, within_limit};
+
+macro_rules! dds_messages {
+    ($($ty:ident),*) => { $(impl Message for $ty {})* };
+}
+
+dds_messages!(
+    ListParametersRequest,
+    ListParametersResponse,
+    NamesRequest,
+    GetParametersResponse,
+    GetParameterTypesResponse,
+    DescribeParametersResponse,
+    SetParametersRequest,
+    SetParametersResponse,
+    SetParametersAtomicallyResponse,
+    TriggerRequest,
+    TriggerResponse,
+    ParameterEvent
+);
 
 pub(super) fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {
@@ -35,121 +48,23 @@ pub(super) fn transport(e: impl std::fmt::Debug) -> RosError {
     }
 }
 
-/// A parameter value from the wire (integer arrays widen to double arrays; byte arrays and
-/// "not set" are not parameter values here).
-pub(crate) fn to_ros(value: raw::ParameterValue) -> Option<RosValue> {
-    Some(match ParameterValue::from(value) {
-        ParameterValue::Boolean(b) => RosValue::Bool(b),
-        ParameterValue::Integer(i) => RosValue::Integer(i),
-        ParameterValue::Double(d) => RosValue::Double(d),
-        ParameterValue::String(s) => RosValue::String(s),
-        ParameterValue::DoubleArray(v) => RosValue::DoubleArray(v),
-        ParameterValue::IntegerArray(v) => {
-            RosValue::DoubleArray(v.into_iter().map(|i| i as f64).collect())
-        }
-        ParameterValue::StringArray(v) => RosValue::StringArray(v),
-        ParameterValue::BooleanArray(v) => RosValue::BoolArray(v),
-        ParameterValue::NotSet | ParameterValue::ByteArray(_) => return None,
-    })
-}
-
-pub(super) fn from_ros(value: &RosValue) -> raw::ParameterValue {
-    raw::ParameterValue::from(match value {
-        RosValue::Bool(b) => ParameterValue::Boolean(*b),
-        RosValue::Integer(i) => ParameterValue::Integer(*i),
-        RosValue::Double(d) => ParameterValue::Double(*d),
-        RosValue::String(s) => ParameterValue::String(s.clone()),
-        RosValue::DoubleArray(v) => ParameterValue::DoubleArray(v.clone()),
-        RosValue::StringArray(v) => ParameterValue::StringArray(v.clone()),
-        RosValue::BoolArray(v) => ParameterValue::BooleanArray(v.clone()),
-    })
-}
-
-fn descriptor(name: &str, declaration: Option<&Declaration>) -> raw::ParameterDescriptor {
-    let d = crate::parameter_services::descriptor(name, declaration);
-    raw::ParameterDescriptor {
-        name: d.name,
-        r#type: d.type_id,
-        description: d.description,
-        additional_constraints: d.additional_constraints,
-        read_only: d.read_only,
-        dynamic_typing: false,
-        floating_point_range: d
-            .floating_point_range
-            .map(|(from_value, to_value)| raw::FloatingPointRange {
-                from_value,
-                to_value,
-                step: 0.0,
-            })
-            .into_iter()
-            .collect(),
-        integer_range: d
-            .integer_range
-            .map(|(from_value, to_value)| raw::IntegerRange {
-                from_value,
-                to_value,
-                step: 0,
-            })
-            .into_iter()
-            .collect(),
-    }
-}
-
-fn changes(parameters: Vec<raw::Parameter>) -> Vec<(String, RosValue)> {
-    // Byte arrays and "not set" have no RosValue: such a change arrives as an empty string
-    // array, which no declaration accepts, so the node refuses it with the expected type.
-    parameters
-        .into_iter()
-        .map(|p| {
-            let value = to_ros(p.value).unwrap_or(RosValue::StringArray(vec![]));
-            (p.name, value)
-        })
-        .collect()
-}
-
-/// Requests waiting for the node's answer, at most.
-const MAX_PENDING: usize = 64;
-
-/// Which service a pending request came from.
-#[derive(Debug)]
-enum Pending {
-    List,
-    Get(Vec<String>),
-    GetTypes,
-    Describe(Vec<String>),
-    Set(Vec<(String, RosValue)>),
-    SetAtomically(Vec<(String, RosValue)>),
-    /// A trigger service (its index): setting its parameter true.
-    Trigger(usize),
-}
-
-/// The six parameter servers of one node.
+/// The six parameter servers of one node and its trigger servers.
 pub(crate) struct ParameterServers {
     list: Server<ListParametersRequest, ListParametersResponse>,
-    get: Server<GetParametersRequest, GetParametersResponse>,
-    get_types: Server<GetParameterTypesRequest, GetParameterTypesResponse>,
-    describe: Server<DescribeParametersRequest, DescribeParametersResponse>,
+    get: Server<NamesRequest, GetParametersResponse>,
+    get_types: Server<NamesRequest, GetParameterTypesResponse>,
+    describe: Server<NamesRequest, DescribeParametersResponse>,
     set: Server<SetParametersRequest, SetParametersResponse>,
     set_atomically: Server<SetParametersRequest, SetParametersAtomicallyResponse>,
     /// `~/<name>` (std_srvs/Trigger) for each trigger parameter: a call sets it true.
     triggers: Vec<(String, Server<TriggerRequest, TriggerResponse>)>,
-    events: Publisher<raw::ParameterEvent>,
-    node_name: String,
     /// What a reply may take (see [`reply_limit`]); none with the Cyclone mapping.
     reply_limit: Option<usize>,
-    pending: PendingRequests<(RmwRequestId, Pending)>,
+    services: ParameterServices<RmwRequestId>,
 }
 
+/// The server of `service` under the node's name, of the type `package`/`type_name`.
 fn server<Req: Message + Clone + 'static, Resp: Message + 'static>(
-    node: &mut Node,
-    mapping: ServiceMapping,
-    service: &str,
-    type_name: &str,
-) -> Result<Server<Req, Resp>, RosError> {
-    typed_server(node, mapping, service, ("rcl_interfaces", type_name))
-}
-
-fn typed_server<Req: Message + Clone + 'static, Resp: Message + 'static>(
     node: &mut Node,
     mapping: ServiceMapping,
     service: &str,
@@ -168,17 +83,6 @@ fn typed_server<Req: Message + Clone + 'static, Resp: Message + 'static>(
     .map_err(transport)
 }
 
-/// One received request, before it is numbered.
-enum Received {
-    List(RmwRequestId, ListParametersRequest),
-    Get(RmwRequestId, GetParametersRequest),
-    GetTypes(RmwRequestId, GetParameterTypesRequest),
-    Describe(RmwRequestId, DescribeParametersRequest),
-    Set(RmwRequestId, SetParametersRequest),
-    SetAtomically(RmwRequestId, SetParametersRequest),
-    Trigger(usize, RmwRequestId),
-}
-
 impl ParameterServers {
     /// Creates the servers under the node's name, and a std_srvs/Trigger service `~/<name>`
     /// for each of `triggers` (parameters that act when set true).
@@ -188,52 +92,52 @@ impl ParameterServers {
         loopback_only: bool,
         triggers: &[String],
     ) -> Result<Self, RosError> {
-        let limit = reply_limit(loopback_only);
-        let events_topic = node
-            .create_topic(
-                &Name::new("/", "parameter_events").map_err(transport)?,
-                MessageTypeName::new("rcl_interfaces", "ParameterEvent"),
-                &QosProfile::publisher_default(),
-            )
-            .map_err(transport)?;
+        let ours = |name| ("rcl_interfaces", name);
+        let trigger = |name: &String, node: &mut Node| {
+            let server = server(node, mapping, name, ("std_srvs", "Trigger"))?;
+            Ok((name.clone(), server))
+        };
         Ok(Self {
-            list: server(node, mapping, "list_parameters", "ListParameters")?,
-            get: server(node, mapping, "get_parameters", "GetParameters")?,
-            get_types: server(node, mapping, "get_parameter_types", "GetParameterTypes")?,
-            describe: server(node, mapping, "describe_parameters", "DescribeParameters")?,
-            set: server(node, mapping, "set_parameters", "SetParameters")?,
+            list: server(node, mapping, "list_parameters", ours("ListParameters"))?,
+            get: server(node, mapping, "get_parameters", ours("GetParameters"))?,
+            get_types: server(
+                node,
+                mapping,
+                "get_parameter_types",
+                ours("GetParameterTypes"),
+            )?,
+            describe: server(
+                node,
+                mapping,
+                "describe_parameters",
+                ours("DescribeParameters"),
+            )?,
+            set: server(node, mapping, "set_parameters", ours("SetParameters"))?,
             set_atomically: server(
                 node,
                 mapping,
                 "set_parameters_atomically",
-                "SetParametersAtomically",
+                ours("SetParametersAtomically"),
             )?,
             triggers: triggers
                 .iter()
-                .map(|name| {
-                    let server = typed_server(node, mapping, name, ("std_srvs", "Trigger"))?;
-                    Ok((name.clone(), server))
-                })
+                .map(|name| trigger(name, node))
                 .collect::<Result<_, RosError>>()?,
-            events: node
-                .create_publisher(&events_topic, None)
-                .map_err(transport)?,
-            node_name: node.fully_qualified_name(),
-            reply_limit: (mapping == ServiceMapping::Enhanced).then_some(limit),
-            pending: PendingRequests::new(MAX_PENDING),
+            reply_limit: (mapping == ServiceMapping::Enhanced).then(|| reply_limit(loopback_only)),
+            services: ParameterServices::default(),
         })
     }
 
-    async fn receive(&self) -> Received {
+    async fn receive(&self) -> (RmwRequestId, ParameterCall) {
         loop {
             // A malformed request is skipped.
             let received = tokio::select! {
-                r = self.list.async_receive_request() => r.map(|(id, q)| Received::List(id, q)).ok(),
-                r = self.get.async_receive_request() => r.map(|(id, q)| Received::Get(id, q)).ok(),
-                r = self.get_types.async_receive_request() => r.map(|(id, q)| Received::GetTypes(id, q)).ok(),
-                r = self.describe.async_receive_request() => r.map(|(id, q)| Received::Describe(id, q)).ok(),
-                r = self.set.async_receive_request() => r.map(|(id, q)| Received::Set(id, q)).ok(),
-                r = self.set_atomically.async_receive_request() => r.map(|(id, q)| Received::SetAtomically(id, q)).ok(),
+                r = self.list.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::List(q))).ok(),
+                r = self.get.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::Get(q))).ok(),
+                r = self.get_types.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::GetTypes(q))).ok(),
+                r = self.describe.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::Describe(q))).ok(),
+                r = self.set.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::Set(q))).ok(),
+                r = self.set_atomically.async_receive_request() => r.map(|(id, q)| (id, ParameterCall::SetAtomically(q))).ok(),
                 r = self.next_trigger() => r,
             };
             if let Some(received) = received {
@@ -244,17 +148,14 @@ impl ParameterServers {
     }
 
     /// The next call of a trigger service (never, without one).
-    async fn next_trigger(&self) -> Option<Received> {
+    async fn next_trigger(&self) -> Option<(RmwRequestId, ParameterCall)> {
         if self.triggers.is_empty() {
             return std::future::pending().await;
         }
-        let calls = self.triggers.iter().enumerate().map(|(k, (_, server))| {
+        let calls = self.triggers.iter().map(|(name, server)| {
             Box::pin(async move {
-                server
-                    .async_receive_request()
-                    .await
-                    .map(|(id, _)| Received::Trigger(k, id))
-                    .ok()
+                let (id, _) = server.async_receive_request().await.ok()?;
+                Some((id, ParameterCall::Trigger(name.clone())))
             })
         });
         futures::future::select_all(calls).await.0
@@ -262,46 +163,8 @@ impl ParameterServers {
 
     /// The next request, numbered for [`ParameterServers::respond`].
     pub(crate) async fn next(&mut self) -> (u64, ParameterRequest) {
-        let (rmw_id, pending, request) = match self.receive().await {
-            Received::List(id, q) => (
-                id,
-                Pending::List,
-                ParameterRequest::List {
-                    prefixes: q.prefixes,
-                    depth: q.depth,
-                },
-            ),
-            Received::Get(id, q) => (
-                id,
-                Pending::Get(q.names.clone()),
-                ParameterRequest::Get(q.names),
-            ),
-            Received::GetTypes(id, q) => {
-                (id, Pending::GetTypes, ParameterRequest::GetTypes(q.names))
-            }
-            Received::Describe(id, q) => (
-                id,
-                Pending::Describe(q.names.clone()),
-                ParameterRequest::Describe(q.names),
-            ),
-            Received::Set(id, q) => {
-                let c = changes(q.parameter);
-                (id, Pending::Set(c.clone()), ParameterRequest::Set(c))
-            }
-            Received::SetAtomically(id, q) => {
-                let c = changes(q.parameter);
-                (
-                    id,
-                    Pending::SetAtomically(c.clone()),
-                    ParameterRequest::SetAtomically(c),
-                )
-            }
-            Received::Trigger(k, id) => {
-                let set = vec![(self.triggers[k].0.clone(), RosValue::Bool(true))];
-                (id, Pending::Trigger(k), ParameterRequest::Set(set))
-            }
-        };
-        (self.pending.number((rmw_id, pending)), request)
+        let (token, call) = self.receive().await;
+        self.services.receive(token, call)
     }
 
     /// The largest reply sent (see [`reply_limit`]); none with the Cyclone mapping.
@@ -309,157 +172,77 @@ impl ParameterServers {
         self.reply_limit
     }
 
-    /// Sends the response to request `id`, and a parameter event for accepted changes; gives
-    /// the names of values answered "not set" because they exceed the reply limit.
-    pub(crate) fn respond(&mut self, id: u64, response: ParameterResponse) -> Vec<String> {
-        let Some((rmw_id, pending)) = self.pending.take(id) else {
-            return vec![];
+    /// Sends the reply to request `id`: the values it changed (to announce), and what was
+    /// left out of it to fit the reply limit.
+    pub(crate) fn respond(
+        &mut self,
+        id: u64,
+        response: ParameterResponse,
+    ) -> (Vec<(String, Value)>, Vec<String>) {
+        let Some(Answer {
+            token,
+            mut reply,
+            names,
+            changed,
+        }) = self.services.answer(id, response)
+        else {
+            return (vec![], vec![]);
         };
-        let mut withheld = vec![];
-        let sent = match (pending, response) {
-            (Pending::List, ParameterResponse::List(names)) => {
-                let reply = list_within_limit(self.reply_limit, names, &mut withheld);
-                self.send(&self.list, rmw_id, reply, "list_parameters", &mut withheld)
-            }
-            (Pending::Get(names), ParameterResponse::Get(values)) => {
-                let (values, unsent) = within_limit(self.reply_limit, &names, values);
-                withheld = unsent;
-                let reply = GetParametersResponse { values };
-                self.send(&self.get, rmw_id, reply, "get_parameters", &mut withheld)
-            }
-            (Pending::GetTypes, ParameterResponse::GetTypes(kinds)) => {
-                let values = kinds
-                    .into_iter()
-                    .map(crate::parameter_services::type_id)
-                    .collect();
-                let reply = GetParameterTypesResponse { values };
-                let what = "get_parameter_types";
-                self.send(&self.get_types, rmw_id, reply, what, &mut withheld)
-            }
-            (Pending::Describe(names), ParameterResponse::Describe(found)) => {
-                let mut values: Vec<raw::ParameterDescriptor> = names
-                    .iter()
-                    .zip(&found)
-                    .map(|(n, d)| descriptor(n, d.as_ref()))
-                    .collect();
-                if shorten_descriptions(self.reply_limit, &mut values) {
-                    withheld.push("descriptions shortened".into());
-                }
-                let reply = DescribeParametersResponse { values };
-                let what = "describe_parameters";
-                self.send(&self.describe, rmw_id, reply, what, &mut withheld)
-            }
-            (Pending::Set(changes), ParameterResponse::Set(results)) => {
-                // The values as stored, which may be typed otherwise than sent.
-                let accepted: Vec<(String, RosValue)> = changes
-                    .iter()
-                    .zip(&results)
-                    .filter_map(|((name, _), r)| Some((name.clone(), r.as_ref().ok()?.clone())))
-                    .collect();
-                self.announce(accepted.iter());
-                // Each result's share of the reply.
-                let limit = self.reply_limit.unwrap_or(usize::MAX);
-                let room = (limit / results.len().max(1)).saturating_sub(16);
-                let results = results.iter().map(|r| result(r, room)).collect();
-                let reply = SetParametersResponse { results };
-                self.send(&self.set, rmw_id, reply, "set_parameters", &mut withheld)
-            }
-            (Pending::SetAtomically(changes), ParameterResponse::SetAtomically(r)) => {
-                if let Ok(values) = &r {
-                    let names = changes.iter().map(|(name, _)| name.clone());
-                    let stored: Vec<(String, RosValue)> = names.zip(values.clone()).collect();
-                    self.announce(stored.iter());
-                }
-                let room = self.reply_limit.unwrap_or(usize::MAX).saturating_sub(16);
-                let reply = SetParametersAtomicallyResponse {
-                    result: result(&r, room),
-                };
-                let what = "set_parameters_atomically";
-                self.send(&self.set_atomically, rmw_id, reply, what, &mut withheld)
-            }
-            (Pending::Trigger(k), ParameterResponse::Set(results)) => {
-                let (name, server) = &self.triggers[k];
-                let reply = match results.first() {
-                    Some(Ok(stored)) => {
-                        self.announce([(name.clone(), stored.clone())].iter());
-                        TriggerResponse::new(
-                            true,
-                            format!("{name} applied (/rosout says what it did)"),
-                        )
-                    }
-                    Some(Err(reason)) => TriggerResponse::new(false, reason.clone()),
-                    None => TriggerResponse::new(false, format!("{name}: no answer from the node")),
-                };
-                self.send(server, rmw_id, reply, name, &mut withheld)
-            }
-            (pending, response) => {
-                eprintln!("parameter services: {response:?} does not answer {pending:?}");
-                Ok(())
-            }
-        };
-        if let Err(e) = sent {
+        let mut notes = fit(self.reply_limit, &mut reply, &names);
+        if let Err(e) = self.send(token, reply, &names, &mut notes) {
             eprintln!("parameter services: response not sent: {e}");
         }
-        withheld
+        (changed, notes)
     }
 
-    /// Sends `reply` unless its serialized size exceeds the reply limit (see
-    /// [`reply_limit`]): a reply Fast DDS would drop is not sent, so that only this
-    /// call goes unanswered and not every later one of the client; `notes` says so.
-    fn send<Req: Message + 'static, Resp: Message + 'static>(
+    /// Sends `reply` on the server it answers.
+    fn send(
         &self,
-        server: &Server<Req, Resp>,
-        rmw_id: RmwRequestId,
-        reply: Resp,
-        service: &str,
+        token: RmwRequestId,
+        reply: ParameterReply,
+        names: &[String],
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
-        if let Some(limit) = self.reply_limit {
-            let size = cdr_encoding::to_vec::<Resp, byteorder::LittleEndian>(&reply)
-                .map_or(usize::MAX, |bytes| bytes.len());
-            if size > limit {
-                notes.push(format!(
-                    "the whole {service} reply ({size} bytes): not sent"
-                ));
-                return Ok(());
+        let limit = self.reply_limit;
+        match reply {
+            ParameterReply::List(r) => send(&self.list, token, r, limit, notes),
+            ParameterReply::Get(r) => send(&self.get, token, r, limit, notes),
+            ParameterReply::GetTypes(r) => send(&self.get_types, token, r, limit, notes),
+            ParameterReply::Describe(r) => send(&self.describe, token, r, limit, notes),
+            ParameterReply::Set(r) => send(&self.set, token, r, limit, notes),
+            ParameterReply::SetAtomically(r) => send(&self.set_atomically, token, r, limit, notes),
+            ParameterReply::Trigger(r) => {
+                let name = names.first().map_or("", String::as_str);
+                match self.triggers.iter().find(|(n, _)| n == name) {
+                    Some((_, server)) => send(server, token, r, limit, notes),
+                    None => Err(format!("no trigger service {name}")),
+                }
             }
-        }
-        server
-            .send_response(rmw_id, reply)
-            .map_err(|e| format!("{e:?}"))
-    }
-
-    pub(crate) fn announce<'a>(&self, accepted: impl Iterator<Item = &'a (String, RosValue)>) {
-        let changed_parameters: Vec<raw::Parameter> = accepted
-            .map(|(name, value)| raw::Parameter {
-                name: name.clone(),
-                value: from_ros(value),
-            })
-            .collect();
-        if changed_parameters.is_empty() {
-            return;
-        }
-        let event = raw::ParameterEvent {
-            stamp: Time::now(),
-            node: self.node_name.clone(),
-            new_parameters: vec![],
-            changed_parameters,
-            deleted_parameters: vec![],
-        };
-        if let Err(e) = self.events.publish(event) {
-            eprintln!("parameter events: {e:?}");
         }
     }
 }
 
-/// The wire result of one change (or of an atomic set), its reason cut to `room` bytes.
-fn result<T>(r: &Result<T, String>, room: usize) -> raw::SetParametersResult {
-    let mut reason = r.as_ref().err().cloned().unwrap_or_default();
-    shorten(&mut reason, room);
-    raw::SetParametersResult {
-        successful: r.is_ok(),
-        reason,
+/// Sends `reply` unless its serialized size exceeds `limit` (see [`reply_limit`]): a reply
+/// Fast DDS would drop is not sent, so that only this call goes unanswered and not every
+/// later one of the client; `notes` says so.
+fn send<Req: Message + 'static, Resp: Message + 'static>(
+    server: &Server<Req, Resp>,
+    token: RmwRequestId,
+    reply: Resp,
+    limit: Option<usize>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    if let Some(limit) = limit {
+        let size = cdr_encoding::to_vec::<Resp, byteorder::LittleEndian>(&reply)
+            .map_or(usize::MAX, |bytes| bytes.len());
+        if size > limit {
+            notes.push(format!("a whole reply ({size} bytes): not sent"));
+            return Ok(());
+        }
     }
+    server
+        .send_response(token, reply)
+        .map_err(|e| format!("{e:?}"))
 }
 
 #[cfg(test)]

@@ -1,33 +1,12 @@
-//! std_srvs/Trigger on DDS: the messages, and a client for another node's trigger service (as
+//! std_srvs/Trigger on DDS: a client for another node's trigger service (as
 //! `ros2 service call NAME std_srvs/srv/Trigger` is). The servers are the parameter servers'
 //! (a call sets the trigger parameter of the same name).
 
 use ros2_client::qos::History;
-use ros2_client::{Client, Message, Name, Node, QosProfile, ServiceMapping, ServiceTypeName};
+use ros2_client::{Client, Name, Node, QosProfile, ServiceMapping, ServiceTypeName};
 
+use crate::services::parameter_msgs::{TriggerRequest, TriggerResponse};
 use crate::RosError;
-
-/// std_srvs/Trigger's request (ROS 2 gives an empty message one byte).
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct TriggerRequest {
-    structure_needs_at_least_one_member: u8,
-}
-
-/// std_srvs/Trigger's response.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub(crate) struct TriggerResponse {
-    success: bool,
-    message: String,
-}
-
-impl TriggerResponse {
-    pub(crate) fn new(success: bool, message: String) -> Self {
-        Self { success, message }
-    }
-}
-
-impl Message for TriggerRequest {}
-impl Message for TriggerResponse {}
 
 fn transport(e: impl std::fmt::Debug) -> RosError {
     RosError::Transport {

@@ -21,11 +21,8 @@ use crate::follow_joint_trajectory::{
     ActionOutput, ActionRequest, ActionResponse, GoalId, GoalInfo,
 };
 use crate::msgs::Time;
-use crate::transport::pending::PendingRequests;
+use crate::services::action::ActionServices;
 use crate::RosError;
-
-/// At most this many requests wait for an answer (as on DDS).
-const MAX_PENDING: usize = 1024;
 
 /// A request waiting for the node's answer, on the service it came on.
 enum Pending {
@@ -79,7 +76,7 @@ pub(super) struct TrajectoryActionServer {
     requests: BoxStream<'static, Pending>,
     feedback: r2r::Publisher<Fjt::FeedbackMessage>,
     status: r2r::Publisher<action_wire::GoalStatusArray>,
-    pending: PendingRequests<Pending>,
+    services: ActionServices<Pending>,
 }
 
 impl TrajectoryActionServer {
@@ -127,7 +124,7 @@ impl TrajectoryActionServer {
             requests: select_all(streams).boxed(),
             feedback,
             status,
-            pending: PendingRequests::new(MAX_PENDING),
+            services: ActionServices::default(),
         };
         Ok(Some((server, pumps)))
     }
@@ -137,12 +134,12 @@ impl TrajectoryActionServer {
     pub(super) async fn next(&mut self) -> Option<(u64, ActionRequest)> {
         let pending = self.requests.next().await?;
         let request = pending.request();
-        Some((self.pending.number(pending), request))
+        Some((self.services.receive(pending, &request), request))
     }
 
     /// Answers request `id` on its service.
     pub(super) fn respond(&mut self, id: u64, response: ActionResponse) -> Result<(), String> {
-        let Some(pending) = self.pending.take(id) else {
+        let Some(pending) = self.services.answer(id, &response)? else {
             return Ok(());
         };
         let sent = match (pending, response) {
@@ -164,6 +161,7 @@ impl TrajectoryActionServer {
                     result: result_out(&result),
                 })
             }
+            // ActionServices::answer gave the token of the service this response answers.
             _ => {
                 return Err(format!(
                     "action request {id}: a response of another service"

@@ -8,14 +8,6 @@ use r2r::{
 
 use crate::msgs;
 
-/// The time now, as ROS stamps wall-clock messages.
-pub(super) fn wall_clock() -> msgs::Time {
-    let since_epoch = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    msgs::Time::from_seconds(since_epoch.as_secs_f64())
-}
-
 /// `s` as rcl can carry it: r2r copies strings into C strings and panics on a NUL byte, which
 /// a peer's message or request can hold (joint names, parameter names echoed in replies): each
 /// goes out as the two characters `\0`.

@@ -23,7 +23,7 @@ mod convert;
 mod parameters;
 
 pub use convert::RclMessage;
-use convert::{text, time_out, wall_clock};
+use convert::{text, time_out};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -148,6 +148,7 @@ impl TopicVisitor for Subscribe<'_> {
             // /clock is published best-effort by simulators.
             Topic::Clock => QosProfile::default().best_effort(),
             Topic::Rosout => QosProfile::default().keep_last(1000),
+            Topic::ParameterEvents => QosProfile::parameter_events(),
             _ => QosProfile::default(),
         };
         let wrap = codec.wrap;
@@ -192,9 +193,14 @@ impl TopicVisitor for Advertise<'_> {
             ));
             return Ok(Box::new(NotCarried));
         }
+        let qos = match codec.topic {
+            // rcl's /parameter_events profile: reliable, volatile, keep last 1000.
+            Topic::ParameterEvents => QosProfile::parameter_events(),
+            _ => QosProfile::default(),
+        };
         let publisher = self
             .node
-            .create_publisher::<M::Rcl>(self.name, QosProfile::default())
+            .create_publisher::<M::Rcl>(self.name, qos)
             .map_err(rcl)?;
         Ok(Box::new(TypedOutput {
             publisher,
@@ -269,7 +275,7 @@ impl RclTransport {
         }
         let mut outputs = Vec::new();
         let mut not_carried = Vec::new();
-        for (topic, name) in &spec.publications {
+        for (topic, name) in &crate::services::publications(spec) {
             let output = topic.visit(Advertise {
                 node: &mut node,
                 name,
@@ -467,12 +473,15 @@ impl Transport for RclTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        self.parameters.respond(id, response);
+        let changed = self.parameters.respond(id, response);
+        self.announce_parameters(&changed);
     }
 
     fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
-        self.parameters
-            .announce(changed.iter().map(|(n, v)| (n, v)));
+        let stamp = crate::msgs::Time::now();
+        if let Some(event) = crate::services::parameters::event(&self.node_name, stamp, changed) {
+            self.publish(Outgoing::ParameterEvents(&event));
+        }
     }
 
     fn respond_action(&mut self, id: u64, response: ActionResponse) {
@@ -498,7 +507,7 @@ impl Transport for RclTransport {
         };
         eprintln!("[{tag}] {}: {text}", self.node_name);
         let line = rcl_interfaces::msg::Log {
-            stamp: time_out(&wall_clock()),
+            stamp: time_out(&crate::msgs::Time::now()),
             level: severity,
             name: self.logger.clone(),
             msg: self::text(text),

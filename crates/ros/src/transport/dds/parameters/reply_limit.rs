@@ -2,11 +2,10 @@
 //! a way Fast DDS clients drop (issue 47), so the node answers within one datagram and says
 //! what it left out.
 
-use ros2_client::parameters::{raw, ParameterValue};
-use ros2_client::rcl_interfaces::{ListParametersResponse, ListParametersResult};
-
-use super::from_ros;
-use armctl_control::ParameterValue as RosValue;
+use crate::services::parameter_msgs::{
+    ListParametersResponse, ParameterDescriptor, ParameterValue,
+};
+use crate::services::parameters::ParameterReply;
 
 /// The largest reply sent with the Enhanced mapping (Fast DDS clients, whose replies carry the
 /// request's identity as inline QoS). RustDDS 0.15.1 writes that inline QoS one byte off in a
@@ -63,60 +62,83 @@ pub(super) fn interface_mtus() -> Vec<usize> {
         .collect()
 }
 
-/// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
-pub(super) fn reply_size(value: &RosValue) -> usize {
-    64 + match value {
-        RosValue::String(s) => s.len(),
-        RosValue::StringArray(a) => a.iter().map(|s| s.len() + 8).sum(),
-        RosValue::DoubleArray(a) => 8 * a.len(),
-        RosValue::BoolArray(a) => a.len(),
-        RosValue::Bool(_) | RosValue::Integer(_) | RosValue::Double(_) => 8,
+/// Cuts `reply` to `limit` (none: no limit) and says what it left out; `names` are the names
+/// the request asked about, in order.
+pub(super) fn fit(
+    limit: Option<usize>,
+    reply: &mut ParameterReply,
+    names: &[String],
+) -> Vec<String> {
+    let Some(limit) = limit else {
+        return vec![];
+    };
+    let mut notes = vec![];
+    match reply {
+        ParameterReply::List(r) => list_within_limit(limit, r, &mut notes),
+        ParameterReply::Get(r) => values_within_limit(limit, names, &mut r.values, &mut notes),
+        ParameterReply::Describe(r) => {
+            if shorten_descriptions(limit, &mut r.descriptors) {
+                notes.push("descriptions shortened".into());
+            }
+        }
+        ParameterReply::Set(r) => {
+            // Each result's share of the reply.
+            let room = (limit / r.results.len().max(1)).saturating_sub(16);
+            r.results
+                .iter_mut()
+                .for_each(|r| shorten(&mut r.reason, room));
+        }
+        ParameterReply::SetAtomically(r) => shorten(&mut r.result.reason, limit.saturating_sub(16)),
+        ParameterReply::Trigger(r) => shorten(&mut r.message, limit.saturating_sub(16)),
+        ParameterReply::GetTypes(_) => {}
     }
+    notes
+}
+
+fn serialized_size<T: serde::Serialize>(reply: &T) -> usize {
+    cdr_encoding::to_vec::<_, byteorder::LittleEndian>(reply).map_or(usize::MAX, |b| b.len())
+}
+
+/// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
+pub(super) fn reply_size(value: &ParameterValue) -> usize {
+    64 + value.string_value.len()
+        + value
+            .string_array_value
+            .iter()
+            .map(|s| s.len() + 8)
+            .sum::<usize>()
+        + 8 * (value.double_array_value.len() + value.integer_array_value.len())
+        + value.bool_array_value.len()
+        + value.byte_array_value.len()
+        + 8
 }
 
 /// The list reply within `limit`: whole if it fits; else without its prefixes (`ros2 param
 /// list` prints the names only); else the names that fit, in declaration order (the others
 /// answer get and describe by name). `notes` says what was left out.
 pub(super) fn list_within_limit(
-    limit: Option<usize>,
-    names: Vec<String>,
+    limit: usize,
+    reply: &mut ListParametersResponse,
     notes: &mut Vec<String>,
-) -> ListParametersResponse {
-    let size = |reply: &ListParametersResponse| {
-        cdr_encoding::to_vec::<_, byteorder::LittleEndian>(reply).map_or(usize::MAX, |b| b.len())
-    };
-    let mut reply = ListParametersResponse {
-        result: ListParametersResult {
-            prefixes: crate::parameter_services::prefixes_of(&names),
-            names,
-        },
-    };
-    let Some(limit) = limit else {
-        return reply;
-    };
-    if size(&reply) <= limit {
-        return reply;
+) {
+    if serialized_size(reply) <= limit {
+        return;
     }
     reply.result.prefixes.clear();
     let total = reply.result.names.len();
-    while size(&reply) > limit && reply.result.names.pop().is_some() {}
+    while serialized_size(reply) > limit && reply.result.names.pop().is_some() {}
     let kept = reply.result.names.len();
     notes.push(if kept < total {
         format!("list_parameters: {kept} of {total} names, without prefixes")
     } else {
         "list_parameters: without prefixes".into()
     });
-    reply
 }
 
 /// Shortens descriptions and constraints until `values` fit the reply limit (the types,
 /// ranges and read-only flags stay whole); whether it had to.
-pub(super) fn shorten_descriptions(
-    limit: Option<usize>,
-    values: &mut [raw::ParameterDescriptor],
-) -> bool {
-    let limit = limit.unwrap_or(usize::MAX);
-    let size = |v: &[raw::ParameterDescriptor]| -> usize {
+pub(super) fn shorten_descriptions(limit: usize, values: &mut [ParameterDescriptor]) -> bool {
+    let size = |v: &[ParameterDescriptor]| -> usize {
         v.iter()
             .map(|d| 96 + d.name.len() + d.description.len() + d.additional_constraints.len())
             .sum()
@@ -133,36 +155,25 @@ pub(super) fn shorten_descriptions(
     true
 }
 
-/// The values as sent, and the names of those over the reply limit (sent as not set).
-pub(super) fn within_limit(
-    limit: Option<usize>,
+/// Answers "not set" for the values over the limit, in order, naming them in `notes`.
+pub(super) fn values_within_limit(
+    limit: usize,
     names: &[String],
-    values: Vec<Option<RosValue>>,
-) -> (Vec<raw::ParameterValue>, Vec<String>) {
-    let mut room = limit.unwrap_or(usize::MAX);
-    let mut withheld = vec![];
-    let sent = names
-        .iter()
-        .zip(values)
-        .map(|(name, value)| match value {
-            Some(v) if reply_size(&v) <= room => {
-                room -= reply_size(&v);
-                from_ros(&v)
-            }
-            Some(v) => {
-                withheld.push(format!(
-                    "{name} ({} bytes) answered as not set",
-                    reply_size(&v)
-                ));
-                ParameterValue::NotSet.into()
-            }
-            None => {
-                room = room.saturating_sub(64);
-                ParameterValue::NotSet.into()
-            }
-        })
-        .collect();
-    (sent, withheld)
+    values: &mut [ParameterValue],
+    notes: &mut Vec<String>,
+) {
+    let mut room = limit;
+    for (name, value) in names.iter().zip(values.iter_mut()) {
+        let size = reply_size(value);
+        if value.type_ == 0 {
+            room = room.saturating_sub(size);
+        } else if size <= room {
+            room -= size;
+        } else {
+            notes.push(format!("{name} ({size} bytes) answered as not set"));
+            *value = ParameterValue::default();
+        }
+    }
 }
 
 /// Cuts `text` to at most `room` bytes (at a character boundary), marking the cut.
