@@ -45,6 +45,14 @@ impl Ticker {
             })
     }
 
+    /// The next tick of `ticker`; never without one (a node with no timer).
+    pub async fn next_tick(ticker: &Option<Ticker>) {
+        match ticker {
+            Some(t) => t.tick().await,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Waits for the next tick.
     pub async fn tick(&self) {
         self.notify.notified().await;

@@ -458,13 +458,6 @@ fn poll_action(
     }
 }
 
-async fn tick(ticker: &Option<Ticker>) {
-    match ticker {
-        Some(t) => t.tick().await,
-        None => futures::future::pending().await,
-    }
-}
-
 impl Transport for DdsTransport {
     async fn next(&mut self) -> Option<Incoming> {
         loop {
@@ -473,7 +466,7 @@ impl Transport for DdsTransport {
                 (id, request) = self.parameters.next() => (None, Some(Incoming::ParameterRequest(id, request))),
                 request = std::future::poll_fn(|cx| poll_action(&mut self.action, cx)) => (None, request),
                 (slot, taken) = std::future::poll_fn(|cx| poll_inputs(&self.inputs, cx)) => (Some(slot), taken),
-                _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
+                _ = Ticker::next_tick(&self.ticker) => (None, Some(Incoming::Tick)),
             };
             if let Some(slot) = slot {
                 self.received_on = slot;

@@ -423,13 +423,6 @@ async fn next_action(
     }
 }
 
-async fn tick(ticker: &Option<Ticker>) {
-    match ticker {
-        Some(t) => t.tick().await,
-        None => futures::future::pending().await,
-    }
-}
-
 impl Transport for RclTransport {
     async fn next(&mut self) -> Option<Incoming> {
         let inputs = &mut self.inputs;
@@ -439,7 +432,7 @@ impl Transport for RclTransport {
             request = self.parameters.next() => (None, request.map(|(id, r)| Incoming::ParameterRequest(id, r))),
             request = next_action(&mut self.action) => (None, request.map(|(id, r)| Incoming::Action(id, r))),
             (slot, taken) = std::future::poll_fn(|cx| poll_inputs(inputs, cx)) => (Some(slot), taken),
-            _ = tick(&self.ticker) => (None, Some(Incoming::Tick)),
+            _ = Ticker::next_tick(&self.ticker) => (None, Some(Incoming::Tick)),
         };
         if let Some(slot) = slot {
             self.received_on = slot;
