@@ -4,8 +4,11 @@
 // per row of an `armctl sim` run (Panda, computed torque) with the run's states in the state
 // interfaces, live parameters, bad states, deactivation, cleanup. It checks:
 //  1. the effort interfaces get the run's efforts to 1e-9, row by row;
-//  2. armctl's parameters are declared with descriptors, controller_node's own are not, and
-//     `ros2 param set` is refused with armctl's reason or accepted and applied;
+//  2. armctl's parameters are declared with descriptors (their range, choices and read-only in
+//     text), controller_node's own are not, and `ros2 param set` (through the stand-in's
+//     rclcpp checks, in rclcpp's order and words) is refused with armctl's reason naming the
+//     parameter, never rclcpp's, or accepted and applied: before configure, while configured
+//     and after cleanup;
 //  3. NaN and (Jazzy) unreadable states hold and are logged naming the joint; control resumes;
 //  4. deactivation writes the gravity hold once; cleanup drops the subscriptions.
 // This is the stand-in, not ROS: it shows the plugin's logic runs as intended against the
@@ -241,50 +244,170 @@ rclcpp::Parameter doubles(const char * name, std::size_t n, double value)
   return rclcpp::Parameter(name, rclcpp::ParameterValue(std::vector<double>(n, value)));
 }
 
-// 2: parameters.
-void parameters(armctl_controllers::ModelBasedEffortController & controller, std::size_t n)
+template <typename T>
+rclcpp::Parameter one(const char * name, const T & value)
+{
+  return rclcpp::Parameter(name, rclcpp::ParameterValue(value));
+}
+
+bool has(const std::string & text, const std::string & part)
+{
+  return text.find(part) != std::string::npos;
+}
+
+// rclcpp's own refusals (the stand-in's, in rclcpp's words), which must never reach the user
+// for a parameter armctl judges.
+bool rclcpp_text(const std::string & reason)
+{
+  return has(reason, "cannot be set because") || has(reason, "Wrong parameter type") ||
+         has(reason, "doesn't comply with") || has(reason, "cannot undeclare");
+}
+
+// `parameters` is refused with armctl's reason, which names `name` and holds `part`.
+void refused_by_armctl(
+  const rclcpp_lifecycle::LifecycleNode::SharedPtr & node,
+  const std::vector<rclcpp::Parameter> & parameters, const std::string & name,
+  const std::string & part, const std::string & what)
+{
+  const auto result = node->standin_set_parameters(parameters);
+  check(
+    !result.successful && has(result.reason, "parameter '" + name + "'") &&
+      has(result.reason, part) && !rclcpp_text(result.reason),
+    what + " is refused with armctl's reason: " + result.reason);
+  std::printf("  %s: %s\n", what.c_str(), result.reason.c_str());
+}
+
+void accepted(
+  const rclcpp_lifecycle::LifecycleNode::SharedPtr & node,
+  const std::vector<rclcpp::Parameter> & parameters, const std::string & what)
+{
+  const auto result = node->standin_set_parameters(parameters);
+  check(result.successful, what + " is accepted: " + result.reason);
+}
+
+// The stand-in's rclcpp refuses what rclcpp refuses, with its text, before any callback: a
+// descriptor with a range, a fixed type or a read-only flag would beat armctl's reason here too.
+void standin_is_strict()
+{
+  auto node = std::make_shared<rclcpp_lifecycle::LifecycleNode>("probe", "");
+  rcl_interfaces::msg::ParameterDescriptor ranged;
+  rcl_interfaces::msg::FloatingPointRange range;
+  range.to_value = 1.0;
+  ranged.floating_point_range.push_back(range);
+  node->declare_parameter("ranged", rclcpp::ParameterValue(0.5), ranged);
+  rcl_interfaces::msg::ParameterDescriptor fixed;
+  fixed.read_only = true;
+  node->declare_parameter("fixed", rclcpp::ParameterValue(0.5), fixed);
+  const auto reason = [&](const rclcpp::Parameter & p) {
+    return node->standin_set_parameters({p}).reason;
+  };
+  check(
+    reason(one("ranged", 2.0)) == "Parameter {ranged} doesn't comply with floating point range." &&
+      reason(one("ranged", std::string("x"))) ==
+        "Wrong parameter type, parameter {ranged} is of type {double}, setting it to {string} "
+        "is not allowed." &&
+      reason(one("fixed", 1.0)) == "parameter 'fixed' cannot be set because it is read-only" &&
+      reason(one("kq", 1.0)) == "parameter 'kq' cannot be set because it was not declared",
+    "the stand-in refuses a range, a type, a read-only and an undeclared name as rclcpp does");
+}
+
+// 2a: before configure armctl has no handle: ArmctlConfig's parameters are checked by type and
+// choices, the manager's pass, armctl's others wait for configure (and nothing is stored).
+void parameters_before_configure(armctl_controllers::ModelBasedEffortController & controller)
 {
   auto node = controller.get_node();
+  const std::string later = "not settable until configured";
+  refused_by_armctl(node, {doubles("kp", 7, 100.0)}, "kp", later, "kp before configure");
+  refused_by_armctl(node, {one("kq", 1.0)}, "kq", later, "kq before configure");
+  check(!node->has_parameter("kq") && !node->has_parameter("kp"), "a refused name is not stored");
+  refused_by_armctl(
+    node, {one("controller", std::string("no_such_law"))}, "controller",
+    "'no_such_law' is not one of", "an unknown law");
+  refused_by_armctl(
+    node, {one("tip_link", 3.0)}, "tip_link", "expected string, got double",
+    "a number for tip_link");
+  accepted(node, {one("controller", std::string("computed_torque"))}, "a law before configure");
+  accepted(
+    node, {one("update_rate", int64_t{1000}), one("is_async", false)}, "the manager's parameters");
+}
+
+// 2b: describe: no range, type or read-only flag for rclcpp; all of them in text.
+void descriptors(const rclcpp_lifecycle::LifecycleNode::SharedPtr & node)
+{
   const auto * kp = node->standin_descriptor("kp");
-  check(kp && !kp->description.empty() && !kp->read_only, "kp is declared with a description");
+  check(
+    kp && !kp->description.empty() && !kp->read_only && kp->dynamic_typing &&
+      has(kp->additional_constraints, "each element in [0, "),
+    "kp is declared with its description and its range in text");
   const auto * safe_mode = node->standin_descriptor("safe_mode");
   check(
     safe_mode && safe_mode->additional_constraints == "one of: gravity, zero",
     "safe_mode's choices are in its descriptor");
-  check(!node->has_parameter("update_rate"), "controller_node's update_rate is not declared");
+  const auto * retract = node->standin_descriptor("collision_retract_distance");
+  check(
+    retract && retract->floating_point_range.empty() &&
+      retract->additional_constraints == "in [0.001, 1]",
+    "a number's range is in text, not in floating_point_range");
+  const auto * update_rate = node->standin_descriptor("update_rate");
+  check(
+    update_rate && update_rate->description.empty() && !node->has_parameter("command_topic"),
+    "controller_node's update_rate and command_topic are not declared (update_rate is init()'s)");
   const auto * tip = node->standin_descriptor("tip_link");
   check(
-    tip && tip->read_only && tip->description.rfind("Tip link of the chain", 0) == 0,
-    "tip_link is declared read-only in on_init with armctl's description");
+    tip && !tip->read_only && tip->additional_constraints == "read-only while configured" &&
+      tip->description.rfind("Tip link of the chain", 0) == 0,
+    "tip_link is declared in on_init with armctl's description, read-only in text");
+  const auto * limits = node->standin_descriptor("effort_limits");
   check(
-    node->standin_descriptor("effort_limits") && node->standin_descriptor("effort_limits")->read_only,
-    "effort_limits is read-only");
-  auto result = node->standin_set_parameters({doubles("kd", n, -1.0)});
-  const std::string refusal = result.reason;
-  check(
-    !result.successful && refusal.find("parameter 'kd'") != std::string::npos,
-    "a negative kd is refused with armctl's reason: " + refusal);
+    limits && !limits->read_only &&
+      has(limits->additional_constraints, "read-only: a start value, taken at configure"),
+    "effort_limits is read-only in text");
+}
+
+// 2c: while configured every refusal is armctl's; a batch is refused whole.
+void parameters(armctl_controllers::ModelBasedEffortController & controller, std::size_t n)
+{
+  auto node = controller.get_node();
+  descriptors(node);
+  refused_by_armctl(node, {doubles("kd", n, -1.0)}, "kd", "", "a negative kd");
   // Refused as a batch: the valid kp must not stay behind on either handle.
-  result = node->standin_set_parameters({doubles("kp", n, 100.0), doubles("kd", n, -1.0)});
+  auto result = node->standin_set_parameters({doubles("kp", n, 100.0), doubles("kd", n, -1.0)});
   check(!result.successful, "a batch with a bad value is refused");
   check(
     node->get_parameter("kp").get_parameter_value().get<std::vector<double>>()[0] != 100.0,
     "the batch's valid kp was not applied");
-  result = node->standin_set_parameters({doubles("kd", n, 30.0)});
-  check(result.successful, "kd 30 accepted: " + result.reason);
-  // Humble declares the YAML's names writable and allows new ones: the plugin refuses them.
-  result = node->standin_set_parameters(
-    {rclcpp::Parameter("joints", rclcpp::ParameterValue(std::vector<std::string>{"a"}))});
-  check(!result.successful, "joints cannot change while configured: " + result.reason);
-  result = node->standin_set_parameters({rclcpp::Parameter("kq", rclcpp::ParameterValue(1.0))});
-  check(!result.successful, "an unknown name is refused: " + result.reason);
-  result = node->standin_set_parameters(
-    {rclcpp::Parameter("safe_mode", rclcpp::ParameterValue(std::string("coast")))});
-  check(!result.successful, "an unknown safe_mode is refused: " + result.reason);
-  std::printf(
-    "parameters: declared with descriptors; kd -1 refused (%s); a batch with it refused whole; "
-    "kd 30 accepted\n",
-    refusal.c_str());
+  accepted(node, {doubles("kd", n, 30.0)}, "kd 30");
+  refused_by_armctl(node, {one("kq", 1.0)}, "kq", "not declared", "an undeclared name");
+  check(!node->has_parameter("kq"), "the refused undeclared name is not stored");
+  refused_by_armctl(
+    node, {one("state_timeout", -1.0)}, "state_timeout", "outside", "a negative state_timeout");
+  refused_by_armctl(
+    node, {one("collision_retract_distance", 5.0)}, "collision_retract_distance", "outside",
+    "a collision_retract_distance beyond its range");
+  refused_by_armctl(
+    node, {one("tip_link", std::string("panda_link7"))}, "tip_link", "read-only",
+    "tip_link while configured");
+  refused_by_armctl(
+    node, {one("joints", std::vector<std::string>{"a"})}, "joints", "read-only",
+    "joints while configured");
+  refused_by_armctl(
+    node, {doubles("effort_limits", n, 1.0)}, "effort_limits", "read-only", "effort_limits");
+  refused_by_armctl(
+    node, {one("kp", std::string("stiff"))}, "kp", "expected double array", "a string for kp");
+  refused_by_armctl(
+    node, {rclcpp::Parameter("kp")}, "kp", "cannot be undeclared", "undeclaring kp");
+  check(node->has_parameter("kp"), "kp stays declared");
+  refused_by_armctl(
+    node, {one("safe_mode", std::string("coast"))}, "safe_mode", "not one of",
+    "an unknown safe_mode");
+  refused_by_armctl(
+    node, {one("command_topic", std::string("x"))}, "command_topic", "controller_node's own",
+    "command_topic");
+  // Integers for a double are widened by armctl (dynamic typing lets them through rclcpp).
+  accepted(node, {one("state_timeout", int64_t{1})}, "an integer state_timeout");
+  accepted(node, {one("state_timeout", 0.1)}, "state_timeout 0.1");
+  accepted(node, {one("update_rate", int64_t{500})}, "the manager's update_rate");
+  std::printf("parameters: declared with text constraints; refusals carry armctl's reason\n");
 }
 
 // 3: bad states hold, logged, and control resumes; returns the state the arm was left in.
@@ -357,6 +480,10 @@ void deactivate_and_clean_up(
   check(
     !node->standin_deliver("~/joint_trajectory", trajectory_msgs::msg::JointTrajectory()),
     "no subscription after cleanup");
+  refused_by_armctl(
+    node, {doubles("kd", joints.size(), 30.0)}, "kd", "not settable until configured",
+    "kd after cleanup");
+  accepted(node, {one("tip_link", std::string(""))}, "tip_link after cleanup");
   std::printf("deactivation: gravity hold written (difference %.3e N m); cleaned up\n", largest);
 }
 }  // namespace
@@ -379,8 +506,10 @@ int main(int argc, char ** argv)
 #ifndef ARMCTL_ROS_DISTRO_JAZZY
   yaml.emplace("robot_description", rclcpp::ParameterValue(urdf));  // Humble's way
 #endif
+  standin_is_strict();
   armctl_controllers::ModelBasedEffortController controller;
   check(controller.standin_init(urdf, yaml) == CallbackReturn::SUCCESS, "on_init");
+  parameters_before_configure(controller);
   check(
     controller.on_configure(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "on_configure");
   const auto commands = controller.command_interface_configuration().names;

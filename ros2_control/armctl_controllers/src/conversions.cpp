@@ -11,17 +11,90 @@
 
 namespace armctl_controllers::detail
 {
-// Whether armctl lists `name` as given by ArmctlConfig's fields (declared in on_init, read
-// once in on_configure).
-bool config_parameter(const std::string & name)
+namespace
 {
-  ArmctlParameterInfo info;
+// armctl's names of its types, as its refusals print them.
+const char * kind_name(ArmctlParameterType kind)
+{
+  switch (kind) {
+    case ARMCTL_PARAMETER_TYPE_BOOL:
+      return "bool";
+    case ARMCTL_PARAMETER_TYPE_INTEGER:
+      return "integer";
+    case ARMCTL_PARAMETER_TYPE_DOUBLE:
+      return "double";
+    case ARMCTL_PARAMETER_TYPE_STRING:
+      return "string";
+    case ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY:
+      return "double array";
+    default:
+      return "string array";
+  }
+}
+
+// `choices` is armctl's comma-separated list ("a, b").
+bool one_of(const std::string & text, const std::string & choices)
+{
+  std::size_t start = 0;
+  while (start <= choices.size()) {
+    const std::size_t end = std::min(choices.find(", ", start), choices.size());
+    if (choices.compare(start, end - start, text) == 0) {
+      return true;
+    }
+    start = end + 2;
+  }
+  return false;
+}
+
+std::string range_text(const ArmctlParameterInfo & info)
+{
+  const bool integer = info.kind == ARMCTL_PARAMETER_TYPE_INTEGER;
+  char text[96];
+  std::snprintf(
+    text, sizeof(text), "%sin [%g, %g]",
+    info.kind == ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY ? "each element " : "",
+    integer ? std::ceil(info.min) : info.min, integer ? std::floor(info.max) : info.max);
+  return text;
+}
+}  // namespace
+
+// Whether armctl lists `name` as given by ArmctlConfig's fields (declared in on_init, read
+// once in on_configure), with its declaration in `info`.
+bool config_parameter(const std::string & name, ArmctlParameterInfo & info)
+{
   for (std::size_t k = 0; k < armctl_config_parameter_count(); ++k) {
     if (armctl_config_parameter_info(k, &info) == ARMCTL_STATUS_OK && name == info.name) {
       return true;
     }
   }
   return false;
+}
+
+bool config_parameter(const std::string & name)
+{
+  ArmctlParameterInfo info;
+  return config_parameter(name, info);
+}
+
+// Before configure armctl has no handle to check ArmctlConfig's parameters with: their type
+// and choices are checked here, in armctl's words ("" if they pass); armctl_create checks the
+// rest at configure.
+std::string config_problem(const rclcpp::Parameter & parameter, const ArmctlParameterInfo & info)
+{
+  const std::string prefix = "parameter '" + parameter.get_name() + "': ";
+  OwnedValue v;
+  std::string why;
+  if (!to_armctl(parameter.get_parameter_value(), info.kind, v, why)) {
+    return prefix + why;
+  }
+  if (v.kind != info.kind) {
+    return prefix + "expected " + kind_name(info.kind) + ", got " + kind_name(v.kind);
+  }
+  const std::string choices = info.choices ? info.choices : "";
+  if (v.kind == ARMCTL_PARAMETER_TYPE_STRING && !choices.empty() && !one_of(v.text, choices)) {
+    return prefix + "'" + v.text + "' is not one of " + choices;
+  }
+  return "";
 }
 
 double seconds(int32_t sec, uint32_t nanosec) { return sec + nanosec * 1e-9; }
@@ -55,6 +128,9 @@ bool to_armctl(
     case rclcpp::PARAMETER_DOUBLE_ARRAY:
       out.kind = ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY;
       out.numbers = value.get<std::vector<double>>();
+      if (out.numbers.empty() && declared == ARMCTL_PARAMETER_TYPE_STRING_ARRAY) {
+        out.kind = ARMCTL_PARAMETER_TYPE_STRING_ARRAY;  // an empty YAML list, as armctl reads it
+      }
       return true;
     case rclcpp::PARAMETER_INTEGER_ARRAY:
       if (!wants_doubles) {
@@ -69,10 +145,16 @@ bool to_armctl(
       out.kind = ARMCTL_PARAMETER_TYPE_STRING_ARRAY;
       out.texts = value.get<std::vector<std::string>>();
       return true;
+    case rclcpp::PARAMETER_NOT_SET:
+      why = std::string("expected ") + kind_name(declared) +
+            ", got no value (armctl's parameters cannot be undeclared)";
+      return false;
     default:
       break;
   }
-  why = "a value of this type means nothing to armctl";
+  std::string type = rclcpp::to_string(value.get_type());
+  std::replace(type.begin(), type.end(), '_', ' ');
+  why = std::string("expected ") + kind_name(declared) + ", got " + type;
   return false;
 }
 
@@ -95,34 +177,29 @@ rclcpp::ParameterValue to_ros(const ArmctlValue & value)
   }
 }
 
-// ROS applies ranges to single numbers only; for arrays the range goes into the text (armctl
-// checks every element either way).
+// Constraints in text only: rclcpp would refuse a value outside a range, of another type
+// (without dynamic typing) or for a read-only parameter itself, with its own text, before the
+// set-parameters callback, where armctl checks every value and names the parameter.
 rcl_interfaces::msg::ParameterDescriptor descriptor(const ArmctlParameterInfo & info)
 {
   rcl_interfaces::msg::ParameterDescriptor d;
   d.name = info.name;
   d.description = info.description;
-  d.read_only = info.read_only;
+  d.dynamic_typing = true;  // typed by its value; armctl refuses another type, naming its own
+  std::vector<std::string> constraints;
+  if (info.read_only) {
+    constraints.push_back(
+      info.scope == ARMCTL_PARAMETER_SCOPE_CONFIG ? "read-only while configured"
+                                                  : "read-only: a start value, taken at configure");
+  }
+  if (info.has_range) {
+    constraints.push_back(range_text(info));
+  }
   if (info.choices && *info.choices) {
-    d.additional_constraints = std::string("one of: ") + info.choices;
+    constraints.push_back(std::string("one of: ") + info.choices);
   }
-  if (!info.has_range || !std::isfinite(info.min) || !std::isfinite(info.max)) {
-    return d;
-  }
-  if (info.kind == ARMCTL_PARAMETER_TYPE_DOUBLE) {
-    rcl_interfaces::msg::FloatingPointRange range;
-    range.from_value = info.min;
-    range.to_value = info.max;
-    d.floating_point_range.push_back(range);
-  } else if (info.kind == ARMCTL_PARAMETER_TYPE_INTEGER) {
-    rcl_interfaces::msg::IntegerRange range;
-    range.from_value = static_cast<int64_t>(std::ceil(info.min));
-    range.to_value = static_cast<int64_t>(std::floor(info.max));
-    d.integer_range.push_back(range);
-  } else if (info.kind == ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY) {
-    char text[96];
-    std::snprintf(text, sizeof(text), "each element in [%g, %g]", info.min, info.max);
-    d.additional_constraints = text;
+  for (const auto & c : constraints) {
+    d.additional_constraints += (d.additional_constraints.empty() ? "" : "; ") + c;
   }
   return d;
 }
@@ -204,6 +281,13 @@ std::shared_ptr<PendingTrajectory> to_controller_order(
       a ? &out->accelerations[k * n] : nullptr};
   }
   return out;
+}
+
+rcl_interfaces::msg::SetParametersResult accepted()
+{
+  rcl_interfaces::msg::SetParametersResult result;
+  result.successful = true;
+  return result;
 }
 
 rcl_interfaces::msg::SetParametersResult refused(const std::string & reason)

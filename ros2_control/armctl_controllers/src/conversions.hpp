@@ -20,6 +20,8 @@
 namespace armctl_controllers::detail
 {
 bool config_parameter(const std::string & name);
+bool config_parameter(const std::string & name, ArmctlParameterInfo & info);
+std::string config_problem(const rclcpp::Parameter & parameter, const ArmctlParameterInfo & info);
 
 template <std::size_t N>
 bool listed(const char * const (&list)[N], const std::string & name)
@@ -102,6 +104,7 @@ std::shared_ptr<PendingTrajectory> to_controller_order(
   const trajectory_msgs::msg::JointTrajectory & msg, const std::vector<std::string> & joints,
   std::string & why);
 rcl_interfaces::msg::SetParametersResult refused(const std::string & reason);
+rcl_interfaces::msg::SetParametersResult accepted();
 }  // namespace armctl_controllers::detail
 
 #endif  // ARMCTL_CONTROLLERS__SRC__CONVERSIONS_HPP_

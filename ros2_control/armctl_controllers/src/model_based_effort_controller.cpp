@@ -59,7 +59,27 @@ bool LogRing::pop(bool & warning, std::string & text)
   return true;
 }
 
-ModelBasedEffortController::~ModelBasedEffortController() { free_handles(); }
+ModelBasedEffortController::~ModelBasedEffortController()
+{
+  if (parameter_callback_) {
+    try {
+      // Waits for a call running on an executor thread: it uses this object's members.
+      get_node()->remove_on_set_parameters_callback(parameter_callback_.get());
+    } catch (...) {
+    }
+  }
+  free_handles();
+}
+
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+// Jazzy's controller nodes refuse an undeclared name in rclcpp, with its text; allowed, the
+// name reaches on_parameters(), which refuses every name armctl does not take with armctl's
+// reason (nothing unknown is stored). Humble's controller manager allows them already.
+rclcpp::NodeOptions ModelBasedEffortController::define_custom_node_options() const
+{
+  return ControllerInterface::define_custom_node_options().allow_undeclared_parameters(true);
+}
+#endif
 
 CallbackReturn ModelBasedEffortController::on_init()
 {
@@ -81,6 +101,12 @@ CallbackReturn ModelBasedEffortController::on_init()
         node->declare_parameter(info.name, to_ros(info.value), descriptor(info));
       }
     }
+    // From here on every set reaches armctl's checks, before configure too (rclcpp's own
+    // checks refuse nothing of armctl's: the descriptors hold no range, type or read-only flag).
+    parameter_callback_ = node->add_on_set_parameters_callback(
+      [this](const std::vector<rclcpp::Parameter> & parameters) {
+        return on_parameters(parameters);
+      });
   } catch (const std::exception & e) {
     RCLCPP_ERROR(get_node()->get_logger(), "declaring parameters: %s", e.what());
     return CallbackReturn::ERROR;
@@ -110,6 +136,22 @@ ModelBasedEffortController::state_interface_configuration() const
 }
 
 CallbackReturn ModelBasedEffortController::on_configure(const rclcpp_lifecycle::State &)
+{
+  set_configured(true);  // ArmctlConfig's parameters are read now: fixed from here
+  const CallbackReturn result = configure_armctl();
+  if (result != CallbackReturn::SUCCESS) {
+    set_configured(false);
+  }
+  return result;
+}
+
+void ModelBasedEffortController::set_configured(bool configured)
+{
+  std::lock_guard<std::mutex> lock(shadow_mutex_);
+  configured_ = configured;
+}
+
+CallbackReturn ModelBasedEffortController::configure_armctl()
 {
   try {
     if (!read_settings()) {
@@ -271,9 +313,6 @@ void ModelBasedEffortController::start_interfaces()
     std::make_unique<realtime_tools::RealtimePublisher<geometry_msgs::msg::WrenchStamped>>(
       node->create_publisher<geometry_msgs::msg::WrenchStamped>("~/external_wrench_estimate", qos));
   external_wrench_publisher_->msg_.header.frame_id = armctl_tip_link(handle_);
-  // After the declarations: declaring runs this callback too.
-  parameter_callback_ = node->add_on_set_parameters_callback(
-    [this](const std::vector<rclcpp::Parameter> & parameters) { return on_parameters(parameters); });
   log_timer_ = node->create_wall_timer(
     std::chrono::milliseconds(50), [this]() { guarded("logging", [&] { flush_log(); }); });
 }
@@ -340,11 +379,6 @@ CallbackReturn ModelBasedEffortController::on_deactivate(const rclcpp_lifecycle:
 
 CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::State &)
 {
-  if (parameter_callback_) {
-    // Waits for a callback running on an executor thread, which a plain reset would not.
-    get_node()->remove_on_set_parameters_callback(parameter_callback_.get());
-  }
-  parameter_callback_.reset();
   trajectory_subscription_.reset();
   pose_subscription_.reset();
   wrench_subscription_.reset();
@@ -354,7 +388,8 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
   // What update() queued since the timer last ran (deactivation's line, often) is not lost.
   guarded("logging", [&] { flush_log(); });
   log_timer_.reset();
-  free_handles();
+  free_handles();  // waits for the parameter callback, which then refuses armctl's names
+  set_configured(false);
   return CallbackReturn::SUCCESS;
 }
 

@@ -13,7 +13,9 @@
 
 namespace armctl_controllers
 {
+using detail::accepted;
 using detail::config_parameter;
+using detail::config_problem;
 using detail::descriptor;
 using detail::listed;
 using detail::refused;
@@ -22,10 +24,12 @@ using detail::to_ros;
 
 namespace
 {
-// The controller_manager's own, per controller (a controller's update_rate is honoured by it),
-// and the node's clock: not armctl's, and not refused.
+// The controller_manager's own, per controller (init() declares update_rate and is_async; a
+// controller's params file may hold type, params_file and fallback_controllers for the
+// spawner; the manager sets use_sim_time), and the node's clock: not armctl's, accepted.
 constexpr const char * kManagerParameters[] = {
-  "type", "is_async", "update_rate", "use_sim_time", "thread_priority"};
+  "type", "is_async", "update_rate", "use_sim_time", "thread_priority", "params_file",
+  "fallback_controllers"};
 }  // namespace
 
 // The handle's current value of `name`, copied into `out`; false (with armctl's last error
@@ -126,8 +130,32 @@ void ModelBasedEffortController::declare_parameters()
     if (info.scope != ARMCTL_PARAMETER_SCOPE_RUNTIME || node->has_parameter(name)) {
       continue;
     }
-    node->declare_parameter(name, to_ros(info.value), descriptor(info), true);
+    declare_unchecked(name, to_ros(info.value), descriptor(info));
   }
+}
+
+// Declaring runs the set-parameters callback; armctl's own value passes it unchecked (a
+// read-only one would be refused as a change).
+void ModelBasedEffortController::declare_unchecked(
+  const std::string & name, const rclcpp::ParameterValue & value,
+  const rcl_interfaces::msg::ParameterDescriptor & descriptor)
+{
+  set_declaring(rclcpp::Parameter(name, value));
+  try {
+    get_node()->declare_parameter(name, value, descriptor, true);
+  } catch (...) {
+    set_declaring(rclcpp::Parameter());
+    throw;
+  }
+  set_declaring(rclcpp::Parameter());
+}
+
+// Not held while declaring: the callback runs under rclcpp's parameter lock, which a
+// concurrent set holds while it waits for this one.
+void ModelBasedEffortController::set_declaring(const rclcpp::Parameter & parameter)
+{
+  std::lock_guard<std::mutex> lock(shadow_mutex_);
+  declaring_ = parameter;
 }
 
 // A misspelt gain would otherwise be ignored in silence; controller_node refuses unknown
@@ -182,15 +210,21 @@ void ModelBasedEffortController::apply_parameters()
   applied_parameters_ = snapshot->sequence;
 }
 
+// Every set and declaration of the node's parameters, before configure too. The descriptors
+// leave the checks to armctl (no range, type or read-only flag for rclcpp to refuse first), so
+// each refusal here carries armctl's reason, naming the parameter.
 rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_parameters(
   const std::vector<rclcpp::Parameter> & parameters)
 {
   try {
     std::lock_guard<std::mutex> lock(shadow_mutex_);
+    if (parameters.size() == 1 && parameters[0] == declaring_) {
+      return accepted();  // declare_parameters(): armctl's own value
+    }
     for (const auto & p : parameters) {
-      const std::string why = not_settable(p.get_name());
+      const std::string why = not_settable(p);
       if (!why.empty()) {
-        return refused("parameter '" + p.get_name() + "': " + why);
+        return refused(why);
       }
     }
     return apply_to_shadow(parameters);
@@ -199,25 +233,48 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
   }
 }
 
-// Why `name` cannot be set live ("" if it can, or is not armctl's to judge). Humble declares
-// every name of the YAML as a dynamically typed, writable parameter, so the plugin's own
-// structural ones and misspelt names reach this callback and are refused here.
-std::string ModelBasedEffortController::not_settable(const std::string & name) const
+// Why `p` is refused before its value reaches armctl's handle ("" if it is not): the
+// controller_manager's names pass; ArmctlConfig's are checked here (armctl has no handle for
+// them) and fixed while configured; armctl's other names need the configured handle, which
+// also gives the reason for a name it does not know.
+std::string ModelBasedEffortController::not_settable(const rclcpp::Parameter & p) const
 {
+  const std::string & name = p.get_name();
+  const std::string prefix = "parameter '" + name + "': ";
   if (listed(kManagerParameters, name)) {
     return "";
   }
-  if (config_parameter(name)) {
-    return "read-only: set it in the controller's parameters and configure again";
+  ArmctlParameterInfo info;
+  if (config_parameter(name, info)) {
+    return configured_ ? prefix +
+                           "read-only while configured: clean the controller up, set it, "
+                           "configure again"
+                       : config_problem(p, info);
+  }
+  if (!shadow_) {
+    return prefix +
+           "not settable until configured: armctl checks it against the configured controller "
+           "(give a start value in the controller's parameters)";
   }
   const ParameterSpec * s = spec(name);
   if (!s) {
-    return "not a parameter of armctl's '" + controller_ + "'";
+    return unknown(name);
   }
   if (s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
-    return "controller_node's own, meaningless inside ros2_control";
+    return prefix + "controller_node's own, meaningless inside ros2_control";
   }
   return "";
+}
+
+// armctl's reason for a name it does not list (it checks the name before the value).
+std::string ModelBasedEffortController::unknown(const std::string & name) const
+{
+  const OwnedValue any;
+  const ArmctlValue value = any.view();
+  if (armctl_validate_parameter(shadow_, name.c_str(), &value) == ARMCTL_STATUS_OK) {
+    return "parameter '" + name + "': not a parameter of armctl's '" + controller_ + "'";
+  }
+  return armctl_last_error(shadow_);
 }
 
 // Applies every armctl parameter of the batch to the shadow handle (the law's own checks run
@@ -229,8 +286,8 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::apply_to_sh
   std::vector<std::pair<std::string, OwnedValue>> changes, previous;
   for (const auto & p : parameters) {
     const ParameterSpec * s = spec(p.get_name());
-    if (!shadow_ || !s) {
-      continue;  // the controller_manager's
+    if (!s || s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
+      continue;  // the controller_manager's, or ArmctlConfig's before configure
     }
     OwnedValue v, old;
     std::string why;
@@ -256,9 +313,7 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::apply_to_sh
   if (!changes.empty()) {
     publish_parameters();
   }
-  rcl_interfaces::msg::SetParametersResult result;
-  result.successful = true;
-  return result;
+  return accepted();
 }
 
 // Puts back, newest first, what a refused batch changed on the shadow (each an accepted value).

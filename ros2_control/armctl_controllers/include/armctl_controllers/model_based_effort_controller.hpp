@@ -152,9 +152,14 @@ public:
     const rclcpp_lifecycle::State & previous_state) override;
   controller_interface::return_type update(
     const rclcpp::Time & time, const rclcpp::Duration & period) override;
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+  rclcpp::NodeOptions define_custom_node_options() const override;
+#endif
 
 private:
   // on_configure (non-real-time).
+  controller_interface::CallbackReturn configure_armctl();
+  void set_configured(bool configured);
   bool read_settings();
   std::string robot_description();
   ArmctlController * create(
@@ -163,6 +168,10 @@ private:
   bool create_handles(const std::string & urdf);
   bool start_values(std::vector<std::string> & names, std::vector<OwnedValue> & values);
   void declare_parameters();
+  void declare_unchecked(
+    const std::string & name, const rclcpp::ParameterValue & value,
+    const rcl_interfaces::msg::ParameterDescriptor & descriptor);
+  void set_declaring(const rclcpp::Parameter & parameter);
   void warn_unknown_overrides();
   void start_interfaces();
   void free_handles();
@@ -170,7 +179,8 @@ private:
 
   // Callbacks of the controller's node (non-real-time).
   void restore(const std::vector<std::pair<std::string, OwnedValue>> & previous);
-  std::string not_settable(const std::string & name) const;
+  std::string not_settable(const rclcpp::Parameter & parameter) const;
+  std::string unknown(const std::string & name) const;
   rcl_interfaces::msg::SetParametersResult apply_to_shadow(
     const std::vector<rclcpp::Parameter> & parameters);
   template <typename Body>
@@ -205,9 +215,11 @@ private:
   // Same configuration, used only by the parameter callback: armctl_validate_parameter takes a
   // handle, and a handle is used by one thread at a time (lib.rs), so it cannot be handle_.
   ArmctlController * shadow_ = nullptr;
-  std::mutex shadow_mutex_;  // shadow_, accepted_, parameter_sequence_
+  std::mutex shadow_mutex_;  // shadow_, accepted_, parameter_sequence_, configured_, declaring_
   std::map<std::string, PendingParameters::Change> accepted_;
   uint64_t parameter_sequence_ = 0;
+  bool configured_ = false;  // from on_configure's start to on_cleanup (ArmctlConfig's are fixed)
+  rclcpp::Parameter declaring_;  // what declare_parameters() is declaring: armctl's own value
 
   realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingParameters>> parameter_buffer_;
   realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingTrajectory>> trajectory_buffer_;

@@ -2,8 +2,11 @@
 // (ros-controls/ros2_control). Humble: the 2.x line, read at 718f90c1. Jazzy: the 4.x line,
 // read at 00228c46. Differences that matter to the plugin: get_robot_description() exists only
 // in Jazzy (Humble's init() takes no URDF); get_node() const returns a pointer to a const node in
-// Jazzy. Members the plugin does not touch (init, configure, chained-mode exports, async
-// trigger) are left out; standin_init() stands for init() in the harness.
+// Jazzy; define_custom_node_options() (the controller's node options, which the controller
+// manager starts from) exists only in Jazzy: Humble's init() takes the options, by default
+// allowing undeclared names and declaring the overrides at once. Members the plugin does not
+// touch (init, configure, chained-mode exports, async trigger) are left out; standin_init()
+// stands for the controller manager's loading and init() in the harness.
 #ifndef CONTROLLER_INTERFACE__CONTROLLER_INTERFACE_BASE_HPP_
 #define CONTROLLER_INTERFACE__CONTROLLER_INTERFACE_BASE_HPP_
 
@@ -61,6 +64,16 @@ public:
 #endif
   unsigned int get_update_rate() const { return 0; }
 
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+  // Real (Jazzy), its rclcpp >= 21 branch.
+  virtual rclcpp::NodeOptions define_custom_node_options() const
+  {
+    rclcpp::NodeOptions node_options;
+    node_options.enable_logger_service(true);
+    return node_options;
+  }
+#endif
+
   // Real (both distributions): what the controller manager hands over on activation, and takes
   // back on deactivation.
   void assign_interfaces(
@@ -76,20 +89,37 @@ public:
     state_interfaces_.clear();
   }
 
-  // Not ros2_control: what the controller manager's init() does, for the harness. It creates the
-  // node with the parameters of the controller's YAML (Humble's node declares them all at
-  // once; Jazzy's keeps them as overrides and gets the robot description), then runs on_init().
+  // Not ros2_control: what the controller manager does to load a controller with the
+  // parameters of its YAML, and init(). Humble: the controller manager calls init() with its
+  // default node options (undeclared names allowed, the YAML's declared at once). Jazzy: it
+  // starts from define_custom_node_options() and adds the YAML (as a params file), and init()
+  // gets the robot description. init() then creates the node, declares update_rate and (Jazzy,
+  // Humble's later 2.x) is_async with auto_declare, and runs on_init().
   CallbackReturn standin_init(
     const std::string & urdf, const std::map<std::string, rclcpp::ParameterValue> & parameters)
   {
-    node_ = std::make_shared<rclcpp_lifecycle::LifecycleNode>();
+    std::vector<rclcpp::Parameter> overrides;
+    for (const auto & entry : parameters) {
+      overrides.emplace_back(entry.first, entry.second);
+    }
 #ifdef ARMCTL_ROS_DISTRO_JAZZY
     urdf_ = urdf;
-    node_->standin_set_overrides(parameters, false);
+    rclcpp::NodeOptions options = define_custom_node_options();
 #else
     (void)urdf;
-    node_->standin_set_overrides(parameters, true);
+    rclcpp::NodeOptions options = rclcpp::NodeOptions()
+                                    .allow_undeclared_parameters(true)
+                                    .automatically_declare_parameters_from_overrides(true);
 #endif
+    options.parameter_overrides(overrides);
+    node_ = std::make_shared<rclcpp_lifecycle::LifecycleNode>("controller", "", options, false);
+    const auto auto_declare = [this](const std::string & name, const rclcpp::ParameterValue & v) {
+      if (!node_->has_parameter(name)) {
+        node_->declare_parameter(name, v);
+      }
+    };
+    auto_declare("update_rate", rclcpp::ParameterValue(int64_t{0}));
+    auto_declare("is_async", rclcpp::ParameterValue(false));
     return on_init();
   }
 

@@ -1,7 +1,8 @@
 // Stand-in for the parts of rclcpp the plugin uses; the real umbrella header rclcpp/rclcpp.hpp
 // includes each real header named below. Signatures as in rclcpp 16.x (Humble) and 28.x (Jazzy),
-// the same for everything here; defaulted parameters the plugin never passes are left out where
-// they would drag in more types, and say so.
+// the same for everything here but NodeOptions::enable_logger_service (Jazzy's); defaulted
+// parameters the plugin never passes are left out where they would drag in more types, and say
+// so.
 #ifndef RCLCPP__RCLCPP_HPP_
 #define RCLCPP__RCLCPP_HPP_
 
@@ -145,6 +146,36 @@ enum ParameterType : uint8_t
   PARAMETER_STRING_ARRAY = 9,
 };
 
+// Real: rclcpp/parameter_value.hpp (parameter_value.cpp): the type's name, as rclcpp's
+// refusals print it.
+inline std::string to_string(ParameterType type)
+{
+  switch (type) {
+    case PARAMETER_NOT_SET:
+      return "not set";
+    case PARAMETER_BOOL:
+      return "bool";
+    case PARAMETER_INTEGER:
+      return "integer";
+    case PARAMETER_DOUBLE:
+      return "double";
+    case PARAMETER_STRING:
+      return "string";
+    case PARAMETER_BYTE_ARRAY:
+      return "byte_array";
+    case PARAMETER_BOOL_ARRAY:
+      return "bool_array";
+    case PARAMETER_INTEGER_ARRAY:
+      return "integer_array";
+    case PARAMETER_DOUBLE_ARRAY:
+      return "double_array";
+    case PARAMETER_STRING_ARRAY:
+      return "string_array";
+    default:
+      return "unknown type";
+  }
+}
+
 // Real: rclcpp/parameter_value.hpp: the constructors and typed get<T>() the plugin uses (the
 // real get<T>() is a family of enable_if overloads returning a const reference).
 class ParameterValue
@@ -170,6 +201,15 @@ public:
   }
 
   ParameterType get_type() const { return type_; }
+
+  // As the real one: equal type and value.
+  bool operator==(const ParameterValue & rhs) const
+  {
+    return type_ == rhs.type_ && bool_ == rhs.bool_ && integer_ == rhs.integer_ &&
+           double_ == rhs.double_ && string_ == rhs.string_ && integers_ == rhs.integers_ &&
+           doubles_ == rhs.doubles_ && strings_ == rhs.strings_;
+  }
+  bool operator!=(const ParameterValue & rhs) const { return !(*this == rhs); }
 
   template <typename T>
   const T & get() const;
@@ -226,10 +266,16 @@ class Parameter
 {
 public:
   Parameter() = default;
+  explicit Parameter(const std::string & name) : name_(name) {}  // not set
   Parameter(const std::string & name, const ParameterValue & value) : name_(name), value_(value) {}
   ParameterType get_type() const { return value_.get_type(); }
   const std::string & get_name() const { return name_; }
   const ParameterValue & get_parameter_value() const { return value_; }
+  bool operator==(const Parameter & rhs) const
+  {
+    return name_ == rhs.name_ && value_ == rhs.value_;
+  }
+  bool operator!=(const Parameter & rhs) const { return !(*this == rhs); }
   const std::string & as_string() const { return value_.get<std::string>(); }
   const std::vector<std::string> & as_string_array() const
   {
@@ -239,6 +285,54 @@ public:
 private:
   std::string name_;
   ParameterValue value_;
+};
+
+// Real: rclcpp/node_options.hpp (Humble and Jazzy): the options the plugin and the controller
+// manager set, as the real setters (each returns *this) and getters. Parameter overrides stand
+// for every source of them (the real ones also come from --params-file arguments).
+class NodeOptions
+{
+public:
+  bool allow_undeclared_parameters() const { return allow_undeclared_parameters_; }
+  NodeOptions & allow_undeclared_parameters(bool allow_undeclared_parameters)
+  {
+    allow_undeclared_parameters_ = allow_undeclared_parameters;
+    return *this;
+  }
+  bool automatically_declare_parameters_from_overrides() const
+  {
+    return automatically_declare_parameters_from_overrides_;
+  }
+  NodeOptions & automatically_declare_parameters_from_overrides(
+    bool automatically_declare_parameters_from_overrides)
+  {
+    automatically_declare_parameters_from_overrides_ =
+      automatically_declare_parameters_from_overrides;
+    return *this;
+  }
+  const std::vector<Parameter> & parameter_overrides() const { return parameter_overrides_; }
+  NodeOptions & parameter_overrides(const std::vector<Parameter> & parameter_overrides)
+  {
+    parameter_overrides_ = parameter_overrides;
+    return *this;
+  }
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+  // Since rclcpp 21 (Iron).
+  const bool & enable_logger_service() const { return enable_logger_service_; }
+  NodeOptions & enable_logger_service(bool enable_log_service)
+  {
+    enable_logger_service_ = enable_log_service;
+    return *this;
+  }
+#endif
+
+private:
+  bool allow_undeclared_parameters_ = false;
+  bool automatically_declare_parameters_from_overrides_ = false;
+  std::vector<Parameter> parameter_overrides_;
+#ifdef ARMCTL_ROS_DISTRO_JAZZY
+  bool enable_logger_service_ = false;
+#endif
 };
 
 // Real: rclcpp/callback_group.hpp.

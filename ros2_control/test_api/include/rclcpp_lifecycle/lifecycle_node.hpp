@@ -1,14 +1,18 @@
 // Stand-in for the parts of rclcpp_lifecycle the plugin uses. Real headers:
 // rclcpp_lifecycle/state.hpp, rclcpp_lifecycle/node_interfaces/lifecycle_node_interface.hpp
 // (read at ros2/rclcpp 00d4cc0c) and rclcpp_lifecycle/lifecycle_node.hpp (read at ros2/rclcpp
-// 00b9d0a0). The on_* callbacks, declare_parameter, create_subscription and
+// 00b9d0a0). The constructor, the on_* callbacks, declare_parameter, create_subscription and
 // add_on_set_parameters_callback have the same signatures in Humble (rclcpp 16) and Jazzy
-// (rclcpp 28); create_wall_timer gained `bool autostart = true` in Jazzy.
+// (rclcpp 28); create_wall_timer gained `bool autostart = true` in Jazzy. The parameters follow
+// rclcpp's node_parameters.cpp (the order of its checks and its refusal texts), which Humble and
+// Jazzy share but for Jazzy's pre-set callbacks.
 #ifndef RCLCPP_LIFECYCLE__LIFECYCLE_NODE_HPP_
 #define RCLCPP_LIFECYCLE__LIFECYCLE_NODE_HPP_
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -66,13 +70,37 @@ public:
 
 // Real: rclcpp_lifecycle/lifecycle_node.hpp. The stand-in keeps parameters, subscriptions and
 // timers so that the plugin runs in the harness (run_plugin.cpp); the `standin_*` members are
-// not rclcpp: they stand for the launch file's parameters, `ros2 param set`, a publisher and the
-// executor.
+// not rclcpp: they stand for `ros2 param set`, a publisher and the executor.
 class LifecycleNode : public node_interfaces::LifecycleNodeInterface,
                       public std::enable_shared_from_this<LifecycleNode>
 {
 public:
   using SharedPtr = std::shared_ptr<LifecycleNode>;
+
+  // As the real constructor's parameters (rclcpp's NodeParameters): the options' overrides
+  // are kept, and declared at once with their values (dynamically typed, writable) when the
+  // options say so; the options decide whether undeclared names may be set.
+  LifecycleNode(
+    const std::string & node_name, const std::string & namespace_,
+    const rclcpp::NodeOptions & options = rclcpp::NodeOptions(),
+    bool enable_communication_interface = true)
+  : allow_undeclared_(options.allow_undeclared_parameters())
+  {
+    (void)node_name, (void)namespace_, (void)enable_communication_interface;
+    for (const auto & p : options.parameter_overrides()) {
+      overrides_[p.get_name()] = p.get_parameter_value();
+    }
+    parameters_interface_->overrides = overrides_;
+    if (options.automatically_declare_parameters_from_overrides()) {
+      rcl_interfaces::msg::ParameterDescriptor dynamic;
+      dynamic.dynamic_typing = true;
+      for (const auto & entry : overrides_) {
+        if (!has_parameter(entry.first)) {
+          declare_parameter(entry.first, entry.second, dynamic, true);
+        }
+      }
+    }
+  }
 
   rclcpp::Logger get_logger() const { return rclcpp::Logger(); }
 
@@ -137,43 +165,66 @@ public:
     return timer;
   }
 
-  // As the real one: the override wins unless ignored, the set-parameters callbacks see the
-  // value, and declaring twice throws (rclcpp's ParameterAlreadyDeclaredException).
+  // As the real one (rclcpp's node_parameters.cpp): declaring twice throws; a descriptor
+  // without dynamic_typing fixes the type to the default's; the override wins unless ignored;
+  // the value then passes the type and range checks and the set-parameters callbacks, and a
+  // refusal throws (InvalidParameterTypeException, InvalidParameterValueException).
   const rclcpp::ParameterValue & declare_parameter(
     const std::string & name, const rclcpp::ParameterValue & default_value,
     const rcl_interfaces::msg::ParameterDescriptor & parameter_descriptor =
       rcl_interfaces::msg::ParameterDescriptor(),
     bool ignore_override = false)
   {
+    not_in_callback();
     if (has_parameter(name)) {
       throw std::runtime_error("parameter '" + name + "' has already been declared");
     }
-    const auto override_value = overrides_.find(name);
-    const rclcpp::ParameterValue value =
-      !ignore_override && override_value != overrides_.end() ? override_value->second : default_value;
-    const auto result = run_callbacks({rclcpp::Parameter(name, value)});
-    if (!result.successful) {
-      throw std::runtime_error("parameter '" + name + "' refused: " + result.reason);
+    Info info{rclcpp::ParameterValue(), parameter_descriptor};
+    if (!info.descriptor.dynamic_typing) {
+      if (default_value.get_type() == rclcpp::PARAMETER_NOT_SET) {
+        throw std::runtime_error(
+          "parameter '" + name + "' has invalid type: cannot declare a statically typed "
+          "parameter with an uninitialized value");
+      }
+      info.descriptor.type = default_value.get_type();
     }
-    descriptors_[name] = parameter_descriptor;
-    return parameters_[name] = value;
+    const auto override_value = overrides_.find(name);
+    const rclcpp::ParameterValue & initial =
+      !ignore_override && override_value != overrides_.end() ? override_value->second : default_value;
+    std::map<std::string, Info> staged{{name, info}};
+    if (initial.get_type() != rclcpp::PARAMETER_NOT_SET) {
+      const auto result = set_common({rclcpp::Parameter(name, initial)}, staged, false);
+      if (!result.successful && result.reason.rfind("Wrong parameter type", 0) == 0) {
+        throw std::runtime_error("parameter '" + name + "' has invalid type: " + result.reason);
+      }
+      if (!result.successful) {
+        throw std::runtime_error("parameter '" + name + "' could not be set: " + result.reason);
+      }
+    }
+    staged[name].descriptor.name = name;
+    return (parameters_[name] = staged[name]).value;
   }
 
   bool has_parameter(const std::string & name) const { return parameters_.count(name) > 0; }
 
-  // Throws for an undeclared name, as the real one (ParameterNotDeclaredException).
+  // As the real one: an undeclared name throws (ParameterNotDeclaredException), or reads as
+  // not set where undeclared names are allowed.
   rclcpp::Parameter get_parameter(const std::string & name) const
   {
     const auto at = parameters_.find(name);
-    if (at == parameters_.end()) {
-      throw std::runtime_error("parameter '" + name + "' is not declared");
+    if (at != parameters_.end()) {
+      return rclcpp::Parameter(name, at->second.value);
     }
-    return rclcpp::Parameter(name, at->second);
+    if (allow_undeclared_) {
+      return rclcpp::Parameter(name);
+    }
+    throw std::runtime_error("parameter '" + name + "' is not declared");
   }
 
   rclcpp::node_interfaces::OnSetParametersCallbackHandle::SharedPtr add_on_set_parameters_callback(
     rclcpp::node_interfaces::OnSetParametersCallbackHandle::OnSetParametersCallbackType callback)
   {
+    not_in_callback();
     auto handle = std::make_shared<rclcpp::node_interfaces::OnSetParametersCallbackHandle>();
     handle->callback = std::move(callback);
     callbacks_.push_back(handle);
@@ -185,6 +236,7 @@ public:
   void remove_on_set_parameters_callback(
     const rclcpp::node_interfaces::OnSetParametersCallbackHandle * const handler)
   {
+    not_in_callback();
     for (auto at = callbacks_.begin(); at != callbacks_.end(); ++at) {
       if (at->lock().get() == handler) {
         callbacks_.erase(at);
@@ -200,49 +252,45 @@ public:
     return parameters_interface_;
   }
 
-  // Not rclcpp: the parameters a launch file gives the node. Humble's controller nodes also
-  // declare every one of them at once, dynamically typed and writable
-  // (automatically_declare_parameters_from_overrides), and allow undeclared ones.
-  void standin_set_overrides(
-    const std::map<std::string, rclcpp::ParameterValue> & overrides, bool declare_all)
-  {
-    overrides_ = overrides;
-    humble_options_ = declare_all;
-    parameters_interface_->overrides = overrides;
-    for (const auto & entry : overrides) {
-      if (declare_all && !has_parameter(entry.first)) {
-        parameters_[entry.first] = entry.second;
-        descriptors_[entry.first] = rcl_interfaces::msg::ParameterDescriptor();
-        descriptors_[entry.first].dynamic_typing = true;
-      }
-    }
-  }
-
-  // Not rclcpp: `ros2 param set`, all at once. Refused for an undeclared or read-only name, a
-  // changed type, or by a set-parameters callback; nothing changes then.
+  // Not rclcpp: `ros2 param set` of `parameters` at once (the parameter service's
+  // set_parameters_atomically), in rclcpp's order and with its texts: (Jazzy: the pre-set
+  // callbacks, none here) an undeclared name unless undeclared ones are allowed (the service
+  // answers ParameterNotDeclaredException's text), a read-only one, undeclaring a statically
+  // typed one, then per value its type (unless dynamically typed) and its descriptor's range,
+  // then the set-parameters callbacks. Nothing changes on a refusal. A value of no type (not
+  // set) undeclares a dynamically typed parameter once accepted.
   rcl_interfaces::msg::SetParametersResult standin_set_parameters(
     const std::vector<rclcpp::Parameter> & parameters)
   {
+    not_in_callback();
     rcl_interfaces::msg::SetParametersResult result;
+    std::map<std::string, Info> infos = parameters_;
     for (const auto & p : parameters) {
-      const auto at = parameters_.find(p.get_name());
-      if (at == parameters_.end() && humble_options_) {
-        continue;  // allow_undeclared_parameters
-      }
-      if (at == parameters_.end() || descriptors_[p.get_name()].read_only) {
-        result.reason = "parameter '" + p.get_name() + "' is undeclared or read-only";
+      const std::string & name = p.get_name();
+      const auto at = parameters_.find(name);
+      if (at == parameters_.end() && !allow_undeclared_) {
+        result.reason = "parameter '" + name + "' cannot be set because it was not declared";
         return result;
       }
-      if (at->second.get_type() != p.get_type() && !descriptors_[p.get_name()].dynamic_typing) {
-        result.reason = "wrong parameter type for '" + p.get_name() + "'";
+      if (at == parameters_.end()) {
+        infos[name].descriptor.dynamic_typing = true;  // declared implicitly
+      } else if (at->second.descriptor.read_only) {
+        result.reason = "parameter '" + name + "' cannot be set because it is read-only";
+        return result;
+      } else if (
+        p.get_type() == rclcpp::PARAMETER_NOT_SET && !at->second.descriptor.dynamic_typing) {
+        result.reason = "cannot undeclare a statically typed parameter";
         return result;
       }
     }
-    result = run_callbacks(parameters);
+    result = set_common(parameters, infos, allow_undeclared_);
     if (result.successful) {
       for (const auto & p : parameters) {
-        parameters_[p.get_name()] = p.get_parameter_value();
+        if (p.get_type() == rclcpp::PARAMETER_NOT_SET) {
+          infos.erase(p.get_name());
+        }
       }
+      parameters_ = std::move(infos);
     }
     return result;
   }
@@ -273,25 +321,133 @@ public:
   // Not rclcpp: a declared parameter's descriptor (nullptr if undeclared).
   const rcl_interfaces::msg::ParameterDescriptor * standin_descriptor(const std::string & name) const
   {
-    const auto at = descriptors_.find(name);
-    return at == descriptors_.end() ? nullptr : &at->second;
+    const auto at = parameters_.find(name);
+    return at == parameters_.end() ? nullptr : &at->second.descriptor;
   }
 
 private:
+  struct Info
+  {
+    rclcpp::ParameterValue value;
+    rcl_interfaces::msg::ParameterDescriptor descriptor;
+  };
+
+  // As rclcpp's __set_parameters_atomically_common: checks, callbacks, then the values in
+  // `infos` (each descriptor then names its parameter and type).
+  rcl_interfaces::msg::SetParametersResult set_common(
+    const std::vector<rclcpp::Parameter> & parameters, std::map<std::string, Info> & infos,
+    bool allow_undeclared)
+  {
+    auto result = check_parameters(infos, parameters, allow_undeclared);
+    if (result.successful) {
+      result = run_callbacks(parameters);
+    }
+    for (const auto & p : parameters) {
+      if (result.successful) {
+        Info & info = infos[p.get_name()];
+        info.descriptor.name = p.get_name();
+        info.descriptor.type = p.get_type();
+        info.value = p.get_parameter_value();
+      }
+    }
+    return result;
+  }
+
+  // As rclcpp's __check_parameters: the type unless dynamically typed (a name not in `infos`
+  // is, where undeclared names are allowed), then the range.
+  static rcl_interfaces::msg::SetParametersResult check_parameters(
+    const std::map<std::string, Info> & infos, const std::vector<rclcpp::Parameter> & parameters,
+    bool allow_undeclared)
+  {
+    rcl_interfaces::msg::SetParametersResult result;
+    result.successful = true;
+    for (const auto & p : parameters) {
+      rcl_interfaces::msg::ParameterDescriptor descriptor;
+      const auto at = infos.find(p.get_name());
+      if (at != infos.end()) {
+        descriptor = at->second.descriptor;
+      } else {
+        descriptor.dynamic_typing = allow_undeclared;
+      }
+      const auto specified = static_cast<rclcpp::ParameterType>(descriptor.type);
+      if (!descriptor.dynamic_typing && specified != p.get_type()) {
+        result.successful = false;
+        result.reason = "Wrong parameter type, parameter {" + p.get_name() + "} is of type {" +
+                        rclcpp::to_string(specified) + "}, setting it to {" +
+                        rclcpp::to_string(p.get_type()) + "} is not allowed.";
+        return result;
+      }
+      result = in_range(descriptor, p.get_parameter_value());
+      if (!result.successful) {
+        return result;
+      }
+    }
+    return result;
+  }
+
+  // As rclcpp's __check_parameter_value_in_range (Humble's and Jazzy's: single integers and
+  // doubles only; a bound itself passes, doubles within 100 ulp).
+  static rcl_interfaces::msg::SetParametersResult in_range(
+    const rcl_interfaces::msg::ParameterDescriptor & descriptor,
+    const rclcpp::ParameterValue & value)
+  {
+    rcl_interfaces::msg::SetParametersResult result;
+    result.successful = true;
+    const auto near = [](double x, double y) {
+      return std::abs(x - y) <= std::numeric_limits<double>::epsilon() * std::abs(x + y) * 100.0;
+    };
+    if (!descriptor.integer_range.empty() && value.get_type() == rclcpp::PARAMETER_INTEGER) {
+      const auto & range = descriptor.integer_range.at(0);
+      const int64_t v = value.get<int64_t>();
+      const bool off_step =
+        range.step != 0 && static_cast<uint64_t>(v - range.from_value) % range.step != 0;
+      result.successful = v == range.from_value || v == range.to_value ||
+                          (v > range.from_value && v < range.to_value && !off_step);
+      if (!result.successful) {
+        result.reason = "Parameter {" + descriptor.name + "} doesn't comply with integer range.";
+      }
+    }
+    if (!descriptor.floating_point_range.empty() && value.get_type() == rclcpp::PARAMETER_DOUBLE) {
+      const auto & range = descriptor.floating_point_range.at(0);
+      const double v = value.get<double>();
+      const bool off_step =
+        range.step != 0.0 &&
+        !near(v, range.from_value + std::round((v - range.from_value) / range.step) * range.step);
+      result.successful = near(v, range.from_value) || near(v, range.to_value) ||
+                          (v > range.from_value && v < range.to_value && !off_step);
+      if (!result.successful) {
+        result.reason =
+          "Parameter {" + descriptor.name + "} doesn't comply with floating point range.";
+      }
+    }
+    return result;
+  }
+
   rcl_interfaces::msg::SetParametersResult run_callbacks(
     const std::vector<rclcpp::Parameter> & parameters)
   {
     rcl_interfaces::msg::SetParametersResult result;
     result.successful = true;
+    in_callback_ = true;
     for (const auto & weak : callbacks_) {
       if (const auto handle = weak.lock()) {
         result = handle->callback(parameters);
         if (!result.successful) {
-          return result;
+          break;
         }
       }
     }
+    in_callback_ = false;
     return result;
+  }
+
+  // As rclcpp's ParameterMutationRecursionGuard (ParameterModifiedInCallbackException).
+  void not_in_callback() const
+  {
+    if (in_callback_) {
+      throw std::runtime_error(
+        "cannot set or declare a parameter, or change the callback from within set callback");
+    }
   }
 
   struct Overrides : rclcpp::node_interfaces::NodeParametersInterface
@@ -304,9 +460,10 @@ private:
   };
 
   std::shared_ptr<Overrides> parameters_interface_ = std::make_shared<Overrides>();
-  std::map<std::string, rclcpp::ParameterValue> parameters_, overrides_;
-  bool humble_options_ = false;
-  std::map<std::string, rcl_interfaces::msg::ParameterDescriptor> descriptors_;
+  std::map<std::string, Info> parameters_;
+  std::map<std::string, rclcpp::ParameterValue> overrides_;
+  bool allow_undeclared_ = false;
+  bool in_callback_ = false;
   std::vector<std::weak_ptr<rclcpp::node_interfaces::OnSetParametersCallbackHandle>> callbacks_;
   std::map<std::string, std::weak_ptr<rclcpp::SubscriptionBase>> subscriptions_;
   // Keyed by topic; the harness asks with the type it was created with.

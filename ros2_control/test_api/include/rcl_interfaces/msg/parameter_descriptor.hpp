@@ -20,6 +20,7 @@ class BoundedVector
 {
 public:
   void push_back(const T & value) { items_.push_back(value); }
+  const T & at(std::size_t index) const { return items_.at(index); }
   std::size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }
 
