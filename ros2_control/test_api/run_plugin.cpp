@@ -7,8 +7,10 @@
 //  2. armctl's parameters are declared with descriptors (their range, choices and read-only in
 //     text), controller_node's own are not, and `ros2 param set` (through the stand-in's
 //     rclcpp checks, in rclcpp's order and words) is refused with armctl's reason naming the
-//     parameter, never rclcpp's, or accepted and applied: before configure, while configured
-//     and after cleanup;
+//     parameter, never rclcpp's, or accepted and applied: while configured; before configure
+//     and after cleanup ArmctlConfig's are checked at once and armctl's others are stored as
+//     set (as a Humble spawner's --param-file sets them) and checked by the configure, which
+//     fails with armctl's reason naming a bad or unknown one and otherwise uses their values;
 //  3. NaN and (Jazzy) unreadable states hold and are logged naming the joint; control resumes;
 //  4. deactivation writes the gravity hold once; cleanup drops the subscriptions.
 // This is the stand-in, not ROS: it shows the plugin's logic runs as intended against the
@@ -311,24 +313,102 @@ void standin_is_strict()
     "the stand-in refuses a range, a type, a read-only and an undeclared name as rclcpp does");
 }
 
+// on_configure fails (the controller stays unconfigured: nothing subscribed) and logs an error
+// naming `name` with armctl's reason, which holds `part`.
+void configure_fails(
+  armctl_controllers::ModelBasedEffortController & controller, const std::string & name,
+  const std::string & part, const std::string & what)
+{
+  const std::size_t before = rclcpp::standin::log_lines().size();
+  check(
+    controller.on_configure(rclcpp_lifecycle::State()) == CallbackReturn::FAILURE,
+    what + ": on_configure fails");
+  std::string error;
+  const auto lines = rclcpp::standin::log_lines();
+  for (std::size_t k = before; k < lines.size(); ++k) {
+    if (lines[k].level == 'E' && has(lines[k].text, "parameter '" + name + "'")) {
+      error = lines[k].text;
+    }
+  }
+  check(
+    has(error, part) && !rclcpp_text(error),
+    what + ": configure's error names the parameter with armctl's reason: " + error);
+  check(
+    !controller.get_node()->standin_deliver(
+      "~/joint_trajectory", trajectory_msgs::msg::JointTrajectory()),
+    what + ": the controller stays unconfigured");
+  std::printf("  %s: configure fails: %s\n", what.c_str(), error.c_str());
+}
+
+double number(const rclcpp_lifecycle::LifecycleNode::SharedPtr & node, const char * name)
+{
+  return node->get_parameter(name).get_parameter_value().get<double>();
+}
+
 // 2a: before configure armctl has no handle: ArmctlConfig's parameters are checked by type and
-// choices, the manager's pass, armctl's others wait for configure (and nothing is stored).
-void parameters_before_configure(armctl_controllers::ModelBasedEffortController & controller)
+// choices, the manager's pass, armctl's others are stored as set and checked by the configure
+// (which fails, naming a bad value or an unknown name, until they are set right or deleted).
+// Leaves a valid state_timeout of 0.25 set, for the configure that follows.
+void parameters_before_configure(
+  armctl_controllers::ModelBasedEffortController & controller, std::size_t n)
 {
   auto node = controller.get_node();
-  const std::string later = "not settable until configured";
-  refused_by_armctl(node, {doubles("kp", 7, 100.0)}, "kp", later, "kp before configure");
-  refused_by_armctl(node, {one("kq", 1.0)}, "kq", later, "kq before configure");
-  check(!node->has_parameter("kq") && !node->has_parameter("kp"), "a refused name is not stored");
   refused_by_armctl(
     node, {one("controller", std::string("no_such_law"))}, "controller",
     "'no_such_law' is not one of", "an unknown law");
   refused_by_armctl(
     node, {one("tip_link", 3.0)}, "tip_link", "expected string, got double",
     "a number for tip_link");
+  check(
+    node->get_parameter("tip_link").get_parameter_value().get<std::string>().empty(),
+    "a refused tip_link is not stored");
   accepted(node, {one("controller", std::string("computed_torque"))}, "a law before configure");
   accepted(
     node, {one("update_rate", int64_t{1000}), one("is_async", false)}, "the manager's parameters");
+
+  accepted(node, {doubles("kd", n, -1.0)}, "kd -1 before configure (stored unchecked)");
+  check(
+    node->has_parameter("kd") &&
+      node->get_parameter("kd").get_parameter_value().get<std::vector<double>>()[0] == -1.0,
+    "kd -1 is stored as set");
+  configure_fails(controller, "kd", "outside", "kd -1 set before configure");
+  accepted(node, {rclcpp::Parameter("kd")}, "deleting kd before configure");
+  check(!node->has_parameter("kd"), "the deleted kd is no longer stored");
+  accepted(node, {one("state_timeout", -1.0)}, "a negative state_timeout before configure");
+  configure_fails(
+    controller, "state_timeout", "outside", "a negative state_timeout set before configure");
+  accepted(node, {one("state_timeout", 0.25)}, "state_timeout 0.25 before configure");
+  accepted(node, {one("kq", 1.0)}, "kq before configure (stored unchecked)");
+  check(node->has_parameter("kq"), "kq is stored as set");
+  configure_fails(controller, "kq", "not declared", "kq set before configure");
+  accepted(node, {rclcpp::Parameter("kq")}, "deleting kq before configure");
+  accepted(node, {one("command_topic", std::string("x"))}, "command_topic before configure");
+  configure_fails(
+    controller, "command_topic", "controller_node's own", "command_topic set before configure");
+  accepted(node, {rclcpp::Parameter("command_topic")}, "deleting command_topic before configure");
+  check(
+    !node->has_parameter("kq") && !node->has_parameter("command_topic"),
+    "the deleted names are no longer stored");
+}
+
+// After the configure that follows parameters_before_configure(): it took the values set before.
+void configured_with_values_set_before(const rclcpp_lifecycle::LifecycleNode::SharedPtr & node)
+{
+  bool warned = false;
+  for (const auto & line : rclcpp::standin::log_lines()) {
+    warned = warned || (line.level == 'W' && has(line.text, "parameter 'kpp': not declared") &&
+                        has(line.text, ": ignored"));
+  }
+  check(
+    warned,
+    "a misspelt name of the parameter file is warned about at configure, naming it, with "
+    "armctl's reason, and said to be ignored");
+  check(number(node, "state_timeout") == 0.25, "the state_timeout set before configure is kept");
+  const auto * kd = node->standin_descriptor("kd");
+  check(
+    kd && has(kd->additional_constraints, "each element in [0, ") &&
+      node->get_parameter("kd").get_parameter_value().get<std::vector<double>>()[0] > 0.0,
+    "the deleted kd is declared again at configure, with armctl's value and descriptor");
 }
 
 // 2b: describe: no range, type or read-only flag for rclcpp; all of them in text.
@@ -480,11 +560,138 @@ void deactivate_and_clean_up(
   check(
     !node->standin_deliver("~/joint_trajectory", trajectory_msgs::msg::JointTrajectory()),
     "no subscription after cleanup");
-  refused_by_armctl(
-    node, {doubles("kd", joints.size(), 30.0)}, "kd", "not settable until configured",
-    "kd after cleanup");
+  // Unconfigured again: armctl's names are stored as set and checked by the next configure.
+  const std::size_t n = joints.size();
+  accepted(node, {doubles("kd", n, -1.0)}, "kd -1 after cleanup (stored unchecked)");
+  configure_fails(controller, "kd", "outside", "kd -1 set after cleanup");
+  accepted(node, {doubles("kd", n, 31.0), one("kq", 1.0)}, "kd 31 and kq after cleanup");
+  configure_fails(controller, "kq", "not declared", "kq set after cleanup");
+  accepted(node, {rclcpp::Parameter("kq")}, "deleting kq after cleanup");
+  check(
+    controller.on_configure(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS,
+    "configures again with the kd set after cleanup");
+  check(
+    node->get_parameter("kd").get_parameter_value().get<std::vector<double>>() ==
+      std::vector<double>(n, 31.0),
+    "kd 31 set after cleanup is the configured value");
+  refused_by_armctl(node, {one("kq", 1.0)}, "kq", "not declared", "kq configured again");
+  check(
+    controller.on_cleanup(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "cleans up again");
   accepted(node, {one("tip_link", std::string(""))}, "tip_link after cleanup");
   std::printf("deactivation: gravity hold written (difference %.3e N m); cleaned up\n", largest);
+}
+
+// armctl's efforts, through a handle of its own created with `start` (kp, kd), for two updates:
+// holding at q0 at `t`, then at q1 a millisecond later, as the plugin runs them after activation.
+std::vector<double> reference_efforts(
+  const std::string & urdf, const std::vector<std::string> & joints,
+  const std::vector<std::pair<std::string, std::vector<double>>> & start,
+  const std::vector<double> & q0, const std::vector<double> & q1, double t)
+{
+  std::vector<const char *> names;
+  for (const auto & joint : joints) {
+    names.push_back(joint.c_str());
+  }
+  std::vector<ArmctlNamedValue> values;
+  for (const auto & entry : start) {
+    ArmctlValue v{};
+    v.kind = ARMCTL_PARAMETER_TYPE_DOUBLE_ARRAY;
+    v.numbers = entry.second.data();
+    v.count = entry.second.size();
+    values.push_back(ArmctlNamedValue{entry.first.c_str(), v});
+  }
+  ArmctlConfig config{};
+  config.urdf = urdf.c_str();
+  config.joints = names.data();
+  config.joint_count = names.size();
+  config.controller = "computed_torque";
+  config.parameters = values.data();
+  config.parameter_count = values.size();
+  ArmctlController * handle = nullptr;
+  char error[256] = {};
+  std::vector<double> efforts(q0.size(), std::nan("")), qd(q0.size(), 0.0);
+  const bool ok = armctl_create(&config, &handle, error, sizeof error) == ARMCTL_STATUS_OK &&
+                  armctl_reset(handle) == ARMCTL_STATUS_OK &&
+                  armctl_update(handle, t, 1e-3, q0.data(), qd.data(), efforts.data(), nullptr) ==
+                    ARMCTL_STATUS_OK &&
+                  armctl_update(
+                    handle, t + 1e-3, 1e-3, q1.data(), qd.data(), efforts.data(), nullptr) ==
+                    ARMCTL_STATUS_OK;
+  check(ok, std::string("the reference handle runs: ") + error);
+  armctl_free(handle);
+  return efforts;
+}
+
+double largest_difference(const std::vector<double> & a, const std::vector<double> & b)
+{
+  double largest = a.size() == b.size() ? 0.0 : INFINITY;
+  for (std::size_t j = 0; j < a.size() && j < b.size(); ++j) {
+    largest = std::fmax(largest, std::isfinite(a[j] - b[j]) ? std::fabs(a[j] - b[j]) : INFINITY);
+  }
+  return largest;
+}
+
+// 5: gains set before configure (as a Humble spawner's --param-file sets them) and after cleanup
+// are the ones the configured controller's handle uses: its efforts are those of a handle
+// created with them, and differ from those with armctl's defaults.
+void gains_set_before_configure_are_used(const std::string & urdf, const Run & run)
+{
+  const std::size_t n = run.joints.size();
+  std::map<std::string, rclcpp::ParameterValue> yaml{
+    {"joints", rclcpp::ParameterValue(run.joints)},
+    {"controller", rclcpp::ParameterValue(std::string("computed_torque"))},
+  };
+#ifndef ARMCTL_ROS_DISTRO_JAZZY
+  yaml.emplace("robot_description", rclcpp::ParameterValue(urdf));
+#endif
+  armctl_controllers::ModelBasedEffortController controller;
+  check(controller.standin_init(urdf, yaml) == CallbackReturn::SUCCESS, "a second on_init");
+  auto node = controller.get_node();
+  Hardware hardware(n);
+  std::vector<double> q1 = run.q[0];
+  q1[1] += 0.02;
+  q1[3] -= 0.03;
+  const auto defaults = reference_efforts(urdf, run.joints, {}, run.q[0], q1, 0.0);
+  // Configures with `kp` and `kd` set before it, runs the two updates, returns the efforts.
+  const auto run_with = [&](double kp, double kd, double t, const std::string & when) {
+    accepted(node, {doubles("kp", n, kp), doubles("kd", n, kd)}, "kp and kd " + when);
+    check(
+      controller.on_configure(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS,
+      "configures with the gains set " + when);
+    check(
+      node->get_parameter("kp").get_parameter_value().get<std::vector<double>>() ==
+        std::vector<double>(n, kp),
+      "kp set " + when + " reads back after configure");
+    hardware.assign(controller, run.joints);
+    check(
+      controller.on_activate(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "activates");
+    hardware.q = run.q[0];
+    hardware.qd.assign(n, 0.0);
+    check(controller.update(at(t), kPeriod) == return_type::OK, "update OK");
+    hardware.q = q1;
+    check(controller.update(at(t + 1e-3), kPeriod) == return_type::OK, "update OK");
+    const std::vector<double> efforts = hardware.effort;
+    const auto expected = reference_efforts(
+      urdf, run.joints, {{"kp", std::vector<double>(n, kp)}, {"kd", std::vector<double>(n, kd)}},
+      run.q[0], q1, t);
+    const double difference = largest_difference(efforts, expected);
+    const double from_defaults = largest_difference(efforts, defaults);
+    check(
+      difference <= 1e-9 && from_defaults > 1e-3,
+      "the gains set " + when + " are the handle's (difference " + std::to_string(difference) +
+        " N m; " + std::to_string(from_defaults) + " N m from armctl's defaults)");
+    std::printf(
+      "gains set %s: efforts match a handle created with them (%.3e N m), %.3e N m from the "
+      "defaults'\n",
+      when.c_str(), difference, from_defaults);
+    check(
+      controller.on_deactivate(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS,
+      "deactivates");
+    controller.release_interfaces();
+    check(controller.on_cleanup(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "cleans up");
+  };
+  run_with(500.0, 45.0, 0.0, "before configure");
+  run_with(250.0, 25.0, 1.0, "after cleanup");
 }
 }  // namespace
 
@@ -502,6 +709,7 @@ int main(int argc, char ** argv)
     {"joints", rclcpp::ParameterValue(run.joints)},
     {"controller", rclcpp::ParameterValue(std::string("computed_torque"))},
     {"state_timeout", rclcpp::ParameterValue(0.1)},
+    {"kpp", rclcpp::ParameterValue(1.0)},  // misspelt in the file: warned about, ignored
   };
 #ifndef ARMCTL_ROS_DISTRO_JAZZY
   yaml.emplace("robot_description", rclcpp::ParameterValue(urdf));  // Humble's way
@@ -509,9 +717,10 @@ int main(int argc, char ** argv)
   standin_is_strict();
   armctl_controllers::ModelBasedEffortController controller;
   check(controller.standin_init(urdf, yaml) == CallbackReturn::SUCCESS, "on_init");
-  parameters_before_configure(controller);
+  parameters_before_configure(controller, n);
   check(
     controller.on_configure(rclcpp_lifecycle::State()) == CallbackReturn::SUCCESS, "on_configure");
+  configured_with_values_set_before(controller.get_node());
   const auto commands = controller.command_interface_configuration().names;
   const auto states = controller.state_interface_configuration().names;
   check(commands.size() == n && commands[0] == run.joints[0] + "/effort", "claims the efforts");
@@ -536,6 +745,7 @@ int main(int argc, char ** argv)
     parameters(controller, n);
     faults(controller, hardware, run.t.back() + 0.001);
     deactivate_and_clean_up(controller, hardware, urdf, run.joints);
+    gains_set_before_configure_are_used(urdf, run);
   }
   std::printf("%s\n", failures == 0 ? "plugin on the stand-in: all checks passed" : "FAILED");
   return failures == 0 ? 0 : 1;

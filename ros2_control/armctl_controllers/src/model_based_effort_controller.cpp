@@ -73,8 +73,10 @@ ModelBasedEffortController::~ModelBasedEffortController()
 
 #ifdef ARMCTL_ROS_DISTRO_JAZZY
 // Jazzy's controller nodes refuse an undeclared name in rclcpp, with its text; allowed, the
-// name reaches on_parameters(), which refuses every name armctl does not take with armctl's
-// reason (nothing unknown is stored). Humble's controller manager allows them already.
+// name reaches on_parameters(): while configured it refuses every name armctl does not take
+// with armctl's reason (nothing unknown is stored); before configure it stores armctl's names
+// unchecked and the configure refuses a bad one with armctl's reason. Humble's controller
+// manager allows undeclared names already.
 rclcpp::NodeOptions ModelBasedEffortController::define_custom_node_options() const
 {
   return ControllerInterface::define_custom_node_options().allow_undeclared_parameters(true);
@@ -139,8 +141,11 @@ CallbackReturn ModelBasedEffortController::on_configure(const rclcpp_lifecycle::
 {
   set_configured(true);  // ArmctlConfig's parameters are read now: fixed from here
   const CallbackReturn result = configure_armctl();
-  if (result != CallbackReturn::SUCCESS) {
-    set_configured(false);
+  std::lock_guard<std::mutex> lock(shadow_mutex_);
+  if (result == CallbackReturn::SUCCESS) {
+    unchecked_.clear();  // armctl took them at creation
+  } else {
+    configured_ = false;  // what was set before stays stored, to be checked by the next one
   }
   return result;
 }
@@ -244,18 +249,24 @@ bool ModelBasedEffortController::create_handles(const std::string & urdf)
       specs.push_back(ParameterSpec{info.name, info.kind, info.scope});
     }
   }
-  armctl_free(probe);
   {
     std::lock_guard<std::mutex> lock(shadow_mutex_);  // the parameter callback reads specs_
     specs_ = std::move(specs);
   }
+  const bool known = unchecked_names_known(probe);
+  armctl_free(probe);
+  if (!known) {
+    return false;
+  }
+  // The values set before configure are among these; armctl_create checks them all and
+  // refuses with the first bad one's reason, naming it.
   std::vector<std::string> names;
   std::vector<OwnedValue> values;
   if (!start_values(names, values)) {
     return false;
   }
   handle_ = create(urdf, names, values);
-  shadow_ = create(urdf, names, values);
+  shadow_ = handle_ ? create(urdf, names, values) : nullptr;  // a refusal is logged once
   if (!handle_ || !shadow_) {
     free_handles();
     return false;
@@ -388,7 +399,7 @@ CallbackReturn ModelBasedEffortController::on_cleanup(const rclcpp_lifecycle::St
   // What update() queued since the timer last ran (deactivation's line, often) is not lost.
   guarded("logging", [&] { flush_log(); });
   log_timer_.reset();
-  free_handles();  // waits for the parameter callback, which then refuses armctl's names
+  free_handles();  // waits for the parameter callback; unconfigured, it stores armctl's names
   set_configured(false);
   return CallbackReturn::SUCCESS;
 }

@@ -80,8 +80,9 @@ ArmctlValue OwnedValue::view() const
   return v;
 }
 
-// A declared parameter's current value (set live before a cleanup, or from the YAML on Humble,
-// which declares those itself), else the YAML's value from the node's overrides.
+// A declared parameter's current value (set before configure, e.g. by a spawner's --param-file
+// on Humble; set live before a cleanup; or from the YAML on Humble, which declares those
+// itself), else the YAML's value from the node's overrides. armctl_create checks them all.
 bool ModelBasedEffortController::start_values(
   std::vector<std::string> & names, std::vector<OwnedValue> & values)
 {
@@ -158,8 +159,11 @@ void ModelBasedEffortController::set_declaring(const rclcpp::Parameter & paramet
   declaring_ = parameter;
 }
 
-// A misspelt gain would otherwise be ignored in silence; controller_node refuses unknown
-// parameters, but here the controller_manager may set names of its own.
+// The parameter file's names armctl's law does not take. A misspelt gain would otherwise be
+// ignored in silence; controller_node refuses unknown parameters, but a controller's overrides
+// may hold the controller_manager's own (a launch file's `/**` section reaches every node of
+// its process), so they are warned about, naming them, and ignored. A name *set* before
+// configure is refused by configure instead (unchecked_names_known()).
 void ModelBasedEffortController::warn_unknown_overrides()
 {
   auto node = get_node();
@@ -171,8 +175,10 @@ void ModelBasedEffortController::warn_unknown_overrides()
     }
     if (!s) {
       RCLCPP_WARN(
-        node->get_logger(), "parameter '%s' is not a parameter of '%s' here: ignored",
-        name.c_str(), controller_.c_str());
+        node->get_logger(),
+        "%s: ignored (a name of the controller's parameters that is neither armctl's '%s' nor "
+        "the controller_manager's)",
+        unknown(handle_, name).c_str(), controller_.c_str());
     } else if (s->scope == ARMCTL_PARAMETER_SCOPE_NODE_ONLY) {
       RCLCPP_WARN(
         node->get_logger(),
@@ -227,6 +233,23 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
         return refused(why);
       }
     }
+    if (!configured_) {
+      // No handle: armctl's names are stored as set (as rclcpp stores an undeclared name) and
+      // checked by the next configure, with the values of the parameter file (a spawner's
+      // --param-file on Humble sets them here, between load and configure).
+      for (const auto & p : parameters) {
+        const std::string & name = p.get_name();
+        if (listed(kManagerParameters, name) || config_parameter(name)) {
+          continue;
+        }
+        if (p.get_type() == rclcpp::PARAMETER_NOT_SET) {
+          unchecked_.erase(name);  // undeclared: the file's value or armctl's default again
+        } else {
+          unchecked_.insert(name);
+        }
+      }
+      return accepted();
+    }
     return apply_to_shadow(parameters);
   } catch (const std::exception & e) {
     return refused(std::string("armctl_controllers: ") + e.what());
@@ -235,8 +258,9 @@ rcl_interfaces::msg::SetParametersResult ModelBasedEffortController::on_paramete
 
 // Why `p` is refused before its value reaches armctl's handle ("" if it is not): the
 // controller_manager's names pass; ArmctlConfig's are checked here (armctl has no handle for
-// them) and fixed while configured; armctl's other names need the configured handle, which
-// also gives the reason for a name it does not know.
+// them) and fixed while configured; armctl's other names pass unchecked before configure (the
+// configure checks them), and once configured need the handle, which also gives the reason
+// for a name it does not know.
 std::string ModelBasedEffortController::not_settable(const rclcpp::Parameter & p) const
 {
   const std::string & name = p.get_name();
@@ -251,14 +275,17 @@ std::string ModelBasedEffortController::not_settable(const rclcpp::Parameter & p
                            "configure again"
                        : config_problem(p, info);
   }
+  if (!configured_) {
+    return "";  // stored unchecked: the next configure checks it
+  }
   if (!shadow_) {
     return prefix +
-           "not settable until configured: armctl checks it against the configured controller "
-           "(give a start value in the controller's parameters)";
+           "not settable while the controller is being configured or cleaned up: set it "
+           "again once it is configured or unconfigured";
   }
   const ParameterSpec * s = spec(name);
   if (!s) {
-    return unknown(name);
+    return unknown(shadow_, name);
   }
   if (s->scope != ARMCTL_PARAMETER_SCOPE_RUNTIME) {
     return prefix + "controller_node's own, meaningless inside ros2_control";
@@ -266,15 +293,44 @@ std::string ModelBasedEffortController::not_settable(const rclcpp::Parameter & p
   return "";
 }
 
-// armctl's reason for a name it does not list (it checks the name before the value).
-std::string ModelBasedEffortController::unknown(const std::string & name) const
+// armctl's reason, from `handle`, for a name it does not list or that is controller_node's own
+// (it checks the name before the value).
+std::string ModelBasedEffortController::unknown(
+  ArmctlController * handle, const std::string & name) const
 {
   const OwnedValue any;
   const ArmctlValue value = any.view();
-  if (armctl_validate_parameter(shadow_, name.c_str(), &value) == ARMCTL_STATUS_OK) {
+  if (armctl_validate_parameter(handle, name.c_str(), &value) == ARMCTL_STATUS_OK) {
     return "parameter '" + name + "': not a parameter of armctl's '" + controller_ + "'";
   }
-  return armctl_last_error(shadow_);
+  return armctl_last_error(handle);
+}
+
+// The names set before configure that armctl's law does not take (unknown, or controller_node's
+// own): each is logged with armctl's reason, from `probe`, and the configure fails, as
+// controller_node refuses them. Those it takes reach armctl_create with the start values, which
+// checks them.
+bool ModelBasedEffortController::unchecked_names_known(ArmctlController * probe)
+{
+  std::set<std::string> names;
+  {
+    std::lock_guard<std::mutex> lock(shadow_mutex_);
+    names = unchecked_;
+  }
+  auto node = get_node();
+  bool known = true;
+  for (const auto & name : names) {
+    const ParameterSpec * s = spec(name);
+    if (!node->has_parameter(name) || (s && s->scope == ARMCTL_PARAMETER_SCOPE_RUNTIME)) {
+      continue;
+    }
+    RCLCPP_ERROR(
+      node->get_logger(),
+      "%s (set before configure; delete it, e.g. `ros2 param delete`, and configure again)",
+      unknown(probe, name).c_str());
+    known = false;
+  }
+  return known;
 }
 
 // Applies every armctl parameter of the batch to the shadow handle (the law's own checks run

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,7 @@ private:
     const std::string & urdf, const std::vector<std::string> & names,
     const std::vector<OwnedValue> & values);
   bool create_handles(const std::string & urdf);
+  bool unchecked_names_known(ArmctlController * probe);
   bool start_values(std::vector<std::string> & names, std::vector<OwnedValue> & values);
   void declare_parameters();
   void declare_unchecked(
@@ -180,7 +182,7 @@ private:
   // Callbacks of the controller's node (non-real-time).
   void restore(const std::vector<std::pair<std::string, OwnedValue>> & previous);
   std::string not_settable(const rclcpp::Parameter & parameter) const;
-  std::string unknown(const std::string & name) const;
+  std::string unknown(ArmctlController * handle, const std::string & name) const;
   rcl_interfaces::msg::SetParametersResult apply_to_shadow(
     const std::vector<rclcpp::Parameter> & parameters);
   template <typename Body>
@@ -215,11 +217,15 @@ private:
   // Same configuration, used only by the parameter callback: armctl_validate_parameter takes a
   // handle, and a handle is used by one thread at a time (lib.rs), so it cannot be handle_.
   ArmctlController * shadow_ = nullptr;
-  std::mutex shadow_mutex_;  // shadow_, accepted_, parameter_sequence_, configured_, declaring_
+  // shadow_, accepted_, parameter_sequence_, configured_, declaring_, unchecked_
+  std::mutex shadow_mutex_;
   std::map<std::string, PendingParameters::Change> accepted_;
   uint64_t parameter_sequence_ = 0;
   bool configured_ = false;  // from on_configure's start to on_cleanup (ArmctlConfig's are fixed)
   rclcpp::Parameter declaring_;  // what declare_parameters() is declaring: armctl's own value
+  // Names other than ArmctlConfig's and the manager's set before configure (no handle to check
+  // them with): stored as set, checked by the next configure, which fails on a refusal.
+  std::set<std::string> unchecked_;
 
   realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingParameters>> parameter_buffer_;
   realtime_tools::RealtimeBuffer<std::shared_ptr<const PendingTrajectory>> trajectory_buffer_;
