@@ -1,8 +1,9 @@
 //! controller_node's `~/follow_joint_trajectory` and `~/controller_state` on the r2r backend,
 //! used as MoveIt and rqt use them: rclpy's own ActionClient and a subscriber
-//! (`tests/interop/rclpy_action_peer.py`, Fast DDS from ROS 2 Jazzy's PyPI wheels) against the
-//! r2r nodes built with control_msgs (the test fixture `tests/interop/control_msgs`, built with
-//! the wheels' rosidl generators), the arm the r2r sim_node. A goal followed to the end with
+//! (`tests/interop/rclpy_action_peer.py`, Fast DDS from ROS 2 Jazzy's or, with
+//! `ARMCTL_TEST_ROS_DISTRO=kilted`, Kilted's PyPI wheels) against the r2r nodes built with
+//! control_msgs (the test fixture `tests/interop/control_msgs`, built with the wheels' rosidl
+//! generators), the arm the r2r sim_node. A goal followed to the end with
 //! feedback, a rejected goal with its code, a cancelled goal, a path-tolerance abort, and the
 //! controller state decoded. Discovery on loopback only.
 

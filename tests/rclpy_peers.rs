@@ -1,10 +1,11 @@
 //! A real ROS 2 peer against controller_node on both backends: `tests/interop/rclpy_peer.py`,
-//! rclpy on Fast DDS from ROS 2 Jazzy's PyPI wheels, does what `ros2 node`, `ros2 topic`,
-//! `ros2 param` and rqt do (discovery and types, driving the arm, list / describe / get / set /
-//! atomic parameters, /parameter_events, /rosout, robot_description through get_parameters,
-//! /diagnostics, simulated time on rosgraph_msgs/Clock, `~/reset_collision` (std_srvs/Trigger),
-//! a burst of 300 get_parameters calls on the r2r backend, 20 fresh clients' first calls). The
-//! DDS backend's node runs in this process; the r2r backend's is the binary built against the
+//! rclpy on Fast DDS from ROS 2's PyPI wheels (Jazzy's, or Kilted's with
+//! `ARMCTL_TEST_ROS_DISTRO=kilted`), does what `ros2 node`, `ros2 topic`, `ros2 param` and rqt
+//! do (discovery and types, driving the arm, list / describe / get / set / atomic parameters,
+//! /parameter_events, /rosout, robot_description through get_parameters, /diagnostics,
+//! simulated time on rosgraph_msgs/Clock, `~/reset_collision` (std_srvs/Trigger), a burst of
+//! 300 get_parameters calls on the r2r backend, 20 fresh clients' first calls). The DDS
+//! backend's node runs in this process; the r2r backend's is the binary built against the
 //! wheels. Discovery on loopback only.
 
 use std::path::{Path, PathBuf};
@@ -110,7 +111,7 @@ async fn meet(domain: u16, description_bytes: usize, r2r: bool, via_topic: bool)
         // (the DDS backend cannot send such replies whole to Fast DDS: docs/ros2.md).
         "dump_tries": if r2r { 20 } else { 0 },
     });
-    let python = armctl_e2e::interop_python::interop_python(tmp());
+    let python = armctl_e2e::interop_python::ros_venv(tmp()).join("bin/python");
     let peer = tokio::process::Command::new(python)
         .arg(armctl_e2e::workspace_dir().join("tests/interop/rclpy_peer.py"))
         .args(["--expected", &expected.to_string()])

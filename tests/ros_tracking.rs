@@ -2,8 +2,8 @@
 //! trajectory, and the tracking error is compared with the same setup run in-process, without
 //! middleware. On the DDS backend the nodes run in this process (each its own DDS participant,
 //! as separate processes would be); on the r2r backend they are the binaries built against
-//! ROS 2 Jazzy's wheels, on Fast DDS, and a DDS-backend probe sends the trajectory and reads
-//! `~/state`. Also over DDS: a trajectory to a joint's URDF limit ends on its soft limit.
+//! ROS 2's wheels (Jazzy's, or those `ARMCTL_TEST_ROS_DISTRO` names), on Fast DDS, and a
+//! DDS-backend probe sends the trajectory and reads `~/state`. Also over DDS: a trajectory to a joint's URDF limit ends on its soft limit.
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, TrajectoryPoint};

@@ -3,18 +3,21 @@
 # <ws>/src/armctl, `colcon build` at <ws> with ROS 2 sourced and no flags), and checks that the
 # nodes it installs are the rcl ones (linked to the prefix's librcl, naming rcl as their
 # middleware) and the installed layout that `ros2 run` and `ros2 launch` rely on. The ROS 2
-# prefix is Jazzy from the PyPI wheels (tests/interop/setup_venv.sh, the tests' venv, with
-# what the wheels need beside: tests/interop/ros_wheels_env.sh) with the control_msgs test
-# fixture as a second prefix (tests/interop/control_msgs_fixture.sh); colcon, colcon-ros-cargo and
-# cargo-ament-build come from PyPI into a venv of their own.
-# Usage: tests/colcon/check_colcon_build.sh   (run by .ci/run)
+# prefix is Jazzy, or Kilted with ARMCTL_TEST_ROS_DISTRO=kilted, from the PyPI wheels
+# (tests/interop/ros_venv.sh, with what the wheels need beside: tests/interop/ros_wheels_env.sh)
+# with the control_msgs test fixture as a second prefix (tests/interop/control_msgs_fixture.sh);
+# colcon, colcon-ros-cargo and cargo-ament-build come from PyPI into a venv of their own.
+# Usage: [ARMCTL_TEST_ROS_DISTRO=kilted] tests/colcon/check_colcon_build.sh   (run by .ci/run)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=${CARGO_TARGET_DIR:-$root/target}/tmp
 venv=${ARMCTL_COLCON_VENV:-$tmp/colcon-venv}
 # The workspace's build folder is kept between runs (cargo rebuilds what changed); its sources
-# are copied afresh.
-ws=$tmp/colcon-ws
+# are copied afresh. One per distribution: r2r's bindings are of one prefix.
+case "${ARMCTL_TEST_ROS_DISTRO:-jazzy}" in
+    jazzy) ws=$tmp/colcon-ws ;;
+    *) ws=$tmp/colcon-ws-$ARMCTL_TEST_ROS_DISTRO ;;
+esac
 
 if [ ! -x "$venv/bin/colcon" ] || [ ! -x "$venv/bin/cargo-ament-build" ]; then
     python3 -m venv "$venv"
@@ -23,11 +26,10 @@ if [ ! -x "$venv/bin/colcon" ] || [ ! -x "$venv/bin/cargo-ament-build" ]; then
         cargo-ament-build==0.1.11 colcon-package-information colcon-package-selection \
         colcon-recursive-crawl colcon-output
 fi
-ros_python=$(sh "$root/tests/interop/setup_venv.sh" "$tmp/cyclonedds-venv")
+ros=$(sh "$root/tests/interop/ros_venv.sh" "$tmp")
 # The tests' scratch folder holds ROS packages (this workspace's copy, the venv's share/): a
 # colcon build or rosdep run in a workspace holding this clone must not find them.
 touch "$tmp/COLCON_IGNORE"
-ros=$(dirname "$(dirname "$ros_python")")
 
 # The workspace as git sees it (tracked and new files, no build output).
 rm -rf "$ws/src" "$ws/install" "$ws/log"
@@ -80,4 +82,4 @@ grep -q "^# middleware: rcl" <<<"$params" \
 # control_msgs is installed (the fixture, a prefix of its own): the action is served.
 grep -q "^#   ~/follow_joint_trajectory (control_msgs/FollowJointTrajectory): yes" <<<"$params" \
     || fail "the installed controller_node does not serve the action with control_msgs installed: $(echo "$params" | grep follow_joint)"
-echo "colcon build: armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so, serving FollowJointTrajectory), launch/, config/, urdf/ and the ament index marker"
+echo "colcon build ($ros_distro): armctl_ros installed with controller_node and sim_node on rcl (linked to $ros/lib/librcl.so, serving FollowJointTrajectory), launch/, config/, urdf/ and the ament index marker"

@@ -1,6 +1,7 @@
 //! `controller_node` and `sim_node` on the r2r backend (rcl), built by
-//! `tests/interop/build_r2r_nodes.sh` against ROS 2 Jazzy from the PyPI wheels in the tests'
-//! venv and the control_msgs test fixture beside it (`tests/interop/control_msgs_fixture.sh`),
+//! `tests/interop/build_r2r_nodes.sh` against ROS 2 from the PyPI wheels of the distribution
+//! `ARMCTL_TEST_ROS_DISTRO` picks (Jazzy by default, or Kilted: `tests/interop/ros_venv.sh`)
+//! and the control_msgs test fixture beside them (`tests/interop/control_msgs_fixture.sh`),
 //! and started as `ros2 run` would start them there: Fast DDS, the default RMW, on loopback
 //! only.
 
@@ -13,6 +14,8 @@ use std::sync::OnceLock;
 pub struct R2rNodes {
     bin_dir: PathBuf,
     venv: PathBuf,
+    /// `jazzy` or `kilted`.
+    distro: String,
     /// The prefix of the control_msgs test fixture.
     fixture: PathBuf,
     /// Where rcl writes its log files (not the user's `~/.ros/log`).
@@ -20,29 +23,31 @@ pub struct R2rNodes {
 }
 
 /// Builds the r2r nodes once per test process (cargo's lock makes concurrent test processes
-/// wait for one build) in `target_tmpdir` (a test's `CARGO_TARGET_TMPDIR`).
+/// wait for one build) in `target_tmpdir` (a test's `CARGO_TARGET_TMPDIR`): in `r2r-target`
+/// for Jazzy, `r2r-target-<distro>` for another, so that no build invalidates another's
+/// bindings.
 pub fn r2r_nodes(target_tmpdir: &Path) -> R2rNodes {
     static NODES: OnceLock<R2rNodes> = OnceLock::new();
     NODES.get_or_init(|| build(target_tmpdir)).clone()
 }
 
 fn build(target_tmpdir: &Path) -> R2rNodes {
-    let python = crate::interop_python::interop_python(target_tmpdir);
-    let venv = PathBuf::from(&python)
-        .parent()
-        .and_then(Path::parent)
-        .expect("the venv of its python")
-        .to_path_buf();
+    let venv = crate::interop_python::ros_venv(target_tmpdir);
+    let distro = crate::interop_python::ros_distro();
+    let target = match distro.as_str() {
+        "jazzy" => "r2r-target".to_string(),
+        other => format!("r2r-target-{other}"),
+    };
     let script = crate::workspace_dir().join("tests/interop/build_r2r_nodes.sh");
     let out = Command::new("sh")
         .arg(script)
         .arg(&venv)
-        .arg(target_tmpdir.join("r2r-target"))
+        .arg(target_tmpdir.join(target))
         .output()
         .expect("running build_r2r_nodes.sh");
     assert!(
         out.status.success(),
-        "building the r2r nodes failed:\n{}",
+        "building the r2r nodes ({distro}) failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let printed = String::from_utf8(out.stdout).expect("build_r2r_nodes.sh prints paths");
@@ -54,6 +59,7 @@ fn build(target_tmpdir: &Path) -> R2rNodes {
         bin_dir: PathBuf::from(bin_dir),
         fixture: PathBuf::from(fixture),
         venv,
+        distro,
         log_dir: target_tmpdir.join("ros-log"),
     }
 }
@@ -82,7 +88,7 @@ impl R2rNodes {
                 "LD_PRELOAD",
                 self.bin_dir.join("libpython_stub.so").display().to_string(),
             ),
-            ("ROS_DISTRO", "jazzy".into()),
+            ("ROS_DISTRO", self.distro.clone()),
             ("ROS_LOG_DIR", self.log_dir.display().to_string()),
             ("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp".into()),
             ("ROS_DOMAIN_ID", domain.to_string()),
@@ -114,7 +120,7 @@ impl R2rNodes {
         dirs.join(":")
     }
 
-    /// The venv's python (rclpy, for ROS 2 peers).
+    /// The venv's python (rclpy of the same distribution, for ROS 2 peers).
     pub fn python(&self) -> PathBuf {
         self.venv.join("bin/python")
     }
