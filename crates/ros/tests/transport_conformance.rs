@@ -40,11 +40,16 @@ fn topic_name(topic: Topic) -> String {
 /// A second commands topic, last in both nodes' lists (slot [`SECOND_COMMANDS`]).
 const SECOND_COMMANDS: usize = PUBLISHED.len();
 
+/// The listener's subscription of `/parameter_events`, after the second commands topic.
+const PARAMETER_EVENTS: usize = SECOND_COMMANDS + 1;
+
 fn spec(name: &str, subscribe: bool, tick_rate: Option<f64>) -> NodeSpec {
     let mut topics: Vec<(Topic, String)> = PUBLISHED.iter().map(|t| (*t, topic_name(*t))).collect();
     topics.push((Topic::Commands, "/conformance/second_commands".into()));
     let (subscriptions, publications) = if subscribe {
-        (topics, vec![])
+        let mut subscriptions = topics;
+        subscriptions.push((Topic::ParameterEvents, "/parameter_events".into()));
+        (subscriptions, vec![])
     } else {
         (vec![], topics)
     };
@@ -223,6 +228,20 @@ where
         assert_eq!(got, Some(Incoming::Commands(command)));
         assert_eq!(listener.received_on(), slot);
     }
+    // The node's own announcements go to /parameter_events, not to a topic of that type its
+    // spec publishes.
+    let changed = [(
+        "kp".to_string(),
+        armctl_control::ParameterValue::Double(3.0),
+    )];
+    talker.announce_parameters(&changed);
+    let got = next_message(&mut listener, Duration::from_secs(5)).await;
+    let Some(Incoming::ParameterEvents(event)) = got else {
+        panic!("no parameter event: {got:?}")
+    };
+    assert_eq!(listener.received_on(), PARAMETER_EVENTS);
+    assert_eq!(event.node, "/talker");
+    assert_eq!(event.changed_parameters[0].name, "kp");
     // A burst of joint states while the node is busy: only the newest is handed over.
     let burst: Vec<JointState> = (10..20).map(joint_state).collect();
     for state in &burst {

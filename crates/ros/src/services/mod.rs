@@ -21,3 +21,9 @@ pub fn publications(spec: &NodeSpec) -> Vec<(Topic, String)> {
     all.push((Topic::ParameterEvents, PARAMETER_EVENTS.into()));
     all
 }
+
+/// The slot of `/parameter_events` among [`publications`]: a node's own announcements go there,
+/// whatever else of that type its spec publishes.
+pub fn parameter_events_slot(spec: &NodeSpec) -> usize {
+    spec.publications.len()
+}

@@ -56,6 +56,21 @@ pub enum ParameterReply {
     Trigger(TriggerResponse),
 }
 
+impl ParameterReply {
+    /// The service it answers (a trigger: `trigger`; its name is the answer's).
+    pub fn service(&self) -> &'static str {
+        match self {
+            ParameterReply::List(_) => "list_parameters",
+            ParameterReply::Get(_) => "get_parameters",
+            ParameterReply::GetTypes(_) => "get_parameter_types",
+            ParameterReply::Describe(_) => "describe_parameters",
+            ParameterReply::Set(_) => "set_parameters",
+            ParameterReply::SetAtomically(_) => "set_parameters_atomically",
+            ParameterReply::Trigger(_) => "trigger",
+        }
+    }
+}
+
 /// The node's answer as the backend sends it.
 #[derive(Debug)]
 pub struct Answer<T> {

@@ -167,6 +167,8 @@ pub struct DdsTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: ParameterServers,
+    /// The slot of `/parameter_events` ([`crate::services::parameter_events_slot`]).
+    events_slot: usize,
     action: Option<TrajectoryActionServer>,
     service_mapping: ServiceMapping,
     read_errors: u64,
@@ -306,9 +308,12 @@ impl TopicVisitor for Advertise<'_> {
             });
         }
         let topic = dds_topic::<M>(self.node, self.name, self.qos)?;
+        // rcl's /parameter_events profile: reliable, volatile, keep last 1000.
+        let qos = (codec.topic == Topic::ParameterEvents)
+            .then(|| self.qos.clone().history(History::KeepLast { depth: 1000 }));
         let publisher = self
             .node
-            .create_publisher::<M>(&topic, None)
+            .create_publisher::<M>(&topic, qos)
             .map_err(transport)?;
         Ok(Box::new(TypedOutput {
             publisher,
@@ -367,6 +372,7 @@ impl DdsTransport {
             outputs,
             received_on: 0,
             parameters,
+            events_slot: crate::services::parameter_events_slot(spec),
             action,
             service_mapping: service_mapping(dds),
             read_errors: 0,
@@ -518,8 +524,12 @@ impl Transport for DdsTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        let (changed, withheld) = self.parameters.respond(id, response);
-        self.announce_parameters(&changed);
+        let Some(answer) = self.parameters.answer(id, response) else {
+            return;
+        };
+        // Announced first, as rclcpp does.
+        self.announce_parameters(&answer.changed);
+        let withheld = self.parameters.send(answer);
         if !withheld.is_empty() {
             self.log(LogLevel::Warn, &format!("parameter reply cut: {}: a reply larger than one datagram (here {} bytes: this host's smallest interface MTU less RustDDS's headers) does not reach a Fast DDS client from this backend (RustDDS fragments it in a form Fast DDS drops); read the URDF from /robot_description, or run the r2r backend", withheld.join(", "), self.parameters.reply_limit().unwrap_or(usize::MAX)));
         }
@@ -528,7 +538,7 @@ impl Transport for DdsTransport {
     fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
         let (node, stamp) = (self.node.fully_qualified_name(), msgs::Time::now());
         if let Some(event) = crate::services::parameters::event(&node, stamp, changed) {
-            self.publish(Outgoing::ParameterEvents(&event));
+            self.publish_on(self.events_slot, Outgoing::ParameterEvents(&event));
         }
     }
 

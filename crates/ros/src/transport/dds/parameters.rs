@@ -16,7 +16,6 @@ use crate::services::parameter_msgs::{
 };
 use crate::services::parameters::{Answer, ParameterCall, ParameterReply, ParameterServices};
 use crate::RosError;
-use armctl_control::ParameterValue as Value;
 
 mod reply_limit;
 use reply_limit::{fit, reply_limit};
@@ -172,77 +171,95 @@ impl ParameterServers {
         self.reply_limit
     }
 
-    /// Sends the reply to request `id`: the values it changed (to announce), and what was
-    /// left out of it to fit the reply limit.
-    pub(crate) fn respond(
+    /// The reply to request `id` from the node's `response`, to send with
+    /// [`ParameterServers::send`] after its changes are announced.
+    pub(crate) fn answer(
         &mut self,
         id: u64,
         response: ParameterResponse,
-    ) -> (Vec<(String, Value)>, Vec<String>) {
-        let Some(Answer {
+    ) -> Option<Answer<RmwRequestId>> {
+        self.services.answer(id, response)
+    }
+
+    /// Sends `answer`, cut to the reply limit: what was left out of it.
+    pub(crate) fn send(&self, answer: Answer<RmwRequestId>) -> Vec<String> {
+        let Answer {
             token,
             mut reply,
             names,
-            changed,
-        }) = self.services.answer(id, response)
-        else {
-            return (vec![], vec![]);
-        };
+            ..
+        } = answer;
         let mut notes = fit(self.reply_limit, &mut reply, &names);
-        if let Err(e) = self.send(token, reply, &names, &mut notes) {
+        if let Err(e) = self.send_reply(token, reply, &names, &mut notes) {
             eprintln!("parameter services: response not sent: {e}");
         }
-        (changed, notes)
+        notes
     }
 
     /// Sends `reply` on the server it answers.
-    fn send(
+    fn send_reply(
         &self,
         token: RmwRequestId,
         reply: ParameterReply,
         names: &[String],
         notes: &mut Vec<String>,
     ) -> Result<(), String> {
-        let limit = self.reply_limit;
+        let service = match &reply {
+            ParameterReply::Trigger(_) => names.first().map_or("", String::as_str),
+            other => other.service(),
+        };
+        let to = Limited {
+            token,
+            limit: self.reply_limit,
+            service,
+        };
         match reply {
-            ParameterReply::List(r) => send(&self.list, token, r, limit, notes),
-            ParameterReply::Get(r) => send(&self.get, token, r, limit, notes),
-            ParameterReply::GetTypes(r) => send(&self.get_types, token, r, limit, notes),
-            ParameterReply::Describe(r) => send(&self.describe, token, r, limit, notes),
-            ParameterReply::Set(r) => send(&self.set, token, r, limit, notes),
-            ParameterReply::SetAtomically(r) => send(&self.set_atomically, token, r, limit, notes),
-            ParameterReply::Trigger(r) => {
-                let name = names.first().map_or("", String::as_str);
-                match self.triggers.iter().find(|(n, _)| n == name) {
-                    Some((_, server)) => send(server, token, r, limit, notes),
-                    None => Err(format!("no trigger service {name}")),
-                }
-            }
+            ParameterReply::List(r) => to.send(&self.list, r, notes),
+            ParameterReply::Get(r) => to.send(&self.get, r, notes),
+            ParameterReply::GetTypes(r) => to.send(&self.get_types, r, notes),
+            ParameterReply::Describe(r) => to.send(&self.describe, r, notes),
+            ParameterReply::Set(r) => to.send(&self.set, r, notes),
+            ParameterReply::SetAtomically(r) => to.send(&self.set_atomically, r, notes),
+            ParameterReply::Trigger(r) => match self.triggers.iter().find(|(n, _)| n == service) {
+                Some((_, server)) => to.send(server, r, notes),
+                None => Err(format!("no trigger service {service}")),
+            },
         }
     }
 }
 
-/// Sends `reply` unless its serialized size exceeds `limit` (see [`reply_limit`]): a reply
-/// Fast DDS would drop is not sent, so that only this call goes unanswered and not every
-/// later one of the client; `notes` says so.
-fn send<Req: Message + 'static, Resp: Message + 'static>(
-    server: &Server<Req, Resp>,
+/// Where a reply goes: the request's id, the reply limit and the service's name.
+struct Limited<'a> {
     token: RmwRequestId,
-    reply: Resp,
     limit: Option<usize>,
-    notes: &mut Vec<String>,
-) -> Result<(), String> {
-    if let Some(limit) = limit {
-        let size = cdr_encoding::to_vec::<Resp, byteorder::LittleEndian>(&reply)
-            .map_or(usize::MAX, |bytes| bytes.len());
-        if size > limit {
-            notes.push(format!("a whole reply ({size} bytes): not sent"));
-            return Ok(());
+    service: &'a str,
+}
+
+impl Limited<'_> {
+    /// Sends `reply` unless its serialized size exceeds the limit (see [`reply_limit`]): a
+    /// reply Fast DDS would drop is not sent, so that only this call goes unanswered and not
+    /// every later one of the client; `notes` says so.
+    fn send<Req: Message + 'static, Resp: Message + 'static>(
+        &self,
+        server: &Server<Req, Resp>,
+        reply: Resp,
+        notes: &mut Vec<String>,
+    ) -> Result<(), String> {
+        if let Some(limit) = self.limit {
+            let size = cdr_encoding::to_vec::<Resp, byteorder::LittleEndian>(&reply)
+                .map_or(usize::MAX, |bytes| bytes.len());
+            if size > limit {
+                let service = self.service;
+                notes.push(format!(
+                    "the whole {service} reply ({size} bytes): not sent"
+                ));
+                return Ok(());
+            }
         }
+        server
+            .send_response(self.token, reply)
+            .map_err(|e| format!("{e:?}"))
     }
-    server
-        .send_response(token, reply)
-        .map_err(|e| format!("{e:?}"))
 }
 
 #[cfg(test)]

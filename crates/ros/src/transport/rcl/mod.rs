@@ -225,6 +225,8 @@ pub struct RclTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: parameters::ParameterServers,
+    /// The slot of `/parameter_events` ([`crate::services::parameter_events_slot`]).
+    events_slot: usize,
     /// The FollowJointTrajectory action, if the node serves one and control_msgs is bound.
     action: Option<action::TrajectoryActionServer>,
     ticker: Option<Ticker>,
@@ -307,6 +309,7 @@ impl RclTransport {
             outputs,
             received_on: 0,
             parameters,
+            events_slot: crate::services::parameter_events_slot(spec),
             action,
             ticker: spec
                 .tick_rate
@@ -466,14 +469,18 @@ impl Transport for RclTransport {
     }
 
     fn respond(&mut self, id: u64, response: ParameterResponse) {
-        let changed = self.parameters.respond(id, response);
-        self.announce_parameters(&changed);
+        let Some(answer) = self.parameters.answer(id, response) else {
+            return;
+        };
+        // Announced first, as rclcpp does.
+        self.announce_parameters(&answer.changed);
+        parameters::send_answer(answer);
     }
 
     fn announce_parameters(&mut self, changed: &[(String, armctl_control::ParameterValue)]) {
         let stamp = crate::msgs::Time::now();
         if let Some(event) = crate::services::parameters::event(&self.node_name, stamp, changed) {
-            self.publish(Outgoing::ParameterEvents(&event));
+            self.publish_on(self.events_slot, Outgoing::ParameterEvents(&event));
         }
     }
 

@@ -14,10 +14,9 @@ use crate::parameter_services::{ParameterRequest, ParameterResponse};
 use crate::services::parameter_msgs as ours;
 use crate::services::parameters::{Answer, ParameterCall, ParameterReply, ParameterServices};
 use crate::RosError;
-use armctl_control::ParameterValue as Value;
 
 /// A request as r2r holds it until the reply goes back on it.
-enum Handle {
+pub(super) enum Handle {
     List(ServiceRequest<srv::ListParameters::Service>),
     Get(ServiceRequest<srv::GetParameters::Service>),
     GetTypes(ServiceRequest<srv::GetParameterTypes::Service>),
@@ -145,21 +144,21 @@ impl ParameterServers {
         Some(self.services.receive(handle, call))
     }
 
-    /// Sends the reply to request `id`; the values it changed, to announce.
-    pub(super) fn respond(&mut self, id: u64, response: ParameterResponse) -> Vec<(String, Value)> {
-        let Some(Answer {
-            token,
-            reply,
-            changed,
-            ..
-        }) = self.services.answer(id, response)
-        else {
-            return vec![];
-        };
-        if let Err(e) = send(token, reply) {
-            eprintln!("parameter services: response not sent: {e}");
-        }
-        changed
+    /// The reply to request `id` from the node's `response`, to send with [`send`] after its
+    /// changes are announced.
+    pub(super) fn answer(
+        &mut self,
+        id: u64,
+        response: ParameterResponse,
+    ) -> Option<Answer<Handle>> {
+        self.services.answer(id, response)
+    }
+}
+
+/// Sends `answer` on the request it answers.
+pub(super) fn send_answer(answer: Answer<Handle>) {
+    if let Err(e) = send(answer.token, answer.reply) {
+        eprintln!("parameter services: response not sent: {e}");
     }
 }
 

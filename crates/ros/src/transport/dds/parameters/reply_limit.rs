@@ -84,12 +84,18 @@ pub(super) fn fit(
         ParameterReply::Set(r) => {
             // Each result's share of the reply.
             let room = (limit / r.results.len().max(1)).saturating_sub(16);
-            r.results
-                .iter_mut()
-                .for_each(|r| shorten(&mut r.reason, room));
+            for result in &mut r.results {
+                shorten(&mut result.reason, room);
+            }
         }
-        ParameterReply::SetAtomically(r) => shorten(&mut r.result.reason, limit.saturating_sub(16)),
-        ParameterReply::Trigger(r) => shorten(&mut r.message, limit.saturating_sub(16)),
+        ParameterReply::SetAtomically(r) => {
+            shorten(&mut r.result.reason, limit.saturating_sub(16));
+        }
+        ParameterReply::Trigger(r) => {
+            if shorten(&mut r.message, limit.saturating_sub(16)) {
+                notes.push("the trigger's message shortened".into());
+            }
+        }
         ParameterReply::GetTypes(_) => {}
     }
     notes
@@ -101,16 +107,16 @@ fn serialized_size<T: serde::Serialize>(reply: &T) -> usize {
 
 /// About what `value` takes in a reply (CDR with its type tag and alignment, generously).
 pub(super) fn reply_size(value: &ParameterValue) -> usize {
-    64 + value.string_value.len()
-        + value
-            .string_array_value
-            .iter()
-            .map(|s| s.len() + 8)
-            .sum::<usize>()
-        + 8 * (value.double_array_value.len() + value.integer_array_value.len())
-        + value.bool_array_value.len()
-        + value.byte_array_value.len()
-        + 8
+    64 + match value.type_ {
+        4 => value.string_value.len(),
+        5 => value.byte_array_value.len(),
+        6 => value.bool_array_value.len(),
+        7 => 8 * value.integer_array_value.len(),
+        8 => 8 * value.double_array_value.len(),
+        9 => value.string_array_value.iter().map(|s| s.len() + 8).sum(),
+        0 => 0,
+        _ => 8,
+    }
 }
 
 /// The list reply within `limit`: whole if it fits; else without its prefixes (`ros2 param
@@ -176,10 +182,11 @@ pub(super) fn values_within_limit(
     }
 }
 
-/// Cuts `text` to at most `room` bytes (at a character boundary), marking the cut.
-pub(super) fn shorten(text: &mut String, room: usize) {
+/// Cuts `text` to at most `room` bytes (at a character boundary), marking the cut; whether it
+/// had to.
+pub(super) fn shorten(text: &mut String, room: usize) -> bool {
     if text.len() <= room {
-        return;
+        return false;
     }
     let mut end = room.saturating_sub(3);
     while !text.is_char_boundary(end) {
@@ -187,4 +194,5 @@ pub(super) fn shorten(text: &mut String, room: usize) {
     }
     text.truncate(end);
     text.push_str("...");
+    true
 }

@@ -2,7 +2,7 @@ use super::reply_limit::{list_within_limit, shorten, shorten_descriptions, value
 use super::*;
 use crate::services::parameter_msgs::{ListParametersResult, ParameterValue, SetParametersResult};
 use crate::services::parameters::descriptor;
-use armctl_control::Declaration;
+use armctl_control::{Declaration, ParameterValue as Value};
 
 fn serialized<T: serde::Serialize>(value: &T) -> usize {
     cdr_encoding::to_vec::<T, byteorder::LittleEndian>(value)
