@@ -134,7 +134,7 @@ topics! {
     /// [`Transport::log`].
     Rosout: msgs::Log,
     /// Changed parameter values (rcl_interfaces/ParameterEvent) on `/parameter_events`,
-    /// published by the backends for every node (see [`crate::services::publications`]).
+    /// published by the backends for every node (see [`NodeSpec::all_publications`]).
     ParameterEvents: crate::services::parameter_msgs::ParameterEvent,
 }
 
@@ -174,6 +174,26 @@ pub struct NodeSpec {
     pub action: Option<String>,
     /// Declared parameters with their start values; changes are validated against them.
     pub parameters: ParameterStore,
+}
+
+/// Where every node announces changed parameter values.
+pub const PARAMETER_EVENTS: &str = "/parameter_events";
+
+impl NodeSpec {
+    /// What the node publishes: its own publications (their order is
+    /// [`NodeSpec::publications`]'s, so a slot means the same) and then what its parameter
+    /// services publish, `/parameter_events`.
+    pub fn all_publications(&self) -> Vec<(Topic, String)> {
+        let mut all = self.publications.clone();
+        all.push((Topic::ParameterEvents, PARAMETER_EVENTS.into()));
+        all
+    }
+
+    /// The slot of `/parameter_events` among [`NodeSpec::all_publications`]: a node's own
+    /// announcements go there, whatever else of that type its spec publishes.
+    pub fn parameter_events_slot(&self) -> usize {
+        self.publications.len()
+    }
 }
 
 /// A running node's connection to the middleware.

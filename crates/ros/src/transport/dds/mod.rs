@@ -167,7 +167,7 @@ pub struct DdsTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: ParameterServers,
-    /// The slot of `/parameter_events` ([`crate::services::parameter_events_slot`]).
+    /// The slot of `/parameter_events` ([`NodeSpec::parameter_events_slot`]).
     events_slot: usize,
     action: Option<TrajectoryActionServer>,
     service_mapping: ServiceMapping,
@@ -361,7 +361,7 @@ impl DdsTransport {
             }
         }
         let mut outputs = Vec::new();
-        for (topic, name) in &crate::services::publications(spec) {
+        for (topic, name) in &spec.all_publications() {
             let (node, qos) = (&mut node, &qos);
             outputs.push((*topic, topic.visit(Advertise { node, name, qos })?));
         }
@@ -372,7 +372,7 @@ impl DdsTransport {
             outputs,
             received_on: 0,
             parameters,
-            events_slot: crate::services::parameter_events_slot(spec),
+            events_slot: spec.parameter_events_slot(),
             action,
             service_mapping: service_mapping(dds),
             read_errors: 0,

@@ -225,7 +225,7 @@ pub struct RclTransport {
     /// The subscription of the last message handed over.
     received_on: usize,
     parameters: parameters::ParameterServers,
-    /// The slot of `/parameter_events` ([`crate::services::parameter_events_slot`]).
+    /// The slot of `/parameter_events` ([`NodeSpec::parameter_events_slot`]).
     events_slot: usize,
     /// The FollowJointTrajectory action, if the node serves one and control_msgs is bound.
     action: Option<action::TrajectoryActionServer>,
@@ -277,7 +277,7 @@ impl RclTransport {
         }
         let mut outputs = Vec::new();
         let mut not_carried = Vec::new();
-        for (topic, name) in &crate::services::publications(spec) {
+        for (topic, name) in &spec.all_publications() {
             let output = topic.visit(Advertise {
                 node: &mut node,
                 name,
@@ -309,7 +309,7 @@ impl RclTransport {
             outputs,
             received_on: 0,
             parameters,
-            events_slot: crate::services::parameter_events_slot(spec),
+            events_slot: spec.parameter_events_slot(),
             action,
             ticker: spec
                 .tick_rate
