@@ -18,18 +18,24 @@ pub fn interop_python(target_tmpdir: &Path) -> String {
 }
 
 fn create_venv(venv: &Path) -> String {
-    let script: PathBuf = crate::workspace_dir().join("tests/interop/setup_venv.sh");
+    run_setup("setup_venv.sh", venv, "the interop venv")
+}
+
+/// Runs `tests/interop/<script> <arg>` and gives the line it prints (a venv's python or
+/// folder); `what` names it when the script fails.
+fn run_setup(script: &str, arg: &Path, what: &str) -> String {
+    let path: PathBuf = crate::workspace_dir().join("tests/interop").join(script);
     let out = Command::new("sh")
-        .arg(script)
-        .arg(venv)
+        .arg(path)
+        .arg(arg)
         .output()
-        .expect("running setup_venv.sh");
+        .unwrap_or_else(|e| panic!("running {script}: {e}"));
     assert!(
         out.status.success(),
-        "creating the interop venv failed:\n{}",
+        "creating {what} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// The ROS 2 distribution the real-ROS tests run against: `ARMCTL_TEST_ROS_DISTRO`, `jazzy`
@@ -43,19 +49,8 @@ pub fn ros_distro() -> String {
 pub fn ros_venv(target_tmpdir: &Path) -> PathBuf {
     static VENV: OnceLock<PathBuf> = OnceLock::new();
     VENV.get_or_init(|| {
-        let script = crate::workspace_dir().join("tests/interop/ros_venv.sh");
-        let out = Command::new("sh")
-            .arg(script)
-            .arg(target_tmpdir)
-            .output()
-            .expect("running ros_venv.sh");
-        assert!(
-            out.status.success(),
-            "creating the ROS 2 venv ({}) failed:\n{}",
-            ros_distro(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        let what = format!("the ROS 2 venv ({})", ros_distro());
+        PathBuf::from(run_setup("ros_venv.sh", target_tmpdir, &what))
     })
     .clone()
 }
