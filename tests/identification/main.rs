@@ -8,6 +8,7 @@
 mod recording;
 
 mod bags;
+mod consistency;
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
@@ -65,13 +66,26 @@ fn exciting(robot: &Robot) -> impl Trajectory {
         .trajectory
 }
 
+/// The Panda whose links are 30 % heavier or lighter than its URDF says (`perturbed`), and
+/// whose centres of mass and inertias are shifted: bodies still, other ones.
+fn other_bodies(robot: &Robot) -> Robot {
+    let mut parts = perturbed(robot).to_parts();
+    for (i, link) in parts.links.iter_mut().enumerate() {
+        let shift = if i % 2 == 0 { 0.01 } else { -0.01 };
+        link.com += nalgebra::Vector3::new(shift, -shift, 0.5 * shift);
+        link.inertia_com *= 1.0 + 2.0 * shift;
+    }
+    Robot::new(parts).unwrap()
+}
+
 #[test]
 fn exact_data_give_the_base_parameters_to_1e_6() {
     let robot = panda();
+    let plant = other_bodies(&robot);
     let trajectory = exciting(&robot);
-    let mut controller = controller_by_name("computed_torque", &robot).unwrap();
+    let mut controller = controller_by_name("computed_torque", &plant).unwrap();
     let log = record(
-        &robot,
+        &plant,
         SimConfig::ideal(),
         controller.as_mut(),
         &trajectory,
@@ -82,7 +96,7 @@ fn exact_data_give_the_base_parameters_to_1e_6() {
     let found = identify(&robot, &log, &IdentifyOptions::default()).unwrap();
     let truth = numeric_base_parameters(&robot)
         .unwrap()
-        .values(&robot.parameter_vector())
+        .values(&plant.parameter_vector())
         .unwrap();
     let scale = truth.amax();
     let mut worst: f64 = 0.0;
@@ -96,10 +110,21 @@ fn exact_data_give_the_base_parameters_to_1e_6() {
             truth[k]
         );
     }
+    // The consistent fit agrees with least squares where the data allow, and is bodies.
+    for (k, name) in found.base_names.iter().enumerate() {
+        let (value, least_squares) = (found.base_values[k], found.least_squares_values[k]);
+        let difference = (value - least_squares).abs() / least_squares.abs().max(1e-6 * scale);
+        assert!(
+            difference < 1e-6,
+            "{name}: consistent {value} vs least squares {least_squares}"
+        );
+    }
+    consistency::assert_bodies(&robot, &found.consistent_links);
     eprintln!(
-        "exact data: {} base parameters, largest relative error {worst:.1e}, condition number {:.1}, held-out relative effort error {:?}",
+        "exact data: {} base parameters, largest relative error {worst:.1e}, condition number {:.1}, consistent fit {:?}, held-out relative effort error {:?}",
         found.base_values.len(),
         found.condition_number,
+        found.consistency_gap,
         found.holdout_relative
     );
 }
@@ -416,15 +441,27 @@ fn efforts_that_push_along_the_motion_are_refused_naming_the_joint() {
 }
 
 #[test]
-fn a_mass_matrix_no_arm_has_is_refused_with_the_pose() {
+fn efforts_no_set_of_bodies_explains_are_refused_naming_links() {
     let (plant, mut log) = coulomb_only_log();
-    // Efforts of the wrong sign: the fitted inertias are negative.
+    // Efforts of the wrong sign: least squares' inertias are negative.
     log.effort.iter_mut().flatten().for_each(|e| *e = -*e);
     let error = identify(&plant, &log, &IdentifyOptions::default())
         .unwrap_err()
         .to_string();
     assert!(
-        error.contains("the identified mass matrix is not positive definite at t = "),
+        error.contains("no set of bodies explains the log: the closest bodies that exist leave")
+            && error.contains("the link moved by joint 'panda_joint"),
+        "{error}"
+    );
+    let least_squares = IdentifyOptions {
+        method: armctl_ident::Method::LeastSquares,
+        ..IdentifyOptions::default()
+    };
+    let error = identify(&plant, &log, &least_squares)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("least squares gives parameters no set of bodies has: the link moved by joint 'panda_joint"),
         "{error}"
     );
 }

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog};
+use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog, Method};
 use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
@@ -38,6 +38,12 @@ pub(crate) struct IdentifyArgs {
     /// position (a geared joint's eccentricity), at most 4.
     #[arg(long, default_value_t = 0)]
     friction_position_harmonics: usize,
+    /// The estimate written: `consistent`, weighted least squares over bodies that exist
+    /// (every link's mass positive, its pseudo-inertia positive semidefinite); or
+    /// `least-squares`, unconstrained, kept for comparison and refused when no set of bodies
+    /// has its values.
+    #[arg(long, value_enum, default_value_t = MethodArg::Consistent)]
+    method: MethodArg,
     /// Fraction of the log, at its end, kept out of the fit to check the model.
     #[arg(long, default_value_t = 0.2)]
     holdout: f64,
@@ -58,16 +64,49 @@ pub(crate) struct IdentifyArgs {
     json: bool,
 }
 
+/// `--method`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MethodArg {
+    Consistent,
+    LeastSquares,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Consistent => Method::Consistent,
+            MethodArg::LeastSquares => Method::LeastSquares,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 struct Estimate {
     name: String,
     value: f64,
     std: f64,
+    /// The unconstrained least-squares value.
+    least_squares: f64,
+}
+
+/// How far the consistent estimate is from least squares.
+#[derive(Debug, Serialize)]
+struct Consistency {
+    largest_parameter: String,
+    largest_sigmas: f64,
+    residual_increase: f64,
+    least_squares_is_bodies: bool,
+    evaluations: usize,
 }
 
 #[derive(Debug, Serialize)]
 struct Report {
     robot: String,
+    /// `consistent` or `least-squares`: the estimate written.
+    method: &'static str,
+    consistency: Consistency,
+    /// The consistent fit's bodies, per link `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`.
+    consistent_links: Vec<[f64; 10]>,
     samples: usize,
     condition_number: f64,
     base_parameters: Vec<Estimate>,
@@ -131,6 +170,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         friction_harmonics: args.friction_position_harmonics,
         holdout: args.holdout,
         cutoff: args.cutoff,
+        method: args.method.into(),
         ..IdentifyOptions::default()
     };
     let found = identify(&robot, &log, &options)?;
@@ -144,7 +184,8 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             friction_ripple: found.friction_ripple.clone(),
         };
         let comment = format!(
-            "Identified by armctl identify from {} for {}",
+            "Identified by armctl identify ({}) from {} for {}",
+            found.method.name(),
             args.log.display(),
             args.urdf.display()
         );
@@ -160,8 +201,18 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         let plots = held_out_plots::write_held_out_plots(out, &names, series, &options)?;
         files.extend(plots);
     }
+    let gap = &found.consistency_gap;
     let report = Report {
         robot: robot.name().to_string(),
+        method: found.method.name(),
+        consistency: Consistency {
+            largest_parameter: gap.largest_parameter.clone(),
+            largest_sigmas: gap.largest_sigmas,
+            residual_increase: gap.residual_increase,
+            least_squares_is_bodies: gap.least_squares_is_bodies,
+            evaluations: gap.evaluations,
+        },
+        consistent_links: found.consistent_links.clone(),
         samples: found.samples,
         condition_number: found.condition_number,
         base_parameters: found
@@ -169,10 +220,12 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
             .iter()
             .zip(&found.base_values)
             .zip(&found.base_std)
-            .map(|((n, v), s)| Estimate {
+            .zip(&found.least_squares_values)
+            .map(|(((n, v), s), ls)| Estimate {
                 name: n.clone(),
                 value: *v,
                 std: *s,
+                least_squares: *ls,
             })
             .collect(),
         viscous: found.viscous,
@@ -209,28 +262,32 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
 
 fn render(r: &Report) -> String {
     let mut out = format!(
-        "{}: {} base parameters from {} samples, condition number {:.1}\n\n{:>4}  {:<56} {:>13} {:>11} {:>8}\n",
+        "{}: {} base parameters from {} samples, condition number {:.1}, {} fit\n\n{:>4}  {:<56} {:>13} {:>11} {:>8} {:>13}\n",
         r.robot,
         r.base_parameters.len(),
         r.samples,
         r.condition_number,
+        r.method,
         "#",
         "base parameter",
         "value",
         "std",
-        "std %"
+        "std %",
+        "least squares"
     );
     for (k, e) in r.base_parameters.iter().enumerate() {
         let percent = 100.0 * e.std / e.value.abs().max(1e-300);
         out += &format!(
-            "{:>4}  {:<56} {:>13.5e} {:>11.2e} {:>7.1}%\n",
+            "{:>4}  {:<56} {:>13.5e} {:>11.2e} {:>7.1}% {:>13.5e}\n",
             k + 1,
             e.name,
             e.value,
             e.std,
-            percent
+            percent,
+            e.least_squares
         );
     }
+    out += &consistency_line(&r.consistency);
     if !r.viscous.is_empty() {
         out += &format!(
             "\nviscous friction: {:?}\nCoulomb friction: {:?}\n",
@@ -275,6 +332,17 @@ fn render(r: &Report) -> String {
         );
     }
     out
+}
+
+/// What the consistent fit changed, in a line.
+fn consistency_line(c: &Consistency) -> String {
+    if c.least_squares_is_bodies {
+        return "\nphysically consistent: every link a body that exists (mass positive, pseudo-inertia positive semidefinite), as least squares' values are\n".to_string();
+    }
+    format!(
+        "\nphysically consistent: every link a body that exists (mass positive, pseudo-inertia positive semidefinite); least squares' values are not: the consistent fit moves {} by {:.1} std and leaves {:.2e} more of the weighted residual\n",
+        c.largest_parameter, c.largest_sigmas, c.residual_increase
+    )
 }
 
 fn rounded(v: &[f64]) -> Vec<String> {

@@ -14,8 +14,10 @@ use armctl_dynamics::{numeric_base_parameters, regressor, BaseParameters, Dynami
 use armctl_model::{Robot, PARAMS_PER_LINK};
 use nalgebra::{DMatrix, DVector};
 
+use crate::consistent_fit::{blame, fit_consistent};
 use crate::physical_consistency::{
-    check_mass_matrix, fit_without_negative_friction, FrictionAtZero,
+    check_bodies, check_mass_matrix, consistency_gap, explained, fit_without_negative_friction,
+    link_names, not_a_body, not_explained, ConsistencyGap, FrictionAtZero,
     FrictionColumns as FrictionSigns,
 };
 use crate::{differentiate, low_pass, IdentError, JointLog};
@@ -45,6 +47,31 @@ pub struct IdentifyOptions {
     /// With friction, this many harmonics of the Coulomb level over each joint's position
     /// (at most `armctl_model::MAX_FRICTION_HARMONICS`).
     pub friction_harmonics: usize,
+    /// Which estimate is the result: the physically consistent one (the default) or the
+    /// unconstrained least squares, which is then refused when no set of bodies gives it.
+    pub method: Method,
+}
+
+/// The estimate identification returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Weighted least squares over bodies that exist: every link's mass positive and its
+    /// pseudo-inertia positive semidefinite (log-Cholesky coordinates, Levenberg-Marquardt).
+    #[default]
+    Consistent,
+    /// Weighted least squares over any parameter values, kept for comparison: refused when
+    /// its values are not those of bodies that exist.
+    LeastSquares,
+}
+
+impl Method {
+    /// As the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Consistent => "consistent",
+            Method::LeastSquares => "least-squares",
+        }
+    }
 }
 
 impl Default for IdentifyOptions {
@@ -56,6 +83,7 @@ impl Default for IdentifyOptions {
             max_samples: 10000,
             min_speed: 0.1,
             friction_harmonics: 0,
+            method: Method::Consistent,
         }
     }
 }
@@ -63,12 +91,21 @@ impl Default for IdentifyOptions {
 /// What identification found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Identification {
+    /// The estimate these values are.
+    pub method: Method,
     /// The base parameters, as combinations of link parameters.
     pub base_names: Vec<String>,
     /// Their identified values.
     pub base_values: Vec<f64>,
-    /// Their standard deviations.
+    /// Their standard deviations (of the unconstrained least squares, linearised).
     pub base_std: Vec<f64>,
+    /// The unconstrained least-squares values, for comparison.
+    pub least_squares_values: Vec<f64>,
+    /// Bodies that exist with the consistent estimate's base values: per link (base to tip)
+    /// `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]` about its MDH frame.
+    pub consistent_links: Vec<[f64; PARAMS_PER_LINK]>,
+    /// How far the two estimates are apart.
+    pub consistency_gap: ConsistencyGap,
     /// Viscous friction per joint (empty without friction).
     pub viscous: Vec<f64>,
     /// Coulomb friction per joint (empty without friction).
@@ -358,6 +395,14 @@ pub fn identify(
             reason: "friction harmonics need friction identified too".into(),
         });
     }
+    if options.holdout > 0.0 && split >= log.len() - margin {
+        return Err(IdentError::Identification {
+            reason: format!(
+                "the held-out part of a log of {} samples is empty: the model cannot be validated; record a longer log or keep a larger part (--holdout)",
+                log.len()
+            ),
+        });
+    }
     let fit: Vec<usize> = spread(margin, split.saturating_sub(margin), options.max_samples);
     friction.keep_identifiable(&s, &fit);
     let unknowns = base.count() + friction.unknowns();
@@ -402,12 +447,34 @@ pub fn identify(
         noise: &noise,
         unweighted: &w,
     };
+    let mut fits = None;
     let ((estimate, std), friction_at_zero) =
         fit_without_negative_friction(&ww, options.friction.then_some(&friction_columns), |ww| {
-            let estimate = solve(ww, &wy)?;
-            let std = standard_deviations(ww, &wy, &estimate)?;
+            let least_squares = solve(ww, &wy)?;
+            let std = standard_deviations(ww, &wy, &least_squares)?;
+            let consistent = fit_consistent(ww, &wy, &base, robot, &least_squares)?;
+            let estimate = match options.method {
+                Method::Consistent => consistent.estimate.clone(),
+                Method::LeastSquares => least_squares.clone(),
+            };
+            fits = Some((consistent, least_squares, ww.clone()));
             Ok((estimate, std))
         })?;
+    let (consistent, least_squares, ww) = fits.ok_or_else(|| IdentError::Identification {
+        reason: "the fit did not run".into(),
+    })?;
+    check_bodies(robot, &consistent.links)?;
+    let gap = consistency_gap(&base.names(), &consistent, &least_squares, &std);
+    let not_bodies = options.method == Method::LeastSquares && !gap.least_squares_is_bodies;
+    if not_bodies || !explained(&gap) {
+        let culprits = blame(&ww, &wy, &base, robot, &least_squares, &consistent)?;
+        let links = link_names(robot, &culprits);
+        return Err(if not_bodies {
+            not_a_body(&gap, &links)
+        } else {
+            not_explained(&gap, &links)
+        });
+    }
     let poses = spread(margin, log.len() - margin, MASS_MATRIX_POSES);
     check_mass_matrix(
         robot,
@@ -426,6 +493,10 @@ pub fn identify(
         &log.time,
     )?;
     let mut found = Identification {
+        method: options.method,
+        least_squares_values: least_squares.rows(0, b).iter().copied().collect(),
+        consistent_links: consistent.links,
+        consistency_gap: gap,
         base_names: base.names(),
         base_values: estimate.rows(0, b).iter().copied().collect(),
         base_std: std[..b].to_vec(),

@@ -6,12 +6,14 @@
 //! Fourier series) that make that regressor well conditioned; and the identified model in the
 //! form controllers load.
 
+mod consistent_fit;
 mod differentiation;
 mod error;
 mod excitation;
 mod identification;
 mod identified_model;
 mod joint_log;
+mod log_cholesky;
 pub mod payload_estimation;
 mod physical_consistency;
 
@@ -21,10 +23,10 @@ pub use excitation::{
     excitation, fourier_from_yaml, is_fourier_file, regressor_condition, Excitation,
     ExcitationLimits,
 };
-pub use identification::{identify, HeldOutSeries, Identification, IdentifyOptions};
+pub use identification::{identify, HeldOutSeries, Identification, IdentifyOptions, Method};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;
 pub use payload_estimation::{
     estimate_payload, payload_poses, pose_move_time, rest_samples, PayloadEstimate, RestSample,
 };
-pub use physical_consistency::FrictionAtZero;
+pub use physical_consistency::{ConsistencyGap, FrictionAtZero};

@@ -7,7 +7,120 @@ use armctl_dynamics::{mass_matrix, DynamicsWorkspace};
 use armctl_model::Robot;
 use nalgebra::{DMatrix, DVector};
 
+use crate::consistent_fit::ConsistentFit;
+use crate::log_cholesky::consistency_margin;
 use crate::{IdentError, IdentifiedModel};
+
+/// How far the physically consistent estimate is from the unconstrained one.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConsistencyGap {
+    /// The base parameter that moved most, in its standard deviations.
+    pub largest_parameter: String,
+    /// That move, in standard deviations.
+    pub largest_sigmas: f64,
+    /// The weighted residual's growth, relative to least squares' (0 when least squares
+    /// already gave bodies that exist).
+    pub residual_increase: f64,
+    /// Whether least squares' values are those of bodies that exist (the two fits agree).
+    pub least_squares_is_bodies: bool,
+    /// The solver's function evaluations.
+    pub evaluations: usize,
+}
+
+/// The gap between the consistent fit and least squares (`std`: least squares' standard
+/// deviations, base parameters first).
+pub(crate) fn consistency_gap(
+    base_names: &[String],
+    consistent: &ConsistentFit,
+    least_squares: &DVector<f64>,
+    std: &[f64],
+) -> ConsistencyGap {
+    let moved = consistent.moved();
+    let mut gap = ConsistencyGap {
+        // Below the solver's tolerance the two are the same fit (exact data leave no residual
+        // to compare with).
+        residual_increase: if moved {
+            consistent.cost_increase / consistent.unconstrained_cost.max(f64::MIN_POSITIVE)
+        } else {
+            0.0
+        },
+        least_squares_is_bodies: !moved,
+        evaluations: consistent.evaluations,
+        ..ConsistencyGap::default()
+    };
+    for (k, name) in base_names.iter().enumerate() {
+        let sigmas =
+            (consistent.estimate[k] - least_squares[k]).abs() / std[k].max(f64::MIN_POSITIVE);
+        if sigmas > gap.largest_sigmas || gap.largest_parameter.is_empty() {
+            gap.largest_sigmas = sigmas;
+            gap.largest_parameter = name.clone();
+        }
+    }
+    gap
+}
+
+/// Refuses links that are not bodies (a mass not positive, a pseudo-inertia not positive
+/// semidefinite), naming the first: what the consistent fit returns always is, by its
+/// coordinates, and is checked again before anything is written.
+pub(crate) fn check_bodies(
+    robot: &Robot,
+    links: &[[f64; armctl_model::PARAMS_PER_LINK]],
+) -> Result<(), IdentError> {
+    match links.iter().position(|p| !(p[9] > 0.0 && consistency_margin(p) >= -1e-12)) {
+        None => Ok(()),
+        Some(l) => Err(IdentError::Identification {
+            reason: format!(
+                "{} came out as no body has (mass {:.3e}, pseudo-inertia margin {:.3e}); nothing written",
+                link_names(robot, &[l]),
+                links[l][9],
+                consistency_margin(&links[l])
+            ),
+        }),
+    }
+}
+
+/// Links named by the joint that moves each.
+pub(crate) fn link_names(robot: &Robot, links: &[usize]) -> String {
+    let names: Vec<String> = links
+        .iter()
+        .map(|&l| format!("the link moved by joint '{}'", robot.joints()[l].name))
+        .collect();
+    names.join(", ")
+}
+
+/// The refusal of a least-squares estimate no set of bodies has.
+pub(crate) fn not_a_body(gap: &ConsistencyGap, links: &str) -> IdentError {
+    IdentError::Identification {
+        reason: format!(
+            "least squares gives parameters no set of bodies has: {} would need a negative mass or an inertia no body has (the closest bodies that exist fit the data {:.2e} worse, and move {} by {:.1} standard deviations). Identify with --method consistent (the default); nothing written",
+            links,
+            gap.residual_increase,
+            gap.largest_parameter,
+            gap.largest_sigmas
+        ),
+    }
+}
+
+/// The bodies that exist may explain the log less well than least squares, but not by this
+/// much (RMS of the weighted residual): beyond it, no arm of this geometry made the log.
+const MAX_RESIDUAL_GROWTH: f64 = 1.25;
+
+/// Whether the bodies that exist explain the log nearly as well as least squares does.
+pub(crate) fn explained(gap: &ConsistencyGap) -> bool {
+    (1.0 + gap.residual_increase).sqrt() <= MAX_RESIDUAL_GROWTH
+}
+
+/// The refusal of a log that no set of bodies explains nearly as well as least squares.
+pub(crate) fn not_explained(gap: &ConsistencyGap, links: &str) -> IdentError {
+    let growth = (1.0 + gap.residual_increase).sqrt();
+    IdentError::Identification {
+        reason: format!(
+            "no set of bodies explains the log: the closest bodies that exist leave {:.0} % more effort unexplained than least squares, whose values would need {} to have a negative mass or an inertia no body has. The log's efforts are probably not the torques the joints applied (a sign, an offset, a transmission the URDF leaves out), or the URDF's geometry is not the arm's; nothing written",
+            100.0 * (growth - 1.0),
+            links
+        ),
+    }
+}
 
 /// A negative friction coefficient is noise about a frictionless joint (fixed at zero) while it
 /// is within this many standard deviations of zero, or while the torque it stands for is
@@ -115,7 +228,7 @@ pub(crate) type Fit = (DVector<f64>, Vec<f64>);
 pub(crate) fn fit_without_negative_friction(
     ww: &DMatrix<f64>,
     friction: Option<&FrictionColumns>,
-    solve: impl Fn(&DMatrix<f64>) -> Result<Fit, IdentError>,
+    mut solve: impl FnMut(&DMatrix<f64>) -> Result<Fit, IdentError>,
 ) -> Result<(Fit, Vec<FrictionAtZero>), IdentError> {
     let mut w = ww.clone();
     let mut at_zero = Vec::new();
@@ -213,6 +326,37 @@ mod tests {
         assert!(at_zero[0]
             .to_string()
             .starts_with("j1's viscous friction fitted -1.000e-2"));
+    }
+
+    #[test]
+    fn a_mass_matrix_no_arm_has_is_refused_with_the_pose() {
+        let robot = armctl_model::test_support::bundled_robot("panda.urdf");
+        let base = armctl_dynamics::numeric_base_parameters(&robot).unwrap();
+        let negated: Vec<f64> = base
+            .values(&robot.parameter_vector())
+            .unwrap()
+            .iter()
+            .map(|v| -v)
+            .collect();
+        let q = vec![0.1; 7];
+        let poses = [(0.25, q.as_slice())];
+        let error = check_mass_matrix(&robot, &base.names(), &negated, true, poses.into_iter())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("the identified mass matrix is not positive definite at t = 0.250 s"),
+            "{error}"
+        );
+        let own = base.values(&robot.parameter_vector()).unwrap();
+        let poses = [(0.25, q.as_slice())];
+        check_mass_matrix(
+            &robot,
+            &base.names(),
+            own.as_slice(),
+            true,
+            poses.into_iter(),
+        )
+        .unwrap();
     }
 
     #[test]

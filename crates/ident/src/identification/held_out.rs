@@ -16,8 +16,22 @@ pub(super) struct HeldOutCheck {
     pub(super) series: HeldOutSeries,
 }
 
+/// A joint is checked on at least this share of the held-out samples.
+const MIN_CHECKED_SHARE: f64 = 0.05;
+
+/// The refusal of a held-out part with no sample to check joint `j` on.
+fn unusable(robot: &Robot, j: usize, from: f64, to: f64) -> IdentError {
+    IdentError::Identification {
+        reason: format!(
+            "the held-out part of the log (t = {from:.3} to {to:.3} s) has no sample that checks joint '{}' (with friction, only samples where it moves faster than the friction threshold do; fewer than 5 % of them is none): the model cannot be validated, and a 0 % error would be a lie. Record the arm moving until the end of the log (an excitation that stopped early leaves it at rest), or keep a larger part (--holdout); nothing written",
+            robot.joints()[j].name
+        ),
+    }
+}
+
 /// RMS effort prediction error on the samples `held_out`, per joint, and relative to the
-/// efforts; the measured and predicted efforts of those samples.
+/// efforts; the measured and predicted efforts of those samples. None held out (`--holdout
+/// 0`) is no check, said as such; a held-out part that checks no sample of a joint is refused.
 pub(super) fn holdout(
     robot: &Robot,
     base: &BaseParameters,
@@ -30,12 +44,11 @@ pub(super) fn holdout(
     let n = robot.dof();
     let samples: Vec<usize> = held_out.collect();
     if samples.is_empty() {
-        let series = HeldOutSeries::default();
         return Ok(HeldOutCheck {
             rms: vec![],
             relative: vec![],
             overall: 0.0,
-            series,
+            series: HeldOutSeries::default(),
         });
     }
     // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
@@ -43,12 +56,25 @@ pub(super) fn holdout(
     let predicted = &w * estimate;
     let error = &tau - &predicted;
     let used = |r: usize| w.row(r).amax() > 0.0;
-    let rms = |v: &DVector<f64>, j: usize| {
-        let rows: Vec<usize> = (0..samples.len())
+    let rows = |j: usize| -> Vec<usize> {
+        (0..samples.len())
             .map(|k| k * n + j)
             .filter(|&r| used(r))
-            .collect();
-        (rows.iter().map(|&r| v[r].powi(2)).sum::<f64>() / rows.len().max(1) as f64).sqrt()
+            .collect()
+    };
+    // A few samples (the ends of a low-passed stop) check nothing.
+    let enough = (MIN_CHECKED_SHARE * samples.len() as f64).ceil().max(1.0) as usize;
+    if let Some(j) = (0..n).find(|&j| rows(j).len() < enough) {
+        return Err(unusable(
+            robot,
+            j,
+            time[samples[0]],
+            time[samples[samples.len() - 1]],
+        ));
+    }
+    let rms = |v: &DVector<f64>, j: usize| {
+        let rows = rows(j);
+        (rows.iter().map(|&r| v[r].powi(2)).sum::<f64>() / rows.len() as f64).sqrt()
     };
     let absolute: Vec<f64> = (0..n).map(|j| rms(&error, j)).collect();
     let relative = (0..n)

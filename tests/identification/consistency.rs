@@ -1,0 +1,137 @@
+//! Physical consistency of the identified model: every link a body that exists (mass positive,
+//! pseudo-inertia positive semidefinite, checked here with its own eigenvalues), least squares
+//! refused where it is not, and a held-out part that checks nothing refused.
+
+use armctl_control::controller_by_name;
+use armctl_ident::{excitation, identify, ExcitationLimits, IdentifyOptions, JointLog, Method};
+use armctl_model::Robot;
+use armctl_sim::{SensorNoise, SimConfig};
+use nalgebra::{Matrix3, Matrix4, SymmetricEigen};
+
+use super::{panda, record, record_with_friction};
+
+/// The pseudo-inertia `[[tr(I)/2 - I, h], [h^T, m]]` of `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`
+/// (I about the frame origin), and its eigenvalues' smallest over largest.
+pub(crate) fn body_margin(p: &[f64; 10]) -> f64 {
+    let i = Matrix3::new(p[0], p[1], p[2], p[1], p[3], p[4], p[2], p[4], p[5]);
+    let s = Matrix3::identity() * (0.5 * i.trace()) - i;
+    #[rustfmt::skip]
+    let j = Matrix4::new(
+        s[(0, 0)], s[(0, 1)], s[(0, 2)], p[6],
+        s[(1, 0)], s[(1, 1)], s[(1, 2)], p[7],
+        s[(2, 0)], s[(2, 1)], s[(2, 2)], p[8],
+        p[6], p[7], p[8], p[9],
+    );
+    let eigen = SymmetricEigen::new(j).eigenvalues;
+    eigen.min() / eigen.amax()
+}
+
+/// Every link of the consistent fit is a body, its mass positive.
+pub(crate) fn assert_bodies(robot: &Robot, links: &[[f64; 10]]) {
+    assert_eq!(links.len(), robot.dof());
+    for (link, joint) in links.iter().zip(robot.joint_names()) {
+        assert!(link[9] > 0.0, "link of {joint}: mass {}", link[9]);
+        let margin = body_margin(link);
+        assert!(
+            margin >= -1e-12,
+            "link of {joint}: pseudo-inertia margin {margin:e}"
+        );
+    }
+}
+
+/// The Panda with a light hand on joint 7 (its inertia about the axis a tenth of the URDF's)
+/// barely moved (1 % of its range) with noisy efforts: the log hardly sees ZZ7.
+fn light_wrist_barely_moved() -> (Robot, JointLog) {
+    let urdf = panda();
+    let mut p = urdf.parameter_vector();
+    p[60 + 5] *= 0.1; // ZZ7
+    let plant = urdf.with_parameter_vector(&p).unwrap();
+    let mut parts = plant.to_parts();
+    let limits = &mut parts.joints[6].limits;
+    let middle = limits.middle();
+    (limits.lower, limits.upper) = (middle - 0.03, middle + 0.03);
+    let narrow = Robot::new(parts).unwrap();
+    let trajectory = excitation(&narrow, 0.1, 5, ExcitationLimits::default(), 3)
+        .unwrap()
+        .trajectory;
+    let noise = SensorNoise {
+        position: 1e-5,
+        velocity: 1e-3,
+        seed: 5,
+    };
+    let config = SimConfig {
+        noise: Some(noise),
+        ..SimConfig::ideal()
+    };
+    let mut controller = controller_by_name("computed_torque", &plant).unwrap();
+    let log = record(
+        &plant,
+        config,
+        controller.as_mut(),
+        &trajectory,
+        30.0,
+        false,
+        0.05,
+    );
+    (plant, log)
+}
+
+#[test]
+fn a_barely_moved_light_wrist_stays_a_body_where_least_squares_makes_it_none() {
+    let (plant, log) = light_wrist_barely_moved();
+    let found = identify(&plant, &log, &IdentifyOptions::default()).unwrap();
+    assert_bodies(&plant, &found.consistent_links);
+    let zz7 = found.base_names.iter().position(|n| n == "ZZ7").unwrap();
+    eprintln!(
+        "ZZ7: least squares {:.3e} (std {:.1e}), consistent {:.3e}; {:?}",
+        found.least_squares_values[zz7],
+        found.base_std[zz7],
+        found.base_values[zz7],
+        found.consistency_gap
+    );
+    assert!(
+        found.least_squares_values[zz7] < 0.0,
+        "least squares' ZZ7 {}",
+        found.least_squares_values[zz7]
+    );
+    assert!(found.base_values[zz7] > 0.0);
+    let least_squares = IdentifyOptions {
+        method: Method::LeastSquares,
+        ..IdentifyOptions::default()
+    };
+    let error = identify(&plant, &log, &least_squares)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("least squares gives parameters no set of bodies has: the link moved by joint 'panda_joint7'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_held_out_part_where_the_arm_rests_is_refused_naming_a_joint() {
+    let plant = panda().with_friction(&[0.0; 7], &[0.3; 7]).unwrap();
+    let trajectory = excitation(&plant, 0.1, 5, ExcitationLimits::default(), 3)
+        .unwrap()
+        .trajectory;
+    let mut log = record_with_friction(&plant, None, &trajectory, 0.0);
+    // The arm braked where the held-out part begins (the last 20 %) and rests there: the
+    // excitation stopped early.
+    let stop = log.len() * 80 / 100;
+    let (q, effort) = (log.position[stop].clone(), log.effort[stop].clone());
+    for k in stop..log.len() {
+        log.position[k] = q.clone();
+        log.effort[k] = effort.clone();
+        log.velocity.as_mut().unwrap()[k] = vec![0.0; 7];
+    }
+    let options = IdentifyOptions {
+        friction: true,
+        ..IdentifyOptions::default()
+    };
+    let error = identify(&plant, &log, &options).unwrap_err().to_string();
+    assert!(
+        error.contains("has no sample that checks joint 'panda_joint")
+            && error.contains("a 0 % error would be a lie"),
+        "{error}"
+    );
+}
