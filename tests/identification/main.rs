@@ -13,9 +13,7 @@ mod consistency;
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};
 use armctl_dynamics::numeric_base_parameters;
-use armctl_ident::{
-    excitation, identify, ExcitationLimits, IdentifiedModel, IdentifyOptions, JointLog,
-};
+use armctl_ident::{excitation, identify, ExcitationLimits, IdentifyOptions, JointLog};
 use armctl_model::Robot;
 use armctl_sim::{run_closed_loop, SensorNoise, SimConfig, Simulator};
 use recording::record;
@@ -249,12 +247,7 @@ fn identified_parameters_beat_a_30_percent_wrong_urdf_by_5x() {
         0.05,
     );
     let found = identify(&wrong, &log, &IdentifyOptions::default()).unwrap();
-    let model = IdentifiedModel {
-        base_names: found.base_names,
-        base_values: found.base_values,
-        ..IdentifiedModel::default()
-    };
-    let identified = model.apply(&wrong).unwrap();
+    let identified = found.model().apply(&wrong).unwrap();
     let (before, after) = (
         tracking_error(&plant, &wrong),
         tracking_error(&plant, &identified),
@@ -352,17 +345,7 @@ fn position_dependent_friction_is_identified_and_compensated() {
     );
     assert!(found.holdout_overall < 0.7 * without.holdout_overall);
     // Computed torque on the identified models, as controller_node would load them.
-    let model = |found: &armctl_ident::Identification| {
-        IdentifiedModel {
-            base_names: found.base_names.clone(),
-            base_values: found.base_values.clone(),
-            viscous: found.viscous.clone(),
-            coulomb: found.coulomb.clone(),
-            friction_ripple: found.friction_ripple.clone(),
-        }
-        .apply(&plant)
-        .unwrap()
-    };
+    let model = |found: &armctl_ident::Identification| found.model().apply(&plant).unwrap();
     let (rippled, flat) = (
         tracking_error_with_friction(&plant, &model(&found)),
         tracking_error_with_friction(&plant, &model(&without)),

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use armctl_ident::{identify, IdentifiedModel, IdentifyOptions, JointLog, Method};
+use armctl_ident::{identify, IdentifyOptions, JointLog, Method};
 use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
@@ -176,13 +176,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     let found = identify(&robot, &log, &options)?;
     let mut files = Vec::new();
     if let Some(out) = &args.out {
-        let model = IdentifiedModel {
-            base_names: found.base_names.clone(),
-            base_values: found.base_values.clone(),
-            viscous: found.viscous.clone(),
-            coulomb: found.coulomb.clone(),
-            friction_ripple: found.friction_ripple.clone(),
-        };
+        let model = found.model();
         let comment = format!(
             "Identified by armctl identify ({}) from {} for {}",
             found.method.name(),

@@ -13,7 +13,7 @@
 
 use armctl_dynamics::BaseParameters;
 use armctl_model::{Robot, PARAMS_PER_LINK};
-use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
+use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt, TerminationReason};
 use nalgebra::{DMatrix, DVector};
 use nalgebra_for_lm::{storage::Owned, Dyn};
 
@@ -41,24 +41,11 @@ pub(crate) struct ConsistentFit {
     pub(crate) links: Vec<[f64; PARAMS_PER_LINK]>,
     /// The linear problem's unknowns: base parameters `K pi`, then the friction.
     pub(crate) estimate: DVector<f64>,
-    /// `|W x - y|^2` at the consistent estimate, less the same at the unconstrained one: zero
-    /// when least squares already found a body that exists.
+    /// `|W x - y|^2` at the consistent estimate less the same at the unconstrained one, on
+    /// the problem it was given.
     pub(crate) cost_increase: f64,
-    /// `|W x - y|^2` at the unconstrained estimate.
-    pub(crate) unconstrained_cost: f64,
     /// Function evaluations the solver used.
     pub(crate) evaluations: usize,
-    /// `|y|^2` of the weighted problem: the scale of the data.
-    pub(crate) data_energy: f64,
-}
-
-impl ConsistentFit {
-    /// Whether the consistent estimate had to move away from least squares: least squares'
-    /// values are then those of no set of bodies. (The tolerance is the solver's, far below
-    /// the noise.)
-    pub(crate) fn moved(&self) -> bool {
-        self.cost_increase > 1e-6 * self.unconstrained_cost + 1e-12 * self.data_energy
-    }
 }
 
 /// The weighted problem, compressed: `|R x - z|`.
@@ -158,7 +145,7 @@ impl Problem<'_> {
     }
 
     fn jacobian(&self) -> DMatrix<f64> {
-        let k = self.data.r.nrows();
+        let k = self.data.r.ncols();
         let theta_count = PARAMS_PER_LINK * self.links;
         let f = self.friction_count();
         let mut j = DMatrix::zeros(k + theta_count, self.x.len());
@@ -239,11 +226,14 @@ fn prior_theta(p: &[f64; PARAMS_PER_LINK]) -> Theta {
 
 /// Per coordinate, its pull towards the prior: `PRIOR_WEIGHT` of the data's mean squared
 /// column at the prior, so the pull is as weak next to any arm's data.
-fn prior_weights(data: &Compressed, prior: &[Theta]) -> Vec<f64> {
+fn prior_weights(data: &Compressed, prior: &[Theta], free: Option<usize>) -> Vec<f64> {
     let mut energy = 0.0;
     for (link, theta) in prior.iter().enumerate() {
-        let block = data.r_base.columns(PARAMS_PER_LINK * link, PARAMS_PER_LINK)
-            * parameter_jacobian(theta);
+        let jacobian = match free {
+            Some(free) if free == link => ParameterJacobian::identity(),
+            _ => parameter_jacobian(theta),
+        };
+        let block = data.r_base.columns(PARAMS_PER_LINK * link, PARAMS_PER_LINK) * jacobian;
         energy += block.norm_squared();
     }
     let mean = energy / (PARAMS_PER_LINK * prior.len()) as f64;
@@ -260,13 +250,17 @@ pub(crate) fn fit_consistent(
     robot: &Robot,
     unconstrained: &DVector<f64>,
 ) -> Result<ConsistentFit, IdentError> {
+    if ww.nrows() < ww.ncols() {
+        return Err(IdentError::Identification {
+            reason: format!(
+                "{} equations cannot determine {} unknowns",
+                ww.nrows(),
+                ww.ncols()
+            ),
+        });
+    }
     let data = compress(ww, wy, base);
-    let fit = fit_compressed(&data, base, robot, unconstrained, None)?;
-    Ok(ConsistentFit {
-        unconstrained_cost: (ww * unconstrained - wy).norm_squared(),
-        data_energy: wy.norm_squared(),
-        ..fit
-    })
+    fit_compressed(&data, base, robot, unconstrained, None)
 }
 
 /// The links whose constraint costs the fit: with each link alone left free (any values),
@@ -281,12 +275,14 @@ pub(crate) fn blame(
     constrained: &ConsistentFit,
 ) -> Result<Vec<usize>, IdentError> {
     let data = compress(ww, wy, base);
+    let cost = |x: &DVector<f64>| (&data.r * x - &data.z).norm_squared();
+    let constrained_increase = cost(&constrained.estimate) - cost(unconstrained);
     let mut increase = Vec::with_capacity(robot.dof());
     for link in 0..robot.dof() {
         increase.push(fit_compressed(&data, base, robot, unconstrained, Some(link))?.cost_increase);
     }
     let culprits: Vec<usize> = (0..robot.dof())
-        .filter(|&l| increase[l] <= 0.1 * constrained.cost_increase)
+        .filter(|&l| increase[l] <= 0.1 * constrained_increase)
         .collect();
     if !culprits.is_empty() {
         return Ok(culprits);
@@ -297,8 +293,7 @@ pub(crate) fn blame(
         .collect())
 }
 
-/// The fit on compressed data, `free` a link left unconstrained. (The unconstrained cost and
-/// the data's scale are left for the caller, who has the whole problem.)
+/// The fit on compressed data, `free` a link left unconstrained.
 fn fit_compressed(
     data: &Compressed,
     base: &BaseParameters,
@@ -306,18 +301,23 @@ fn fit_compressed(
     unconstrained: &DVector<f64>,
     free: Option<usize>,
 ) -> Result<ConsistentFit, IdentError> {
-    let prior: Vec<Theta> = robot
+    let urdf: Vec<[f64; PARAMS_PER_LINK]> = robot
         .link_parameters()
+        .iter()
+        .map(|l| l.to_vector())
+        .collect();
+    let prior: Vec<Theta> = urdf
         .iter()
         .enumerate()
         .map(|(l, p)| match free {
-            Some(free) if free == l => p.to_vector(),
-            _ => prior_theta(&p.to_vector()),
+            Some(free) if free == l => *p,
+            _ => prior_theta(p),
         })
         .collect();
+    let start = start(base, &urdf, unconstrained, free).unwrap_or_else(|| prior.clone());
     let friction = unconstrained.rows(base.count(), data.r.ncols() - base.count());
-    let start = prior.concat().into_iter().chain(friction.iter().copied());
-    let mut prior_weight = prior_weights(data, &prior);
+    let x = start.concat().into_iter().chain(friction.iter().copied());
+    let mut prior_weight = prior_weights(data, &prior, free);
     if let Some(free) = free {
         prior_weight[PARAMS_PER_LINK * free..][..PARAMS_PER_LINK].fill(0.0);
     }
@@ -326,7 +326,7 @@ fn fit_compressed(
         data,
         links: robot.dof(),
         free,
-        x: DVector::from_iterator(PARAMS_PER_LINK * robot.dof() + friction.len(), start),
+        x: DVector::from_iterator(PARAMS_PER_LINK * robot.dof() + friction.len(), x),
         prior,
     };
     let (problem, report) = LevenbergMarquardt::new()
@@ -335,25 +335,57 @@ fn fit_compressed(
         .with_gtol(0.0)
         .with_patience(PATIENCE)
         .minimize(problem);
-    if report.termination.was_usage_issue() && report.number_of_evaluations == 0 {
-        return Err(IdentError::Identification {
-            reason: format!(
-                "the consistent fit could not start ({:?})",
-                report.termination
-            ),
-        });
-    }
+    check_termination(&report.termination)?;
     let estimate = problem.estimate(base);
     // |W x - y|^2 less a constant (what no x explains), which cancels in the difference.
     let compressed_cost = |x: &DVector<f64>| (&data.r * x - &data.z).norm_squared();
     Ok(ConsistentFit {
         links: problem.link_parameters(),
         cost_increase: compressed_cost(&estimate) - compressed_cost(unconstrained),
-        unconstrained_cost: 0.0,
         estimate,
         evaluations: report.number_of_evaluations,
-        data_energy: 0.0,
     })
+}
+
+/// Least squares' own values as bodies, when the completion nearest the URDF's links makes
+/// every link one: the fit then starts at least squares' cost and can only keep it.
+fn start(
+    base: &BaseParameters,
+    urdf: &[[f64; PARAMS_PER_LINK]],
+    unconstrained: &DVector<f64>,
+    free: Option<usize>,
+) -> Option<Vec<Theta>> {
+    let values = unconstrained.rows(0, base.count());
+    let full = base
+        .full_parameters(values.as_slice(), &urdf.concat())
+        .ok()?;
+    full.chunks_exact(PARAMS_PER_LINK)
+        .enumerate()
+        .map(|(l, chunk)| {
+            let mut p = [0.0; PARAMS_PER_LINK];
+            p.copy_from_slice(chunk);
+            match free {
+                Some(free) if free == l => Some(p),
+                _ => theta_of(&p),
+            }
+        })
+        .collect()
+}
+
+/// A solve that stopped short of a fit is refused. Running out of evaluations is not: a fit
+/// pressed to the boundary of the set of bodies approaches it without end, and every iterate
+/// is bodies.
+fn check_termination(termination: &TerminationReason) -> Result<(), IdentError> {
+    match termination {
+        TerminationReason::ResidualsZero
+        | TerminationReason::Orthogonal
+        | TerminationReason::Converged { .. }
+        | TerminationReason::NoImprovementPossible(_)
+        | TerminationReason::LostPatience => Ok(()),
+        other => Err(IdentError::Identification {
+            reason: format!("the consistent fit failed ({other:?}); nothing written"),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -428,11 +460,12 @@ mod tests {
         let (ww, wy) = (wf * weights, tau * weights);
         let ls = ww.clone().svd(true, true).solve(&wy, 1e-12).unwrap();
         let fit = fit_consistent(&ww, &wy, &base, &robot, &ls).unwrap();
+        let least_squares_cost = (&ww * &ls - &wy).norm_squared();
         eprintln!(
-            "evaluations {}, cost increase {:.3e} of {:.3e}",
-            fit.evaluations, fit.cost_increase, fit.unconstrained_cost
+            "evaluations {}, cost increase {:.3e} of {least_squares_cost:.3e}",
+            fit.evaluations, fit.cost_increase
         );
-        assert!(fit.cost_increase < 0.1 * fit.unconstrained_cost);
+        assert!(fit.cost_increase < 0.1 * least_squares_cost);
     }
 
     #[test]
@@ -451,7 +484,14 @@ mod tests {
             start.elapsed(),
             fit.cost_increase
         );
-        assert!(fit.moved());
+        let zz7 = base.names().iter().position(|n| n == "ZZ7").unwrap();
+        assert!(
+            ls[zz7] < 0.0 && fit.estimate[zz7] >= 0.0,
+            "{} {}",
+            ls[zz7],
+            fit.estimate[zz7]
+        );
+        assert!(fit.cost_increase > 0.0);
         assert!(fit
             .links
             .iter()

@@ -16,11 +16,11 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::consistent_fit::{blame, fit_consistent};
 use crate::physical_consistency::{
-    check_bodies, check_mass_matrix, consistency_gap, explained, fit_without_negative_friction,
-    link_names, not_a_body, not_explained, ConsistencyGap, FrictionAtZero,
-    FrictionColumns as FrictionSigns,
+    check_bodies, check_mass_matrix, consistency_gap, consistent_without_negative_friction,
+    explained, fit_without_negative_friction, link_names, not_a_body, not_explained,
+    ConsistencyGap, FrictionAtZero, FrictionColumns as FrictionSigns,
 };
-use crate::{differentiate, low_pass, IdentError, JointLog};
+use crate::{differentiate, low_pass, IdentError, IdentifiedModel, JointLog};
 
 mod friction_columns;
 mod held_out;
@@ -136,6 +136,26 @@ pub struct Identification {
     pub holdout_overall: f64,
     /// The held-out samples as the check saw them, for plots.
     pub holdout_series: HeldOutSeries,
+}
+
+impl Identification {
+    /// The model as controllers load it (`armctl identify --out`): the base values, with the
+    /// consistent fit's bodies that give them (left out for least squares' values, which the
+    /// URDF's inertials changed least then give), and the friction.
+    pub fn model(&self) -> IdentifiedModel {
+        let link_parameters = match self.method {
+            Method::Consistent => self.consistent_links.concat(),
+            Method::LeastSquares => vec![],
+        };
+        IdentifiedModel {
+            base_names: self.base_names.clone(),
+            base_values: self.base_values.clone(),
+            link_parameters,
+            viscous: self.viscous.clone(),
+            coulomb: self.coulomb.clone(),
+            friction_ripple: self.friction_ripple.clone(),
+        }
+    }
 }
 
 /// The held-out part of a log as the model's check saw it: the samples' times and, per joint,
@@ -447,24 +467,27 @@ pub fn identify(
         noise: &noise,
         unweighted: &w,
     };
-    let mut fits = None;
-    let ((estimate, std), friction_at_zero) =
+    // Least squares, with its friction signs checked (and refused beyond the noise).
+    let mut final_w = None;
+    let ((least_squares, std), mut friction_at_zero) =
         fit_without_negative_friction(&ww, options.friction.then_some(&friction_columns), |ww| {
             let least_squares = solve(ww, &wy)?;
             let std = standard_deviations(ww, &wy, &least_squares)?;
-            let consistent = fit_consistent(ww, &wy, &base, robot, &least_squares)?;
-            let estimate = match options.method {
-                Method::Consistent => consistent.estimate.clone(),
-                Method::LeastSquares => least_squares.clone(),
-            };
-            fits = Some((consistent, least_squares, ww.clone()));
-            Ok((estimate, std))
+            final_w = Some(ww.clone());
+            Ok((least_squares, std))
         })?;
-    let (consistent, least_squares, ww) = fits.ok_or_else(|| IdentError::Identification {
+    let ww = final_w.ok_or_else(|| IdentError::Identification {
         reason: "the fit did not run".into(),
     })?;
+    // The bodies closest to the data, on the same equations.
+    let (consistent, consistent_at_zero) = consistent_without_negative_friction(
+        &ww,
+        options.friction.then_some(&friction_columns),
+        &std,
+        |w| fit_consistent(w, &wy, &base, robot, &least_squares),
+    )?;
     check_bodies(robot, &consistent.links)?;
-    let gap = consistency_gap(&base.names(), &consistent, &least_squares, &std);
+    let gap = consistency_gap(&base.names(), (&ww, &wy), &consistent, &least_squares, &std);
     let not_bodies = options.method == Method::LeastSquares && !gap.least_squares_is_bodies;
     if not_bodies || !explained(&gap) {
         let culprits = blame(&ww, &wy, &base, robot, &least_squares, &consistent)?;
@@ -475,6 +498,13 @@ pub fn identify(
             not_explained(&gap, &links)
         });
     }
+    let estimate = match options.method {
+        Method::Consistent => {
+            friction_at_zero.extend(consistent_at_zero);
+            consistent.estimate.clone()
+        }
+        Method::LeastSquares => least_squares.clone(),
+    };
     let poses = spread(margin, log.len() - margin, MASS_MATRIX_POSES);
     check_mass_matrix(
         robot,
@@ -495,7 +525,7 @@ pub fn identify(
     let mut found = Identification {
         method: options.method,
         least_squares_values: least_squares.rows(0, b).iter().copied().collect(),
-        consistent_links: consistent.links,
+        consistent_links: consistent.links.clone(),
         consistency_gap: gap,
         base_names: base.names(),
         base_values: estimate.rows(0, b).iter().copied().collect(),

@@ -5,9 +5,10 @@
 //! the identified base values: RNEA, M, C, G and every controller then use the identified
 //! dynamics.
 
-use armctl_dynamics::numeric_base_parameters;
-use armctl_model::Robot;
+use armctl_dynamics::{numeric_base_parameters, BaseParameters};
+use armctl_model::{Robot, PARAMS_PER_LINK};
 
+use crate::log_cholesky::consistency_margin;
 use crate::IdentError;
 
 /// Identified base parameters and friction.
@@ -17,6 +18,9 @@ pub struct IdentifiedModel {
     pub base_names: Vec<String>,
     /// Their values.
     pub base_values: Vec<f64>,
+    /// Bodies that give these base values, 10 per link `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`
+    /// (empty: the URDF's inertials changed least to give them, which need not be bodies).
+    pub link_parameters: Vec<f64>,
     /// Viscous friction per joint (empty: keep the URDF's).
     pub viscous: Vec<f64>,
     /// Coulomb friction per joint (empty: keep the URDF's).
@@ -46,7 +50,11 @@ impl IdentifiedModel {
         if let Some((given, own)) = self.base_names.iter().zip(&names).find(|(g, o)| g != o) {
             return Err(refuse(format!("base parameter '{given}' is not the robot's '{own}': identified on another geometry")));
         }
-        let p = base.full_parameters(&self.base_values, &robot.parameter_vector())?;
+        let p = if self.link_parameters.is_empty() {
+            base.full_parameters(&self.base_values, &robot.parameter_vector())?
+        } else {
+            self.checked_links(robot, &base)?
+        };
         let mut model = robot
             .with_parameter_vector(&p)
             .map_err(|e| refuse(e.to_string()))?;
@@ -63,6 +71,36 @@ impl IdentifiedModel {
                 .map_err(|e| refuse(e.to_string()))?;
         }
         Ok(model)
+    }
+
+    /// The link parameters, refused unless they are bodies (naming the link) and give the base
+    /// values (naming the base parameter).
+    fn checked_links(&self, robot: &Robot, base: &BaseParameters) -> Result<Vec<f64>, IdentError> {
+        let p = &self.link_parameters;
+        if p.len() != PARAMS_PER_LINK * robot.dof() || p.iter().any(|v| !v.is_finite()) {
+            return Err(refuse(format!(
+                "model_link_parameters: {} values, the robot's {} links need {} finite ones",
+                p.len(),
+                robot.dof(),
+                PARAMS_PER_LINK * robot.dof()
+            )));
+        }
+        for (link, joint) in p.chunks_exact(PARAMS_PER_LINK).zip(robot.joints()) {
+            let mut values = [0.0; PARAMS_PER_LINK];
+            values.copy_from_slice(link);
+            if !(values[9] > 0.0 && consistency_margin(&values) >= -1e-9) {
+                return Err(refuse(format!("model_link_parameters: the link moved by joint '{}' is no body that exists (mass {}, or an inertia no body has)", joint.name, values[9])));
+            }
+        }
+        let given = base.values(p)?;
+        let scale = given.amax();
+        let names = base.names();
+        for (k, (&wanted, got)) in self.base_values.iter().zip(given.iter()).enumerate() {
+            if (wanted - got).abs() > 1e-6 * wanted.abs().max(1e-6 * scale) {
+                return Err(refuse(format!("model_link_parameters give {} = {got}, not model_base_parameters' {wanted}: they are not the same model", names[k])));
+            }
+        }
+        Ok(p.clone())
     }
 
     /// As a ROS 2 parameter file for controller_node (`/**:` so any node name matches).
@@ -89,6 +127,13 @@ impl IdentifiedModel {
         text += "/**:\n  ros__parameters:\n";
         text += &format!("    model_base_names: [{names}]\n");
         text += &format!("    model_base_parameters: {}\n", list(&self.base_values));
+        if !self.link_parameters.is_empty() {
+            text += "    # bodies that give them, 10 per link [XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]\n";
+            text += &format!(
+                "    model_link_parameters: {}\n",
+                list(&self.link_parameters)
+            );
+        }
         if !self.viscous.is_empty() {
             text += &format!(
                 "    model_viscous: {}\n    model_coulomb: {}\n",
@@ -159,6 +204,33 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn link_parameters_are_taken_only_as_bodies_that_give_the_base_values() {
+        // (The PUMA's URDF has a massless link with an inertia: no body.)
+        let robot = armctl_model::test_support::bundled_robot("panda.urdf");
+        let base = numeric_base_parameters(&robot).unwrap();
+        let p = robot.parameter_vector();
+        let model = IdentifiedModel {
+            base_names: base.names(),
+            base_values: base.values(&p).unwrap().iter().copied().collect(),
+            link_parameters: p.clone(),
+            ..IdentifiedModel::default()
+        };
+        let applied = model.apply(&robot).unwrap();
+        assert_eq!(applied.parameter_vector(), p);
+        let mut negative = model.clone();
+        negative.link_parameters[10 * 2 + 9] = -1.0;
+        let error = negative.apply(&robot).unwrap_err().to_string();
+        assert!(error.contains("the link moved by joint"), "{error}");
+        let mut other = model.clone();
+        other.base_values[0] *= 1.1;
+        let error = other.apply(&robot).unwrap_err().to_string();
+        assert!(error.contains("they are not the same model"), "{error}");
+        let mut short = model;
+        short.link_parameters.truncate(7);
+        assert!(short.apply(&robot).is_err());
     }
 
     #[test]

@@ -27,36 +27,84 @@ pub struct ConsistencyGap {
     pub evaluations: usize,
 }
 
-/// The gap between the consistent fit and least squares (`std`: least squares' standard
-/// deviations, base parameters first).
+/// Least squares' values count as bodies when the consistent fit is within this of each of
+/// them (relative; the solver reaches 1e-8 where they are, `tests/identification/`).
+const SAME_VALUES: f64 = 1e-6;
+
+/// The gap between the consistent estimate and least squares on the weighted problem
+/// `|ww x - wy|` (`std`: least squares' standard deviations, base parameters first).
 pub(crate) fn consistency_gap(
     base_names: &[String],
+    (ww, wy): (&DMatrix<f64>, &DVector<f64>),
     consistent: &ConsistentFit,
     least_squares: &DVector<f64>,
     std: &[f64],
 ) -> ConsistencyGap {
-    let moved = consistent.moved();
+    let cost = |x: &DVector<f64>| (ww * x - wy).norm_squared();
+    let scale = least_squares.rows(0, base_names.len()).amax();
     let mut gap = ConsistencyGap {
-        // Below the solver's tolerance the two are the same fit (exact data leave no residual
-        // to compare with).
-        residual_increase: if moved {
-            consistent.cost_increase / consistent.unconstrained_cost.max(f64::MIN_POSITIVE)
-        } else {
-            0.0
-        },
-        least_squares_is_bodies: !moved,
+        residual_increase: (cost(&consistent.estimate)
+            / cost(least_squares).max(f64::MIN_POSITIVE)
+            - 1.0)
+            .max(0.0),
+        least_squares_is_bodies: true,
         evaluations: consistent.evaluations,
         ..ConsistencyGap::default()
     };
     for (k, name) in base_names.iter().enumerate() {
-        let sigmas =
-            (consistent.estimate[k] - least_squares[k]).abs() / std[k].max(f64::MIN_POSITIVE);
+        let change = (consistent.estimate[k] - least_squares[k]).abs();
+        if change > SAME_VALUES * least_squares[k].abs().max(SAME_VALUES * scale) {
+            gap.least_squares_is_bodies = false;
+        }
+        let sigmas = change / std[k].max(f64::MIN_POSITIVE);
         if sigmas > gap.largest_sigmas || gap.largest_parameter.is_empty() {
             gap.largest_sigmas = sigmas;
             gap.largest_parameter = name.clone();
         }
     }
+    if gap.least_squares_is_bodies {
+        gap.residual_increase = 0.0;
+    }
     gap
+}
+
+/// The consistent fit with each viscous or Coulomb coefficient it gives below zero fixed at
+/// zero (its column left out, refitted until none is), each named. Least squares' signs are
+/// checked before, with their refusals; here the bodies' constraint can pull a coefficient
+/// least squares found small below zero.
+pub(crate) fn consistent_without_negative_friction(
+    ww: &DMatrix<f64>,
+    friction: Option<&FrictionColumns>,
+    std: &[f64],
+    mut fit: impl FnMut(&DMatrix<f64>) -> Result<ConsistentFit, IdentError>,
+) -> Result<(ConsistentFit, Vec<FrictionAtZero>), IdentError> {
+    let mut w = ww.clone();
+    let mut at_zero = Vec::new();
+    loop {
+        let mut found = fit(&w)?;
+        let Some(columns) = friction else {
+            return Ok((found, at_zero));
+        };
+        let range = columns.first..columns.first + 2 * columns.names.len();
+        // A left-out column keeps its starting value: it is zero.
+        for c in range.clone().filter(|&c| w.column(c).amax() == 0.0) {
+            found.estimate[c] = 0.0;
+        }
+        let negative: Vec<usize> = range.filter(|&c| found.estimate[c] < 0.0).collect();
+        if negative.is_empty() {
+            return Ok((found, at_zero));
+        }
+        for c in negative {
+            let (kind, j) = columns.kind_and_joint(c);
+            at_zero.push(FrictionAtZero {
+                joint: columns.names[j].clone(),
+                kind,
+                fitted: found.estimate[c],
+                std: std[c],
+            });
+            w.column_mut(c).fill(0.0);
+        }
+    }
 }
 
 /// Refuses links that are not bodies (a mass not positive, a pseudo-inertia not positive
@@ -92,7 +140,7 @@ pub(crate) fn link_names(robot: &Robot, links: &[usize]) -> String {
 pub(crate) fn not_a_body(gap: &ConsistencyGap, links: &str) -> IdentError {
     IdentError::Identification {
         reason: format!(
-            "least squares gives parameters no set of bodies has: {} would need a negative mass or an inertia no body has (the closest bodies that exist fit the data {:.2e} worse, and move {} by {:.1} standard deviations). Identify with --method consistent (the default); nothing written",
+            "least squares gives parameters no set of bodies has: {} would need a negative mass or an inertia no body has (the closest bodies that exist leave {:.2e} more of the weighted squared residual, and move {} by {:.1} standard deviations). Identify with --method consistent (the default); nothing written",
             links,
             gap.residual_increase,
             gap.largest_parameter,
@@ -115,7 +163,7 @@ pub(crate) fn not_explained(gap: &ConsistencyGap, links: &str) -> IdentError {
     let growth = (1.0 + gap.residual_increase).sqrt();
     IdentError::Identification {
         reason: format!(
-            "no set of bodies explains the log: the closest bodies that exist leave {:.0} % more effort unexplained than least squares, whose values would need {} to have a negative mass or an inertia no body has. The log's efforts are probably not the torques the joints applied (a sign, an offset, a transmission the URDF leaves out), or the URDF's geometry is not the arm's; nothing written",
+            "no set of bodies explains the log: the closest bodies that exist leave {:.0} % more effort unexplained (RMS, weighted) than least squares, whose values would need {} to have a negative mass or an inertia no body has. The log's efforts are probably not the torques the joints applied (a sign, an offset, a transmission the URDF leaves out: a geared joint's rotor inertia, which no link carries, among them), or the URDF's geometry is not the arm's; nothing written",
             100.0 * (growth - 1.0),
             links
         ),

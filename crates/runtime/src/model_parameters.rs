@@ -1,6 +1,6 @@
 //! An identified model (`armctl identify --out`) given to controller_node as parameters:
-//! `model_base_names`, `model_base_parameters` and optionally `model_viscous`, `model_coulomb`
-//! and `model_friction_ripple`.
+//! `model_base_names`, `model_base_parameters` and optionally `model_link_parameters` (the
+//! bodies that give them), `model_viscous`, `model_coulomb` and `model_friction_ripple`.
 //! The controller, and the node's gravity hold, then compute with it instead of the URDF's
 //! inertials; the friction replaces the URDF's (computed torque compensates it).
 
@@ -10,13 +10,14 @@ use crate::RuntimeError;
 
 use armctl_control::{Declaration, ParameterValue};
 
-/// The five declarations (read-only).
+/// The six declarations (read-only).
 pub fn model_declarations() -> Vec<Declaration> {
     let doubles =
         |name: &str, what: &str| Declaration::double_array(name, vec![], what).read_only();
     vec![
         Declaration::string_array("model_base_names", vec![], "Identified model: the base parameters' names (armctl params --base), which must be the robot's own.").read_only(),
         doubles("model_base_parameters", "Identified model: base parameter values replacing the URDF's inertials (empty: use the URDF)."),
+        doubles("model_link_parameters", "Identified model: bodies that give model_base_parameters, 10 per link base to tip [XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M] about its MDH frame, each a body that exists (empty: the URDF's inertials changed least to give them)."),
         doubles("model_viscous", "Identified model: viscous friction per joint (empty: the URDF's)."),
         doubles("model_coulomb", "Identified model: Coulomb friction per joint (empty: the URDF's)."),
         doubles("model_friction_ripple", "Identified model: the Coulomb friction's harmonics over each joint's position, joint after joint, [cos_1, sin_1, cos_2, sin_2, ..] each (empty: none)."),
@@ -35,7 +36,12 @@ pub fn identified_model<'a>(
     };
     let base_values = doubles(value("model_base_parameters"));
     if base_values.is_empty() {
-        for name in ["model_viscous", "model_coulomb", "model_friction_ripple"] {
+        for name in [
+            "model_link_parameters",
+            "model_viscous",
+            "model_coulomb",
+            "model_friction_ripple",
+        ] {
             if !doubles(value(name)).is_empty() {
                 return Err(RuntimeError::Parameter {
                     name: name.into(),
@@ -78,6 +84,7 @@ pub fn identified_model<'a>(
     Ok(Some(IdentifiedModel {
         base_names,
         base_values,
+        link_parameters: doubles(value("model_link_parameters")),
         viscous,
         coulomb: doubles(value("model_coulomb")),
         friction_ripple,

@@ -31,6 +31,8 @@ fn model_file(truth: &Robot, name: &str, friction: (f64, f64)) -> String {
             .iter()
             .copied()
             .collect(),
+        // The bodies themselves, as `armctl identify --out` writes them.
+        link_parameters: truth.parameter_vector(),
         viscous: vec![friction.0; n],
         coulomb: vec![friction.1; n],
         friction_ripple: vec![],

@@ -19,11 +19,17 @@ pub(super) struct HeldOutCheck {
 /// A joint is checked on at least this share of the held-out samples.
 const MIN_CHECKED_SHARE: f64 = 0.05;
 
-/// The refusal of a held-out part with no sample to check joint `j` on.
-fn unusable(robot: &Robot, j: usize, from: f64, to: f64) -> IdentError {
+/// The refusal of a held-out part that checks joint `j` on `checked` of its `samples`.
+fn unusable(
+    robot: &Robot,
+    j: usize,
+    (checked, samples): (usize, usize),
+    from: f64,
+    to: f64,
+) -> IdentError {
     IdentError::Identification {
         reason: format!(
-            "the held-out part of the log (t = {from:.3} to {to:.3} s) has no sample that checks joint '{}' (with friction, only samples where it moves faster than the friction threshold do; fewer than 5 % of them is none): the model cannot be validated, and a 0 % error would be a lie. Record the arm moving until the end of the log (an excitation that stopped early leaves it at rest), or keep a larger part (--holdout); nothing written",
+            "the held-out part of the log (t = {from:.3} to {to:.3} s) checks joint '{}' on {checked} of its {samples} samples, fewer than 5 % (with friction, only samples where the joint moves faster than the friction threshold check it): the model cannot be validated there, and its error would be a guess (0 % on no sample). Record the arm moving until the end of the log (an excitation that stopped early leaves it at rest), or keep a larger part (--holdout); nothing written",
             robot.joints()[j].name
         ),
     }
@@ -68,6 +74,7 @@ pub(super) fn holdout(
         return Err(unusable(
             robot,
             j,
+            (rows(j).len(), samples.len()),
             time[samples[0]],
             time[samples[samples.len() - 1]],
         ));
