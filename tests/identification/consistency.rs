@@ -144,3 +144,115 @@ fn a_held_out_part_where_the_arm_rests_is_refused_naming_a_joint() {
         "{error}"
     );
 }
+
+/// Each link of `robot` made a body if its URDF's is not one (a mass of at least 0.5 kg, the
+/// inertia raised equally about every axis until it meets the triangle inequality), then 30 %
+/// heavier or lighter in turn with its centre of mass moved 1 cm: bodies other than the URDF's.
+fn other_bodies(robot: &Robot) -> Robot {
+    let mut parts = robot.to_parts();
+    for (i, link) in parts.links.iter_mut().enumerate() {
+        link.mass = link.mass.max(0.5);
+        let moments = SymmetricEigen::new(link.inertia_com).eigenvalues;
+        let excess = (0..3)
+            .map(|k| moments[k] - moments[(k + 1) % 3] - moments[(k + 2) % 3])
+            .fold(0.0_f64, f64::max);
+        link.inertia_com += Matrix3::identity() * (excess.max(0.0) + 1e-4);
+        let (scale, shift) = if i % 2 == 0 {
+            (1.3, 0.01)
+        } else {
+            (0.7, -0.01)
+        };
+        link.mass *= scale;
+        link.inertia_com *= scale;
+        link.com += nalgebra::Vector3::new(shift, -shift, 0.5 * shift);
+    }
+    Robot::new(parts).unwrap()
+}
+
+/// `samples` random states of `robot` within its limits with the efforts `plant` needs there
+/// (positions, velocities and accelerations logged: nothing differentiated).
+fn random_state_log(robot: &Robot, plant: &Robot, samples: usize, seed: u64) -> JointLog {
+    use armctl_dynamics::{rnea, DynamicsWorkspace};
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+    let n = robot.dof();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ws = DynamicsWorkspace::new(plant);
+    let mut log = JointLog {
+        joint_names: robot.joint_names().map(str::to_string).collect(),
+        velocity: Some(vec![]),
+        acceleration: Some(vec![]),
+        ..JointLog::default()
+    };
+    for k in 0..samples {
+        let (mut q, mut qd, mut qdd, mut tau) =
+            (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        for (j, joint) in robot.joints().iter().enumerate() {
+            let l = &joint.limits;
+            let (low, high) = if l.is_bounded() {
+                (l.lower, l.upper)
+            } else {
+                (-3.0, 3.0)
+            };
+            q[j] = rng.random_range(low..high);
+            let speed = if l.velocity > 0.0 {
+                l.velocity.min(3.0)
+            } else {
+                2.0
+            };
+            qd[j] = rng.random_range(-speed..speed);
+            qdd[j] = rng.random_range(-5.0..5.0);
+        }
+        rnea(plant, &mut ws, &q, &qd, &qdd, &mut tau).unwrap();
+        log.time.push(k as f64 * 1e-3);
+        log.position.push(q);
+        log.velocity.as_mut().unwrap().push(qd);
+        log.acceleration.as_mut().unwrap().push(qdd);
+        log.effort.push(tau);
+    }
+    log
+}
+
+/// On every arm of the population (bundled, the classes users bring, 20 generated ones), bodies
+/// other than the URDF's identified from exact data: the consistent values are those bodies'
+/// base values within 1e-6 and agree with least squares, every link is a body, and the
+/// parameter file's model applies.
+#[test]
+fn exact_data_of_other_bodies_are_identified_as_bodies_on_every_arm() {
+    for (name, robot) in super::arms::population() {
+        let plant = other_bodies(&robot);
+        let log = random_state_log(&robot, &plant, 60 * robot.dof(), 17);
+        let found = identify(&robot, &log, &IdentifyOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let truth = armctl_dynamics::numeric_base_parameters(&robot)
+            .unwrap()
+            .values(&plant.parameter_vector())
+            .unwrap();
+        let scale = truth.amax();
+        let mut worst: f64 = 0.0;
+        for (k, parameter) in found.base_names.iter().enumerate() {
+            let floor = truth[k].abs().max(1e-6 * scale);
+            let error = (found.base_values[k] - truth[k]).abs() / floor;
+            let from_least_squares =
+                (found.base_values[k] - found.least_squares_values[k]).abs() / floor;
+            worst = worst.max(error);
+            assert!(
+                error < 1e-6 && from_least_squares < 1e-6,
+                "{name}: {parameter} = {} (least squares {}), truth {}",
+                found.base_values[k],
+                found.least_squares_values[k],
+                truth[k]
+            );
+        }
+        assert_bodies(&robot, &found.consistent_links);
+        found
+            .model()
+            .apply(&robot)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        eprintln!(
+            "{name}: {} base parameters within {worst:.1e} of the bodies' ({} evaluations)",
+            found.base_values.len(),
+            found.consistency_gap.evaluations
+        );
+    }
+}

@@ -4,6 +4,8 @@
 //! built on a badly wrong URDF tracks several times better once identified. rosbag2 MCAP logs
 //! are checked against the MCAP project's own ROS 2 writer and reader (interop venv).
 
+#[path = "../support/arms.rs"]
+mod arms;
 #[path = "../support/recording.rs"]
 mod recording;
 
