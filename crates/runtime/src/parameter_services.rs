@@ -152,14 +152,19 @@ pub fn answer_query(
 ) -> Option<ParameterResponse> {
     let declared = |name: &String| store.declaration(name);
     Some(match request {
-        ParameterRequest::List { prefixes, depth } => ParameterResponse::List(
-            store
-                .declarations()
-                .iter()
+        // The tunable ones first, each kind in declaration order: a reply cut to fit a
+        // transport's limit (the DDS backend's, docs/ros2.md) keeps what a user tunes, and
+        // `ros2 param list` sorts the names anyway.
+        ParameterRequest::List { prefixes, depth } => ParameterResponse::List({
+            let (tunable, read_only): (Vec<_>, Vec<_>) =
+                store.declarations().iter().partition(|d| !d.read_only);
+            tunable
+                .into_iter()
+                .chain(read_only)
                 .map(|d| d.name.clone())
                 .filter(|n| listed(n, prefixes, *depth))
-                .collect(),
-        ),
+                .collect()
+        }),
         ParameterRequest::Get(names) => {
             ParameterResponse::Get(names.iter().map(|n| store.get(n).cloned()).collect())
         }

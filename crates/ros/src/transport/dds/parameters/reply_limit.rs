@@ -120,7 +120,7 @@ pub(super) fn reply_size(value: &ParameterValue) -> usize {
 }
 
 /// The list reply within `limit`: whole if it fits; else without its prefixes (`ros2 param
-/// list` prints the names only); else the names that fit, in declaration order (the others
+/// list` prints the names only); else the names that fit, in the order the node lists them, tunable ones first (the others
 /// answer get and describe by name). `notes` says what was left out.
 pub(super) fn list_within_limit(
     limit: usize,
