@@ -12,7 +12,7 @@ use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
 
-mod held_out_plots;
+pub(crate) mod held_out_plots;
 
 /// `armctl identify` arguments.
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 
 mod bench_command;
 mod bench_states;
+mod commission_command;
 mod demo_command;
 mod dynamics_command;
 mod excite_command;
@@ -59,6 +60,10 @@ enum Command {
     /// sim_node and controller_node over ROS 2 DDS on loopback, one process: a controller
     /// follows a reference through the real message traffic; summary, run.csv, plots.
     Demo(demo_command::DemoArgs),
+    /// Commission an arm in one command: check, excite and record, identify a physically
+    /// consistent model, validate it on a held-out trajectory, size the gains, verify, deploy
+    /// (parameter file and report); each step gated. The arm: the embedded simulator.
+    Commission(commission_command::CommissionArgs),
     /// Benchmark the joint_states -> command latency of controller_node over DDS loopback.
     Latency(latency_command::LatencyArgs),
 }
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim_command::run(&args),
         Command::Demo(args) => demo_command::run(&args),
         Command::Latency(args) => latency_command::run(&args),
+        Command::Commission(args) => commission_command::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,7 +24,7 @@ use crate::{IdentError, IdentifiedModel, JointLog};
 
 mod friction_columns;
 mod held_out;
-mod signals;
+pub(crate) mod signals;
 use friction_columns::FrictionColumns;
 use held_out::holdout;
 use signals::{mean_step, signals, Signals};

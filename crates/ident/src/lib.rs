@@ -16,6 +16,7 @@ mod joint_log;
 mod log_cholesky;
 pub mod payload_estimation;
 mod physical_consistency;
+mod validation;
 
 pub use differentiation::{differentiate, low_pass};
 pub use error::IdentError;
@@ -30,3 +31,4 @@ pub use payload_estimation::{
     estimate_payload, payload_poses, pose_move_time, rest_samples, PayloadEstimate, RestSample,
 };
 pub use physical_consistency::{ConsistencyGap, FrictionAtZero};
+pub use validation::{validate, Validation};

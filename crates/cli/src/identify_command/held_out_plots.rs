@@ -68,6 +68,21 @@ pub(crate) fn write_held_out_plots(
     data: &HeldOutSeries,
     options: &IdentifyOptions,
 ) -> Result<Vec<PathBuf>> {
+    let part = format!("last {:.0} % of the log", 100.0 * options.holdout);
+    let min_speed = options.friction.then_some(options.min_speed);
+    write_prediction_plots(parameter_file, names, data, &part, min_speed)
+}
+
+/// Writes `<file>_efforts` and `<file>_residuals` (.png, .svg) beside `file`: measured against
+/// predicted efforts on `part` (how the titles name the samples), with gaps where a joint is
+/// slower than `min_speed`; nothing without samples.
+pub(crate) fn write_prediction_plots(
+    file: &Path,
+    names: &[String],
+    data: &HeldOutSeries,
+    part: &str,
+    min_speed: Option<f64>,
+) -> Result<Vec<PathBuf>> {
     if data.time.len() < 2 {
         return Ok(vec![]);
     }
@@ -77,21 +92,19 @@ pub(crate) fn write_held_out_plots(
         .zip(&data.predicted)
         .map(|(m, p)| m.iter().zip(p).map(|(m, p)| m - p).collect())
         .collect();
-    let part = format!("last {:.0} % of the log", 100.0 * options.holdout);
-    let gaps = if options.friction {
-        format!(" (gaps: joint below {} rad/s)", options.min_speed)
-    } else {
-        String::new()
+    let gaps = match min_speed {
+        Some(speed) => format!(" (gaps: joint below {speed} rad/s)"),
+        None => String::new(),
     };
     let mut files = panel_chart(
-        &beside(parameter_file, "efforts"),
+        &beside(file, "efforts"),
         &format!("Held-out efforts ({part}): measured vs identified model{gaps}"),
         &data.time,
         &comparison_panels(names, data),
     )?
     .to_vec();
     files.extend(panel_chart(
-        &beside(parameter_file, "residuals"),
+        &beside(file, "residuals"),
         &format!("Held-out residual ({part}): measured - predicted{gaps}"),
         &data.time,
         &residual_panels(names, &residuals),

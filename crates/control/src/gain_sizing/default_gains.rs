@@ -337,6 +337,15 @@ pub fn hold_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
     pd_gains(robot, DEFAULT_BANDWIDTH)
 }
 
+/// The stiffest joint-space PD gains `(kp, kd)` the limits allow, with no bandwidth cap: each
+/// joint's frequency is set by the sampled-data bound or by a 0.1 rad step within its share of
+/// the effort limit, whichever is lower (then the coupled joints' check, as the defaults). For
+/// an arm whose model is not known yet (commissioning), where holding against a load the model
+/// lacks matters more than a smooth response; the laws' run-time damping bound still applies.
+pub fn stiffest_gains(robot: &Robot) -> Result<(Vec<f64>, Vec<f64>), ControlError> {
+    pd_gains(robot, f64::INFINITY)
+}
+
 /// Default natural frequencies of error dynamics per unit inertia, up to `w_max`, rad/s.
 pub(crate) fn error_dynamics_frequencies(
     robot: &Robot,

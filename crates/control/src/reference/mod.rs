@@ -7,6 +7,7 @@ mod multi_point;
 mod quintic;
 mod set_point;
 mod sinusoid;
+mod time_scaled;
 
 pub use approach::Approach;
 pub use cartesian::{PoseInterpolation, PoseSample};
@@ -15,6 +16,7 @@ pub use multi_point::{MultiPoint, TrajectoryPoint};
 pub use quintic::Quintic;
 pub use set_point::SetPoint;
 pub use sinusoid::Sinusoid;
+pub use time_scaled::{SpeedControl, TimeScaled, MIN_RATE};
 
 use crate::JointReference;
 

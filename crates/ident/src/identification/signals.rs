@@ -4,11 +4,11 @@
 use crate::{differentiate, low_pass, JointLog};
 
 /// Positions, velocities, accelerations and efforts, chain order, per sample.
-pub(super) struct Signals {
-    pub(super) q: Vec<Vec<f64>>,
-    pub(super) qd: Vec<Vec<f64>>,
-    pub(super) qdd: Vec<Vec<f64>>,
-    pub(super) tau: Vec<Vec<f64>>,
+pub(crate) struct Signals {
+    pub(crate) q: Vec<Vec<f64>>,
+    pub(crate) qd: Vec<Vec<f64>>,
+    pub(crate) qdd: Vec<Vec<f64>>,
+    pub(crate) tau: Vec<Vec<f64>>,
 }
 
 fn columns(rows: &[Vec<f64>], j: usize) -> Vec<f64> {
@@ -22,12 +22,12 @@ fn set_column(rows: &mut [Vec<f64>], j: usize, values: &[f64]) {
 }
 
 /// The average time between samples, s.
-pub(super) fn mean_step(log: &JointLog) -> f64 {
+pub(crate) fn mean_step(log: &JointLog) -> f64 {
     (log.time[log.len() - 1] - log.time[0]) / (log.len() - 1) as f64
 }
 
 /// The signals the regression needs; what the log lacks is differentiated after low-passing.
-pub(super) fn signals(log: &JointLog, cutoff: f64) -> Signals {
+pub(crate) fn signals(log: &JointLog, cutoff: f64) -> Signals {
     let n = log.joint_names.len();
     let dt = mean_step(log);
     if let (Some(qd), Some(qdd)) = (&log.velocity, &log.acceleration) {

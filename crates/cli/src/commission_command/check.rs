@@ -1,0 +1,106 @@
+//! Step 1, the check: the URDF and the arm agree (the same joints, the arm inside the URDF's
+//! limits) and the arm holds still under gravity compensation with the URDF's model, which
+//! the excitation will run on. Each refusal names the joint.
+
+use anyhow::Result;
+use armctl_model::Robot;
+
+use super::arm::{Arm, ArmState};
+use super::drive::{drive, Guard, Recording};
+use super::plan::Plan;
+use super::{controller, Gate, Settings};
+
+/// Every URDF joint is in the arm's states, and the arm has no joint the URDF's chain lacks
+/// (the simulated arm is driven whole: a joint left without effort would fall).
+pub(crate) fn check_joints(robot: &Robot, arm: &dyn Arm) -> Result<(), Gate> {
+    let arm_joints = arm.joint_names();
+    let urdf: Vec<&str> = robot.joint_names().collect();
+    if let Some(missing) = urdf.iter().find(|j| !arm_joints.iter().any(|a| a == *j)) {
+        return Err(Gate::check(format!(
+            "joint '{missing}' of the URDF is not in the joint states of {} (they name {}): the URDF is not this arm's, or its joints are named otherwise; the arm was not moved",
+            arm.describe(),
+            arm_joints.join(", ")
+        )));
+    }
+    if let Some(extra) = arm_joints.iter().find(|a| !urdf.contains(&a.as_str())) {
+        return Err(Gate::check(format!(
+            "joint '{extra}' of {} is not in the URDF's chain ({}): it would be left without a command; the arm was not moved",
+            arm.describe(),
+            urdf.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The arm's measured position is inside each joint's URDF limits.
+pub(crate) fn check_positions(robot: &Robot, arm: &mut dyn Arm) -> Result<()> {
+    let mut state = ArmState::default();
+    arm.measure(&mut state)?;
+    for joint in robot.joints() {
+        let Some(a) = arm.joint_names().iter().position(|n| *n == joint.name) else {
+            continue;
+        };
+        let (q, lower, upper) = (state.position[a], joint.limits.lower, joint.limits.upper);
+        if !(lower..=upper).contains(&q) {
+            return Err(Gate::check(format!(
+                "joint '{}' is at {q:.4}, outside its URDF limits [{lower}, {upper}]: the URDF's limits are not this arm's, or the arm must first be moved inside them; the arm was not moved",
+                joint.name
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The arm held under gravity compensation with the URDF's model for the settings' hold time;
+/// refused when a joint drifts beyond the tolerance or the protections hold it.
+pub(crate) fn check_hold(
+    robot: &Robot,
+    arm: &mut dyn Arm,
+    settings: &Settings,
+    plan: &Plan,
+) -> Result<Recording> {
+    let mut runtime = controller(robot, settings.protections(robot, plan), None)?;
+    let guard = Guard {
+        tracking: f64::INFINITY,
+        slow_down: false,
+    };
+    let held = drive(
+        arm,
+        &mut runtime,
+        None,
+        settings.hold_seconds,
+        guard,
+        "holding",
+    )?;
+    if let Some(stop) = &held.stop {
+        return Err(Gate::check(format!(
+            "the arm does not hold under gravity compensation with the URDF's model: {stop}; {}",
+            super::braked(held.braked)
+        ))
+        .into());
+    }
+    let start = &held.log.position[0];
+    let (mut worst, mut drift) = (0, 0.0);
+    for q in &held.log.position {
+        for (j, (a, b)) in q.iter().zip(start).enumerate() {
+            if (a - b).abs() > drift {
+                (worst, drift) = (j, (a - b).abs());
+            }
+        }
+    }
+    if drift > settings.hold_tolerance {
+        return Err(Gate::check(format!(
+            "the arm does not hold still under gravity compensation with the URDF's model: joint '{}' drifted {drift:.4} in {} s (at most {}): the model is too far off to excite safely; the arm is held where it came to (largest speed {:.4} at the end)",
+            held.log.joint_names[worst], settings.hold_seconds, settings.hold_tolerance, last_speed(&held)
+        ))
+        .into());
+    }
+    Ok(held)
+}
+
+/// The largest joint speed of a recording's last sample.
+fn last_speed(recording: &Recording) -> f64 {
+    let last = recording.log.velocity.as_ref().and_then(|v| v.last());
+    last.map_or(0.0, |v| v.iter().fold(0.0_f64, |m, x| m.max(x.abs())))
+}
