@@ -22,6 +22,7 @@ mod deploy;
 mod drive;
 mod model_steps;
 mod plan;
+mod recording;
 
 use arm::{Arm, SimulatedArm};
 use drive::{Guard, Recording};
@@ -160,8 +161,24 @@ impl Settings {
                 args.model_error
             );
         }
-        if args.duration.max(args.validation_duration) > 3600.0 {
-            anyhow::bail!("--duration and --validation-duration are at most 3600 s");
+        let seconds = [
+            ("--duration", args.duration, 1.0, 3600.0),
+            (
+                "--validation-duration",
+                args.validation_duration,
+                1.0,
+                3600.0,
+            ),
+            ("--hold-seconds", args.hold_seconds, 0.1, 60.0),
+            ("--period", args.period, 0.5, 600.0),
+        ];
+        for (name, value, low, high) in seconds {
+            if !(low..=high).contains(&value) {
+                anyhow::bail!("{name} must be within [{low}, {high}] s, got {value}");
+            }
+        }
+        if !(2..=20).contains(&args.harmonics) {
+            anyhow::bail!("--harmonics must be within [2, 20], got {}", args.harmonics);
         }
         Ok(Self {
             duration: args.duration,
@@ -202,6 +219,24 @@ impl Settings {
                 RosValue::DoubleArray(thresholds),
             ),
         ]
+    }
+
+    /// The controller of the runs on the URDF's model: [`Self::protections`], and collision
+    /// detection allowing for the joint friction the URDF lacks, up to
+    /// [`plan::FRICTION_ALLOWANCE`] of each effort limit.
+    pub(crate) fn excitation_controller(
+        &self,
+        robot: &Robot,
+        plan: &plan::Plan,
+    ) -> Result<GroupLoop> {
+        let mut runtime = controller(robot, self.protections(robot, plan), None)?;
+        let friction: Vec<[f64; 2]> = robot
+            .joints()
+            .iter()
+            .map(|j| [plan::FRICTION_ALLOWANCE * j.limits.effort, 0.0])
+            .collect();
+        runtime.core_mut().allow_for_friction(&friction);
+        Ok(runtime)
     }
 
     /// The guard of the runs on the URDF's model: slowed down as tracking worsens.
@@ -307,62 +342,102 @@ fn simulated_arm(args: &CommissionArgs) -> Result<SimulatedArm> {
     SimulatedArm::new(&plant.robot, &q0, config, label)
 }
 
-/// A run on the arm that must not stop: its recording, or the gate naming why it stopped and
-/// how the arm was left.
+/// A run on `what` (the arm, or the simulated model) that must not stop: its recording, or
+/// the gate naming why it stopped and how it was left.
 pub(crate) fn completed(
     step: &'static str,
     recording: Recording,
     files: &[PathBuf],
+    what: &str,
 ) -> Result<Recording> {
     let Some(stop) = &recording.stop else {
         return Ok(recording);
     };
-    let braked = braked(recording.braked);
+    let braked = braked(recording.braked, what);
     let kept: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
-    Err(Gate::at(
-        step,
-        format!(
-            "{stop}; {braked}; what was recorded is kept: {}",
-            kept.join(", ")
-        ),
-    )
-    .into())
+    Err(Gate::at(step, format!("{stop}; {braked}; kept: {}", kept.join(", "))).into())
 }
 
-/// How a stopped run left the arm.
-pub(crate) fn braked(braked: Option<(bool, f64)>) -> String {
+/// How a run's brake left `what`.
+pub(crate) fn braked(braked: Option<(bool, f64)>, what: &str) -> String {
     match braked {
-        Some((true, speed)) => format!("the arm braked to rest (largest speed {speed:.4})"),
-        Some((false, speed)) => format!("the arm did NOT come to rest within the brake time (largest speed {speed:.4}); it is held"),
-        None => "the arm is held".into(),
+        Some((true, speed)) => format!("{what} braked to rest (largest speed {speed:.4})"),
+        Some((false, speed)) => format!("{what} did NOT come to rest within the brake time (largest speed {speed:.4} at its end): it needs attention"),
+        None => format!("{what} was not braked"),
     }
+}
+
+/// Refuses an `--out` that cannot be a folder, before anything moves.
+fn check_out(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!("--out {}: not a folder", out.display());
+    }
+    Ok(())
+}
+
+/// A previous commissioning's parameter file and report in `out` are moved aside (renamed
+/// `.previous`), so that a commissioning that stops leaves nothing that looks deployed.
+fn set_aside_previous(out: &Path) -> Result<()> {
+    for name in [
+        "commissioned.yaml",
+        "report.md",
+        "commissioned.candidate.yaml",
+    ] {
+        let path = out.join(name);
+        if path.exists() {
+            let aside = path.with_extension(format!(
+                "previous.{}",
+                path.extension().and_then(|e| e.to_str()).unwrap_or("")
+            ));
+            std::fs::rename(&path, &aside)
+                .with_context(|| format!("moving {} aside", path.display()))?;
+            println!(
+                "   the previous {name} is moved aside to {}",
+                aside.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Step 1 and the plan: what the arm is, whether it holds, and what it will be asked.
+fn check_and_plan(
+    robot: &Robot,
+    arm: &mut SimulatedArm,
+    settings: &Settings,
+) -> Result<plan::Plan> {
+    println!("1. check: {} against {}", robot.name(), arm.describe());
+    check::check_joints(robot, arm)?;
+    check::check_limits(robot)?;
+    check::check_positions(robot, arm)?;
+    let plan = plan::plan(robot, settings)?;
+    let held = check::check_hold(robot, arm, settings, &plan)?;
+    println!(
+        "   ok: the same {} joints, inside their limits, held still for {:.1} s under gravity compensation with the URDF's model",
+        robot.dof(),
+        held.log.time.last().map_or(0.0, |t| t - held.log.time[0])
+    );
+    print!("{}", plan::render(robot, &plan, settings));
+    Ok(plan)
 }
 
 pub(crate) fn run(args: &CommissionArgs) -> Result<()> {
     let settings = Settings::of(args)?;
+    check_out(&args.out)?;
     let options = ChainOptions {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
     };
     let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
     let mut arm = simulated_arm(args)?;
-    println!("1. check: {} against {}", robot.name(), arm.describe());
-    check::check_joints(&robot, &arm)?;
-    check::check_positions(&robot, &mut arm)?;
-    let plan = plan::plan(&robot, &settings)?;
-    let held = check::check_hold(&robot, &mut arm, &settings, &plan)?;
-    println!(
-        "   ok: the same {} joints, inside their limits, held still for {} s under gravity compensation with the URDF's model",
-        robot.dof(),
-        held.log.time.last().map_or(0.0, |t| t - held.log.time[0]).round()
-    );
-    print!("{}", plan::render(&robot, &plan, &settings));
+    let plan = check_and_plan(&robot, &mut arm, &settings)?;
     if args.dry_run {
         println!("dry run: stopped after the check; nothing moved beyond the hold");
         return Ok(());
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    set_aside_previous(&args.out)?;
     let trajectories = plan.write(&robot, &settings, &args.out)?;
     println!(
         "   trajectories: {}",

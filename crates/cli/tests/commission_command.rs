@@ -390,8 +390,19 @@ fn computed_torque_rms(
 fn commission(name: &str, urdf: &str, sim_config: &str) -> (PathBuf, PathBuf, String) {
     let dir = scratch("commission", name);
     let source = std::fs::read_to_string(common::workspace().join(urdf)).unwrap();
+    commission_in(&dir, name, urdf, &source, sim_config)
+}
+
+/// [`commission`] in `dir`, the URDF's text given.
+fn commission_in(
+    dir: &Path,
+    name: &str,
+    urdf: &str,
+    source: &str,
+    sim_config: &str,
+) -> (PathBuf, PathBuf, String) {
     let arm = dir.join("true_arm.urdf");
-    std::fs::write(&arm, true_arm_urdf(&source)).unwrap();
+    std::fs::write(&arm, true_arm_urdf(source)).unwrap();
     let out = dir.join("out");
     let (ok, stdout, stderr) = armctl(&[
         "commission",
@@ -409,6 +420,17 @@ fn commission(name: &str, urdf: &str, sim_config: &str) -> (PathBuf, PathBuf, St
 
 fn check_commissioned(name: &str, urdf: &str, sim_config: &str) {
     let (out, arm, stdout) = commission(name, urdf, sim_config);
+    check_outcome(name, urdf, sim_config, (&out, &arm, &stdout));
+}
+
+/// What the done-when table asks of a commissioning's outcome (its folder, the true arm, what
+/// it printed).
+fn check_outcome(
+    name: &str,
+    urdf: &str,
+    sim_config: &str,
+    (out, arm, stdout): (&Path, &Path, &str),
+) {
     let file = out.join("commissioned.yaml");
     check_every_link_is_a_body(&common::workspace().join(urdf), &file);
     let line = stdout
@@ -442,14 +464,14 @@ fn check_commissioned(name: &str, urdf: &str, sim_config: &str) {
     let urdf_model = out.join("urdf_model.yaml");
     urdf_model_file(&common::workspace().join(urdf), &urdf_model);
     let plain = computed_torque_rms(
-        &arm,
+        arm,
         sim_config,
         &validation,
         &urdf_model,
         &out.join("urdf_model"),
     );
     let tuned = computed_torque_rms(
-        &arm,
+        arm,
         sim_config,
         &validation,
         &file,
@@ -481,4 +503,66 @@ fn the_ur5e_is_commissioned_against_its_true_arm() {
         "urdf/ur5e.urdf",
         "config/commissioning/ur5e_true_arm.yaml",
     );
+}
+
+/// A generated arm of the test population with a light wrist (down to about 1e-5 kg m^2 about
+/// its last axis) and no URDF friction: its true arm has friction of 2 % of each effort limit
+/// (0.5 % viscous, per rad/s) and a tool sized to the wrist (its weight at 0.25 m is 8 % of the
+/// smallest effort limit), with the masses, inertials, noise and delay of the bundled arms'.
+#[test]
+fn a_generated_light_wristed_arm_is_commissioned_against_its_true_arm() {
+    let generated = armctl_model::test_support::random_arm::RandomArm::generate(6);
+    assert!(
+        !generated.damped,
+        "the URDF has no friction: the true arm's is to be found"
+    );
+    let dir = scratch("commission", "generated");
+    let urdf = dir.join("generated_arm.urdf");
+    std::fs::write(&urdf, &generated.urdf).unwrap();
+    let robot = Robot::from_urdf_str(&generated.urdf, &ChainOptions::default()).unwrap();
+    let limits: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
+    let scaled = |share: f64| {
+        let values: Vec<String> = limits.iter().map(|l| format!("{}", share * l)).collect();
+        format!("[{}]", values.join(", "))
+    };
+    let tool = 0.08 * limits.iter().fold(f64::INFINITY, |m, l| m.min(*l)) / (9.81 * 0.25);
+    let config = dir.join("true_arm.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "friction: true\nviscous: {}\ncoulomb: {}\nlimits: {{frequency: 100.0, damping_ratio: 1.0}}\nsaturate: true\nnoise: {{position: 1.0e-5, velocity: 1.0e-3, seed: 7}}\ncommand_delay_steps: 1\npayload: {{mass: {tool}, com: [0.03, 0.02, 0.08], inertia: [[0.0002, 0, 0], [0, 0.0002, 0], [0, 0, 0.0001]]}}\nmass_scale: 1.3\n",
+            scaled(0.005),
+            scaled(0.02)
+        ),
+    )
+    .unwrap();
+    let (urdf, config) = (text(&urdf), text(&config));
+    let (out, arm, stdout) = commission_in(&dir, "generated", urdf, &generated.urdf, config);
+    check_outcome("generated arm 6", urdf, config, (&out, &arm, &stdout));
+}
+
+/// Arguments that cannot be right are refused before anything moves, naming the option.
+#[test]
+fn bad_arguments_are_refused_before_the_arm_moves() {
+    let dir = scratch("commission", "arguments");
+    let file = dir.join("a_file");
+    std::fs::write(&file, "").unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--hold-seconds", "1e-6"], "--hold-seconds"),
+        (&["--hold-seconds", "1e9"], "--hold-seconds"),
+        (&["--harmonics", "0"], "--harmonics"),
+        (
+            &["--validation-duration", "0.0001"],
+            "--validation-duration",
+        ),
+        (&["--out", text(&file)], "not a folder"),
+    ];
+    for (extra, named) in cases {
+        let mut args = vec!["commission", "urdf/panda.urdf"];
+        args.extend_from_slice(extra);
+        let (ok, stdout, stderr) = armctl(&args);
+        assert!(!ok, "{extra:?} was taken");
+        assert!(stderr.contains(named), "{extra:?}: {stderr}");
+        assert!(!stdout.contains("1. check"), "{extra:?}: the check began");
+    }
 }

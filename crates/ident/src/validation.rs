@@ -25,16 +25,19 @@ pub struct Validation {
 }
 
 impl Validation {
-    /// The joint whose error is the largest share of its range, and that share.
+    /// The joint whose error is the largest share of its range, and that share; a joint
+    /// whose share is not a number is the worst (NaN: its prediction failed).
     pub fn worst(&self) -> (usize, f64) {
-        self.share_of_range
-            .iter()
-            .copied()
-            .enumerate()
-            .fold(
-                (0, f64::NEG_INFINITY),
-                |w, (j, s)| if s > w.1 { (j, s) } else { w },
-            )
+        let mut worst = (0, f64::NEG_INFINITY);
+        for (j, &share) in self.share_of_range.iter().enumerate() {
+            if share.is_nan() {
+                return (j, share);
+            }
+            if share > worst.1 {
+                worst = (j, share);
+            }
+        }
+        worst
     }
 }
 
@@ -184,6 +187,19 @@ mod tests {
         assert_eq!(joint, 0);
         assert!((found.rms[0] - 2.0).abs() < 1e-9, "{}", found.rms[0]);
         assert!(share > 0.0 && found.share_of_range[1] < 1e-9);
+    }
+
+    #[test]
+    fn a_failed_prediction_is_the_worst() {
+        let found = Validation {
+            rms: vec![0.1, f64::NAN],
+            range: vec![1.0, 1.0],
+            share_of_range: vec![0.1, f64::NAN],
+            series: HeldOutSeries::default(),
+        };
+        let (joint, share) = found.worst();
+        assert_eq!(joint, 1);
+        assert!(share.is_nan());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use armctl_model::Robot;
 use super::arm::{Arm, ArmState};
 use super::drive::{drive, Guard, Recording};
 use super::plan::Plan;
-use super::{controller, Gate, Settings};
+use super::{Gate, Settings};
 
 /// Every URDF joint is in the arm's states, and the arm has no joint the URDF's chain lacks
 /// (the simulated arm is driven whole: a joint left without effort would fall).
@@ -28,6 +28,23 @@ pub(crate) fn check_joints(robot: &Robot, arm: &dyn Arm) -> Result<(), Gate> {
             arm.describe(),
             urdf.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// Every joint has the finite effort and velocity limits the plan, the collision thresholds
+/// and the over-speed protection are sized from (a continuous joint without `<limit>` has
+/// none).
+pub(crate) fn check_limits(robot: &Robot) -> Result<(), Gate> {
+    for joint in robot.joints() {
+        let limits = &joint.limits;
+        let usable = |v: f64| v.is_finite() && v > 0.0;
+        if !(usable(limits.effort) && usable(limits.velocity)) {
+            return Err(Gate::check(format!(
+                "joint '{}' has effort limit {} and velocity limit {} in the URDF: commissioning sizes the plan, the collision thresholds and the over-speed check from them; give the joint a <limit effort velocity> (a continuous joint may have one); the arm was not moved",
+                joint.name, limits.effort, limits.velocity
+            )));
+        }
     }
     Ok(())
 }
@@ -60,7 +77,7 @@ pub(crate) fn check_hold(
     settings: &Settings,
     plan: &Plan,
 ) -> Result<Recording> {
-    let mut runtime = controller(robot, settings.protections(robot, plan), None)?;
+    let mut runtime = settings.excitation_controller(robot, plan)?;
     let guard = Guard {
         tracking: f64::INFINITY,
         slow_down: false,
@@ -76,13 +93,15 @@ pub(crate) fn check_hold(
     if let Some(stop) = &held.stop {
         return Err(Gate::check(format!(
             "the arm does not hold under gravity compensation with the URDF's model: {stop}; {}",
-            super::braked(held.braked)
+            super::braked(held.braked, "the arm")
         ))
         .into());
     }
-    let start = &held.log.position[0];
+    let Some(start) = held.log.position.first() else {
+        anyhow::bail!("the hold recorded no sample");
+    };
     let (mut worst, mut drift) = (0, 0.0);
-    for q in &held.log.position {
+    for q in held.log.position.iter().take(held.tracked) {
         for (j, (a, b)) in q.iter().zip(start).enumerate() {
             if (a - b).abs() > drift {
                 (worst, drift) = (j, (a - b).abs());

@@ -9,34 +9,45 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use armctl_model::Robot;
 
-use super::model_steps::{list_short, Outcome, Steps, LAW};
+use super::model_steps::{Outcome, Steps, EXCITATION_LAW, LAW};
+use super::recording::rms_over_joints;
 use crate::identify_command::held_out_plots::write_prediction_plots;
 use crate::plots::{panel_chart, Panel, Series};
 
-/// Writes the parameter file and the report; prints where they are.
+/// Writes the report and its plots, then the parameter file (last: nothing deployable is left
+/// when something before it fails); prints where they are.
 pub(crate) fn deploy(steps: &Steps<'_>, outcome: &Outcome) -> Result<()> {
-    let file = steps.out.join("commissioned.yaml");
-    std::fs::rename(&outcome.candidate, &file)
-        .with_context(|| format!("writing {}", file.display()))?;
     let plots = write_plots(steps, outcome)?;
     let report = steps.out.join("report.md");
     std::fs::write(&report, render(steps, outcome, &plots))
         .with_context(|| format!("writing {}", report.display()))?;
-    let (before, after) = (
-        mean(&outcome.nominal.tracking_rms()),
-        mean(&outcome.verified.tracking_rms()),
-    );
+    let file = steps.out.join("commissioned.yaml");
+    std::fs::rename(&outcome.candidate, &file)
+        .with_context(|| format!("writing {}", file.display()))?;
     println!(
-        "8. deploy: {} (model, friction, {LAW} and its gains), report {}\n   tracking RMS on the held-out trajectory: URDF model {before:.2e}, commissioned {after:.2e} ({:.1}x better)",
+        "8. deploy: {} (model, friction, {LAW} and its gains), report {}\n   {}",
         file.display(),
         report.display(),
-        before / after.max(1e-300)
+        comparison(outcome)
     );
     Ok(())
 }
 
-fn mean(v: &[f64]) -> f64 {
-    (v.iter().map(|x| x * x).sum::<f64>() / v.len().max(1) as f64).sqrt()
+/// The held-out tracking before and after, as the runs allow it to be compared.
+fn comparison(outcome: &Outcome) -> String {
+    let before = rms_over_joints(&outcome.nominal.tracking_rms());
+    let after = rms_over_joints(&outcome.verified.tracking_rms());
+    let law = EXCITATION_LAW;
+    if outcome.nominal.was_slowed() {
+        return format!("tracking RMS on the held-out trajectory: commissioned {after:.2e}; the URDF's model ({law}) {before:.2e} while slowed down, not comparable");
+    }
+    let ratio = before / after;
+    let verdict = if ratio >= 1.0 {
+        format!("{ratio:.1}x better")
+    } else {
+        format!("{:.1}x worse", 1.0 / ratio)
+    };
+    format!("tracking RMS on the held-out trajectory: the URDF's model ({law}) {before:.2e}, commissioned {after:.2e} ({verdict})")
 }
 
 /// The report's plots (PNG and SVG each).
@@ -67,7 +78,15 @@ fn tracking_plot(dir: &Path, names: &[String], outcome: &Outcome) -> Result<[Pat
     let (before, after): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (0..names.len())
         .map(|j| (error(&outcome.nominal, j), error(&outcome.verified, j)))
         .unzip();
-    let samples = before[0].len().min(after[0].len());
+    let tracked = |r: &super::drive::Recording| r.tracked;
+    let samples = tracked(&outcome.nominal).min(tracked(&outcome.verified));
+    let nominal_label = match outcome.nominal.slowest {
+        Some((rate, _)) => format!(
+            "URDF model ({EXCITATION_LAW}; slowed to {:.0} %: other points of the path)",
+            100.0 * rate
+        ),
+        None => format!("URDF model ({EXCITATION_LAW})"),
+    };
     let time: Vec<f64> = (0..samples)
         .map(|k| outcome.nominal.log.time[k] - outcome.nominal.log.time[0])
         .collect();
@@ -79,7 +98,7 @@ fn tracking_plot(dir: &Path, names: &[String], outcome: &Outcome) -> Result<[Pat
             y_label: "error".into(),
             series: vec![
                 Series {
-                    label: "URDF model".into(),
+                    label: nominal_label.clone(),
                     values: &before[j][..samples],
                     color: 3,
                     dashed: true,
@@ -110,7 +129,11 @@ fn coverage_plot(dir: &Path, robot: &Robot, outcome: &Outcome) -> Result<[PathBu
         .iter()
         .enumerate()
         .map(|(j, joint)| {
-            let (low, high) = (joint.limits.lower, joint.limits.upper);
+            // A continuous joint's share is of one turn about the middle of what it swept.
+            let (low, high) = match (joint.limits.lower, joint.limits.upper) {
+                (l, h) if l.is_finite() && h.is_finite() => (l, h),
+                _ => (-std::f64::consts::PI, std::f64::consts::PI),
+            };
             log.position
                 .iter()
                 .map(|q| (q[j] - low) / (high - low))
@@ -154,7 +177,12 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
         outcome.excitation.log.len(),
         found.condition_number
     );
-    let _ = writeln!(text, "| identify | {} of least squares' values within 1e-6: {}; largest distance {:.2} sigma ({}) |", found.method.name(), found.consistency_gap.least_squares_is_bodies, found.consistency_gap.largest_sigmas, found.consistency_gap.largest_parameter);
+    let bodies = if found.consistency_gap.least_squares_is_bodies {
+        "least squares' own values are bodies (within 1e-6)"
+    } else {
+        "least squares' values are no bodies: the nearest bodies are written"
+    };
+    let _ = writeln!(text, "| identify | every link a body that exists; {bodies}; largest distance from least squares {:.2} sigma ({}) |", found.consistency_gap.largest_sigmas, found.consistency_gap.largest_parameter);
     let (worst, share) = outcome.validation.worst();
     let _ = writeln!(
         text,
@@ -164,11 +192,14 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
     );
     let _ = writeln!(
         text,
-        "| verify | tracking RMS {} (URDF model {}) |\n",
-        list_short(&outcome.verified.tracking_rms()),
-        list_short(&outcome.nominal.tracking_rms())
+        "| verify | {} |\n",
+        super::deploy::comparison(outcome)
     );
-    let _ = writeln!(text, "## Per joint\n\n| joint | viscous | Coulomb | held-out RMS | % of effort range | tracking, URDF model | predicted | on the arm | kp | kd |\n|---|---|---|---|---|---|---|---|---|---|");
+    let slowed = match outcome.nominal.slowest {
+        Some((rate, _)) => format!(", slowed to {:.0} %", 100.0 * rate),
+        None => String::new(),
+    };
+    let _ = writeln!(text, "## Per joint\n\n| joint | viscous | Coulomb | held-out RMS | % of effort range | tracking, URDF model ({EXCITATION_LAW}{slowed}) | predicted | on the arm | kp | kd |\n|---|---|---|---|---|---|---|---|---|---|");
     let (before, predicted, after) = (
         outcome.nominal.tracking_rms(),
         outcome.predicted.tracking_rms(),

@@ -1,18 +1,20 @@
 //! One commissioning run on the arm: the controller (a [`GroupLoop`], as controller_node runs
 //! it, protections on) in the loop with the arm, every state recorded. A run stops early on a
 //! hold the protections order (collision, over-speed, an implausible state) or on a tracking
-//! error beyond the guard; it then brakes the arm to rest (the reference held where the arm
-//! is) and keeps what was recorded.
+//! error beyond the guard, and is slowed down as its tracking worsens. Every run, stopped,
+//! completed or failed, ends with a brake to rest (the reference held where the arm is, or
+//! the protections' own brake), and keeps what it recorded.
 
 use std::time::Instant;
 
 use anyhow::{bail, Result};
 use armctl_control::reference::{SpeedControl, TimeScaled, Trajectory};
-use armctl_ident::JointLog;
 use armctl_runtime::group_loop::GroupLoop;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::arm::{Arm, ArmState};
+use super::recording::Recorder;
+pub(crate) use super::recording::Recording;
 
 /// Below this speed (rad/s, m/s) on every joint the arm is at rest.
 pub(crate) const REST_SPEED: f64 = 0.01;
@@ -22,55 +24,6 @@ const REST_SECONDS: f64 = 0.2;
 
 /// The longest a brake may take before the run says the arm did not come to rest, s.
 const BRAKE_SECONDS: f64 = 5.0;
-
-/// What a run records.
-#[derive(Debug, Clone)]
-pub(crate) struct Recording {
-    /// Measured positions, velocities and efforts, the URDF's joint order.
-    pub(crate) log: JointLog,
-    /// The reference positions at each sample.
-    pub(crate) reference: Vec<Vec<f64>>,
-    /// Why the run stopped early, if it did.
-    pub(crate) stop: Option<String>,
-    /// After a stop: whether the arm came to rest, and its largest speed at the end.
-    pub(crate) braked: Option<(bool, f64)>,
-    /// What the protections reported, with times.
-    pub(crate) events: Vec<String>,
-    /// The slowest rate the trajectory was run at, and when (none: never slowed).
-    pub(crate) slowest: Option<(f64, f64)>,
-}
-
-impl Recording {
-    /// The largest tracking error before any stop: the joint and the error.
-    pub(crate) fn largest_error(&self) -> (usize, f64) {
-        let mut worst = (0, 0.0);
-        for (r, q) in self.reference.iter().zip(&self.log.position) {
-            for (j, (r, q)) in r.iter().zip(q).enumerate() {
-                if (r - q).abs() > worst.1 {
-                    worst = (j, (r - q).abs());
-                }
-            }
-        }
-        worst
-    }
-
-    /// RMS tracking error per joint over the samples before any stop.
-    pub(crate) fn tracking_rms(&self) -> Vec<f64> {
-        let n = self.log.joint_names.len();
-        let samples = self.reference.len().max(1) as f64;
-        (0..n)
-            .map(|j| {
-                let sum: f64 = self
-                    .reference
-                    .iter()
-                    .zip(&self.log.position)
-                    .map(|(r, q)| (r[j] - q[j]).powi(2))
-                    .sum();
-                (sum / samples).sqrt()
-            })
-            .collect()
-    }
-}
 
 /// How a run is guarded beyond the controller's own protections.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +54,7 @@ fn wanted_rate(share: f64) -> f64 {
 }
 
 /// For each of the URDF's joints, its index in the arm's states.
-fn arm_order(joints: &[String], arm: &dyn Arm) -> Result<Vec<usize>> {
+pub(crate) fn arm_order(joints: &[String], arm: &dyn Arm) -> Result<Vec<usize>> {
     joints
         .iter()
         .map(
@@ -117,11 +70,14 @@ fn arm_order(joints: &[String], arm: &dyn Arm) -> Result<Vec<usize>> {
 struct Run<'a> {
     arm: &'a mut dyn Arm,
     runtime: &'a mut GroupLoop,
+    arm_names: Vec<String>,
     order: Vec<usize>,
     state: ArmState,
     effort: Vec<f64>,
     measured: Vec<f64>,
-    recording: Recording,
+    recorder: Recorder,
+    events: Vec<String>,
+    slowest: Option<(f64, f64)>,
 }
 
 impl Run<'_> {
@@ -129,65 +85,41 @@ impl Run<'_> {
     fn step(&mut self) -> Result<()> {
         self.arm.measure(&mut self.state)?;
         let t = self.state.time;
-        let names = self.arm.joint_names().to_vec();
-        self.runtime
-            .record_state(0, &names, &self.state.position, &self.state.velocity, t);
+        let (q, qd) = (&self.state.position, &self.state.velocity);
+        self.runtime.record_state(0, &self.arm_names, q, qd, t);
         self.runtime.step(t, self.arm.period());
         self.effort.fill(0.0);
         for (j, &a) in self.order.iter().enumerate() {
             self.effort[a] = self.runtime.output().arms[0].efforts[j];
         }
         self.arm.apply(&self.effort, &mut self.measured)?;
-        let pick = |v: &[f64]| self.order.iter().map(|&a| v[a]).collect::<Vec<_>>();
-        let log = &mut self.recording.log;
-        log.time.push(t);
-        log.position.push(pick(&self.state.position));
-        if let Some(v) = log.velocity.as_mut() {
-            v.push(pick(&self.state.velocity));
-        }
-        log.effort.push(pick(&self.measured));
-        let reference = self.runtime.core().reference().q.clone();
-        self.recording.reference.push(reference);
+        let (order, state, measured) = (&self.order, &self.state, &self.measured);
+        let pick = |j: usize| {
+            let a = order[j];
+            [state.position[a], state.velocity[a], measured[a]]
+        };
+        self.recorder
+            .push(t, pick, &self.runtime.core().reference().q);
         if let Some(event) = self.runtime.output_mut().take_event(0) {
-            self.recording.events.push(format!("t = {t:.3} s: {event}"));
+            self.events.push(format!("t = {t:.3} s: {event}"));
         }
         Ok(())
-    }
-
-    /// The largest tracking error now.
-    fn error_now(&self) -> (usize, f64) {
-        let (Some(q), Some(r)) = (
-            self.recording.log.position.last(),
-            self.recording.reference.last(),
-        ) else {
-            return (0, 0.0);
-        };
-        q.iter()
-            .zip(r)
-            .map(|(q, r)| (q - r).abs())
-            .enumerate()
-            .fold((0, 0.0), |w, (j, e)| if e > w.1 { (j, e) } else { w })
     }
 
     /// Moves the trajectory's rate towards what the tracking error asks for.
     fn pace(&mut self, speed: &SpeedControl, guard: Guard) {
         let dt = self.arm.period();
-        let wanted = wanted_rate(self.error_now().1 / guard.tracking);
+        let wanted = wanted_rate(self.recorder.error_now().1 / guard.tracking);
         let rate = speed.rate();
         let next = wanted.clamp(rate - RATE_FALL * dt, rate + RATE_RISE * dt);
         speed.set_rate(next);
-        if next < 1.0
-            && self
-                .recording
-                .slowest
-                .is_none_or(|(slowest, _)| next < slowest)
-        {
-            self.recording.slowest = Some((next, self.state.time));
+        if next < 1.0 && self.slowest.is_none_or(|(slowest, _)| next < slowest) {
+            self.slowest = Some((next, self.state.time));
         }
     }
 
     /// Why the run must stop now, if it must.
-    fn stop_reason(&self, guard: Guard) -> Option<String> {
+    fn stop_reason(&self, guard: Guard, joints: &[String]) -> Option<String> {
         let t = self.state.time;
         if self.runtime.output().holding() {
             let why = self.runtime.core().fault().map(ToString::to_string);
@@ -196,11 +128,11 @@ impl Run<'_> {
                 why.unwrap_or_else(|| "a fault".into())
             ));
         }
-        let (j, error) = self.error_now();
+        let (j, error) = self.recorder.error_now();
         (error > guard.tracking).then(|| {
             format!(
                 "t = {t:.3} s: joint '{}' is {error:.3} from its reference, beyond the tracking limit {}",
-                self.recording.log.joint_names[j], guard.tracking
+                joints[j], guard.tracking
             )
         })
     }
@@ -231,10 +163,42 @@ impl Run<'_> {
         }
         Ok((false, self.largest_speed()))
     }
+
+    /// Follows for `steps` periods or until a stop: the reason of a stop.
+    fn follow(
+        &mut self,
+        steps: usize,
+        guard: Guard,
+        speed: Option<&SpeedControl>,
+        joints: &[String],
+        what: &str,
+    ) -> Result<Option<String>> {
+        let progress = progress_bar(steps, what);
+        let start = Instant::now();
+        for k in 0..steps {
+            self.step()?;
+            if let Some(reason) = self.stop_reason(guard, joints) {
+                progress.finish_and_clear();
+                return Ok(Some(reason));
+            }
+            if let Some(speed) = speed {
+                self.pace(speed, guard);
+            }
+            if k % 1000 == 999 {
+                if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
+                    progress.set_draw_target(ProgressDrawTarget::stderr());
+                }
+                progress.set_position(k as u64 + 1);
+            }
+        }
+        progress.finish_and_clear();
+        Ok(None)
+    }
 }
 
-/// `seconds` of the arm under `runtime` (following `follow` from where the arm is), recorded; stopped and
-/// braked early as the guard and the protections order. Ends holding the arm where it is.
+/// `seconds` of the arm under `runtime` (following `follow` from where the arm is), recorded;
+/// stopped early as the guard and the protections order; braked to rest at the end, also
+/// when the run fails (a measurement or a command the arm refuses).
 pub(crate) fn drive(
     arm: &mut dyn Arm,
     runtime: &mut GroupLoop,
@@ -248,30 +212,22 @@ pub(crate) fn drive(
     let arm_joints = arm.joint_names().len();
     let dt = arm.period();
     let steps = (seconds / dt).round() as usize;
+    let capacity = steps + (BRAKE_SECONDS / dt).ceil() as usize + 1;
     let mut run = Run {
+        arm_names: arm.joint_names().to_vec(),
         arm,
         runtime,
         order,
         state: ArmState::default(),
         effort: vec![0.0; arm_joints],
         measured: vec![0.0; arm_joints],
-        recording: Recording {
-            log: JointLog {
-                joint_names: joints,
-                velocity: Some(Vec::with_capacity(steps)),
-                ..JointLog::default()
-            },
-            reference: Vec::with_capacity(steps),
-            stop: None,
-            braked: None,
-            events: vec![],
-            slowest: None,
-        },
+        recorder: Recorder::new(joints.len(), capacity),
+        events: vec![],
+        slowest: None,
     };
     run.arm.measure(&mut run.state)?;
-    let names = run.arm.joint_names().to_vec();
     let (q, qd, t) = (&run.state.position, &run.state.velocity, run.state.time);
-    run.runtime.record_state(0, &names, q, qd, t);
+    run.runtime.record_state(0, &run.arm_names, q, qd, t);
     let mut speed = None;
     if let Some(trajectory) = follow {
         let (scaled, control) = TimeScaled::new(trajectory);
@@ -279,30 +235,28 @@ pub(crate) fn drive(
         control.start();
         speed = guard.slow_down.then_some(control);
     }
-    let progress = progress_bar(steps, what);
-    let start = Instant::now();
-    for k in 0..steps {
-        run.step()?;
-        if let Some(reason) = run.stop_reason(guard) {
-            run.recording.stop = Some(reason);
-            run.recording.braked = Some(run.brake()?);
-            break;
+    let stop = match run.follow(steps, guard, speed.as_ref(), &joints, what) {
+        Ok(stop) => stop,
+        Err(e) => {
+            // The arm is braked whatever failed; a second failure there is the first's.
+            let _ = run.brake();
+            return Err(e);
         }
-        if let Some(speed) = &speed {
-            run.pace(speed, guard);
-        }
-        if k % 1000 == 999 {
-            if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
-                progress.set_draw_target(ProgressDrawTarget::stderr());
-            }
-            progress.set_position(k as u64 + 1);
-        }
-    }
-    progress.finish_and_clear();
-    if run.recording.stop.is_none() {
-        run.runtime.cancel_trajectory();
-    }
-    Ok(run.recording)
+    };
+    let tracked = run.recorder.len();
+    let braked = run.brake()?;
+    let Run {
+        recorder,
+        events,
+        slowest,
+        ..
+    } = run;
+    let mut recording = recorder.finish(joints, tracked);
+    recording.stop = stop;
+    recording.braked = Some(braked);
+    recording.events = events;
+    recording.slowest = slowest;
+    Ok(recording)
 }
 
 /// A progress bar that shows once a run has taken a second of wall time.

@@ -97,22 +97,8 @@ impl Steps<'_> {
         let validation = self.validate(&model, &nominal.log)?;
         println!("6. size the gains for the identified model");
         let candidate = self.out.join("commissioned.candidate.yaml");
-        let (kp, kd) = self.write_parameters(&identification, &candidate)?;
-        let predicted = self.predict(arm, &model, &candidate, plan)?;
-        println!("7. verify on the arm: the held-out trajectory under the new parameter file");
-        let mut verify_runtime = controller(self.robot, vec![], Some(&candidate))?;
-        let follow = Box::new(plan.validation.trajectory.clone());
-        let verified = drive(
-            arm,
-            &mut verify_runtime,
-            Some(follow),
-            self.settings.validation_duration,
-            self.settings.verify_guard(),
-            "verifying",
-        )?;
-        let verified = completed("verify", verified, std::slice::from_ref(&candidate))
-            .inspect_err(|_| reject(&candidate))?;
-        print_tracking(&verified);
+        let tuned = self.tune_and_verify(arm, &model, &identification, &candidate, plan, &nominal);
+        let (kp, kd, predicted, verified) = tuned.inspect_err(|_| reject(&candidate))?;
         Ok(Outcome {
             excitation,
             identification,
@@ -127,6 +113,38 @@ impl Steps<'_> {
         })
     }
 
+    /// Steps 6 and 7: the parameter file at `candidate` with gains sized for `model`, the
+    /// tracking they are predicted to give on it, and the tracking verified on the arm.
+    fn tune_and_verify(
+        &self,
+        arm: &mut dyn Arm,
+        model: &Robot,
+        identification: &Identification,
+        candidate: &Path,
+        plan: &Plan,
+        nominal: &Recording,
+    ) -> Result<(Vec<f64>, Vec<f64>, Recording, Recording)> {
+        let (kp, kd) = self.write_parameters(identification, candidate)?;
+        let predicted = self.predict(arm, model, candidate, plan)?;
+        println!("7. verify on the arm: the held-out trajectory under the new parameter file");
+        let mut verify_runtime = controller(self.robot, vec![], Some(candidate))?;
+        let follow = Box::new(plan.validation.trajectory.clone());
+        let verified = drive(
+            arm,
+            &mut verify_runtime,
+            Some(follow),
+            self.settings.validation_duration,
+            self.settings.verify_guard(),
+            "verifying",
+        )?;
+        let mut kept = write_recording(self.out, "verify", &verified.log)?;
+        kept.push(rejected(candidate));
+        let verified = completed("verify", verified, &kept, "the arm")?;
+        print_tracking(&verified);
+        no_worse(&verified, nominal, &kept)?;
+        Ok((kp, kd, predicted, verified))
+    }
+
     /// A run on the arm under the URDF's model with the protections on, recorded to
     /// `<step>.csv` and `<step>.mcap` whether or not it completes.
     fn on_arm(
@@ -138,8 +156,7 @@ impl Steps<'_> {
         step: &'static str,
         files: &mut Vec<PathBuf>,
     ) -> Result<Recording> {
-        let protections = self.settings.protections(self.robot, plan);
-        let mut runtime = controller(self.robot, protections, None)?;
+        let mut runtime = self.settings.excitation_controller(self.robot, plan)?;
         let follow = Box::new(trajectory.clone());
         let recording = drive(
             arm,
@@ -151,7 +168,7 @@ impl Steps<'_> {
         )?;
         let written = write_recording(self.out, step, &recording.log)?;
         files.extend(written.iter().cloned());
-        let recording = completed(step, recording, &written)?;
+        let recording = completed(step, recording, &written, "the arm")?;
         print_tracking(&recording);
         Ok(recording)
     }
@@ -164,7 +181,9 @@ impl Steps<'_> {
         let found = identify(self.robot, log, &options).map_err(|e| {
             Gate::at(
                 "identify",
-                format!("{e}; nothing deployed; the arm holds at rest where the excitation ended"),
+                format!(
+                    "{e}; nothing deployed; the arm braked to rest at the end of the excitation"
+                ),
             )
         })?;
         println!(
@@ -189,7 +208,7 @@ impl Steps<'_> {
             return Err(Gate::at(
                 "validate",
                 format!(
-                    "the identified model predicts joint '{name}' with an RMS error of {:.3} ({:.2} % of its effort range {:.2}), above {:.2} %: not deployed; the arm holds at rest where the validation run ended",
+                    "the identified model predicts joint '{name}' with an RMS error of {:.3} ({:.2} % of its effort range {:.2}), above {:.2} %: not deployed; the arm braked to rest at the end of the validation run",
                     found.rms[worst],
                     100.0 * share,
                     found.range[worst],
@@ -239,17 +258,9 @@ impl Steps<'_> {
     ) -> Result<Recording> {
         let mut state = ArmState::default();
         arm.measure(&mut state)?;
-        let q0: Vec<f64> = model
-            .joint_names()
-            .map(|name| {
-                let a = arm
-                    .joint_names()
-                    .iter()
-                    .position(|n| n == name)
-                    .unwrap_or(0);
-                state.position[a]
-            })
-            .collect();
+        let names: Vec<String> = model.joint_names().map(str::to_string).collect();
+        let order = super::drive::arm_order(&names, arm)?;
+        let q0: Vec<f64> = order.iter().map(|&a| state.position[a]).collect();
         let config = SimConfig {
             dt: arm.period(),
             friction: true,
@@ -272,8 +283,36 @@ impl Steps<'_> {
             "   predicted tracking on the held-out trajectory: RMS {} (rad or m)",
             list_short(&rms)
         );
-        completed("size the gains", predicted, &[file.to_path_buf()])
+        completed(
+            "size the gains",
+            predicted,
+            &[],
+            "the simulated identified model",
+        )
     }
+}
+
+/// Refuses a commissioned controller that tracks the held-out trajectory worse on some joint
+/// than the URDF's model did, when both ran it at full speed (a slowed run is not compared).
+fn no_worse(verified: &Recording, nominal: &Recording, kept: &[PathBuf]) -> Result<()> {
+    if nominal.was_slowed() {
+        println!("   (the URDF's model ran the held-out trajectory slowed down: its tracking is not compared)");
+        return Ok(());
+    }
+    let (after, before) = (verified.tracking_rms(), nominal.tracking_rms());
+    let worse = (0..after.len()).find(|&j| after[j].is_nan() || after[j] > before[j]);
+    if let Some(j) = worse {
+        let kept: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+        return Err(Gate::at(
+            "verify",
+            format!(
+                "the commissioned controller tracks joint '{}' worse than the URDF's model (RMS {:.3e} against {:.3e}): not deployed; the arm braked to rest; kept: {}",
+                verified.log.joint_names[j], after[j], before[j], kept.join(", ")
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// The run's largest tracking error, named by joint.
@@ -292,9 +331,15 @@ fn print_tracking(recording: &Recording) {
     );
 }
 
-/// A verification that failed leaves no file that looks deployable.
+/// Where a parameter file that failed a later step is moved.
+fn rejected(candidate: &Path) -> PathBuf {
+    candidate.with_extension("rejected.yaml")
+}
+
+/// A step that failed after the parameter file was written leaves no file that looks
+/// deployable.
 fn reject(candidate: &Path) {
-    let _ = std::fs::rename(candidate, candidate.with_extension("rejected.yaml"));
+    let _ = std::fs::rename(candidate, rejected(candidate));
 }
 
 pub(crate) fn list(v: &[f64]) -> String {

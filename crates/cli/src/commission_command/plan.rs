@@ -34,6 +34,19 @@ pub(crate) struct JointNeeds {
     pub(crate) effort: f64,
 }
 
+impl JointNeeds {
+    /// What either of two trajectories needs.
+    fn or(&self, other: &JointNeeds) -> JointNeeds {
+        JointNeeds {
+            lowest: self.lowest.min(other.lowest),
+            highest: self.highest.max(other.highest),
+            speed: self.speed.max(other.speed),
+            acceleration: self.acceleration.max(other.acceleration),
+            effort: self.effort.max(other.effort),
+        }
+    }
+}
+
 /// The commissioning's trajectories and what they need.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -44,6 +57,11 @@ pub(crate) struct Plan {
     /// The PD gains the runs on the URDF's model use ([`stiffest_gains`]).
     pub(crate) hold_gains: (Vec<f64>, Vec<f64>),
 }
+
+/// The Coulomb friction the collision check allows for while the URDF's model runs the arm,
+/// as a share of each effort limit: geared joints have a few per cent, which a vendor's URDF
+/// leaves out (the Panda's, Gaz et al. 2019: 0.3 to 3.5 %).
+pub(crate) const FRICTION_ALLOWANCE: f64 = 0.05;
 
 /// The collision thresholds' floor while commissioning, as a share of each joint's effort
 /// limit: what a tool the URDF lacks may load a joint with, whatever the joint's own torque.
@@ -115,16 +133,25 @@ pub(crate) fn plan(robot: &Robot, settings: &Settings) -> Result<Plan> {
     let condition_number = excitation.condition_number;
     if condition_number.is_nan() || condition_number > settings.max_condition {
         return Err(Gate::plan(format!(
-            "the limits are too tight to excite the arm: the best trajectory within them conditions the base regressor at {condition_number:.1}, above {} (widen --range, --velocity or --acceleration, or lengthen --duration); the arm was not moved",
-            settings.max_condition
+            "the limits are too tight to excite the arm: the best trajectory within them conditions the base regressor at {condition_number:.1}, above {} ({}; widen --range, --velocity or --acceleration, lengthen --period or --duration); the arm was not moved",
+            settings.max_condition,
+            least_moving(robot, &excitation.trajectory, settings.duration)?
         ))
         .into());
     }
     let validation = search(
-        settings.seed + VALIDATION_SEED,
+        settings.seed.wrapping_add(VALIDATION_SEED),
         settings.validation_duration,
     )?;
-    let needs = needs(robot, &excitation.trajectory, settings.duration)?;
+    // The validation runs on the arm too (and again under the commissioned controller): its
+    // needs are checked and bound the thresholds alike.
+    let excited = needs(robot, &excitation.trajectory, settings.duration)?;
+    let validated = needs(robot, &validation.trajectory, settings.validation_duration)?;
+    let needs: Vec<JointNeeds> = excited
+        .iter()
+        .zip(&validated)
+        .map(|(a, b)| a.or(b))
+        .collect();
     check_efforts(robot, &needs, settings)?;
     Ok(Plan {
         excitation,
@@ -132,6 +159,40 @@ pub(crate) fn plan(robot: &Robot, settings: &Settings) -> Result<Plan> {
         condition_number,
         needs,
         hold_gains: stiffest_gains(robot)?,
+    })
+}
+
+/// The joint the excitation moves least, as a share of its range.
+fn least_moving(robot: &Robot, trajectory: &Fourier, seconds: f64) -> Result<String> {
+    let needs = needs(robot, trajectory, seconds)?;
+    let share = |(joint, need): (&armctl_model::Joint, &JointNeeds)| {
+        let range = joint.limits.upper - joint.limits.lower;
+        (need.highest - need.lowest)
+            / if range.is_finite() {
+                range
+            } else {
+                std::f64::consts::TAU
+            }
+    };
+    let (joint, least) = robot
+        .joints()
+        .iter()
+        .zip(&needs)
+        .map(|pair| (pair.0, share(pair)))
+        .fold((None, f64::INFINITY), |w, (j, s)| {
+            if s < w.1 {
+                (Some(j), s)
+            } else {
+                w
+            }
+        });
+    Ok(match joint {
+        Some(joint) => format!(
+            "joint '{}' sweeps {:.1} % of its range",
+            joint.name,
+            100.0 * least
+        ),
+        None => "no joint moves".into(),
     })
 }
 
@@ -222,11 +283,11 @@ pub(crate) fn render(robot: &Robot, plan: &Plan, settings: &Settings) -> String 
     );
     let thresholds = plan.collision_thresholds(robot, settings);
     text += &format!(
-        "  protections on, relaxed for a model {:.0} % off: collision thresholds per joint {} ({:.0} % of the plan's peak effort, at least {:.0} % of the effort limit), over-speed at 1.5x the velocity limits, tracking limit {}; a stop brakes the arm to rest and keeps what was recorded\n",
+        "  protections on, relaxed for a model {:.0} % off: collision thresholds per joint {} (the model error's share of the plan's peak effort, at least {:.0} % of the effort limit), joint friction up to {:.0} % of the effort limits allowed for, over-speed at 1.5x the velocity limits, tracking limit {}; a stop brakes the arm to rest and keeps what was recorded\n",
         100.0 * settings.model_error,
         super::model_steps::list_short(&thresholds),
-        100.0 * settings.model_error,
         100.0 * THRESHOLD_FLOOR,
+        100.0 * FRICTION_ALLOWANCE,
         settings.tracking_limit
     );
     text
