@@ -125,7 +125,8 @@ pub(crate) fn plan(robot: &Robot, settings: &Settings) -> Result<Plan> {
         .and_then(|whole| whole.cut_to(robot, seconds))
         .map_err(|e| {
             Gate::plan(format!(
-                "no exciting trajectory within the limits: {e}; the arm was not moved"
+                "no exciting trajectory of {} harmonics of a {} s period within the limits (--range, --velocity, --acceleration): {e}; the arm was not moved",
+                settings.harmonics, settings.period
             ))
         })
     };
