@@ -23,6 +23,7 @@ mod drive;
 mod model_steps;
 mod plan;
 mod recording;
+mod ros_arm;
 
 use arm::{Arm, SimulatedArm};
 use drive::{Guard, Recording};
@@ -52,6 +53,24 @@ pub(crate) struct CommissionArgs {
     /// Where the simulated arm starts, comma-separated (default: the middle of each range).
     #[arg(long, allow_hyphen_values = true)]
     q0: Option<String>,
+    /// Commission the arm running on ROS 2 (its joint_states in, efforts out, on DDS:
+    /// ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY as ROS reads them) instead of the embedded
+    /// simulator.
+    #[arg(long)]
+    ros: bool,
+    /// With --ros: the arm's sensor_msgs/JointState topic.
+    #[arg(long, default_value = "/joint_states")]
+    joint_states: String,
+    /// With --ros: the std_msgs/Float64MultiArray effort command topic (the URDF chain's
+    /// joints in order, as a JointGroupEffortController with those joints takes them).
+    #[arg(long, default_value = "/effort_controller/commands")]
+    command_topic: String,
+    /// With --ros: the arm's control rate, Hz (one command per joint state).
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// With --ros: seconds to wait for the arm's joint states and its command subscriber.
+    #[arg(long, default_value_t = 10.0)]
+    wait: f64,
     /// Stop after the check and print the plan: what each joint will need, the durations.
     #[arg(long)]
     dry_run: bool,
@@ -367,6 +386,30 @@ pub(crate) fn braked(braked: Option<(bool, f64)>, what: &str) -> String {
     }
 }
 
+/// The arm: over ROS 2 with `--ros`, else the embedded simulator.
+fn the_arm(args: &CommissionArgs, robot: &Robot) -> Result<Box<dyn Arm>> {
+    if !args.ros {
+        return Ok(Box::new(simulated_arm(args)?));
+    }
+    let simulated_only = [
+        ("--arm-urdf", args.arm_urdf.is_some()),
+        ("--sim-config", args.sim_config.is_some()),
+        ("--scene", args.scene.is_some()),
+        ("--q0", args.q0.is_some()),
+    ];
+    if let Some((name, _)) = simulated_only.iter().find(|(_, given)| *given) {
+        anyhow::bail!("{name} describes the embedded simulator's arm; with --ros the arm is the one running on ROS 2");
+    }
+    let topics = ros_arm::RosTopics {
+        joint_states: args.joint_states.clone(),
+        command_topic: args.command_topic.clone(),
+        rate: args.rate,
+        wait: args.wait,
+    };
+    let joints = robot.joint_names().map(str::to_string).collect();
+    Ok(Box::new(ros_arm::RosArm::connect(topics, joints)?))
+}
+
 /// Refuses an `--out` that cannot be a folder, before anything moves.
 fn check_out(out: &Path) -> Result<()> {
     if out.exists() && !out.is_dir() {
@@ -401,11 +444,7 @@ fn set_aside_previous(out: &Path) -> Result<()> {
 }
 
 /// Step 1 and the plan: what the arm is, whether it holds, and what it will be asked.
-fn check_and_plan(
-    robot: &Robot,
-    arm: &mut SimulatedArm,
-    settings: &Settings,
-) -> Result<plan::Plan> {
+fn check_and_plan(robot: &Robot, arm: &mut dyn Arm, settings: &Settings) -> Result<plan::Plan> {
     println!("1. check: {} against {}", robot.name(), arm.describe());
     check::check_joints(robot, arm)?;
     check::check_limits(robot)?;
@@ -429,8 +468,9 @@ pub(crate) fn run(args: &CommissionArgs) -> Result<()> {
         ..ChainOptions::default()
     };
     let robot = crate::robot_file::load_robot(&args.urdf, &options)?;
-    let mut arm = simulated_arm(args)?;
-    let plan = check_and_plan(&robot, &mut arm, &settings)?;
+    let mut arm = the_arm(args, &robot)?;
+    let arm = arm.as_mut();
+    let plan = check_and_plan(&robot, arm, &settings)?;
     if args.dry_run {
         println!("dry run: stopped after the check; nothing moved beyond the hold");
         return Ok(());
@@ -453,6 +493,11 @@ pub(crate) fn run(args: &CommissionArgs) -> Result<()> {
         out: &args.out,
         urdf: &args.urdf,
     };
-    let outcome = steps.run(&mut arm, &plan)?;
-    deploy::deploy(&steps, &outcome)
+    let outcome = steps.run(arm, &plan)?;
+    let holder = || settings.excitation_controller(&robot, &plan);
+    drive::hold_while(arm, holder, || deploy::deploy(&steps, &outcome))??;
+    if arm.time_runs_on() {
+        println!("   the arm's last command holds it at rest: start its controller with the parameter file before the arm's effort controller times out");
+    }
+    Ok(())
 }

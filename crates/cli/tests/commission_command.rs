@@ -14,55 +14,8 @@ use armctl_control::ParameterValue;
 use armctl_ident::IdentifiedModel;
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::params_file::parameters_for_node;
+use common::true_arm::true_arm_urdf;
 use common::{armctl, scratch, text};
-
-/// `text` with `attribute="value"` replaced by `change(value)` at each occurrence.
-fn edit_attribute(text: &str, attribute: &str, change: impl Fn(&str) -> String) -> String {
-    let key = format!("{attribute}=\"");
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find(&key) {
-        let value_start = start + key.len();
-        let end = value_start + rest[value_start..].find('"').unwrap();
-        out += &rest[..value_start];
-        out += &change(&rest[value_start..end]);
-        rest = &rest[end..];
-    }
-    out + rest
-}
-
-/// The true arm behind a URDF: each link's centre of mass shifted by 1 to 1.5 cm (alternating
-/// directions) and its principal inertias 20 % larger (still a body: the off-diagonal terms
-/// kept, the triangle inequalities scale).
-fn true_arm_urdf(urdf: &str) -> String {
-    let mut out = String::new();
-    for (k, piece) in urdf.split("<inertial>").enumerate() {
-        if k == 0 {
-            out += piece;
-            continue;
-        }
-        let (inertial, rest) = piece.split_once("</inertial>").unwrap();
-        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
-        let shifted = edit_attribute(inertial, "xyz", |v| {
-            let xyz: Vec<f64> = v.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            let shift = [0.01 * sign, -0.01 * sign, 0.015 * sign];
-            format!(
-                "{} {} {}",
-                xyz[0] + shift[0],
-                xyz[1] + shift[1],
-                xyz[2] + shift[2]
-            )
-        });
-        let mut scaled = shifted;
-        for axis in ["ixx", "iyy", "izz"] {
-            scaled = edit_attribute(&scaled, axis, |v| {
-                format!("{}", 1.2 * v.parse::<f64>().unwrap())
-            });
-        }
-        out += &format!("<inertial>{scaled}</inertial>{rest}");
-    }
-    out
-}
 
 /// `armctl commission ARGS`, which must fail at `gate`: its message.
 fn tripped(args: &[&str], gate: &str) -> String {

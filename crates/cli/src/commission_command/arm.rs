@@ -1,31 +1,45 @@
 //! The arm being commissioned, as the commissioning sees any arm: joint states in (names,
-//! positions, velocities, measured efforts), efforts out, one control period at a time. The
-//! embedded simulator stands in for it here; over ROS 2 it is the arm's topics.
+//! positions, velocities, measured efforts, a time), efforts out, one control period at a
+//! time. The embedded simulator stands in for it ([`SimulatedArm`]), or a running arm over
+//! ROS 2 ([`super::ros_arm::RosArm`]).
 
 use anyhow::{Context, Result};
 use armctl_model::Robot;
 use armctl_sim::{SimConfig, Simulator};
 
-/// One joint state of the arm, in the arm's own joint order.
+/// One joint state of the arm, in the order of its [`Arm::joint_names`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ArmState {
-    /// Time of the state, s.
+    /// Time of the state, s (the arm's clock).
     pub(crate) time: f64,
     pub(crate) position: Vec<f64>,
     pub(crate) velocity: Vec<f64>,
+    /// The efforts the arm measured (its joint torque sensors or drive currents) over the
+    /// period that led to this state.
+    pub(crate) effort: Vec<f64>,
 }
 
 /// What the commissioning drives.
 pub(crate) trait Arm {
-    /// The joints its states name, in its order.
+    /// The joints its states name, in their order.
     fn joint_names(&self) -> &[String];
+    /// The joints its effort command carries, in their order.
+    fn command_joints(&self) -> &[String];
     /// The control period, s.
     fn period(&self) -> f64;
     /// The newest state.
     fn measure(&mut self, state: &mut ArmState) -> Result<()>;
-    /// Sends efforts (the arm's joint order) for one period and gives the efforts the arm
-    /// measured while applying them (its joint torque sensors, or the drives' currents).
-    fn apply(&mut self, effort: &[f64], measured: &mut [f64]) -> Result<()>;
+    /// Sends efforts, in the order of [`Arm::command_joints`], for the next period.
+    fn apply(&mut self, effort: &[f64]) -> Result<()>;
+    /// Whether its time runs on while the commissioning computes (a real arm's does, the
+    /// embedded simulator's stands still): it must then be held meanwhile.
+    fn time_runs_on(&self) -> bool {
+        false
+    }
+    /// Why the user wants it stopped, if they do (Ctrl-C).
+    fn interrupted(&self) -> Option<String> {
+        None
+    }
     /// Where the arm is called in messages.
     fn describe(&self) -> String;
 }
@@ -55,6 +69,11 @@ impl Arm for SimulatedArm {
         &self.names
     }
 
+    /// The simulated arm is driven whole.
+    fn command_joints(&self) -> &[String] {
+        &self.names
+    }
+
     fn period(&self) -> f64 {
         self.sim.config().dt
     }
@@ -65,12 +84,13 @@ impl Arm for SimulatedArm {
         state.velocity.resize(n, 0.0);
         state.time = self.sim.time();
         self.sim.measure(&mut state.position, &mut state.velocity)?;
+        state.effort.clear();
+        state.effort.extend_from_slice(self.sim.applied_effort());
         Ok(())
     }
 
-    fn apply(&mut self, effort: &[f64], measured: &mut [f64]) -> Result<()> {
+    fn apply(&mut self, effort: &[f64]) -> Result<()> {
         self.sim.step(effort)?;
-        measured.copy_from_slice(self.sim.applied_effort());
         Ok(())
     }
 

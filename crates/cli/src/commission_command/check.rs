@@ -10,8 +10,8 @@ use super::drive::{drive, Guard, Recording};
 use super::plan::Plan;
 use super::{Gate, Settings};
 
-/// Every URDF joint is in the arm's states, and the arm has no joint the URDF's chain lacks
-/// (the simulated arm is driven whole: a joint left without effort would fall).
+/// Every URDF joint is in the arm's states, and the arm's command carries no joint the URDF's
+/// chain lacks (the simulated arm is driven whole: a joint left without effort would fall).
 pub(crate) fn check_joints(robot: &Robot, arm: &dyn Arm) -> Result<(), Gate> {
     let arm_joints = arm.joint_names();
     let urdf: Vec<&str> = robot.joint_names().collect();
@@ -22,7 +22,8 @@ pub(crate) fn check_joints(robot: &Robot, arm: &dyn Arm) -> Result<(), Gate> {
             arm_joints.join(", ")
         )));
     }
-    if let Some(extra) = arm_joints.iter().find(|a| !urdf.contains(&a.as_str())) {
+    let commanded = arm.command_joints();
+    if let Some(extra) = commanded.iter().find(|a| !urdf.contains(&a.as_str())) {
         return Err(Gate::check(format!(
             "joint '{extra}' of {} is not in the URDF's chain ({}): it would be left without a command; the arm was not moved",
             arm.describe(),

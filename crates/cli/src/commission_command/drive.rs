@@ -66,37 +66,57 @@ pub(crate) fn arm_order(joints: &[String], arm: &dyn Arm) -> Result<Vec<usize>> 
         .collect()
 }
 
+/// For each joint of the arm's command, its index among the URDF's joints.
+fn command_order(joints: &[String], arm: &dyn Arm) -> Result<Vec<usize>> {
+    arm.command_joints()
+        .iter()
+        .map(|name| match joints.iter().position(|j| j == name) {
+            Some(i) => Ok(i),
+            None => bail!(
+                "joint '{name}' of {}'s command is not in the URDF's chain",
+                arm.describe()
+            ),
+        })
+        .collect()
+}
+
+/// The most control periods a run of `seconds` may take before the arm's time is said to
+/// stand still (a state sent twice costs a period, not time).
+fn step_budget(seconds: f64, dt: f64) -> usize {
+    (3.0 * seconds / dt).ceil() as usize + 1000
+}
+
 /// The loop's buffers and what it has seen so far.
 struct Run<'a> {
     arm: &'a mut dyn Arm,
     runtime: &'a mut GroupLoop,
     arm_names: Vec<String>,
     order: Vec<usize>,
+    commands: Vec<usize>,
     state: ArmState,
     effort: Vec<f64>,
-    measured: Vec<f64>,
     recorder: Recorder,
     events: Vec<String>,
     slowest: Option<(f64, f64)>,
 }
 
 impl Run<'_> {
-    /// One control period: measure, control, apply, record.
+    /// One control period: measure, control, apply, record (a state sent twice once).
     fn step(&mut self) -> Result<()> {
         self.arm.measure(&mut self.state)?;
         let t = self.state.time;
         let (q, qd) = (&self.state.position, &self.state.velocity);
         self.runtime.record_state(0, &self.arm_names, q, qd, t);
         self.runtime.step(t, self.arm.period());
-        self.effort.fill(0.0);
-        for (j, &a) in self.order.iter().enumerate() {
-            self.effort[a] = self.runtime.output().arms[0].efforts[j];
+        let efforts = &self.runtime.output().arms[0].efforts;
+        for (e, &j) in self.effort.iter_mut().zip(&self.commands) {
+            *e = efforts[j];
         }
-        self.arm.apply(&self.effort, &mut self.measured)?;
-        let (order, state, measured) = (&self.order, &self.state, &self.measured);
+        self.arm.apply(&self.effort)?;
+        let (order, state) = (&self.order, &self.state);
         let pick = |j: usize| {
             let a = order[j];
-            [state.position[a], state.velocity[a], measured[a]]
+            [state.position[a], state.velocity[a], state.effort[a]]
         };
         self.recorder
             .push(t, pick, &self.runtime.core().reference().q);
@@ -121,6 +141,9 @@ impl Run<'_> {
     /// Why the run must stop now, if it must.
     fn stop_reason(&self, guard: Guard, joints: &[String]) -> Option<String> {
         let t = self.state.time;
+        if let Some(why) = self.arm.interrupted() {
+            return Some(format!("t = {t:.3} s: {why}"));
+        }
         if self.runtime.output().holding() {
             let why = self.runtime.core().fault().map(ToString::to_string);
             return Some(format!(
@@ -144,38 +167,40 @@ impl Run<'_> {
             .fold(0.0_f64, |m, v| m.max(v.abs()))
     }
 
-    /// Brakes to rest: the reference held where the arm is (or the protections' own brake).
+    /// Brakes to rest: the reference held where the arm is (or the protections' own brake),
+    /// for at most [`BRAKE_SECONDS`] of the arm's time.
     fn brake(&mut self) -> Result<(bool, f64)> {
         self.runtime.cancel_trajectory();
-        let dt = self.arm.period();
-        let (mut still, mut elapsed) = (0.0, 0.0);
-        while elapsed < BRAKE_SECONDS {
+        let start = self.state.time;
+        let mut still_since = None;
+        for _ in 0..step_budget(BRAKE_SECONDS, self.arm.period()) {
             self.step()?;
-            elapsed += dt;
-            still = if self.largest_speed() < REST_SPEED {
-                still + dt
-            } else {
-                0.0
-            };
-            if still >= REST_SECONDS {
+            let t = self.state.time;
+            if self.largest_speed() >= REST_SPEED {
+                still_since = None;
+            } else if t - *still_since.get_or_insert(t) >= REST_SECONDS {
                 return Ok((true, self.largest_speed()));
+            }
+            if t - start >= BRAKE_SECONDS {
+                break;
             }
         }
         Ok((false, self.largest_speed()))
     }
 
-    /// Follows for `steps` periods or until a stop: the reason of a stop.
+    /// Follows for `seconds` of the arm's time or until a stop: the reason of a stop.
     fn follow(
         &mut self,
-        steps: usize,
+        seconds: f64,
         guard: Guard,
         speed: Option<&SpeedControl>,
         joints: &[String],
         what: &str,
     ) -> Result<Option<String>> {
-        let progress = progress_bar(steps, what);
-        let start = Instant::now();
-        for k in 0..steps {
+        let dt = self.arm.period();
+        let progress = progress_bar((seconds / dt).round() as usize, what);
+        let (start, wall) = (self.state.time, Instant::now());
+        for k in 0..step_budget(seconds, dt) {
             self.step()?;
             if let Some(reason) = self.stop_reason(guard, joints) {
                 progress.finish_and_clear();
@@ -184,15 +209,25 @@ impl Run<'_> {
             if let Some(speed) = speed {
                 self.pace(speed, guard);
             }
+            let elapsed = self.state.time - start;
+            if elapsed >= seconds - 0.5 * dt {
+                progress.finish_and_clear();
+                return Ok(None);
+            }
             if k % 1000 == 999 {
-                if progress.is_hidden() && start.elapsed().as_secs_f64() > 1.0 {
+                if progress.is_hidden() && wall.elapsed().as_secs_f64() > 1.0 {
                     progress.set_draw_target(ProgressDrawTarget::stderr());
                 }
-                progress.set_position(k as u64 + 1);
+                progress.set_position((elapsed / dt) as u64);
             }
         }
         progress.finish_and_clear();
-        Ok(None)
+        bail!(
+            "{}'s time advanced {:.3} s in {} control periods, not the {seconds} s asked: its clock stands still or its states repeat",
+            self.arm.describe(),
+            self.state.time - start,
+            step_budget(seconds, dt)
+        )
     }
 }
 
@@ -209,18 +244,17 @@ pub(crate) fn drive(
 ) -> Result<Recording> {
     let joints = runtime.core().joints().to_vec();
     let order = arm_order(&joints, arm)?;
-    let arm_joints = arm.joint_names().len();
+    let commands = command_order(&joints, arm)?;
     let dt = arm.period();
-    let steps = (seconds / dt).round() as usize;
-    let capacity = steps + (BRAKE_SECONDS / dt).ceil() as usize + 1;
+    let capacity = ((seconds + BRAKE_SECONDS) / dt).ceil() as usize + 1;
     let mut run = Run {
         arm_names: arm.joint_names().to_vec(),
         arm,
         runtime,
         order,
+        effort: vec![0.0; commands.len()],
+        commands,
         state: ArmState::default(),
-        effort: vec![0.0; arm_joints],
-        measured: vec![0.0; arm_joints],
         recorder: Recorder::new(joints.len(), capacity),
         events: vec![],
         slowest: None,
@@ -235,7 +269,7 @@ pub(crate) fn drive(
         control.start();
         speed = guard.slow_down.then_some(control);
     }
-    let stop = match run.follow(steps, guard, speed.as_ref(), &joints, what) {
+    let stop = match run.follow(seconds, guard, speed.as_ref(), &joints, what) {
         Ok(stop) => stop,
         Err(e) => {
             // The arm is braked whatever failed; a second failure there is the first's.
@@ -268,4 +302,46 @@ fn progress_bar(steps: usize, what: &str) -> ProgressBar {
     );
     bar.set_message(what.to_string());
     bar
+}
+
+/// Holds the arm under `runtime` (no trajectory: where it is) until `done`, recording nothing.
+fn hold_until(arm: &mut dyn Arm, runtime: &mut GroupLoop, done: impl Fn() -> bool) -> Result<()> {
+    let joints = runtime.core().joints().to_vec();
+    let commands = command_order(&joints, arm)?;
+    let names = arm.joint_names().to_vec();
+    let (mut state, mut effort) = (ArmState::default(), vec![0.0; commands.len()]);
+    while !done() {
+        arm.measure(&mut state)?;
+        let (q, qd, t) = (&state.position, &state.velocity, state.time);
+        runtime.record_state(0, &names, q, qd, t);
+        runtime.step(t, arm.period());
+        let efforts = &runtime.output().arms[0].efforts;
+        for (e, &j) in effort.iter_mut().zip(&commands) {
+            *e = efforts[j];
+        }
+        arm.apply(&effort)?;
+    }
+    Ok(())
+}
+
+/// `work` (identification, sizing the gains) on a thread of its own while `holder` holds the
+/// arm where it is, when the arm's time runs on meanwhile; on the embedded simulator, whose
+/// time stands still, `work` runs alone.
+pub(crate) fn hold_while<T: Send>(
+    arm: &mut dyn Arm,
+    holder: impl FnOnce() -> Result<GroupLoop>,
+    work: impl FnOnce() -> T + Send,
+) -> Result<T> {
+    if !arm.time_runs_on() {
+        return Ok(work());
+    }
+    let mut runtime = holder()?;
+    std::thread::scope(|scope| {
+        let computing = scope.spawn(work);
+        let held = hold_until(arm, &mut runtime, || computing.is_finished());
+        let result = computing
+            .join()
+            .map_err(|_| anyhow::anyhow!("the computation failed (a panic)"))?;
+        held.map(|()| result)
+    })
 }

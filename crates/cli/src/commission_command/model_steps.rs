@@ -12,7 +12,7 @@ use armctl_nodes::msgs::{Header, JointState, Time};
 use armctl_sim::SimConfig;
 
 use super::arm::{Arm, ArmState, SimulatedArm};
-use super::drive::{drive, Recording};
+use super::drive::{drive, hold_while, Recording};
 use super::plan::Plan;
 use super::{completed, controller, Gate, Settings};
 
@@ -75,7 +75,8 @@ impl Steps<'_> {
                 .join(", ")
         );
         println!("4. identify: base parameters, friction, every link a body that exists");
-        let identification = self.identify(&excitation.log)?;
+        let holder = || self.settings.excitation_controller(self.robot, plan);
+        let identification = hold_while(arm, holder, || self.identify(&excitation.log))??;
         println!(
             "5. validate: {} s held out, never seen by the fit",
             self.settings.validation_duration
@@ -88,13 +89,17 @@ impl Steps<'_> {
             "validate",
             &mut files,
         )?;
-        let model = identification.model().apply(self.robot).map_err(|e| {
-            Gate::at(
-                "identify",
-                format!("the identified model does not apply to the URDF: {e}"),
-            )
-        })?;
-        let validation = self.validate(&model, &nominal.log)?;
+        let holder = || self.settings.excitation_controller(self.robot, plan);
+        let (model, validation) = hold_while(arm, holder, || {
+            let model = identification.model().apply(self.robot).map_err(|e| {
+                Gate::at(
+                    "identify",
+                    format!("the identified model does not apply to the URDF: {e}"),
+                )
+            })?;
+            let validation = self.validate(&model, &nominal.log)?;
+            anyhow::Ok((model, validation))
+        })??;
         println!("6. size the gains for the identified model");
         let candidate = self.out.join("commissioned.candidate.yaml");
         let tuned = self.tune_and_verify(arm, &model, &identification, &candidate, plan, &nominal);
@@ -124,8 +129,13 @@ impl Steps<'_> {
         plan: &Plan,
         nominal: &Recording,
     ) -> Result<(Vec<f64>, Vec<f64>, Recording, Recording)> {
-        let (kp, kd) = self.write_parameters(identification, candidate)?;
-        let predicted = self.predict(arm, model, candidate, plan)?;
+        let holder = || self.settings.excitation_controller(self.robot, plan);
+        let (start, arm_period) = (arm_position(arm, model)?, arm.period());
+        let (kp, kd, predicted) = hold_while(arm, holder, || {
+            let (kp, kd) = self.write_parameters(identification, candidate)?;
+            let predicted = self.predict(&start, arm_period, model, candidate, plan)?;
+            anyhow::Ok((kp, kd, predicted))
+        })??;
         println!("7. verify on the arm: the held-out trajectory under the new parameter file");
         let mut verify_runtime = controller(self.robot, vec![], Some(candidate))?;
         let follow = Box::new(plan.validation.trajectory.clone());
@@ -137,7 +147,10 @@ impl Steps<'_> {
             self.settings.verify_guard(),
             "verifying",
         )?;
-        let mut kept = write_recording(self.out, "verify", &verified.log)?;
+        let holder = || self.settings.excitation_controller(self.robot, plan);
+        let mut kept = hold_while(arm, holder, || {
+            write_recording(self.out, "verify", &verified.log)
+        })??;
         kept.push(rejected(candidate));
         let verified = completed("verify", verified, &kept, "the arm")?;
         print_tracking(&verified);
@@ -166,7 +179,10 @@ impl Steps<'_> {
             self.settings.guard(),
             step,
         )?;
-        let written = write_recording(self.out, step, &recording.log)?;
+        let holder = || self.settings.excitation_controller(self.robot, plan);
+        let written = hold_while(arm, holder, || {
+            write_recording(self.out, step, &recording.log)
+        })??;
         files.extend(written.iter().cloned());
         let recording = completed(step, recording, &written, "the arm")?;
         print_tracking(&recording);
@@ -251,22 +267,18 @@ impl Steps<'_> {
     /// simulator, from where the arm is.
     fn predict(
         &self,
-        arm: &mut dyn Arm,
+        q0: &[f64],
+        dt: f64,
         model: &Robot,
         file: &Path,
         plan: &Plan,
     ) -> Result<Recording> {
-        let mut state = ArmState::default();
-        arm.measure(&mut state)?;
-        let names: Vec<String> = model.joint_names().map(str::to_string).collect();
-        let order = super::drive::arm_order(&names, arm)?;
-        let q0: Vec<f64> = order.iter().map(|&a| state.position[a]).collect();
         let config = SimConfig {
-            dt: arm.period(),
+            dt,
             friction: true,
             ..SimConfig::default()
         };
-        let mut simulated = SimulatedArm::new(model, &q0, config, "the identified model".into())?;
+        let mut simulated = SimulatedArm::new(model, q0, config, "the identified model".into())?;
         let mut runtime = controller(model, vec![], Some(file))?;
         let follow = Box::new(plan.validation.trajectory.clone());
         let seconds = self.settings.validation_duration;
@@ -290,6 +302,15 @@ impl Steps<'_> {
             "the simulated identified model",
         )
     }
+}
+
+/// Where the arm is, in the URDF's joint order.
+fn arm_position(arm: &mut dyn Arm, model: &Robot) -> Result<Vec<f64>> {
+    let mut state = ArmState::default();
+    arm.measure(&mut state)?;
+    let names: Vec<String> = model.joint_names().map(str::to_string).collect();
+    let order = super::drive::arm_order(&names, arm)?;
+    Ok(order.iter().map(|&a| state.position[a]).collect())
 }
 
 /// Refuses a commissioned controller that tracks the held-out trajectory worse on some joint

@@ -28,13 +28,24 @@ impl Recorder {
         }
     }
 
-    /// One sample: `pick(j)` gives joint `j`'s position, velocity and measured effort.
+    /// One sample: `pick(j)` gives joint `j`'s position, velocity and measured effort. A
+    /// state no later than the last (sent twice) is not recorded again.
     pub(crate) fn push(&mut self, t: f64, pick: impl Fn(usize) -> [f64; 3], reference: &[f64]) {
+        if self.time.last().is_some_and(|last| t <= *last) {
+            return;
+        }
         self.time.push(t);
+        // The effort a state reports is the one applied over the period that led to it: it
+        // belongs to the previous sample (whose period it is), and stands in for this one's
+        // until the next state reports it.
+        let previous = self.effort.len().saturating_sub(self.n);
         for j in 0..self.n {
             let [q, qd, effort] = pick(j);
             self.position.push(q);
             self.velocity.push(qd);
+            if let Some(last) = self.effort.get_mut(previous + j) {
+                *last = effort;
+            }
             self.effort.push(effort);
         }
         self.reference.extend_from_slice(reference);
