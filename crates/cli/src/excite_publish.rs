@@ -36,10 +36,7 @@ pub(crate) fn publish(message: &JointTrajectory, node: &str, wait: f64) -> Resul
         tick_rate: None,
         parameters: ParameterStore::new(vec![]),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::dds_runtime::dds_runtime()?;
     runtime.block_on(async {
         let mut transport = DdsTransport::start(&spec, &dds)?;
         eprintln!("waiting for {topic} on ROS domain {}", dds.domain_id);

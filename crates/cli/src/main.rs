@@ -3,6 +3,7 @@
 mod bench_command;
 mod bench_states;
 mod commission_command;
+mod dds_runtime;
 mod demo_command;
 mod dynamics_command;
 mod excite_command;

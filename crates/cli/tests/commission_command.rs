@@ -14,7 +14,7 @@ use armctl_control::ParameterValue;
 use armctl_ident::IdentifiedModel;
 use armctl_model::{ChainOptions, Robot};
 use armctl_runtime::params_file::parameters_for_node;
-use common::true_arm::true_arm_urdf;
+use common::true_arm::{held_out_share, true_arm_urdf};
 use common::{armctl, scratch, text};
 
 /// `armctl commission ARGS`, which must fail at `gate`: its message.
@@ -386,19 +386,7 @@ fn check_outcome(
 ) {
     let file = out.join("commissioned.yaml");
     check_every_link_is_a_body(&common::workspace().join(urdf), &file);
-    let line = stdout
-        .lines()
-        .find(|l| l.contains("effort prediction error at most"))
-        .unwrap();
-    let share: f64 = line
-        .split("at most ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let share = held_out_share(stdout);
     assert!(
         share < 3.0,
         "{name}: held-out error {share} % of the effort range"

@@ -14,7 +14,7 @@ use armctl_nodes::launch::spawn;
 use armctl_nodes::nodes::sim_node::SimNode;
 use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
-use common::true_arm::{true_arm_urdf, with_friction};
+use common::true_arm::{held_out_share, true_arm_urdf, with_friction};
 use common::{scratch, text};
 
 const DOMAIN: u16 = 93;
@@ -130,19 +130,7 @@ async fn the_panda_is_commissioned_over_ros2_against_sim_node() {
         ),
         "{stdout}"
     );
-    let line = stdout
-        .lines()
-        .find(|l| l.contains("effort prediction error at most"))
-        .unwrap();
-    let share: f64 = line
-        .split("at most ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let share = held_out_share(&stdout);
     assert!(share < 3.0, "held-out error {share} % of the effort range");
     for file in [
         "commissioned.yaml",

@@ -66,10 +66,7 @@ impl RosArm {
             tick_rate: None,
             parameters: ParameterStore::new(vec![]),
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
+        let runtime = crate::dds_runtime::dds_runtime()?;
         let transport = runtime.block_on(async { DdsTransport::start(&spec, &dds) })?;
         let interrupted = Arc::new(AtomicBool::new(false));
         let flag = interrupted.clone();

@@ -70,3 +70,18 @@ pub(crate) fn with_friction(urdf: &str, damping: &[f64], friction: &[f64]) -> St
     assert_eq!(k, friction.len(), "one friction per moving joint");
     out
 }
+
+/// The held-out effort error `armctl commission` printed, % of the worst joint's effort range.
+pub(crate) fn held_out_share(stdout: &str) -> f64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("effort prediction error at most"))
+        .unwrap_or_else(|| panic!("no held-out error in:\n{stdout}"));
+    let number = line
+        .split("at most ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next());
+    number
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"))
+}
