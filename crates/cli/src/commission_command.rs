@@ -370,6 +370,13 @@ pub(crate) fn completed(
     what: &str,
 ) -> Result<Recording> {
     let Some(stop) = &recording.stop else {
+        if let Some((false, speed)) = recording.braked {
+            return Err(Gate::at(
+                step,
+                format!("{what} did not come to rest after the run (largest speed {speed:.4} at the end of the brake): it needs attention"),
+            )
+            .into());
+        }
         return Ok(recording);
     };
     let braked = braked(recording.braked, what);
@@ -454,7 +461,7 @@ fn check_and_plan(robot: &Robot, arm: &mut dyn Arm, settings: &Settings) -> Resu
     println!(
         "   ok: the same {} joints, inside their limits, held still for {:.1} s under gravity compensation with the URDF's model",
         robot.dof(),
-        held.log.time.last().map_or(0.0, |t| t - held.log.time[0])
+        held.log.time[..held.tracked.max(1)].last().map_or(0.0, |t| t - held.log.time[0])
     );
     print!("{}", plan::render(robot, &plan, settings));
     Ok(plan)
@@ -494,10 +501,19 @@ pub(crate) fn run(args: &CommissionArgs) -> Result<()> {
         urdf: &args.urdf,
     };
     let outcome = steps.run(arm, &plan)?;
+    if let Some(why) = arm.interrupted() {
+        model_steps::reject(&outcome.candidate);
+        anyhow::bail!("{why}: nothing deployed; the arm braked to rest");
+    }
     let holder = || settings.excitation_controller(&robot, &plan);
-    drive::hold_while(arm, holder, || deploy::deploy(&steps, &outcome))??;
+    let deployed = drive::hold_while(arm, holder, || deploy::deploy(&steps, &outcome));
+    if let Err(e) = deployed.and_then(|written| written) {
+        model_steps::reject(&outcome.candidate);
+        let _ = std::fs::remove_file(args.out.join("report.md"));
+        anyhow::bail!("deploying: {e:#}; nothing deployed");
+    }
     if arm.time_runs_on() {
-        println!("   the arm's last command holds it at rest: start its controller with the parameter file before the arm's effort controller times out");
+        println!("   the arm's last command is a hold at rest, a constant effort with no feedback: start its controller with the parameter file before the arm's effort controller times out (sim_node's command_timeout) or lets it drift");
     }
     Ok(())
 }

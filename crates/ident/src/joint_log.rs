@@ -206,7 +206,7 @@ impl JointLog {
         })
     }
 
-    /// Same lengths, increasing time.
+    /// Same lengths, increasing time, every value a number (naming the first that is not).
     pub fn check(&self) -> Result<(), String> {
         let n = self.joint_names.len();
         let rows = [
@@ -225,9 +225,50 @@ impl JointLog {
         if self.time.windows(2).any(|w| w[1] <= w[0]) {
             return Err("time must increase from row to row".into());
         }
+        let named = [
+            ("position", Some(&self.position)),
+            ("velocity", self.velocity.as_ref()),
+            ("acceleration", self.acceleration.as_ref()),
+            ("effort", Some(&self.effort)),
+        ];
+        for (what, rows) in named {
+            let Some(rows) = rows else { continue };
+            for (k, row) in rows.iter().enumerate() {
+                if let Some(j) = row.iter().position(|v| !v.is_finite()) {
+                    return Err(format!(
+                        "the {what} of joint '{}' at t = {} s is {}",
+                        self.joint_names[j], self.time[k], row[j]
+                    ));
+                }
+            }
+        }
         if self.len() < 10 {
             return Err(format!("{} samples are too few", self.len()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_that_is_not_a_number_is_refused_by_joint_and_time() {
+        let mut log = JointLog {
+            joint_names: vec!["a".into(), "b".into()],
+            ..JointLog::default()
+        };
+        for k in 0..20 {
+            log.time.push(k as f64 * 0.01);
+            log.position.push(vec![0.0, 0.0]);
+            log.effort
+                .push(vec![1.0, if k == 7 { f64::NAN } else { 1.0 }]);
+        }
+        let reason = log.check().unwrap_err();
+        assert!(
+            reason.contains("effort of joint 'b' at t = 0.07 s is NaN"),
+            "{reason}"
+        );
     }
 }

@@ -17,6 +17,10 @@ pub(crate) struct ArmState {
     /// The efforts the arm measured (its joint torque sensors or drive currents) over the
     /// period that led to this state.
     pub(crate) effort: Vec<f64>,
+    /// Whether it is a state the arm sent since the last: false when none came within a
+    /// period of waiting (the last one again, its time moved on by the wait, so that the
+    /// controller's state timeout holds the arm in its safe mode).
+    pub(crate) fresh: bool,
 }
 
 /// What the commissioning drives.
@@ -86,6 +90,7 @@ impl Arm for SimulatedArm {
         self.sim.measure(&mut state.position, &mut state.velocity)?;
         state.effort.clear();
         state.effort.extend_from_slice(self.sim.applied_effort());
+        state.fresh = true;
         Ok(())
     }
 

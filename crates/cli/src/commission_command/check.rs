@@ -98,6 +98,7 @@ pub(crate) fn check_hold(
         ))
         .into());
     }
+    check_period(arm, &held)?;
     let Some(start) = held.log.position.first() else {
         anyhow::bail!("the hold recorded no sample");
     };
@@ -123,4 +124,29 @@ pub(crate) fn check_hold(
 fn last_speed(recording: &Recording) -> f64 {
     let last = recording.log.velocity.as_ref().and_then(|v| v.last());
     last.map_or(0.0, |v| v.iter().fold(0.0_f64, |m, x| m.max(x.abs())))
+}
+
+/// The arm's states come at the rate the commissioning was told (`--rate`; the embedded
+/// simulator's own step): the controller's gains and observer are sized for that period.
+fn check_period(arm: &dyn Arm, held: &Recording) -> Result<()> {
+    let times = &held.log.time[..held.tracked.min(held.log.time.len())];
+    let mut steps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    if steps.len() < 10 {
+        anyhow::bail!(
+            "the hold recorded {} states: too few to tell the arm's rate",
+            steps.len() + 1
+        );
+    }
+    steps.sort_by(f64::total_cmp);
+    let median = steps[steps.len() / 2];
+    let period = arm.period();
+    if (median - period).abs() > 0.25 * period {
+        return Err(Gate::check(format!(
+            "{}'s joint states come every {median:.5} s, not every {period:.5} s: give its rate (--rate {:.0}); the arm is held",
+            arm.describe(),
+            1.0 / median
+        ))
+        .into());
+    }
+    Ok(())
 }

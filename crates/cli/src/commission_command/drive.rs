@@ -43,8 +43,10 @@ const SLOWEST_AT: f64 = 0.75;
 /// The slowest the trajectory is run when tracking is poor.
 const SLOWEST: f64 = 0.2;
 
-/// How fast the rate may fall and rise, per s: slowing down at once, speeding up gently.
-const RATE_FALL: f64 = 2.0;
+/// How fast the rate may fall and rise, per s: slowing down soon, speeding up gently. A rate
+/// changing at `r'` adds `r' qd` to the reference acceleration (path speed `qd` at most half
+/// the velocity limit): 0.5 per s keeps that a quarter of the velocity limit per s.
+const RATE_FALL: f64 = 0.5;
 const RATE_RISE: f64 = 0.2;
 
 /// The rate a tracking error `share` of the limit asks for.
@@ -98,28 +100,46 @@ struct Run<'a> {
     recorder: Recorder,
     events: Vec<String>,
     slowest: Option<(f64, f64)>,
+    /// The time of the last state the controller stepped on.
+    last_time: Option<f64>,
 }
 
 impl Run<'_> {
-    /// One control period: measure, control, apply, record (a state sent twice once).
+    /// One control period: measure, control, apply, record.
     fn step(&mut self) -> Result<()> {
         self.arm.measure(&mut self.state)?;
+        self.control()
+    }
+
+    /// Controls on the state measured: the controller steps by the time since the last
+    /// state (a state no later than it gets the last command again, unstepped), a fresh state
+    /// is recorded; the command is sent either way.
+    fn control(&mut self) -> Result<()> {
         let t = self.state.time;
-        let (q, qd) = (&self.state.position, &self.state.velocity);
-        self.runtime.record_state(0, &self.arm_names, q, qd, t);
-        self.runtime.step(t, self.arm.period());
+        if self.last_time.is_some_and(|last| t <= last) {
+            return self.arm.apply(&self.effort);
+        }
+        let dt = self.last_time.map_or(self.arm.period(), |last| t - last);
+        self.last_time = Some(t);
+        if self.state.fresh {
+            let (q, qd) = (&self.state.position, &self.state.velocity);
+            self.runtime.record_state(0, &self.arm_names, q, qd, t);
+        }
+        self.runtime.step(t, dt);
         let efforts = &self.runtime.output().arms[0].efforts;
         for (e, &j) in self.effort.iter_mut().zip(&self.commands) {
             *e = efforts[j];
         }
         self.arm.apply(&self.effort)?;
-        let (order, state) = (&self.order, &self.state);
-        let pick = |j: usize| {
-            let a = order[j];
-            [state.position[a], state.velocity[a], state.effort[a]]
-        };
-        self.recorder
-            .push(t, pick, &self.runtime.core().reference().q);
+        if self.state.fresh {
+            let (order, state) = (&self.order, &self.state);
+            let pick = |j: usize| {
+                let a = order[j];
+                [state.position[a], state.velocity[a], state.effort[a]]
+            };
+            self.recorder
+                .push(t, pick, &self.runtime.core().reference().q);
+        }
         if let Some(event) = self.runtime.output_mut().take_event(0) {
             self.events.push(format!("t = {t:.3} s: {event}"));
         }
@@ -258,6 +278,7 @@ pub(crate) fn drive(
         recorder: Recorder::new(joints.len(), capacity),
         events: vec![],
         slowest: None,
+        last_time: None,
     };
     run.arm.measure(&mut run.state)?;
     let (q, qd, t) = (&run.state.position, &run.state.velocity, run.state.time);
@@ -269,16 +290,18 @@ pub(crate) fn drive(
         control.start();
         speed = guard.slow_down.then_some(control);
     }
-    let stop = match run.follow(seconds, guard, speed.as_ref(), &joints, what) {
-        Ok(stop) => stop,
-        Err(e) => {
-            // The arm is braked whatever failed; a second failure there is the first's.
-            let _ = run.brake();
-            return Err(e);
-        }
-    };
+    // The first state is answered too (an arm in lockstep waits for it).
+    let followed = run
+        .control()
+        .and_then(|()| run.follow(seconds, guard, speed.as_ref(), &joints, what));
+    // A run that fails (the arm's states stop, a command it refuses) is a stop like another:
+    // braked, and its recording kept.
+    let stop = followed.unwrap_or_else(|e| Some(format!("{e:#}")));
     let tracked = run.recorder.len();
-    let braked = run.brake()?;
+    let braked = run.brake().unwrap_or_else(|e| {
+        run.events.push(format!("braking failed: {e:#}"));
+        (false, f64::NAN)
+    });
     let Run {
         recorder,
         events,
@@ -304,22 +327,26 @@ fn progress_bar(steps: usize, what: &str) -> ProgressBar {
     bar
 }
 
-/// Holds the arm under `runtime` (no trajectory: where it is) until `done`, recording nothing.
+/// Holds the arm under `runtime` (no trajectory: where it is) until `done`, recording nothing
+/// (its buffers hold one sample).
 fn hold_until(arm: &mut dyn Arm, runtime: &mut GroupLoop, done: impl Fn() -> bool) -> Result<()> {
     let joints = runtime.core().joints().to_vec();
-    let commands = command_order(&joints, arm)?;
-    let names = arm.joint_names().to_vec();
-    let (mut state, mut effort) = (ArmState::default(), vec![0.0; commands.len()]);
+    let mut run = Run {
+        arm_names: arm.joint_names().to_vec(),
+        order: arm_order(&joints, arm)?,
+        effort: vec![0.0; arm.command_joints().len()],
+        commands: command_order(&joints, arm)?,
+        arm,
+        runtime,
+        state: ArmState::default(),
+        recorder: Recorder::new(joints.len(), 1),
+        events: vec![],
+        slowest: None,
+        last_time: None,
+    };
     while !done() {
-        arm.measure(&mut state)?;
-        let (q, qd, t) = (&state.position, &state.velocity, state.time);
-        runtime.record_state(0, &names, q, qd, t);
-        runtime.step(t, arm.period());
-        let efforts = &runtime.output().arms[0].efforts;
-        for (e, &j) in effort.iter_mut().zip(&commands) {
-            *e = efforts[j];
-        }
-        arm.apply(&effort)?;
+        run.step()?;
+        run.recorder.forget();
     }
     Ok(())
 }
@@ -336,12 +363,20 @@ pub(crate) fn hold_while<T: Send>(
         return Ok(work());
     }
     let mut runtime = holder()?;
-    std::thread::scope(|scope| {
+    let result = std::thread::scope(|scope| {
         let computing = scope.spawn(work);
         let held = hold_until(arm, &mut runtime, || computing.is_finished());
+        if let Err(e) = &held {
+            // Said at once: the computation cannot be cut short, and the arm is not held.
+            eprintln!("armctl: holding the arm failed while computing: {e:#}");
+        }
         let result = computing
             .join()
             .map_err(|_| anyhow::anyhow!("the computation failed (a panic)"))?;
         held.map(|()| result)
-    })
+    })?;
+    if let Some(why) = arm.interrupted() {
+        anyhow::bail!("{why}: the arm was held while the computation ended");
+    }
+    Ok(result)
 }

@@ -359,7 +359,7 @@ fn rejected(candidate: &Path) -> PathBuf {
 
 /// A step that failed after the parameter file was written leaves no file that looks
 /// deployable.
-fn reject(candidate: &Path) {
+pub(crate) fn reject(candidate: &Path) {
     let _ = std::fs::rename(candidate, rejected(candidate));
 }
 

@@ -51,6 +51,19 @@ impl Recorder {
         self.reference.extend_from_slice(reference);
     }
 
+    /// Drops what was recorded (a hold that records nothing keeps its buffers).
+    pub(crate) fn forget(&mut self) {
+        for buffer in [
+            &mut self.time,
+            &mut self.position,
+            &mut self.velocity,
+            &mut self.effort,
+            &mut self.reference,
+        ] {
+            buffer.clear();
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.time.len()
     }

@@ -18,9 +18,16 @@ use tokio::runtime::Runtime;
 
 use super::arm::{Arm, ArmState};
 
-/// The longest a run waits for the next joint state before it says the arm stopped
-/// publishing (generous: a loaded machine stalls the arm's process too).
+/// The longest a run goes without a joint state before it says the arm stopped publishing
+/// (generous: a loaded machine stalls the arm's process too). Meanwhile the controller keeps
+/// commanding: its state timeout holds the arm in its safe mode.
 const STATE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a run waits for a joint state before the controller is stepped without one, at
+/// the last state's time moved on by the wait: beyond its state timeout (0.1 s), so it holds
+/// the arm in its safe mode and the run stops. Long enough that a slow arm process (sim_node
+/// in lockstep on a loaded machine runs on after 0.1 s) is not taken for a lost one.
+const STATE_SLICE: Duration = Duration::from_millis(500);
 
 /// Where the arm is on ROS 2.
 #[derive(Debug, Clone)]
@@ -43,6 +50,11 @@ pub(crate) struct RosArm {
     period: f64,
     topics: RosTopics,
     interrupted: Arc<AtomicBool>,
+    /// Per joint of `names`: whether the URDF's chain has it (it must then be in every state).
+    needed: Vec<bool>,
+    /// The last state that came, and when (wall clock; none yet: never).
+    last: ArmState,
+    last_at: Option<std::time::Instant>,
 }
 
 impl RosArm {
@@ -88,6 +100,9 @@ impl RosArm {
             period: 1.0 / topics.rate,
             topics,
             interrupted,
+            needed: vec![],
+            last: ArmState::default(),
+            last_at: None,
         };
         arm.wait_for_the_arm(dds.domain_id)?;
         Ok(arm)
@@ -96,7 +111,7 @@ impl RosArm {
     /// The first joint state and the command's subscriber, within `--wait`.
     fn wait_for_the_arm(&mut self, domain: u16) -> Result<()> {
         let wait = Duration::from_secs_f64(self.topics.wait);
-        let first = self.next_state(wait).with_context(|| {
+        let first = self.first_state(wait).with_context(|| {
             format!(
                 "is the arm running on ROS domain {domain} (ROS_DOMAIN_ID), publishing {}?",
                 self.topics.joint_states
@@ -122,6 +137,11 @@ impl RosArm {
                 );
             }
         }
+        self.needed = first
+            .name
+            .iter()
+            .map(|n| self.command_joints.contains(n))
+            .collect();
         self.names = first.name;
         let transport = &self.transport;
         let subscribed = self.runtime.block_on(async {
@@ -144,10 +164,29 @@ impl RosArm {
         Ok(())
     }
 
-    /// The next joint state within `patience`.
-    fn next_state(&mut self, patience: Duration) -> Result<JointState> {
+    /// The first joint state, within `wait` (Ctrl-C ends the wait).
+    fn first_state(&mut self, wait: Duration) -> Result<JointState> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(state) = self.next_state(STATE_SLICE) {
+                return Ok(state);
+            }
+            if let Some(why) = self.interrupted() {
+                bail!("{why} while waiting for the arm");
+            }
+            if start.elapsed() >= wait {
+                bail!(
+                    "no joint state on {} for {} s",
+                    self.topics.joint_states,
+                    wait.as_secs_f64()
+                );
+            }
+        }
+    }
+
+    /// The next joint state within `patience`, if one comes.
+    fn next_state(&mut self, patience: Duration) -> Option<JointState> {
         let transport = &mut self.transport;
-        let topic = &self.topics.joint_states;
         self.runtime.block_on(async {
             let wait = async {
                 loop {
@@ -156,10 +195,46 @@ impl RosArm {
                     }
                 }
             };
-            tokio::time::timeout(patience, wait).await.map_err(|_| {
-                anyhow::anyhow!("no joint state on {topic} for {} s", patience.as_secs_f64())
-            })
+            tokio::time::timeout(patience, wait).await.ok()
         })
+    }
+
+    /// `message` into `state`, kept as the last state.
+    fn take(&mut self, message: &JointState, state: &mut ArmState) -> Result<()> {
+        self.read(message, state)?;
+        self.last.clone_from(state);
+        self.last_at = Some(std::time::Instant::now());
+        Ok(())
+    }
+
+    /// `message` into `state`, in the order of `names`: each of the URDF's joints must be in
+    /// it (a value it lacks is not a number, which the controller holds on); the others are
+    /// taken as they come, zero when absent.
+    fn read(&self, message: &JointState, state: &mut ArmState) -> Result<()> {
+        let n = self.names.len();
+        state.position.resize(n, 0.0);
+        state.velocity.resize(n, 0.0);
+        state.effort.resize(n, 0.0);
+        state.time = message.header.stamp.seconds();
+        state.fresh = true;
+        for (a, name) in self.names.iter().enumerate() {
+            let missing = if self.needed[a] { f64::NAN } else { 0.0 };
+            let Some(k) = message.name.iter().position(|m| m == name) else {
+                if self.needed[a] {
+                    bail!(
+                        "joint '{name}' is missing from the joint state stamped {:.3} s on {}",
+                        state.time,
+                        self.topics.joint_states
+                    );
+                }
+                continue;
+            };
+            let value = |v: &[f64]| v.get(k).copied().unwrap_or(missing);
+            state.position[a] = value(&message.position);
+            state.velocity[a] = value(&message.velocity);
+            state.effort[a] = value(&message.effort);
+        }
+        Ok(())
     }
 }
 
@@ -176,26 +251,29 @@ impl Arm for RosArm {
         self.period
     }
 
-    /// The newest joint state, its joints in the order the first one named them.
+    /// The newest joint state, its joints in the order the first one named them. None within
+    /// [`STATE_SLICE`]: the last one again, not fresh, its time moved on by the wait (the
+    /// controller's state timeout then holds the arm in its safe mode, and states that come
+    /// later, older than that, get that safe command again), until [`STATE_PATIENCE`] is out.
     fn measure(&mut self, state: &mut ArmState) -> Result<()> {
-        let message = self.next_state(STATE_PATIENCE)?;
-        let n = self.names.len();
-        state.position.resize(n, f64::NAN);
-        state.velocity.resize(n, f64::NAN);
-        state.effort.resize(n, f64::NAN);
-        state.time = message.header.stamp.seconds();
-        for (a, name) in self.names.iter().enumerate() {
-            let Some(k) = message.name.iter().position(|m| m == name) else {
-                bail!(
-                    "joint '{name}' is missing from a joint state on {}",
-                    self.topics.joint_states
-                );
-            };
-            let value = |v: &[f64]| v.get(k).copied().unwrap_or(f64::NAN);
-            state.position[a] = value(&message.position);
-            state.velocity[a] = value(&message.velocity);
-            state.effort[a] = value(&message.effort);
+        let Some(when) = self.last_at else {
+            let message = self.first_state(STATE_PATIENCE)?;
+            return self.take(&message, state);
+        };
+        if let Some(message) = self.next_state(STATE_SLICE) {
+            return self.take(&message, state);
         }
+        let waited = when.elapsed();
+        if waited > STATE_PATIENCE {
+            bail!(
+                "no joint state on {} for {:.1} s",
+                self.topics.joint_states,
+                waited.as_secs_f64()
+            );
+        }
+        state.clone_from(&self.last);
+        state.time = self.last.time + waited.as_secs_f64();
+        state.fresh = false;
         Ok(())
     }
 

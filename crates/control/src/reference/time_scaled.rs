@@ -1,7 +1,8 @@
 //! A trajectory followed at a speed its caller changes while it runs: the path stays the same,
 //! time along it runs at `rate` (at most 1). Velocities scale by the rate and accelerations by
-//! its square, so slowing down keeps a trajectory planned within the limits within them. Used
-//! to slow an excitation down while an arm on a model still unknown tracks it poorly.
+//! its square; a rate that changes adds its rate of change times the path velocity to the
+//! acceleration, which is not in the reference: the caller bounds how fast it changes the rate.
+//! Used to slow an excitation down while an arm on a model still unknown tracks it poorly.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -108,6 +109,12 @@ impl Trajectory for TimeScaled {
     /// At most the inner trajectory's at the slowest rate.
     fn duration(&self) -> f64 {
         self.inner.duration() / MIN_RATE
+    }
+
+    /// The inner trajectory's, in its own time: the trajectory's time before the clock
+    /// starts, which is when hosts check it.
+    fn knots(&self) -> &[f64] {
+        self.inner.knots()
     }
 
     fn sample(&self, t: f64, out: &mut JointReference) {
