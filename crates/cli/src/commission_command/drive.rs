@@ -104,7 +104,30 @@ struct Run<'a> {
     last_time: Option<f64>,
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
+    /// The loop of `runtime` (controlling `joints`) with `arm`, buffers for `capacity` samples.
+    fn new(
+        arm: &'a mut dyn Arm,
+        runtime: &'a mut GroupLoop,
+        joints: &[String],
+        capacity: usize,
+    ) -> Result<Self> {
+        let commands = command_order(joints, arm)?;
+        Ok(Self {
+            arm_names: arm.joint_names().to_vec(),
+            order: arm_order(joints, arm)?,
+            effort: vec![0.0; commands.len()],
+            commands,
+            arm,
+            runtime,
+            state: ArmState::default(),
+            recorder: Recorder::new(joints.len(), capacity),
+            events: vec![],
+            slowest: None,
+            last_time: None,
+        })
+    }
+
     /// One control period: measure, control, apply, record.
     fn step(&mut self) -> Result<()> {
         self.arm.measure(&mut self.state)?;
@@ -263,23 +286,8 @@ pub(crate) fn drive(
     what: &str,
 ) -> Result<Recording> {
     let joints = runtime.core().joints().to_vec();
-    let order = arm_order(&joints, arm)?;
-    let commands = command_order(&joints, arm)?;
-    let dt = arm.period();
-    let capacity = ((seconds + BRAKE_SECONDS) / dt).ceil() as usize + 1;
-    let mut run = Run {
-        arm_names: arm.joint_names().to_vec(),
-        arm,
-        runtime,
-        order,
-        effort: vec![0.0; commands.len()],
-        commands,
-        state: ArmState::default(),
-        recorder: Recorder::new(joints.len(), capacity),
-        events: vec![],
-        slowest: None,
-        last_time: None,
-    };
+    let capacity = ((seconds + BRAKE_SECONDS) / arm.period()).ceil() as usize + 1;
+    let mut run = Run::new(arm, runtime, &joints, capacity)?;
     run.arm.measure(&mut run.state)?;
     let (q, qd, t) = (&run.state.position, &run.state.velocity, run.state.time);
     run.runtime.record_state(0, &run.arm_names, q, qd, t);
@@ -331,19 +339,7 @@ fn progress_bar(steps: usize, what: &str) -> ProgressBar {
 /// (its buffers hold one sample).
 fn hold_until(arm: &mut dyn Arm, runtime: &mut GroupLoop, done: impl Fn() -> bool) -> Result<()> {
     let joints = runtime.core().joints().to_vec();
-    let mut run = Run {
-        arm_names: arm.joint_names().to_vec(),
-        order: arm_order(&joints, arm)?,
-        effort: vec![0.0; arm.command_joints().len()],
-        commands: command_order(&joints, arm)?,
-        arm,
-        runtime,
-        state: ArmState::default(),
-        recorder: Recorder::new(joints.len(), 1),
-        events: vec![],
-        slowest: None,
-        last_time: None,
-    };
+    let mut run = Run::new(arm, runtime, &joints, 1)?;
     while !done() {
         run.step()?;
         run.recorder.forget();
