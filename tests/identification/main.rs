@@ -11,6 +11,7 @@ mod recording;
 
 mod bags;
 mod consistency;
+mod instruments;
 
 use armctl_control::controller_by_name;
 use armctl_control::reference::{MultiPoint, Trajectory, TrajectoryPoint};

@@ -22,11 +22,15 @@ use crate::physical_consistency::{
 };
 use crate::{IdentError, IdentifiedModel, JointLog};
 
+mod conditioning;
 mod friction_columns;
 mod held_out;
+mod instruments;
 pub(crate) mod signals;
+use conditioning::{condition_number, poorly_excited, MAX_CONDITION};
 use friction_columns::FrictionColumns;
 use held_out::holdout;
+use instruments::{on_log_times, project};
 use signals::{mean_step, signals, Signals};
 
 /// The poses of a log (evenly spread) at which the identified mass matrix must be positive
@@ -95,6 +99,9 @@ impl Default for IdentifyOptions {
 pub struct Identification {
     /// The estimate these values are.
     pub method: Method,
+    /// Whether the fit was by instrumental variables (IDIM-IV) rather than on the measured
+    /// regressor itself.
+    pub instrumental_variables: bool,
     /// The base parameters, as combinations of link parameters.
     pub base_names: Vec<String>,
     /// Their identified values.
@@ -174,11 +181,12 @@ pub struct HeldOutSeries {
 }
 
 /// Stacked regressor rows (n per sample: base columns, then friction: viscous per joint,
-/// Coulomb per joint, the harmonics joint by joint) and efforts.
+/// Coulomb per joint, the harmonics joint by joint) and efforts, from the signals `s`; with
+/// friction, the rows where `measured` is near standstill are left out.
 fn stack(
     robot: &Robot,
     base: &BaseParameters,
-    s: &Signals,
+    (s, measured): (&Signals, &Signals),
     samples: &[usize],
     friction: &FrictionColumns,
 ) -> Result<(DMatrix<f64>, DVector<f64>), IdentError> {
@@ -198,7 +206,7 @@ fn stack(
         for j in 0..n {
             tau[row * n + j] = s.tau[k][j];
             // Near standstill Coulomb friction is neither +f_c nor -f_c: the row is left out.
-            if friction.on && s.qd[k][j].abs() < friction.min_speed {
+            if friction.on && measured.qd[k][j].abs() < friction.min_speed {
                 w.row_mut(row * n + j).fill(0.0);
                 tau[row * n + j] = 0.0;
                 continue;
@@ -256,10 +264,6 @@ fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64
     (w, y)
 }
 
-/// Above this condition number (of the column-scaled regressor) the log cannot separate the
-/// parameters: some estimates would be set by the noise alone.
-const MAX_CONDITION: f64 = 1e6;
-
 /// The base parameters' names, then (with friction) `viscous J` and `Coulomb J` per joint,
 /// then `Coulomb cos K J`, `Coulomb sin K J` for each harmonic K.
 fn unknown_names(
@@ -281,40 +285,31 @@ fn unknown_names(
     names
 }
 
-/// Why the log does not determine the parameters: those it does not excite at all, if any.
-fn poorly_excited(w: &DMatrix<f64>, names: &[String], condition: f64) -> IdentError {
-    let norms: Vec<f64> = w.column_iter().map(|c| c.norm()).collect();
-    let largest = norms.iter().fold(0.0_f64, |m, v| m.max(*v));
-    let unexcited: Vec<&str> = norms
-        .iter()
-        .zip(names)
-        .filter(|(norm, _)| **norm <= 1e-12 * largest)
-        .map(|(_, name)| name.as_str())
-        .collect();
-    let reason = if unexcited.is_empty() {
-        format!("the log does not excite the parameters independently (condition number {condition:.3e}); record an exciting trajectory (armctl excite)")
-    } else {
-        format!("the log does not excite {} (a joint that never moves, or with friction never moves faster than the friction threshold); record an exciting trajectory (armctl excite)", unexcited.join(", "))
-    };
-    IdentError::Identification { reason }
-}
-
-fn condition_number(w: &DMatrix<f64>) -> f64 {
-    let mut scaled = w.clone();
-    for mut c in scaled.column_iter_mut() {
-        let norm = c.norm();
-        if norm > 0.0 {
-            c /= norm;
-        }
-    }
-    let s = scaled.svd(false, false).singular_values;
-    s.max() / s.min()
-}
-
 /// Identifies the base parameters of `robot`'s structure (and friction) from `log`.
 pub fn identify(
     robot: &Robot,
     log: &JointLog,
+    options: &IdentifyOptions,
+) -> Result<Identification, IdentError> {
+    identify_with(robot, log, None, options)
+}
+
+/// As [`identify`], by instrumental variables (IDIM-IV): `instruments` is the same run
+/// simulated on a previous estimate (positions and velocities, timed from its start as the
+/// log is from its own), whose regressor the measured one is projected onto.
+pub fn identify_with_instruments(
+    robot: &Robot,
+    log: &JointLog,
+    instruments: &JointLog,
+    options: &IdentifyOptions,
+) -> Result<Identification, IdentError> {
+    identify_with(robot, log, Some(instruments), options)
+}
+
+fn identify_with(
+    robot: &Robot,
+    log: &JointLog,
+    instruments: Option<&JointLog>,
     options: &IdentifyOptions,
 ) -> Result<Identification, IdentError> {
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
@@ -324,6 +319,9 @@ pub fn identify(
     check_sampling(&log, options.cutoff)?;
     let base = numeric_base_parameters(robot)?;
     let s = signals(&log, options.cutoff);
+    let instrument_signals = instruments
+        .map(|i| on_log_times(i, &log).map(|i| signals(&i, options.cutoff)))
+        .transpose()?;
     let split = ((1.0 - options.holdout.clamp(0.0, 0.95)) * log.len() as f64) as usize;
     // Differentiated signals are poor at the ends: a margin of 1% is left out.
     let margin = if log.acceleration.is_some() {
@@ -373,7 +371,7 @@ pub fn identify(
             ),
         });
     }
-    let (w, tau) = stack(robot, &base, &s, &fit, &friction)?;
+    let (w, tau) = stack(robot, &base, (&s, &s), &fit, &friction)?;
     let first = solve(&w, &tau)?;
     let scale = tau.amax().max(1e-9);
     let noise: Vec<f64> = joint_noise(&w, &(&tau - &w * &first), names.len(), unknowns)
@@ -382,6 +380,13 @@ pub fn identify(
         .collect();
     let weights: Vec<f64> = noise.iter().map(|s| 1.0 / s).collect();
     let (ww, wy) = weighted(&w, &tau, &weights);
+    let ww = match &instrument_signals {
+        Some(si) => {
+            let (z, _) = stack(robot, &base, (si, &s), &fit, &friction)?;
+            project(&weighted(&z, &tau, &weights).0, &ww)?
+        }
+        None => ww,
+    };
     let condition = condition_number(&ww);
     if condition.is_nan() || condition >= MAX_CONDITION {
         return Err(poorly_excited(
@@ -455,6 +460,7 @@ pub fn identify(
     )?;
     let mut found = Identification {
         method: options.method,
+        instrumental_variables: instruments.is_some(),
         least_squares_values: least_squares.rows(0, b).iter().copied().collect(),
         consistent_links: consistent.links.clone(),
         consistency_gap: gap,

@@ -24,7 +24,9 @@ pub use excitation::{
     excitation, fourier_from_yaml, is_fourier_file, regressor_condition, Excitation,
     ExcitationLimits,
 };
-pub use identification::{identify, HeldOutSeries, Identification, IdentifyOptions, Method};
+pub use identification::{
+    identify, identify_with_instruments, HeldOutSeries, Identification, IdentifyOptions, Method,
+};
 pub use identified_model::IdentifiedModel;
 pub use joint_log::JointLog;
 pub use payload_estimation::{

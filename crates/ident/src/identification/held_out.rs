@@ -58,7 +58,7 @@ pub(super) fn holdout(
         });
     }
     // The rows the fit leaves out (Coulomb friction near standstill) are left out here too.
-    let (w, tau) = stack(robot, base, s, &samples, friction)?;
+    let (w, tau) = stack(robot, base, (s, s), &samples, friction)?;
     let predicted = &w * estimate;
     let error = &tau - &predicted;
     let used = |r: usize| w.row(r).amax() > 0.0;
