@@ -20,6 +20,7 @@ mod arm;
 mod check;
 mod deploy;
 mod drive;
+mod estimator;
 mod model_steps;
 mod plan;
 mod recording;
@@ -122,6 +123,11 @@ pub(crate) struct CommissionArgs {
     /// Seed of the trajectory search.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// How step 4 estimates: by instrumental variables, the excitation simulated on the
+    /// previous estimate as instruments (closed-loop data share the encoders' noise with the
+    /// efforts), or by weighted least squares alone.
+    #[arg(long, value_enum, default_value = "idim-iv")]
+    estimator: estimator::Estimator,
     /// Folder for the recordings, the parameter file and the report.
     #[arg(long, default_value = "out/commission")]
     out: PathBuf,
@@ -145,6 +151,7 @@ pub(crate) struct Settings {
     pub(crate) hold_seconds: f64,
     pub(crate) hold_tolerance: f64,
     pub(crate) seed: u64,
+    pub(crate) estimator: estimator::Estimator,
 }
 
 impl Settings {
@@ -215,6 +222,7 @@ impl Settings {
             hold_seconds: args.hold_seconds,
             hold_tolerance: args.hold_tolerance,
             seed: args.seed,
+            estimator: args.estimator,
         })
     }
 
@@ -414,7 +422,11 @@ fn the_arm(args: &CommissionArgs, robot: &Robot) -> Result<Box<dyn Arm>> {
         wait: args.wait,
     };
     let joints = robot.joint_names().map(str::to_string).collect();
-    Ok(Box::new(ros_arm::RosArm::connect(topics, joints)?))
+    // Built for a ROS 2 workspace (`--features rcl`), the command is a node of it; else DDS.
+    #[cfg(feature = "rcl")]
+    return Ok(Box::new(ros_arm::RosArm::over_rcl(topics, joints)?));
+    #[cfg(not(feature = "rcl"))]
+    Ok(Box::new(ros_arm::RosArm::over_dds(topics, joints)?))
 }
 
 /// Refuses an `--out` that cannot be a folder, before anything moves.

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use armctl_ident::{identify, IdentifyOptions, JointLog, Method};
+use armctl_ident::{identify, identify_with_instruments, IdentifyOptions, JointLog, Method};
 use armctl_model::ChainOptions;
 use clap::Args;
 use serde::Serialize;
@@ -34,6 +34,11 @@ pub(crate) struct IdentifyArgs {
     /// Identify viscous and Coulomb friction per joint too.
     #[arg(long)]
     friction: bool,
+    /// Identify by instrumental variables (IDIM-IV): a CSV of the same run simulated on a
+    /// previous estimate (positions and velocities, timed from its start as the log is from
+    /// its own), as `armctl commission` writes `excite.instruments.csv`.
+    #[arg(long)]
+    instruments: Option<PathBuf>,
     /// With --friction: also this many harmonics of the Coulomb friction over each joint's
     /// position (a geared joint's eccentricity), at most 4.
     #[arg(long, default_value_t = 0)]
@@ -104,6 +109,8 @@ struct Report {
     robot: String,
     /// `consistent` or `least-squares`: the estimate written.
     method: &'static str,
+    /// `idim-iv` (instrumental variables) or `wls` (on the measured regressor).
+    estimator: &'static str,
     consistency: Consistency,
     /// The consistent fit's bodies, per link `[XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M]`.
     consistent_links: Vec<[f64; 10]>,
@@ -173,7 +180,12 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         method: args.method.into(),
         ..IdentifyOptions::default()
     };
-    let found = identify(&robot, &log, &options)?;
+    let found = match &args.instruments {
+        Some(path) => {
+            identify_with_instruments(&robot, &log, &JointLog::read_csv(path)?, &options)?
+        }
+        None => identify(&robot, &log, &options)?,
+    };
     let mut files = Vec::new();
     if let Some(out) = &args.out {
         let model = found.model();
@@ -199,6 +211,11 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     let report = Report {
         robot: robot.name().to_string(),
         method: found.method.name(),
+        estimator: if found.instrumental_variables {
+            "idim-iv"
+        } else {
+            "wls"
+        },
         consistency: Consistency {
             largest_parameter: gap.largest_parameter.clone(),
             largest_sigmas: gap.largest_sigmas,
@@ -256,12 +273,17 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
 
 fn render(r: &Report) -> String {
     let mut out = format!(
-        "{}: {} base parameters from {} samples, condition number {:.1}, {} fit\n\n{:>4}  {:<56} {:>13} {:>11} {:>8} {:>13}\n",
+        "{}: {} base parameters from {} samples, condition number {:.1}, {} fit{}\n\n{:>4}  {:<56} {:>13} {:>11} {:>8} {:>13}\n",
         r.robot,
         r.base_parameters.len(),
         r.samples,
         r.condition_number,
         r.method,
+        if r.estimator == "idim-iv" {
+            " by instrumental variables (IDIM-IV)"
+        } else {
+            ""
+        },
         "#",
         "base parameter",
         "value",

@@ -13,6 +13,7 @@ use armctl_sim::SimConfig;
 
 use super::arm::{Arm, ArmState, SimulatedArm};
 use super::drive::{drive, hold_while, Recording};
+use super::estimator::{Estimator, EstimatorUsed};
 use super::plan::Plan;
 use super::{completed, controller, Gate, Settings};
 
@@ -36,6 +37,8 @@ pub(crate) struct Steps<'a> {
 pub(crate) struct Outcome {
     pub(crate) excitation: Recording,
     pub(crate) identification: Identification,
+    /// Which estimate the identification is.
+    pub(crate) estimator: EstimatorUsed,
     pub(crate) nominal: Recording,
     pub(crate) validation: Validation,
     /// The parameter file written and verified (not yet deployed).
@@ -76,7 +79,8 @@ impl Steps<'_> {
         );
         println!("4. identify: base parameters, friction, every link a body that exists");
         let holder = || self.settings.excitation_controller(self.robot, plan);
-        let identification = hold_while(arm, holder, || self.identify(&excitation.log))??;
+        let (identification, estimator) =
+            hold_while(arm, holder, || self.identify(&excitation.log, plan))??;
         println!(
             "5. validate: {} s held out, never seen by the fit",
             self.settings.validation_duration
@@ -107,6 +111,7 @@ impl Steps<'_> {
         Ok(Outcome {
             excitation,
             identification,
+            estimator,
             nominal,
             validation,
             candidate,
@@ -189,7 +194,7 @@ impl Steps<'_> {
         Ok(recording)
     }
 
-    fn identify(&self, log: &JointLog) -> Result<Identification> {
+    fn identify(&self, log: &JointLog, plan: &Plan) -> Result<(Identification, EstimatorUsed)> {
         let options = IdentifyOptions {
             friction: true,
             ..IdentifyOptions::default()
@@ -209,7 +214,14 @@ impl Steps<'_> {
             found.consistency_gap.largest_parameter,
             100.0 * found.holdout_overall
         );
-        Ok(found)
+        Ok(match self.settings.estimator {
+            Estimator::IdimIv => self.instrumental(found, log, plan, &options),
+            Estimator::Wls => {
+                let name = "weighted least squares".to_string();
+                println!("   estimator: {name}");
+                (found, EstimatorUsed { name, change: None })
+            }
+        })
     }
 
     /// The identified model's effort prediction on the validation run, per joint within the

@@ -1,7 +1,8 @@
 //! A running arm over ROS 2 as the arm commissioned: sensor_msgs/JointState in (the arm's
 //! `joint_states`), std_msgs/Float64MultiArray efforts out (the URDF chain's joints in order,
 //! as ros2_control's `effort_controllers/JointGroupEffortController` configured with them, or
-//! sim_node, takes them), on DDS (ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY as ROS reads them).
+//! sim_node, takes them), on rcl when the command is built with the `rcl` feature in a ROS 2
+//! workspace, else on DDS (ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY as ROS reads them).
 //! Time is the joint states' stamps: an arm on simulated time (sim_node with `/clock`, Gazebo)
 //! is commissioned on its own clock. Ctrl-C stops the run under way, which brakes the arm.
 
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use armctl_nodes::msgs::{Float64MultiArray, JointState};
+#[cfg(not(feature = "rcl"))]
 use armctl_nodes::transport::dds::{DdsOptions, DdsTransport};
 use armctl_nodes::transport::{Incoming, NodeSpec, Outgoing, Topic, Transport};
 use armctl_runtime::node_parameters::ParameterStore;
@@ -40,10 +42,12 @@ pub(crate) struct RosTopics {
     pub(crate) wait: f64,
 }
 
-/// The arm's topics, connected.
-pub(crate) struct RosArm {
+/// The arm's topics, connected on the middleware `T`.
+pub(crate) struct RosArm<T: Transport> {
     runtime: Runtime,
-    transport: DdsTransport,
+    transport: T,
+    /// The middleware and the domain, for messages: `ROS domain 7 (DDS)`.
+    domain: String,
     names: Vec<String>,
     command_joints: Vec<String>,
     command: Float64MultiArray,
@@ -57,29 +61,70 @@ pub(crate) struct RosArm {
     last_at: Option<std::time::Instant>,
 }
 
-impl RosArm {
-    /// Connects to the arm: its first joint state (which names its joints and must carry
-    /// efforts) and a subscriber of the command topic, each within `topics.wait`. `command_joints`
-    /// are the URDF chain's joints, the order of the command.
-    pub(crate) fn connect(topics: RosTopics, command_joints: Vec<String>) -> Result<Self> {
-        if !(topics.rate.is_finite() && (1.0..=10_000.0).contains(&topics.rate)) {
-            bail!("--rate must be within [1, 10000] Hz, got {}", topics.rate);
-        }
-        if !(topics.wait.is_finite() && (0.0..=3600.0).contains(&topics.wait)) {
-            bail!("--wait must be within [0, 3600] s, got {}", topics.wait);
-        }
+/// The command's node: the arm's joint states in, efforts out.
+fn node_spec(topics: &RosTopics) -> NodeSpec {
+    NodeSpec {
+        action: None,
+        name: "armctl_commission".into(),
+        namespace: "/".into(),
+        subscriptions: vec![(Topic::JointStates, topics.joint_states.clone())],
+        publications: vec![(Topic::Commands, topics.command_topic.clone())],
+        tick_rate: None,
+        parameters: ParameterStore::new(vec![]),
+    }
+}
+
+fn check_topics(topics: &RosTopics) -> Result<()> {
+    if !(topics.rate.is_finite() && (1.0..=10_000.0).contains(&topics.rate)) {
+        bail!("--rate must be within [1, 10000] Hz, got {}", topics.rate);
+    }
+    if !(topics.wait.is_finite() && (0.0..=3600.0).contains(&topics.wait)) {
+        bail!("--wait must be within [0, 3600] s, got {}", topics.wait);
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "rcl"))]
+impl RosArm<DdsTransport> {
+    /// Connects to the arm over DDS ([`RosArm::connect`]).
+    pub(crate) fn over_dds(topics: RosTopics, command_joints: Vec<String>) -> Result<Self> {
+        check_topics(&topics)?;
         let dds = DdsOptions::from_env()?;
-        let spec = NodeSpec {
-            action: None,
-            name: "armctl_commission".into(),
-            namespace: "/".into(),
-            subscriptions: vec![(Topic::JointStates, topics.joint_states.clone())],
-            publications: vec![(Topic::Commands, topics.command_topic.clone())],
-            tick_rate: None,
-            parameters: ParameterStore::new(vec![]),
-        };
         let runtime = crate::dds_runtime::dds_runtime()?;
+        let spec = node_spec(&topics);
         let transport = runtime.block_on(async { DdsTransport::start(&spec, &dds) })?;
+        let domain = format!("ROS domain {} (DDS)", dds.domain_id);
+        Self::connect(runtime, transport, domain, topics, command_joints)
+    }
+}
+
+#[cfg(feature = "rcl")]
+impl RosArm<armctl_nodes::transport::rcl::RclTransport> {
+    /// Connects to the arm over rcl, as a ROS 2 node of the installation sourced
+    /// ([`RosArm::connect`]).
+    pub(crate) fn over_rcl(topics: RosTopics, command_joints: Vec<String>) -> Result<Self> {
+        use armctl_nodes::transport::rcl::RclTransport;
+        check_topics(&topics)?;
+        let runtime = crate::dds_runtime::dds_runtime()?;
+        let spec = node_spec(&topics);
+        let transport = runtime.block_on(async { RclTransport::start(&spec) })?;
+        let id = std::env::var("ROS_DOMAIN_ID").unwrap_or_else(|_| "0".into());
+        let domain = format!("ROS domain {id} (rcl)");
+        Self::connect(runtime, transport, domain, topics, command_joints)
+    }
+}
+
+impl<T: Transport> RosArm<T> {
+    /// Connects to the arm on `transport`: its first joint state (which names its joints and
+    /// must carry efforts) and a subscriber of the command topic, each within `topics.wait`.
+    /// `command_joints` are the URDF chain's joints, the order of the command.
+    fn connect(
+        runtime: Runtime,
+        transport: T,
+        domain: String,
+        topics: RosTopics,
+        command_joints: Vec<String>,
+    ) -> Result<Self> {
         let interrupted = Arc::new(AtomicBool::new(false));
         let flag = interrupted.clone();
         runtime.spawn(async move {
@@ -91,6 +136,7 @@ impl RosArm {
         let mut arm = Self {
             runtime,
             transport,
+            domain,
             names: vec![],
             command_joints,
             command: Float64MultiArray {
@@ -104,16 +150,17 @@ impl RosArm {
             last: ArmState::default(),
             last_at: None,
         };
-        arm.wait_for_the_arm(dds.domain_id)?;
+        arm.wait_for_the_arm()?;
         Ok(arm)
     }
 
     /// The first joint state and the command's subscriber, within `--wait`.
-    fn wait_for_the_arm(&mut self, domain: u16) -> Result<()> {
+    fn wait_for_the_arm(&mut self) -> Result<()> {
         let wait = Duration::from_secs_f64(self.topics.wait);
+        let domain = self.domain.clone();
         let first = self.first_state(wait).with_context(|| {
             format!(
-                "is the arm running on ROS domain {domain} (ROS_DOMAIN_ID), publishing {}?",
+                "is the arm running on {domain} (ROS_DOMAIN_ID), publishing {}?",
                 self.topics.joint_states
             )
         })?;
@@ -156,7 +203,7 @@ impl RosArm {
         });
         if !subscribed {
             bail!(
-                "nothing subscribes to {} within {} s: is the arm's effort controller running on ROS domain {domain}?",
+                "nothing subscribes to {} within {} s: is the arm's effort controller running on {domain}?",
                 self.topics.command_topic,
                 self.topics.wait
             );
@@ -238,7 +285,7 @@ impl RosArm {
     }
 }
 
-impl Arm for RosArm {
+impl<T: Transport> Arm for RosArm<T> {
     fn joint_names(&self) -> &[String] {
         &self.names
     }
@@ -295,13 +342,13 @@ impl Arm for RosArm {
 
     fn describe(&self) -> String {
         format!(
-            "the arm on {} and {}",
-            self.topics.joint_states, self.topics.command_topic
+            "the arm on {} and {} ({})",
+            self.topics.joint_states, self.topics.command_topic, self.domain
         )
     }
 }
 
-impl Drop for RosArm {
+impl<T: Transport> Drop for RosArm<T> {
     /// The last command (the brake's hold that ends every run) reaches the arm before the
     /// middleware goes.
     fn drop(&mut self) {
