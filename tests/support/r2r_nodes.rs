@@ -120,6 +120,32 @@ impl R2rNodes {
         dirs.join(":")
     }
 
+    /// The armctl command built with its `rcl` feature (`tests/interop/build_r2r_cli.sh`),
+    /// beside the nodes and on the same bindings; run it with [`R2rNodes::environment`].
+    pub fn armctl_rcl(&self) -> PathBuf {
+        static CLI: OnceLock<PathBuf> = OnceLock::new();
+        CLI.get_or_init(|| {
+            let target = self.bin_dir.parent();
+            let target = target.expect("the nodes' folder is <target>/release");
+            let script = crate::workspace_dir().join("tests/interop/build_r2r_cli.sh");
+            let out = Command::new("sh")
+                .arg(script)
+                .arg(&self.venv)
+                .arg(target)
+                .output()
+                .expect("running build_r2r_cli.sh");
+            assert!(
+                out.status.success(),
+                "building armctl --features rcl ({}) failed:\n{}",
+                self.distro,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let printed = String::from_utf8(out.stdout).expect("build_r2r_cli.sh prints a path");
+            PathBuf::from(printed.trim())
+        })
+        .clone()
+    }
+
     /// The venv's python (rclpy of the same distribution, for ROS 2 peers).
     pub fn python(&self) -> PathBuf {
         self.venv.join("bin/python")

@@ -10,11 +10,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use armctl_control::ParameterValue;
-use armctl_ident::IdentifiedModel;
-use armctl_model::{ChainOptions, Robot};
-use armctl_runtime::params_file::parameters_for_node;
-use common::true_arm::{held_out_share, true_arm_urdf};
+use common::commissioned::check_outcome;
+use common::true_arm::{generated_true_arm, true_arm_urdf};
 use common::{armctl, scratch, text};
 
 /// `armctl commission ARGS`, which must fail at `gate`: its message.
@@ -234,111 +231,6 @@ fn a_dry_run_prints_the_plan_and_moves_only_to_hold() {
     assert!(!out.exists(), "a dry run writes nothing");
 }
 
-/// The parameter values of a file as controller_node reads them.
-fn file_values(path: &Path) -> Vec<(String, ParameterValue)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    parameters_for_node(&text, "commissioned.yaml", "/", "controller_node").unwrap()
-}
-
-fn doubles(values: &[(String, ParameterValue)], name: &str) -> Vec<f64> {
-    match values.iter().find(|(n, _)| n == name) {
-        Some((_, ParameterValue::DoubleArray(v))) => v.clone(),
-        other => panic!("{name}: {other:?}"),
-    }
-}
-
-/// The commissioned file's model, every link checked as a body that exists and as giving the
-/// base values (what `IdentifiedModel::apply` refuses otherwise).
-fn check_every_link_is_a_body(urdf: &Path, file: &Path) {
-    let robot = Robot::from_urdf_file(urdf, &ChainOptions::default()).unwrap();
-    let values = file_values(file);
-    let names = match values.iter().find(|(n, _)| n == "model_base_names") {
-        Some((_, ParameterValue::StringArray(v))) => v.clone(),
-        other => panic!("model_base_names: {other:?}"),
-    };
-    let model = IdentifiedModel {
-        base_names: names,
-        base_values: doubles(&values, "model_base_parameters"),
-        link_parameters: doubles(&values, "model_link_parameters"),
-        viscous: doubles(&values, "model_viscous"),
-        coulomb: doubles(&values, "model_coulomb"),
-        friction_ripple: vec![],
-    };
-    assert_eq!(model.link_parameters.len(), 10 * robot.dof());
-    for (link, joint) in model.link_parameters.chunks(10).zip(robot.joints()) {
-        assert!(link[9] > 0.0, "link of {}: mass {}", joint.name, link[9]);
-    }
-    model
-        .apply(&robot)
-        .expect("every link a body that gives the base values");
-}
-
-/// The URDF's own model as a parameter file, so that computed torque can compute with it on
-/// the true arm's simulator (`armctl sim` takes its arm from `--urdf`).
-fn urdf_model_file(urdf: &Path, path: &Path) {
-    let robot = Robot::from_urdf_file(urdf, &ChainOptions::default()).unwrap();
-    let base = armctl_dynamics::numeric_base_parameters(&robot).unwrap();
-    let p = robot.parameter_vector();
-    let model = IdentifiedModel {
-        base_names: base.names(),
-        base_values: base.values(&p).unwrap().iter().copied().collect(),
-        link_parameters: p,
-        viscous: vec![],
-        coulomb: vec![],
-        friction_ripple: vec![],
-    };
-    std::fs::write(path, model.to_ros_parameters("the URDF's own model")).unwrap();
-}
-
-/// Computed torque following `trajectory` on the true arm (`arm` with `sim_config`), its model
-/// the one in `params`: the RMS tracking error over all joints, or None when the protections
-/// had to hold the arm (an over-speed: the model cannot follow it at all). Collision detection
-/// is off in both runs measured: with the URDF's model it reads the true arm's weight as a
-/// contact.
-fn computed_torque_rms(
-    arm: &Path,
-    sim_config: &str,
-    trajectory: &Path,
-    params: &Path,
-    out: &Path,
-) -> Option<f64> {
-    let trajectory = format!("file:{}", text(trajectory));
-    let quiet = out.with_extension("no_collision_detection.yaml");
-    std::fs::write(&quiet, "collision_detection: \"off\"\n").unwrap();
-    let (ok, stdout, stderr) = armctl(&[
-        "sim",
-        "--urdf",
-        text(arm),
-        "--controller",
-        "computed_torque",
-        "--params",
-        text(params),
-        "--params",
-        text(&quiet),
-        "--trajectory",
-        &trajectory,
-        "--duration",
-        "20",
-        "--sim-config",
-        sim_config,
-        "--out",
-        text(out),
-        "--json",
-    ]);
-    if !ok && stderr.contains("the arm held in its safe mode") {
-        println!("held: {stderr}");
-        return None;
-    }
-    assert!(ok, "{stderr}");
-    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    let joints = summary["joints"].as_array().unwrap();
-    let squares: f64 = joints
-        .iter()
-        .map(|j| j["rms_error"].as_f64().unwrap().powi(2))
-        .sum();
-    Some((squares / joints.len() as f64).sqrt())
-}
-
 /// The whole commissioning of `urdf` against its true arm: what the done-when table lists.
 fn commission(name: &str, urdf: &str, sim_config: &str) -> (PathBuf, PathBuf, String) {
     let dir = scratch("commission", name);
@@ -376,65 +268,50 @@ fn check_commissioned(name: &str, urdf: &str, sim_config: &str) {
     check_outcome(name, urdf, sim_config, (&out, &arm, &stdout));
 }
 
-/// What the done-when table asks of a commissioning's outcome (its folder, the true arm, what
-/// it printed).
-fn check_outcome(
-    name: &str,
-    urdf: &str,
-    sim_config: &str,
-    (out, arm, stdout): (&Path, &Path, &str),
-) {
-    let file = out.join("commissioned.yaml");
-    check_every_link_is_a_body(&common::workspace().join(urdf), &file);
-    let share = held_out_share(stdout);
-    assert!(
-        share < 3.0,
-        "{name}: held-out error {share} % of the effort range"
-    );
-    for file in [
-        "report.md",
-        "tracking.png",
-        "validation_efforts.png",
-        "coverage.png",
-        "excite.mcap",
-        "excite.csv",
-    ] {
-        assert!(out.join(file).exists(), "{name}: {file}");
-    }
-    let validation = out.join("validation.yaml");
-    let urdf_model = out.join("urdf_model.yaml");
-    urdf_model_file(&common::workspace().join(urdf), &urdf_model);
-    let plain = computed_torque_rms(
-        arm,
-        sim_config,
-        &validation,
-        &urdf_model,
-        &out.join("urdf_model"),
-    );
-    let tuned = computed_torque_rms(
-        arm,
-        sim_config,
-        &validation,
-        &file,
-        &out.join("commissioned"),
-    );
-    let tuned = tuned.expect("the commissioned controller follows without a hold");
-    match plain {
-        Some(plain) => {
-            println!("{name}: computed torque RMS {plain:.3e} with the URDF's model, {tuned:.3e} commissioned ({:.1}x)", plain / tuned);
-            assert!(plain >= 10.0 * tuned, "{name}: {plain} vs {tuned}");
-        }
-        None => println!("{name}: computed torque with the URDF's model is held by the protections (the model cannot follow); commissioned RMS {tuned:.3e}"),
-    }
-}
-
 #[test]
 fn the_panda_is_commissioned_against_its_true_arm() {
-    check_commissioned(
-        "panda",
+    let (urdf, config) = (
         "urdf/panda.urdf",
         "config/commissioning/panda_true_arm.yaml",
     );
+    let (out, arm, stdout) = commission("panda", urdf, config);
+    check_outcome("panda", urdf, config, (&out, &arm, &stdout));
+    // Step 4 redone offline from the files the commissioning kept gives the same model.
+    let (ok, json, stderr) = armctl(&[
+        "identify",
+        urdf,
+        "--log",
+        text(&out.join("excite.csv")),
+        "--instruments",
+        text(&out.join("excite.instruments.csv")),
+        "--friction",
+        "--json",
+    ]);
+    assert!(ok, "{stderr}");
+    let offline: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(offline["estimator"], "idim-iv");
+    let commissioned = std::fs::read_to_string(out.join("commissioned.yaml")).unwrap();
+    let line = commissioned
+        .lines()
+        .find(|l| l.trim_start().starts_with("model_base_parameters:"))
+        .unwrap();
+    let written: Vec<f64> = line
+        .split(['[', ']'])
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect();
+    let redone: Vec<f64> = offline["base_parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["value"].as_f64().unwrap())
+        .collect();
+    let scale = written.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    for (a, b) in written.iter().zip(&redone) {
+        assert!((a - b).abs() <= 1e-9 * scale, "{written:?} vs {redone:?}");
+    }
 }
 
 #[test]
@@ -446,34 +323,20 @@ fn the_ur5e_is_commissioned_against_its_true_arm() {
     );
 }
 
-/// A generated arm of the test population with a light wrist (down to about 1e-5 kg m^2 about
-/// its last axis) and no URDF friction: its true arm has friction of 2 % of each effort limit
-/// (0.5 % viscous, per rad/s) and a tool sized to the wrist (its weight at 0.25 m is 8 % of the
-/// smallest effort limit), with the masses, inertials, noise and delay of the bundled arms'.
+/// A generated arm of the test population with a light wrist and no URDF friction, its true
+/// arm [`generated_true_arm`]'s.
 #[test]
 fn a_generated_light_wristed_arm_is_commissioned_against_its_true_arm() {
-    let generated = armctl_model::test_support::random_arm::RandomArm::generate(6);
-    assert!(
-        !generated.damped,
-        "the URDF has no friction: the true arm's is to be found"
-    );
+    let generated = generated_true_arm(6);
     let dir = scratch("commission", "generated");
     let urdf = dir.join("generated_arm.urdf");
     std::fs::write(&urdf, &generated.urdf).unwrap();
-    let robot = Robot::from_urdf_str(&generated.urdf, &ChainOptions::default()).unwrap();
-    let limits: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
-    let scaled = |share: f64| {
-        let values: Vec<String> = limits.iter().map(|l| format!("{}", share * l)).collect();
-        format!("[{}]", values.join(", "))
-    };
-    let tool = 0.08 * limits.iter().fold(f64::INFINITY, |m, l| m.min(*l)) / (9.81 * 0.25);
     let config = dir.join("true_arm.yaml");
     std::fs::write(
         &config,
         format!(
-            "friction: true\nviscous: {}\ncoulomb: {}\nlimits: {{frequency: 100.0, damping_ratio: 1.0}}\nsaturate: true\nnoise: {{position: 1.0e-5, velocity: 1.0e-3, seed: 7}}\ncommand_delay_steps: 1\npayload: {{mass: {tool}, com: [0.03, 0.02, 0.08], inertia: [[0.0002, 0, 0], [0, 0.0002, 0], [0, 0, 0.0001]]}}\nmass_scale: 1.3\n",
-            scaled(0.005),
-            scaled(0.02)
+            "friction: true\nviscous: {:?}\ncoulomb: {:?}\nlimits: {{frequency: 100.0, damping_ratio: 1.0}}\nsaturate: true\nnoise: {{position: 1.0e-5, velocity: 1.0e-3, seed: 7}}\ncommand_delay_steps: 1\npayload: {{mass: {}, com: [0.03, 0.02, 0.08], inertia: [[0.0002, 0, 0], [0, 0.0002, 0], [0, 0, 0.0001]]}}\nmass_scale: 1.3\n",
+            generated.viscous, generated.coulomb, generated.tool
         ),
     )
     .unwrap();

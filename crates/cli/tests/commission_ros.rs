@@ -1,10 +1,11 @@
 //! `armctl commission --ros` as a user runs it against an arm on ROS 2: sim_node stands in for
-//! a real Panda whose true model differs from the URDF given (links 30 % heavier, inertials
-//! moved, the friction Gaz et al. identified, a 1 kg tool off the flange axis, encoder noise, a
-//! step of delay), on DDS over loopback, sim_node in this process on its own participant as a
-//! separate process would be, on the simulated clock with lockstep (a loaded machine slows the
-//! simulated time instead of the commands). The commissioning talks to it only through its
-//! topics: `/joint_states` in, efforts out.
+//! a real arm whose true model differs from the URDF given (links 30 % heavier, inertials
+//! moved, friction the URDF lacks, a tool off the flange axis, encoder noise, a step of delay),
+//! on DDS over loopback, sim_node in this process on its own participant as a separate process
+//! would be, on the simulated clock with lockstep (a loaded machine slows the simulated time
+//! instead of the commands). The commissioning talks to it only through its topics:
+//! `/joint_states` in, efforts out. The Panda, the UR5e and a generated light-wristed arm, each
+//! checked as the done-when table asks ([`check_outcome`]), one at a time.
 
 mod common;
 
@@ -14,26 +15,86 @@ use armctl_nodes::launch::spawn;
 use armctl_nodes::nodes::sim_node::SimNode;
 use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
-use common::true_arm::{held_out_share, true_arm_urdf, with_friction};
+use common::commissioned::check_outcome;
+use common::true_arm::{
+    check_panda_coulomb, generated_true_arm, held_out_share, identified_coulomb, true_arm_urdf,
+    with_friction, PANDA_COULOMB,
+};
 use common::{scratch, text};
 
-const DOMAIN: u16 = 93;
+/// One commissioning at a time: each runs a simulated arm and a commissioning, which is what
+/// two cores can run without starving either.
+static ONE_ARM: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// The Panda's joint friction as Gaz et al. (IEEE RA-L 2019) identified it: Coulomb, N m.
-const PANDA_COULOMB: [f64; 7] = [0.2731, 0.4361, 0.3203, 0.6397, 0.4195, 0.1515, 0.2824];
+/// The arm under commissioning and the true arm sim_node runs for it.
+struct Case {
+    name: &'static str,
+    /// ROS domain of this case's participants.
+    domain: u16,
+    /// The URDF the user gives.
+    urdf: String,
+    /// Its text.
+    source: String,
+    /// The true arm's joint friction, which the URDF lacks: viscous, N m s/rad; Coulomb, N m.
+    viscous: Vec<f64>,
+    coulomb: Vec<f64>,
+    /// The tool's mass, kg (its centre of mass 3, 2 and 8 cm off the flange).
+    tool: f64,
+}
+
+const TOOL_COM: &str = "[0.03, 0.02, 0.08]";
+const MASS_SCALE: &str = "1.3";
+const NOISE_POSITION: &str = "1.0e-5";
+const NOISE_VELOCITY: &str = "1.0e-3";
+
+impl Case {
+    fn bundled(name: &'static str, domain: u16, urdf: &str, friction: [&[f64]; 2]) -> Self {
+        let source = std::fs::read_to_string(common::workspace().join(urdf)).unwrap();
+        Self {
+            name,
+            domain,
+            urdf: urdf.into(),
+            source,
+            viscous: friction[0].to_vec(),
+            coulomb: friction[1].to_vec(),
+            tool: 1.0,
+        }
+    }
+
+    /// The true arm's URDF: inertials moved, the friction added.
+    fn true_arm(&self, dir: &Path) -> std::path::PathBuf {
+        let arm = dir.join("true_arm.urdf");
+        let text = with_friction(&true_arm_urdf(&self.source), &self.viscous, &self.coulomb);
+        std::fs::write(&arm, text).unwrap();
+        arm
+    }
+
+    /// The true arm in the embedded simulator, as sim_node runs it (the URDF's friction, the
+    /// masses, the tool, the noise and the delay), to measure computed torque's tracking on.
+    fn embedded_config(&self, dir: &Path) -> std::path::PathBuf {
+        let config = dir.join("true_arm.yaml");
+        let yaml = format!(
+            "friction: true\nnoise: {{position: {NOISE_POSITION}, velocity: {NOISE_VELOCITY}, seed: 1}}\ncommand_delay_steps: 1\npayload: {{mass: {}, com: {TOOL_COM}, inertia: [[0, 0, 0], [0, 0, 0], [0, 0, 0]]}}\nmass_scale: {MASS_SCALE}\n",
+            self.tool
+        );
+        std::fs::write(&config, yaml).unwrap();
+        config
+    }
+}
 
 /// sim_node running the true arm `urdf` on `command_topic`.
-fn true_arm_node(urdf: &Path, command_topic: &str) -> SimNode {
+fn true_arm_node(urdf: &Path, command_topic: &str, tool: f64) -> SimNode {
+    let tool = tool.to_string();
     let overrides = [
         ("urdf_path", text(urdf)),
         ("command_topic", command_topic),
         ("publish_clock", "true"),
         ("lockstep", "true"),
-        ("mass_scale", "1.3"),
-        ("payload_mass", "1.0"),
-        ("payload_com", "[0.03, 0.02, 0.08]"),
-        ("noise_position", "1.0e-5"),
-        ("noise_velocity", "1.0e-3"),
+        ("mass_scale", MASS_SCALE),
+        ("payload_mass", &tool),
+        ("payload_com", TOOL_COM),
+        ("noise_position", NOISE_POSITION),
+        ("noise_velocity", NOISE_VELOCITY),
         ("command_delay_steps", "1"),
     ];
     let args = RosArgs {
@@ -47,8 +108,8 @@ fn true_arm_node(urdf: &Path, command_topic: &str) -> SimNode {
 }
 
 /// `armctl commission ARGS` on the test's ROS domain, loopback only.
-async fn commission(args: Vec<String>) -> (bool, String, String) {
-    let domain = DOMAIN.to_string();
+async fn commission(domain: u16, args: Vec<String>) -> (bool, String, String) {
+    let domain = domain.to_string();
     tokio::task::spawn_blocking(move || {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let env = [
@@ -65,100 +126,112 @@ fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
+/// Refused without an arm on the domain (after --wait, naming the topic), and with the embedded
+/// simulator's settings.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_panda_is_commissioned_over_ros2_against_sim_node() {
-    let dir = scratch("commission-ros", "panda");
-    let out = dir.join("out");
-    // Nothing on the domain yet: refused after --wait, naming the topic.
-    let (ok, _, err) = commission(args(&[
-        "commission",
-        "urdf/panda.urdf",
-        "--ros",
-        "--wait",
-        "1",
-        "--out",
-        text(&out),
-    ]))
-    .await;
-    assert!(
-        !ok && err.contains("no joint state on /joint_states for 1 s"),
-        "{err}"
-    );
-    let (ok, _, err) = commission(args(&[
-        "commission",
-        "urdf/panda.urdf",
-        "--ros",
-        "--sim-config",
-        "config/sim_realistic.yaml",
-    ]))
-    .await;
-    assert!(
-        !ok && err.contains("--sim-config describes the embedded simulator's arm"),
-        "{err}"
-    );
-
-    let source = std::fs::read_to_string(common::workspace().join("urdf/panda.urdf")).unwrap();
-    let viscous = [0.05, 0.05, 0.05, 0.05, 0.02, 0.02, 0.02];
-    let arm = dir.join("true_arm.urdf");
-    std::fs::write(
-        &arm,
-        with_friction(&true_arm_urdf(&source), &viscous, &PANDA_COULOMB),
-    )
-    .unwrap();
-    let topic = "/effort_controller/commands";
-    let _sim = spawn(true_arm_node(&arm, topic), &DdsOptions::loopback(DOMAIN)).unwrap();
-    let (ok, stdout, stderr) = commission(args(&[
-        "commission",
-        "urdf/panda.urdf",
-        "--ros",
-        "--command-topic",
-        topic,
-        "--duration",
-        "30",
-        "--period",
-        "5",
-        "--validation-duration",
-        "10",
-        "--out",
-        text(&out),
-    ]))
-    .await;
-    assert!(ok, "{stdout}\n{stderr}");
-    assert!(
-        stdout.contains(
-            "1. check: panda against the arm on /joint_states and /effort_controller/commands"
+async fn without_an_arm_on_ros2_the_commissioning_is_refused() {
+    let out = scratch("commission-ros", "refused").join("out");
+    let cases: [(&[&str], &str); 2] = [
+        (&["--wait", "1"], "no joint state on /joint_states for 1 s"),
+        (
+            &["--sim-config", "config/sim_realistic.yaml"],
+            "--sim-config describes the embedded simulator's arm",
         ),
+    ];
+    for (extra, reason) in cases {
+        let mut list = vec![
+            "commission",
+            "urdf/panda.urdf",
+            "--ros",
+            "--out",
+            text(&out),
+        ];
+        list.extend_from_slice(extra);
+        let (ok, _, err) = commission(94, args(&list)).await;
+        assert!(!ok && err.contains(reason), "{extra:?}: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// `case` commissioned over ROS 2 against sim_node running its true arm, and checked as the
+/// done-when table asks: what it printed, and the folder it wrote.
+async fn commissioned_over_ros2(case: &Case) -> (String, std::path::PathBuf) {
+    let _one = ONE_ARM.lock().await;
+    let dir = scratch("commission-ros", case.name);
+    let out = dir.join("out");
+    let arm = case.true_arm(&dir);
+    let topic = "/effort_controller/commands";
+    let node = true_arm_node(&arm, topic, case.tool);
+    let sim = spawn(node, &DdsOptions::loopback(case.domain)).unwrap();
+    let (ok, stdout, stderr) = commission(
+        case.domain,
+        args(&[
+            "commission",
+            &case.urdf,
+            "--ros",
+            "--command-topic",
+            topic,
+            "--duration",
+            "30",
+            "--validation-duration",
+            "10",
+            "--out",
+            text(&out),
+        ]),
+    )
+    .await;
+    drop(sim);
+    assert!(ok, "{}: {stdout}\n{stderr}", case.name);
+    assert!(
+        stdout.contains("1. check: ")
+            && stdout.contains("against the arm on /joint_states and /effort_controller/commands"),
         "{stdout}"
     );
-    let share = held_out_share(&stdout);
-    assert!(share < 3.0, "held-out error {share} % of the effort range");
-    for file in [
-        "commissioned.yaml",
-        "report.md",
-        "excite.mcap",
-        "validate.csv",
-        "verify.csv",
-    ] {
-        assert!(out.join(file).exists(), "{file}");
+    for file in ["validate.csv", "verify.csv"] {
+        assert!(out.join(file).exists(), "{}: {file}", case.name);
     }
-    // The identified friction is the true arm's, which the URDF lacked.
-    let identified = std::fs::read_to_string(out.join("commissioned.yaml")).unwrap();
-    let coulomb_line = identified
-        .lines()
-        .find(|l| l.trim_start().starts_with("model_coulomb:"))
-        .unwrap();
-    let values: Vec<f64> = coulomb_line
-        .split(['[', ']'])
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .map(|v| v.trim().parse().unwrap())
-        .collect();
-    for (found, truth) in values.iter().zip(PANDA_COULOMB) {
-        assert!(
-            (found - truth).abs() < 0.1 * truth + 0.02,
-            "Coulomb {values:?} against {PANDA_COULOMB:?}"
-        );
-    }
+    let config = case.embedded_config(&dir);
+    check_outcome(case.name, &case.urdf, text(&config), (&out, &arm, &stdout));
     println!("{stdout}");
+    (stdout, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_panda_is_commissioned_over_ros2_against_sim_node() {
+    let viscous = [0.05, 0.05, 0.05, 0.05, 0.02, 0.02, 0.02];
+    let case = Case::bundled("panda", 93, "urdf/panda.urdf", [&viscous, &PANDA_COULOMB]);
+    let (stdout, out) = commissioned_over_ros2(&case).await;
+    assert!(held_out_share(&stdout) < 3.0);
+    // The identified friction is the true arm's, which the URDF lacked.
+    check_panda_coulomb(&identified_coulomb(&out.join("commissioned.yaml")));
+}
+
+/// The UR5e, its true arm's friction heavier on the large joints (this test's own values, as
+/// `config/commissioning/ur5e_true_arm.yaml`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ur5e_is_commissioned_over_ros2_against_sim_node() {
+    let viscous = [0.3, 0.3, 0.3, 0.05, 0.02, 0.01];
+    let coulomb = [2.0, 2.0, 1.5, 0.3, 0.2, 0.05];
+    let case = Case::bundled("ur5e", 92, "urdf/ur5e.urdf", [&viscous, &coulomb]);
+    commissioned_over_ros2(&case).await;
+}
+
+/// Generated arm 6 of the test population (a light wrist, no URDF friction), its true arm
+/// [`generated_true_arm`]'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_light_wristed_arm_is_commissioned_over_ros2_against_sim_node() {
+    let generated = generated_true_arm(6);
+    let dir = scratch("commission-ros", "generated-urdf");
+    let urdf = dir.join("generated_arm.urdf");
+    std::fs::write(&urdf, &generated.urdf).unwrap();
+    let case = Case {
+        name: "generated",
+        domain: 91,
+        urdf: text(&urdf).into(),
+        source: generated.urdf,
+        viscous: generated.viscous,
+        coulomb: generated.coulomb,
+        tool: generated.tool,
+    };
+    commissioned_over_ros2(&case).await;
 }

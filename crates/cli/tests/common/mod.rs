@@ -2,6 +2,7 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+pub(crate) mod commissioned;
 pub(crate) mod true_arm;
 
 use std::path::{Path, PathBuf};

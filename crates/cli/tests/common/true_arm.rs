@@ -85,3 +85,65 @@ pub(crate) fn held_out_share(stdout: &str) -> f64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{line}"))
 }
+
+/// A generated arm of the test population and the true arm behind it, for the commissioning.
+pub(crate) struct GeneratedTrueArm {
+    /// The generated URDF (no friction: the true arm's is to be found).
+    pub urdf: String,
+    /// The true arm's viscous friction per joint, 0.5 % of each effort limit per rad/s.
+    pub viscous: Vec<f64>,
+    /// The true arm's Coulomb friction per joint, 2 % of each effort limit.
+    pub coulomb: Vec<f64>,
+    /// The tool's mass, kg, sized to the wrist: its weight at 0.25 m is 8 % of the smallest
+    /// effort limit.
+    pub tool: f64,
+}
+
+/// Generated arm `seed` of the test population: its light wrist (down to about 1e-5 kg m^2
+/// about its last axis) and the true arm behind it.
+pub(crate) fn generated_true_arm(seed: u64) -> GeneratedTrueArm {
+    let generated = armctl_model::test_support::random_arm::RandomArm::generate(seed);
+    assert!(
+        !generated.damped,
+        "the URDF has no friction: the true arm's is to be found"
+    );
+    let robot =
+        armctl_model::Robot::from_urdf_str(&generated.urdf, &armctl_model::ChainOptions::default())
+            .unwrap();
+    let limits: Vec<f64> = robot.joints().iter().map(|j| j.limits.effort).collect();
+    let smallest = limits.iter().fold(f64::INFINITY, |m, l| m.min(*l));
+    GeneratedTrueArm {
+        viscous: limits.iter().map(|l| 0.005 * l).collect(),
+        coulomb: limits.iter().map(|l| 0.02 * l).collect(),
+        tool: 0.08 * smallest / (9.81 * 0.25),
+        urdf: generated.urdf,
+    }
+}
+
+/// The Panda's joint friction as Gaz et al. (IEEE RA-L 2019) identified it: Coulomb, N m.
+pub(crate) const PANDA_COULOMB: [f64; 7] = [0.2731, 0.4361, 0.3203, 0.6397, 0.4195, 0.1515, 0.2824];
+
+/// The Coulomb friction a commissioned file identified, per joint.
+pub(crate) fn identified_coulomb(file: &std::path::Path) -> Vec<f64> {
+    let identified = std::fs::read_to_string(file).unwrap();
+    let line = identified
+        .lines()
+        .find(|l| l.trim_start().starts_with("model_coulomb:"))
+        .unwrap();
+    line.split(['[', ']'])
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(|v| v.trim().parse().unwrap())
+        .collect()
+}
+
+/// Whether each identified Coulomb level is within 10 % (and 0.02 N m) of the Panda's.
+pub(crate) fn check_panda_coulomb(values: &[f64]) {
+    for (found, truth) in values.iter().zip(PANDA_COULOMB) {
+        assert!(
+            (found - truth).abs() < 0.1 * truth + 0.02,
+            "Coulomb {values:?} against {PANDA_COULOMB:?}"
+        );
+    }
+}
