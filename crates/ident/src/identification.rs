@@ -27,11 +27,13 @@ mod friction_columns;
 mod held_out;
 mod instruments;
 pub(crate) mod signals;
+mod statistics;
 use conditioning::{condition_number, poorly_excited, MAX_CONDITION};
 use friction_columns::FrictionColumns;
 use held_out::holdout;
-use instruments::{on_log_times, project};
+use instruments::{not_instrumented, on_log_times, project};
 use signals::{mean_step, signals, Signals};
+use statistics::{joint_noise, standard_deviations};
 
 /// The poses of a log (evenly spread) at which the identified mass matrix must be positive
 /// definite.
@@ -237,21 +239,6 @@ fn solve(w: &DMatrix<f64>, y: &DVector<f64>) -> Result<DVector<f64>, IdentError>
         })
 }
 
-/// Each joint's residual standard deviation (its rows are every n-th).
-fn joint_noise(w: &DMatrix<f64>, residual: &DVector<f64>, n: usize, unknowns: usize) -> Vec<f64> {
-    let rows = residual.len() / n;
-    (0..n)
-        .map(|j| {
-            let used: Vec<usize> = (0..rows)
-                .map(|r| r * n + j)
-                .filter(|&r| w.row(r).iter().any(|v| *v != 0.0))
-                .collect();
-            let dof = (used.len() as f64 - unknowns as f64 / n as f64).max(1.0);
-            (used.iter().map(|&r| residual[r].powi(2)).sum::<f64>() / dof).sqrt()
-        })
-        .collect()
-}
-
 /// `diag(weight_j)` applied to each joint's rows.
 fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64>, DVector<f64>) {
     let n = weights.len();
@@ -378,17 +365,27 @@ fn identify_with(
         .iter()
         .map(|s| s.max(1e-9 * scale))
         .collect();
+    // With instruments too, the weights are those of the first pass's residual: the noise of
+    // each joint's equations, which the instruments do not change.
     let weights: Vec<f64> = noise.iter().map(|s| 1.0 / s).collect();
     let (ww, wy) = weighted(&w, &tau, &weights);
+    // With instruments the fit runs on the measured regressor projected onto theirs; the
+    // residuals (standard deviations, the consistent fit's cost) stay the measured one's.
+    let mut measured = None;
     let ww = match &instrument_signals {
         Some(si) => {
             let (z, _) = stack(robot, &base, (si, &s), &fit, &friction)?;
-            project(&weighted(&z, &tau, &weights).0, &ww)?
+            let projected = project(&weighted(&z, &tau, &weights).0, &ww)?;
+            measured = Some(ww);
+            projected
         }
         None => ww,
     };
     let condition = condition_number(&ww);
     if condition.is_nan() || condition >= MAX_CONDITION {
+        if instrument_signals.is_some() {
+            return Err(not_instrumented(condition));
+        }
         return Err(poorly_excited(
             &ww,
             &unknown_names(&base, &names, &friction),
@@ -408,7 +405,8 @@ fn identify_with(
     let ((least_squares, std), mut friction_at_zero) =
         fit_without_negative_friction(&ww, options.friction.then_some(&friction_columns), |ww| {
             let least_squares = solve(ww, &wy)?;
-            let std = standard_deviations(ww, &wy, &least_squares)?;
+            let residual_of = measured.as_ref().unwrap_or(ww);
+            let std = standard_deviations(ww, residual_of, &wy, &least_squares)?;
             final_w = Some(ww.clone());
             Ok((least_squares, std))
         })?;
@@ -423,7 +421,14 @@ fn identify_with(
         |w| fit_consistent(w, &wy, &base, robot, &least_squares),
     )?;
     check_bodies(robot, &consistent.links)?;
-    let gap = consistency_gap(&base.names(), (&ww, &wy), &consistent, &least_squares, &std);
+    let residual_of = measured.as_ref().unwrap_or(&ww);
+    let gap = consistency_gap(
+        &base.names(),
+        (residual_of, &wy),
+        &consistent,
+        &least_squares,
+        &std,
+    );
     let not_bodies = options.method == Method::LeastSquares && !gap.least_squares_is_bodies;
     if not_bodies || !explained(&gap) {
         let culprits = blame(&ww, &wy, &base, robot, &least_squares, &consistent)?;
@@ -549,28 +554,4 @@ fn spread(from: usize, to: usize, count: usize) -> Vec<usize> {
     let span = to.saturating_sub(from);
     let step = span.div_ceil(count.max(1)).max(1);
     (from..to).step_by(step).collect()
-}
-
-/// `sqrt(diag(sigma^2 (W^T W)^-1))` of the weighted problem.
-fn standard_deviations(
-    w: &DMatrix<f64>,
-    y: &DVector<f64>,
-    estimate: &DVector<f64>,
-) -> Result<Vec<f64>, IdentError> {
-    let residual = y - w * estimate;
-    // Rows left out of the fit (zeroed) are no data.
-    let rows = w.row_iter().filter(|r| r.amax() > 0.0).count();
-    let dof = (rows as f64 - w.ncols() as f64).max(1.0);
-    let sigma2 = residual.norm_squared() / dof;
-    let normal = w.transpose() * w;
-    let inverse = normal
-        .pseudo_inverse(1e-14)
-        .map_err(|e| IdentError::Identification {
-            reason: e.to_string(),
-        })?;
-    Ok(inverse
-        .diagonal()
-        .iter()
-        .map(|v| (sigma2 * v.max(0.0)).sqrt())
-        .collect())
 }

@@ -183,13 +183,7 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
         "least squares' values are no bodies: the nearest bodies are written"
     };
     let _ = writeln!(text, "| identify | every link a body that exists; {bodies}; largest distance from least squares {:.2} sigma ({}) |", found.consistency_gap.largest_sigmas, found.consistency_gap.largest_parameter);
-    let change = match &outcome.estimator.change {
-        Some((sigmas, name)) => {
-            format!("; largest change from weighted least squares {sigmas:.2} sigma ({name})")
-        }
-        None => String::new(),
-    };
-    let _ = writeln!(text, "| estimator | {}{change} |", outcome.estimator.name);
+    let _ = writeln!(text, "| estimator | {} |", outcome.estimator.describe());
     let (worst, share) = outcome.validation.worst();
     let _ = writeln!(
         text,

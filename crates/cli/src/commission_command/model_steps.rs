@@ -79,8 +79,9 @@ impl Steps<'_> {
         );
         println!("4. identify: base parameters, friction, every link a body that exists");
         let holder = || self.settings.excitation_controller(self.robot, plan);
+        let period = arm.period();
         let (identification, estimator) =
-            hold_while(arm, holder, || self.identify(&excitation.log, plan))??;
+            hold_while(arm, holder, || self.identify(&excitation, plan, period))??;
         println!(
             "5. validate: {} s held out, never seen by the fit",
             self.settings.validation_duration
@@ -194,12 +195,19 @@ impl Steps<'_> {
         Ok(recording)
     }
 
-    fn identify(&self, log: &JointLog, plan: &Plan) -> Result<(Identification, EstimatorUsed)> {
+    /// Step 4 on the excitation's `recording` (an arm stepped every `period` s): weighted
+    /// least squares, then the estimator the settings ask for.
+    fn identify(
+        &self,
+        recording: &Recording,
+        plan: &Plan,
+        period: f64,
+    ) -> Result<(Identification, EstimatorUsed)> {
         let options = IdentifyOptions {
             friction: true,
             ..IdentifyOptions::default()
         };
-        let found = identify(self.robot, log, &options).map_err(|e| {
+        let found = identify(self.robot, &recording.log, &options).map_err(|e| {
             Gate::at(
                 "identify",
                 format!(
@@ -207,6 +215,13 @@ impl Steps<'_> {
                 ),
             )
         })?;
+        let (found, used) = match self.settings.estimator {
+            Estimator::IdimIv => self.instrumental(found, recording, plan, (&options, period)),
+            Estimator::Wls => {
+                let name = "weighted least squares".to_string();
+                (found, EstimatorUsed { name, change: None })
+            }
+        };
         println!(
             "   ok: condition number {:.1}, every link a body (largest distance from least squares {:.2} sigma, {}), held-out part of the excitation {:.2} %",
             found.condition_number,
@@ -214,14 +229,8 @@ impl Steps<'_> {
             found.consistency_gap.largest_parameter,
             100.0 * found.holdout_overall
         );
-        Ok(match self.settings.estimator {
-            Estimator::IdimIv => self.instrumental(found, log, plan, &options),
-            Estimator::Wls => {
-                let name = "weighted least squares".to_string();
-                println!("   estimator: {name}");
-                (found, EstimatorUsed { name, change: None })
-            }
-        })
+        println!("   estimator: {}", used.describe());
+        Ok((found, used))
     }
 
     /// The identified model's effort prediction on the validation run, per joint within the

@@ -18,6 +18,13 @@ fn fail(reason: String) -> IdentError {
 /// first sample, interpolated linearly. Refused when the joints differ or the instruments end
 /// more than a step before the log.
 pub(crate) fn on_log_times(instruments: &JointLog, log: &JointLog) -> Result<JointLog, IdentError> {
+    if let Some(missing) = log
+        .joint_names
+        .iter()
+        .find(|j| !instruments.joint_names.contains(j))
+    {
+        return Err(fail(format!("joint '{missing}' is not in the instruments")));
+    }
     let instruments = instruments.for_joints(&log.joint_names)?;
     instruments
         .check()
@@ -63,7 +70,47 @@ pub(crate) fn on_log_times(instruments: &JointLog, log: &JointLog) -> Result<Joi
             v.push(at(velocity));
         }
     }
+    check_same_run(&resampled, log)?;
     Ok(resampled)
+}
+
+/// Refuses instruments that are not the log's run: a joint whose simulated positions differ
+/// from the measured ones by more than [`MOTION_SHARE`] of its motion about its mean (and
+/// more than [`SAME_POSITION`]) was driven otherwise. Instruments of another run are nearly
+/// uncorrelated with the measured regressor, and the estimate would be noise.
+fn check_same_run(instruments: &JointLog, log: &JointLog) -> Result<(), IdentError> {
+    let rms = |values: &mut dyn Iterator<Item = f64>| {
+        let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v * v, c + 1));
+        (sum / count.max(1) as f64).sqrt()
+    };
+    for (j, name) in log.joint_names.iter().enumerate() {
+        let mean = log.position.iter().map(|q| q[j]).sum::<f64>() / log.len() as f64;
+        let motion = rms(&mut log.position.iter().map(|q| q[j] - mean));
+        let pairs = log.position.iter().zip(&instruments.position);
+        let apart = rms(&mut pairs.map(|(a, b)| a[j] - b[j]));
+        let allowed = SAME_POSITION.max(MOTION_SHARE * motion);
+        if apart.is_nan() || apart > allowed {
+            return Err(fail(format!(
+                "the instruments are not the log's run: joint '{name}' is {apart:.3} (RMS) from its logged positions, which move {motion:.3} (RMS) about their mean; simulate the same run (trajectory, controller, start)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The largest RMS difference between the log's and the instruments' positions, as a share of
+/// the joint's motion, for the instruments to be that run: the closed loop simulated on an
+/// estimate tracks as the arm did, within a small part of the motion.
+const MOTION_SHARE: f64 = 0.5;
+
+/// Below this RMS difference, rad (m), positions are the same run whatever the motion.
+const SAME_POSITION: f64 = 0.01;
+
+/// Why a log projected onto instruments does not determine the parameters.
+pub(crate) fn not_instrumented(condition: f64) -> IdentError {
+    fail(format!(
+        "the measured regressor projected onto the instruments does not determine the parameters (condition number {condition:.3e}): the simulated run does not move as the log's does"
+    ))
 }
 
 /// `w` projected onto the columns of `z`: `z (z^T z)^+ z^T w`, the part of the measured
@@ -97,14 +144,28 @@ mod tests {
         let sim: Vec<f64> = (0..=100).map(|k| k as f64 * 0.01).collect();
         let measured: Vec<f64> = (0..50).map(|k| 7.005 + k as f64 * 0.015).collect();
         let line = |t: f64| 3.0 * t + 1.0;
-        let on = on_log_times(&log(&sim, line), &log(&measured, |_| 0.0)).unwrap();
-        // 0.015 s apart from 7.005 s: timed from there, between the instruments' samples.
+        // The same run, logged from 7.005 s (0.015 s apart, between the instruments' samples).
+        let logged = log(&measured, |t| line(t - 7.005) + 1e-3);
+        let on = on_log_times(&log(&sim, line), &logged).unwrap();
         for (t, q) in measured.iter().zip(&on.position) {
             assert!((q[0] - line(t - 7.005)).abs() < 1e-12, "{t}: {}", q[0]);
         }
         let short: Vec<f64> = (0..=40).map(|k| k as f64 * 0.01).collect();
-        let err = on_log_times(&log(&short, line), &log(&measured, |_| 0.0)).unwrap_err();
+        let err = on_log_times(&log(&short, line), &logged).unwrap_err();
         assert!(err.to_string().contains("cover 0.400 s"), "{err}");
+    }
+
+    #[test]
+    fn instruments_of_another_run_or_other_joints_are_refused() {
+        let times: Vec<f64> = (0..=100).map(|k| k as f64 * 0.01).collect();
+        let logged = log(&times, |t| (6.0 * t).sin());
+        let other = log(&times, |t| (6.0 * t).cos());
+        let err = on_log_times(&other, &logged).unwrap_err().to_string();
+        assert!(err.contains("not the log's run: joint 'a'"), "{err}");
+        let mut renamed = log(&times, |t| (6.0 * t).sin());
+        renamed.joint_names = vec!["b".into()];
+        let err = on_log_times(&renamed, &logged).unwrap_err().to_string();
+        assert!(err.contains("joint 'a' is not in the instruments"), "{err}");
     }
 
     #[test]
