@@ -144,8 +144,8 @@ impl Steps<'_> {
 const REFERENCE_POINTS: usize = armctl_runtime::controller_core::DEFAULT_MAX_POINTS - 1;
 
 /// The reference a recorded run followed until its brake, timed from its first sample:
-/// positions as recorded, velocities by central differences (at most [`REFERENCE_POINTS`]
-/// points). After it the reference stays at its end, as the brake held the arm where it was.
+/// positions as recorded, velocities by central differences between neighbouring samples
+/// (at most [`REFERENCE_POINTS`] points). After it the reference stays at its end, as the brake held the arm where it was.
 fn recorded_reference(recording: &Recording) -> Result<MultiPoint> {
     let time = &recording.log.time;
     let samples = recording.tracked.min(recording.reference.len());
@@ -155,28 +155,53 @@ fn recorded_reference(recording: &Recording) -> Result<MultiPoint> {
     if picked.last() != Some(&(samples - 1)) {
         picked.push(samples - 1);
     }
-    let points: Vec<TrajectoryPoint> = (0..picked.len())
-        .map(|k| {
-            let (a, b) = (
-                picked[k.saturating_sub(1)],
-                picked[(k + 1).min(picked.len() - 1)],
-            );
-            let (qa, qb) = (&recording.reference[a], &recording.reference[b]);
-            let velocities = qa
-                .iter()
-                .zip(qb)
-                .map(|(x, y)| (y - x) / (time[b] - time[a]))
-                .collect();
+    // Velocities and accelerations from each point's own neighbours in the recording, not
+    // from the points kept: the pieces between the points then have the recorded reference's
+    // motion, however short (the last one may be one sample long).
+    let reference = &recording.reference;
+    let points: Vec<TrajectoryPoint> = picked
+        .iter()
+        .map(|&k| {
+            let (velocities, accelerations) = derivatives(reference, time, k, samples);
             TrajectoryPoint {
-                time: time[picked[k]] - time[0],
-                positions: recording.reference[picked[k]].clone(),
+                time: time[k] - time[0],
+                positions: reference[k].clone(),
                 velocities: Some(velocities),
-                accelerations: None,
+                accelerations,
             }
         })
         .collect();
     let dof = recording.reference[0].len();
     Ok(MultiPoint::new(dof, &points)?)
+}
+
+/// Velocity and acceleration of `reference` at sample `k` of the first `samples`: those of
+/// the parabola through it and its neighbours (the nearest three at the ends); with two
+/// samples, the slope between them and none.
+fn derivatives(
+    reference: &[Vec<f64>],
+    time: &[f64],
+    k: usize,
+    samples: usize,
+) -> (Vec<f64>, Option<Vec<f64>>) {
+    let slope = |i: usize, j: usize, joint: usize| {
+        (reference[j][joint] - reference[i][joint]) / (time[j] - time[i])
+    };
+    let joints = 0..reference[k].len();
+    if samples < 3 {
+        return (joints.map(|j| slope(0, 1, j)).collect(), None);
+    }
+    let c = k.clamp(1, samples - 2);
+    let span = time[c + 1] - time[c - 1];
+    let middle = 0.5 * (time[c - 1] + time[c]);
+    let (velocities, accelerations) = joints
+        .map(|j| {
+            let acceleration = 2.0 * (slope(c, c + 1, j) - slope(c - 1, c, j)) / span;
+            let velocity = slope(c - 1, c, j) + acceleration * (time[k] - middle);
+            (velocity, acceleration)
+        })
+        .unzip();
+    (velocities, Some(accelerations))
 }
 
 /// The largest `|found - least_squares|` over the base parameters, in least squares' standard
@@ -191,4 +216,53 @@ fn largest_change(found: &Identification, least_squares: &Identification) -> (f6
         }
     }
     largest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use armctl_control::reference::Trajectory;
+    use armctl_control::JointReference;
+
+    /// A recording of `samples` at 1 kHz whose reference is `sin(2 t)`.
+    fn recording(samples: usize) -> Recording {
+        let time: Vec<f64> = (0..samples).map(|k| 5.0 + k as f64 * 1e-3).collect();
+        let reference: Vec<Vec<f64>> = time.iter().map(|t| vec![(2.0 * (t - 5.0)).sin()]).collect();
+        Recording {
+            log: JointLog {
+                joint_names: vec!["a".into()],
+                position: reference.clone(),
+                velocity: None,
+                acceleration: None,
+                effort: vec![vec![0.0]; samples],
+                time,
+            },
+            tracked: samples,
+            reference,
+            stop: None,
+            braked: None,
+            events: vec![],
+            slowest: None,
+        }
+    }
+
+    #[test]
+    fn a_recorded_reference_is_followed_again_with_its_own_accelerations() {
+        // One sample more than a whole number of strides: the last piece is 1 ms long.
+        let samples = 7 * REFERENCE_POINTS + 2;
+        let followed = recorded_reference(&recording(samples)).unwrap();
+        let mut out = JointReference::hold(&[0.0]);
+        let end = (samples - 1) as f64 * 1e-3;
+        // At its end the reference holds (at rest): checked up to just before.
+        for t in [0.0, 1.0, end - 0.004, end - 0.0005, end - 1e-6] {
+            followed.sample(t, &mut out);
+            let (q, qdd) = ((2.0 * t).sin(), -4.0 * (2.0 * t).sin());
+            assert!((out.q[0] - q).abs() < 1e-6, "t = {t}: q {}", out.q[0]);
+            assert!(
+                (out.qdd[0] - qdd).abs() < 0.05,
+                "t = {t}: qdd {}",
+                out.qdd[0]
+            );
+        }
+    }
 }
