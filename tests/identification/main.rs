@@ -11,6 +11,7 @@ mod recording;
 
 mod bags;
 mod consistency;
+mod friction_offset;
 mod instruments;
 
 use armctl_control::controller_by_name;

@@ -43,6 +43,10 @@ pub(crate) struct IdentifyArgs {
     /// position (a geared joint's eccentricity), at most 4.
     #[arg(long, default_value_t = 0)]
     friction_position_harmonics: usize,
+    /// With --friction: also each joint's friction offset, the Coulomb level's asymmetry
+    /// (sliding positively meets Coulomb + offset, negatively Coulomb - offset).
+    #[arg(long)]
+    friction_offset: bool,
     /// The estimate written: `consistent`, weighted least squares over bodies that exist
     /// (every link's mass positive, its pseudo-inertia positive semidefinite); or
     /// `least-squares`, unconstrained, kept for comparison and refused when no set of bodies
@@ -125,6 +129,10 @@ struct Report {
     ripple_left_out: Vec<String>,
     /// Joints whose harmonics were scaled down to their Coulomb level.
     ripple_limited: Vec<String>,
+    /// Per joint, the Coulomb level's asymmetry (empty without --friction-offset).
+    friction_offset: Vec<f64>,
+    /// Joints whose offset was cut to their Coulomb level less the harmonics.
+    offset_limited: Vec<String>,
     /// Friction coefficients that came out negative within the noise, written as zero.
     friction_at_zero: Vec<String>,
     joint_noise: Vec<f64>,
@@ -162,6 +170,9 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     if args.friction_position_harmonics > 0 && !args.friction {
         anyhow::bail!("--friction-position-harmonics needs --friction");
     }
+    if args.friction_offset && !args.friction {
+        anyhow::bail!("--friction-offset needs --friction");
+    }
     let options = ChainOptions {
         tip_link: args.tip.clone(),
         ..ChainOptions::default()
@@ -175,6 +186,7 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
     let options = IdentifyOptions {
         friction: args.friction,
         friction_harmonics: args.friction_position_harmonics,
+        friction_offset: args.friction_offset,
         holdout: args.holdout,
         cutoff: args.cutoff,
         method: args.method.into(),
@@ -244,6 +256,8 @@ pub(crate) fn run(args: &IdentifyArgs) -> Result<()> {
         friction_ripple: found.friction_ripple,
         ripple_left_out: found.ripple_left_out,
         ripple_limited: found.ripple_limited,
+        friction_offset: found.friction_offset,
+        offset_limited: found.offset_limited,
         friction_at_zero: found
             .friction_at_zero
             .iter()
@@ -331,6 +345,18 @@ fn render(r: &Report) -> String {
             "Coulomb harmonics of joint {} (cos, sin of 1q, 2q, ..): {:?}\n",
             j + 1,
             rounded(ripple)
+        );
+    }
+    if !r.friction_offset.is_empty() {
+        out += &format!(
+            "friction offset (positive: sliding positively meets more): {:?}\n",
+            rounded(&r.friction_offset)
+        );
+    }
+    if !r.offset_limited.is_empty() {
+        out += &format!(
+            "friction offset cut to the Coulomb level less its harmonics for {} (the friction may push neither way)\n",
+            r.offset_limited.join(", ")
         );
     }
     out += &format!("\nnoise per joint: {:?}\n", rounded(&r.joint_noise));

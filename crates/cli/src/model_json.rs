@@ -21,6 +21,8 @@ pub(crate) struct JointJson {
     effort: f64,
     viscous: f64,
     coulomb: f64,
+    /// The Coulomb level's asymmetry (an identified model's; a URDF has none).
+    friction_offset: f64,
     urdf_frame_kept: bool,
 }
 
@@ -89,6 +91,7 @@ impl ModelJson {
                 effort: j.limits.effort,
                 viscous: j.friction.viscous,
                 coulomb: j.friction.coulomb,
+                friction_offset: j.friction.offset,
                 urdf_frame_kept: report.urdf_frame_kept[i + 1],
             })
             .collect();

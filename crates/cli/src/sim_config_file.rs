@@ -23,6 +23,8 @@
 //! gear_stiffness: 10000.0    # N m/rad, the meshing teeth where there is play
 //! friction_ripple: [[0.2, 0.1], [], [], [], [], [], []]  # per joint: cos, sin of harmonics
 //!                            # 1, 2, .. of the Coulomb friction over the position (plant only)
+//! friction_offset: [0.0, 0.0, 0.07, 0.0, 0.0, 0.0, 0.0]   # per joint, N m: sliding positively
+//!                            # meets coulomb + offset, negatively coulomb - offset (plant only)
 //! viscous: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]          # the plant's friction per joint in place
 //! coulomb: [0.27, 0.44, 0.32, 0.64, 0.42, 0.15, 0.28]   # of the URDF's (plant only)
 //! robot_compensates_gravity: false   # the arm adds G(q) itself, as a Franka arm does
@@ -93,6 +95,7 @@ struct SimConfigFile {
     backlash: Option<Vec<f64>>,
     gear_stiffness: Option<f64>,
     friction_ripple: Option<Vec<Vec<f64>>>,
+    friction_offset: Option<Vec<f64>>,
     viscous: Option<Vec<f64>>,
     coulomb: Option<Vec<f64>>,
     robot_compensates_gravity: Option<bool>,
@@ -185,6 +188,9 @@ pub(crate) fn load(
             friction_ripple: file
                 .friction_ripple
                 .unwrap_or(base.joints.friction_ripple.clone()),
+            friction_offset: file
+                .friction_offset
+                .unwrap_or(base.joints.friction_offset.clone()),
             viscous: file.viscous.unwrap_or(base.joints.viscous.clone()),
             coulomb: file.coulomb.unwrap_or(base.joints.coulomb.clone()),
         },

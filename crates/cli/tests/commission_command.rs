@@ -11,7 +11,10 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::commissioned::check_outcome;
-use common::true_arm::{generated_true_arm, true_arm_urdf};
+use common::true_arm::{
+    check_offset, check_panda_coulomb, generated_true_arm, identified_coulomb, identified_offset,
+    true_arm_urdf, PANDA_OFFSET,
+};
 use common::{armctl, scratch, text};
 
 /// `armctl commission ARGS`, which must fail at `gate`: its message.
@@ -285,9 +288,15 @@ fn the_panda_is_commissioned_against_its_true_arm() {
         "--instruments",
         text(&out.join("excite.instruments.csv")),
         "--friction",
+        "--friction-offset",
         "--json",
     ]);
     assert!(ok, "{stderr}");
+    // The true arm's friction: Gaz et al.'s Coulomb levels and their asymmetry.
+    let file = out.join("commissioned.yaml");
+    check_panda_coulomb(&identified_coulomb(&file));
+    eprintln!("friction offset {:?}", identified_offset(&file));
+    check_offset(&identified_offset(&file), &PANDA_OFFSET, 0.02);
     let offline: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(offline["estimator"], "idim-iv");
     let commissioned = std::fs::read_to_string(out.join("commissioned.yaml")).unwrap();

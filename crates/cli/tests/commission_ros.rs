@@ -17,8 +17,8 @@ use armctl_nodes::transport::dds::DdsOptions;
 use armctl_runtime::ros_args::RosArgs;
 use common::commissioned::check_outcome;
 use common::true_arm::{
-    check_panda_coulomb, generated_true_arm, held_out_share, identified_coulomb, true_arm_urdf,
-    with_friction, PANDA_COULOMB,
+    check_offset, check_panda_coulomb, generated_true_arm, held_out_share, identified_coulomb,
+    identified_offset, true_arm_urdf, with_friction, PANDA_COULOMB, PANDA_OFFSET,
 };
 use common::{scratch, text};
 
@@ -40,6 +40,8 @@ struct Case {
     coulomb: Vec<f64>,
     /// The tool's mass, kg (its centre of mass 3, 2 and 8 cm off the flange).
     tool: f64,
+    /// The true arm's friction offset per joint (empty: none).
+    offset: Vec<f64>,
 }
 
 const TOOL_COM: &str = "[0.03, 0.02, 0.08]";
@@ -58,6 +60,7 @@ impl Case {
             viscous: friction[0].to_vec(),
             coulomb: friction[1].to_vec(),
             tool: 1.0,
+            offset: vec![],
         }
     }
 
@@ -76,16 +79,28 @@ impl Case {
         let yaml = format!(
             "friction: true\nnoise: {{position: {NOISE_POSITION}, velocity: {NOISE_VELOCITY}, seed: 1}}\ncommand_delay_steps: 1\npayload: {{mass: {}, com: {TOOL_COM}, inertia: [[0, 0, 0], [0, 0, 0], [0, 0, 0]]}}\nmass_scale: {MASS_SCALE}\n",
             self.tool
-        );
+        ) + &self.offset_setting();
         std::fs::write(&config, yaml).unwrap();
         config
     }
 }
 
-/// sim_node running the true arm `urdf` on `command_topic`.
-fn true_arm_node(urdf: &Path, command_topic: &str, tool: f64) -> SimNode {
+impl Case {
+    /// `friction_offset: [..]` for the embedded simulator (nothing without an offset).
+    fn offset_setting(&self) -> String {
+        if self.offset.is_empty() {
+            return String::new();
+        }
+        format!("friction_offset: {:?}\n", self.offset)
+    }
+}
+
+/// sim_node running the true arm `urdf` on `command_topic`, with `offset` (its
+/// `friction_offset`; empty: none).
+fn true_arm_node(urdf: &Path, command_topic: &str, tool: f64, offset: &[f64]) -> SimNode {
     let tool = tool.to_string();
-    let overrides = [
+    let offset = format!("{offset:?}");
+    let mut overrides = vec![
         ("urdf_path", text(urdf)),
         ("command_topic", command_topic),
         ("publish_clock", "true"),
@@ -97,6 +112,9 @@ fn true_arm_node(urdf: &Path, command_topic: &str, tool: f64) -> SimNode {
         ("noise_velocity", NOISE_VELOCITY),
         ("command_delay_steps", "1"),
     ];
+    if offset != "[]" {
+        overrides.push(("friction_offset", &offset));
+    }
     let args = RosArgs {
         overrides: overrides
             .iter()
@@ -161,7 +179,7 @@ async fn commissioned_over_ros2(case: &Case) -> (String, std::path::PathBuf) {
     let out = dir.join("out");
     let arm = case.true_arm(&dir);
     let topic = "/effort_controller/commands";
-    let node = true_arm_node(&arm, topic, case.tool);
+    let node = true_arm_node(&arm, topic, case.tool, &case.offset);
     let sim = spawn(node, &DdsOptions::loopback(case.domain)).unwrap();
     let (ok, stdout, stderr) = commission(
         case.domain,
@@ -199,11 +217,17 @@ async fn commissioned_over_ros2(case: &Case) -> (String, std::path::PathBuf) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_panda_is_commissioned_over_ros2_against_sim_node() {
     let viscous = [0.05, 0.05, 0.05, 0.05, 0.02, 0.02, 0.02];
-    let case = Case::bundled("panda", 93, "urdf/panda.urdf", [&viscous, &PANDA_COULOMB]);
+    let case = Case {
+        offset: PANDA_OFFSET.to_vec(),
+        ..Case::bundled("panda", 93, "urdf/panda.urdf", [&viscous, &PANDA_COULOMB])
+    };
     let (stdout, out) = commissioned_over_ros2(&case).await;
     assert!(held_out_share(&stdout) < 3.0);
     // The identified friction is the true arm's, which the URDF lacked.
-    check_panda_coulomb(&identified_coulomb(&out.join("commissioned.yaml")));
+    let file = out.join("commissioned.yaml");
+    check_panda_coulomb(&identified_coulomb(&file));
+    // And its asymmetry, sim_node's friction_offset.
+    check_offset(&identified_offset(&file), &PANDA_OFFSET, 0.02);
 }
 
 /// The UR5e, its true arm's friction heavier on the large joints (this test's own values, as
@@ -232,6 +256,7 @@ async fn a_generated_light_wristed_arm_is_commissioned_over_ros2_against_sim_nod
         viscous: generated.viscous,
         coulomb: generated.coulomb,
         tool: generated.tool,
+        offset: vec![],
     };
     commissioned_over_ros2(&case).await;
 }

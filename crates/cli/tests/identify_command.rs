@@ -189,6 +189,17 @@ fn bad_logs_are_named() {
         !ok && err.contains("--friction-position-harmonics needs --friction"),
         "{err}"
     );
+    let (ok, _, err) = armctl(&[
+        "identify",
+        "urdf/panda.urdf",
+        "--log",
+        "nowhere.csv",
+        "--friction-offset",
+    ]);
+    assert!(
+        !ok && err.contains("--friction-offset needs --friction"),
+        "{err}"
+    );
     let short = dir.join("short.csv");
     std::fs::write(
         &short,

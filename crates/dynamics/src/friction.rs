@@ -1,5 +1,6 @@
-//! Joint friction from the model: `F(q, qd) = viscous qd + coulomb(q) sgn(qd)`, the Coulomb
-//! level rippling over the position on a geared joint (docs/theory.md section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
+//! Joint friction from the model: `F(q, qd) = viscous qd + coulomb(q) sgn(qd) + offset |sgn(qd)|`,
+//! the Coulomb level rippling over the position on a geared joint and sliding one way harder
+//! than the other by its offset (docs/theory.md section 2). The sign can be smoothed as `tanh(qd / width)`, which integrators and
 //! identification prefer to a jump at zero velocity.
 
 use armctl_model::{check_length, Robot};
@@ -19,8 +20,8 @@ pub enum CoulombSign {
     },
 }
 
-/// Friction torques `F(q, qd) = viscous qd + coulomb(q) sgn(qd)` into `out` (`coulomb(q)`:
-/// the Coulomb level with its ripple over the position, [`armctl_model::Friction::coulomb_at`]).
+/// Friction torques `F(q, qd) = viscous qd + coulomb(q) sgn(qd) + offset |sgn(qd)|` into `out`
+/// (the sliding part: [`armctl_model::Friction::sliding`]).
 pub fn friction_torques(
     robot: &Robot,
     q: &[f64],
@@ -32,7 +33,7 @@ pub fn friction_torques(
     check_length("qd", robot.dof(), qd.len())?;
     check_length("friction", robot.dof(), out.len())?;
     for (((o, joint), &v), &position) in out.iter_mut().zip(robot.joints()).zip(qd).zip(q) {
-        *o = joint.friction.viscous * v + joint.friction.coulomb_at(position) * sign.of(v);
+        *o = joint.friction.viscous * v + joint.friction.sliding(position, sign.of(v));
     }
     Ok(())
 }

@@ -55,6 +55,8 @@ pub struct IdentifyOptions {
     /// With friction, this many harmonics of the Coulomb level over each joint's position
     /// (at most `armctl_model::MAX_FRICTION_HARMONICS`).
     pub friction_harmonics: usize,
+    /// With friction, each joint's Coulomb asymmetry too (`armctl_model::Friction::offset`).
+    pub friction_offset: bool,
     /// Which estimate is the result: the physically consistent one (the default) or the
     /// unconstrained least squares, which is then refused when no set of bodies gives it.
     pub method: Method,
@@ -91,6 +93,7 @@ impl Default for IdentifyOptions {
             max_samples: 10000,
             min_speed: 0.1,
             friction_harmonics: 0,
+            friction_offset: false,
             method: Method::Consistent,
         }
     }
@@ -123,6 +126,11 @@ pub struct Identification {
     pub coulomb: Vec<f64>,
     /// Per joint, the Coulomb level's harmonics `[c_1, s_1, c_2, s_2, ..]` (empty without).
     pub friction_ripple: Vec<Vec<f64>>,
+    /// Per joint, the Coulomb level's asymmetry (empty unless asked for).
+    pub friction_offset: Vec<f64>,
+    /// The joints whose offset was cut to its Coulomb level less the ripple, so that the
+    /// friction pushes neither way (a model would refuse it otherwise).
+    pub offset_limited: Vec<String>,
     /// The joints whose harmonics were left out (zero): the log does not sweep enough of
     /// their range to tell the harmonics from the mean Coulomb level.
     pub ripple_left_out: Vec<String>,
@@ -131,7 +139,8 @@ pub struct Identification {
     pub ripple_limited: Vec<String>,
     /// The friction coefficients that came out negative within the noise, written as zero.
     pub friction_at_zero: Vec<FrictionAtZero>,
-    /// Standard deviations of viscous then Coulomb friction, then the harmonics.
+    /// Standard deviations of viscous then Coulomb friction, then the harmonics, then the
+    /// offsets.
     pub friction_std: Vec<f64>,
     /// Noise of each joint's effort equation (residual standard deviation), N m or N.
     pub joint_noise: Vec<f64>,
@@ -165,6 +174,7 @@ impl Identification {
             viscous: self.viscous.clone(),
             coulomb: self.coulomb.clone(),
             friction_ripple: self.friction_ripple.clone(),
+            friction_offset: self.friction_offset.clone(),
         }
     }
 }
@@ -183,7 +193,7 @@ pub struct HeldOutSeries {
 }
 
 /// Stacked regressor rows (n per sample: base columns, then friction: viscous per joint,
-/// Coulomb per joint, the harmonics joint by joint) and efforts, from the signals `s`; with
+/// Coulomb per joint, the harmonics joint by joint, the offsets) and efforts, from the signals `s`; with
 /// friction, the rows where `measured` is near standstill are left out.
 fn stack(
     robot: &Robot,
@@ -214,16 +224,7 @@ fn stack(
                 continue;
             }
             if friction.on {
-                let sign = s.qd[k][j].signum() * f64::from(s.qd[k][j] != 0.0);
-                let r = row * n + j;
-                w[(r, b + j)] = s.qd[k][j];
-                w[(r, b + n + j)] = sign;
-                for h in 0..friction.per_joint[j] {
-                    let (sin, cos) = ((h + 1) as f64 * s.q[k][j]).sin_cos();
-                    let column = friction.first_harmonic(b, j) + 2 * h;
-                    w[(r, column)] = sign * cos;
-                    w[(r, column + 1)] = sign * sin;
-                }
+                friction.fill(&mut w, (row * n + j, b), j, s.q[k][j], s.qd[k][j]);
             }
         }
     }
@@ -252,7 +253,7 @@ fn weighted(w: &DMatrix<f64>, y: &DVector<f64>, weights: &[f64]) -> (DMatrix<f64
 }
 
 /// The base parameters' names, then (with friction) `viscous J` and `Coulomb J` per joint,
-/// then `Coulomb cos K J`, `Coulomb sin K J` for each harmonic K.
+/// then `Coulomb cos K J`, `Coulomb sin K J` for each harmonic K, then `offset J`.
 fn unknown_names(
     base: &BaseParameters,
     joints: &[String],
@@ -267,6 +268,9 @@ fn unknown_names(
                 names.push(format!("Coulomb cos {k} {j}"));
                 names.push(format!("Coulomb sin {k} {j}"));
             }
+        }
+        if friction.offset {
+            names.extend(joints.iter().map(|j| format!("offset {j}")));
         }
     }
     names
@@ -491,6 +495,11 @@ fn identify_with(
                 ripple
             })
             .collect(),
+        friction_offset: (0..n)
+            .filter(|_| friction.offset)
+            .map(|j| estimate[friction.offset_column(b, j)])
+            .collect(),
+        offset_limited: vec![],
         ripple_limited: vec![],
         friction_at_zero,
         ripple_left_out: (0..n)
@@ -511,8 +520,25 @@ fn identify_with(
 }
 
 /// Scales each joint's harmonics down to its Coulomb level (a model clamps a slightly
-/// negative level to zero) where they would exceed it, naming the joint.
+/// negative level to zero) where they would exceed it, then cuts its offset to what the
+/// harmonics leave, naming the joint each time.
 fn limit_ripple(found: &mut Identification, names: &[String]) {
+    limit_harmonics(found, names);
+    for (j, name) in names.iter().enumerate().take(found.friction_offset.len()) {
+        let ripple: f64 = found
+            .friction_ripple
+            .get(j)
+            .map_or(0.0, |r| r.chunks(2).map(|p| p[0].hypot(p[1])).sum());
+        let room = (found.coulomb[j].max(0.0) - ripple).max(0.0);
+        let offset = &mut found.friction_offset[j];
+        if offset.abs() > room {
+            *offset = offset.signum() * room;
+            found.offset_limited.push(name.clone());
+        }
+    }
+}
+
+fn limit_harmonics(found: &mut Identification, names: &[String]) {
     for ((ripple, coulomb), name) in found
         .friction_ripple
         .iter_mut()

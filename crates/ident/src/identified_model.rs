@@ -28,6 +28,9 @@ pub struct IdentifiedModel {
     /// The Coulomb level's harmonics over each joint's position, per joint `[c_1, s_1, ..]`
     /// (empty: none; see `armctl_model::Robot::with_friction_ripple`).
     pub friction_ripple: Vec<Vec<f64>>,
+    /// The Coulomb level's asymmetry per joint (empty: none; see
+    /// `armctl_model::Friction::offset`).
+    pub friction_offset: Vec<f64>,
 }
 
 fn refuse(reason: String) -> IdentError {
@@ -68,6 +71,11 @@ impl IdentifiedModel {
         if !self.friction_ripple.is_empty() {
             model = model
                 .with_friction_ripple(&self.friction_ripple)
+                .map_err(|e| refuse(e.to_string()))?;
+        }
+        if !self.friction_offset.is_empty() {
+            model = model
+                .with_friction_offset(&self.friction_offset)
                 .map_err(|e| refuse(e.to_string()))?;
         }
         Ok(model)
@@ -147,6 +155,12 @@ impl IdentifiedModel {
                 "    # per joint, cos and sin of harmonics 1..{} of the Coulomb level over q\n    model_friction_ripple: {}\n",
                 self.friction_ripple[0].len() / 2,
                 list(&flat)
+            );
+        }
+        if !self.friction_offset.is_empty() {
+            text += &format!(
+                "    # per joint, sliding positively meets Coulomb + offset, negatively Coulomb - offset\n    model_friction_offset: {}\n",
+                list(&self.friction_offset)
             );
         }
         text

@@ -84,11 +84,7 @@ pub fn estimate_payload(
             b[k * n + i] = sample.unexplained[i];
         }
     }
-    let friction: Vec<f64> = robot
-        .joints()
-        .iter()
-        .map(|j| j.friction.coulomb.abs() + j.friction.ripple_bound())
-        .collect();
+    let friction: Vec<f64> = robot.joints().iter().map(|j| j.friction.peak()).collect();
     solve(&a, &b, &friction, samples.len())
 }
 

@@ -71,7 +71,7 @@ pub fn validate(
     };
     for (&k, prediction) in samples.iter().zip(&predicted) {
         for (j, joint) in model.joints().iter().enumerate() {
-            let coulomb = joint.friction.coulomb != 0.0;
+            let coulomb = joint.friction.peak() != 0.0;
             let used = !(coulomb && s.qd[k][j].abs() < min_speed);
             let pick = |v: f64| if used { v } else { f64::NAN };
             series.measured[j].push(pick(s.tau[k][j]));

@@ -183,7 +183,8 @@ impl JointLimits {
     }
 }
 
-/// Joint friction: `F(qd) = viscous qd + coulomb sgn(qd)` (URDF `<dynamics damping friction>`).
+/// Joint friction: `F(q, qd) = viscous qd + coulomb(q) sgn(qd) + offset |sgn(qd)|` (URDF
+/// `<dynamics damping friction>`; the ripple and the offset come from identification).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Friction {
     /// Viscous coefficient (N m s/rad or N s/m).
@@ -195,6 +196,10 @@ pub struct Friction {
     pub ripple_cos: [f64; MAX_FRICTION_HARMONICS],
     /// See `ripple_cos`.
     pub ripple_sin: [f64; MAX_FRICTION_HARMONICS],
+    /// The Coulomb level's asymmetry (Gautier's `Off_j`): sliding positively the joint meets
+    /// `coulomb + offset`, negatively `coulomb - offset`; nothing at rest, where friction holds
+    /// rather than pushes. At most the lowest Coulomb level, so friction never drives the joint.
+    pub offset: f64,
 }
 
 /// The most harmonics of friction over a joint's position.
@@ -211,6 +216,17 @@ impl Friction {
             }
         }
         level
+    }
+
+    /// The sliding friction's level at position `q` for a motion whose sign rule gives `sign`
+    /// (-1 to 1): `coulomb(q) sign + offset |sign|`.
+    pub fn sliding(&self, q: f64, sign: f64) -> f64 {
+        self.coulomb_at(q) * sign + self.offset * sign.abs()
+    }
+
+    /// The largest sliding friction anywhere, either way: `coulomb + ripple + |offset|`.
+    pub fn peak(&self) -> f64 {
+        self.coulomb.abs() + self.ripple_bound() + self.offset.abs()
     }
 
     /// The largest the harmonics can add or take, `sum_k sqrt(c_k^2 + s_k^2)`.
@@ -285,6 +301,30 @@ mod tests {
         assert!(error(&[vec![0.01; 10], vec![]]).contains("at most 4 harmonics"));
         assert!(error(&[vec![f64::NAN, 0.0], vec![]]).contains("finite"));
         assert!(error(&[vec![]]).contains("2 lists"));
+    }
+
+    #[test]
+    fn the_friction_offset_slides_one_way_harder_and_never_drives_the_joint() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/planar_2link.urdf");
+        let robot = Robot::from_urdf_file(path, &ChainOptions::default())
+            .unwrap()
+            .with_friction(&[0.1, 0.1], &[1.0, 0.5])
+            .unwrap();
+        let skewed = robot.with_friction_offset(&[0.2, -0.5]).unwrap();
+        let f = &skewed.joints()[0].friction;
+        assert_eq!(f.sliding(0.3, 1.0), 1.2);
+        assert_eq!(f.sliding(0.3, -1.0), -0.8);
+        assert_eq!(f.sliding(0.3, 0.0), 0.0);
+        assert_eq!(f.peak(), 1.2);
+        // Joint 2 meets no friction moving positively, 1.0 negatively.
+        assert_eq!(skewed.joints()[1].friction.sliding(0.0, 1.0), 0.0);
+        let rippled = robot
+            .with_friction_ripple(&[vec![0.5, 0.0], vec![]])
+            .unwrap();
+        let e = rippled.with_friction_offset(&[0.6, 0.0]).unwrap_err();
+        assert!(e.to_string().contains("joint 'joint1'"), "{e}");
+        let e = robot.with_friction_offset(&[0.0, f64::NAN]).unwrap_err();
+        assert!(e.to_string().contains("finite"), "{e}");
     }
 
     use super::*;

@@ -222,7 +222,7 @@ impl Robot {
                 friction.ripple_cos[k] = pair[0];
                 friction.ripple_sin[k] = pair[1];
             }
-            if friction.ripple_bound() > friction.coulomb * (1.0 + 1e-12) {
+            if friction.ripple_bound() + friction.offset.abs() > friction.coulomb * (1.0 + 1e-12) {
                 return invalid(format!(
                     "joint '{}': the friction ripple (up to {:.4}) exceeds its Coulomb friction {:.4}: the friction would push somewhere",
                     joint.name,
@@ -238,7 +238,8 @@ impl Robot {
     }
 
     /// The model with other joint friction: viscous and Coulomb coefficients, one per joint
-    /// (any ripple over the position is dropped; see [`Robot::with_friction_ripple`]).
+    /// (any ripple over the position and offset are dropped; see
+    /// [`Robot::with_friction_ripple`], [`Robot::with_friction_offset`]).
     pub fn with_friction(&self, viscous: &[f64], coulomb: &[f64]) -> Result<Self, ModelError> {
         let n = self.dof();
         let valid = |v: &[f64]| v.len() == n && v.iter().all(|x| x.is_finite() && *x >= 0.0);
@@ -256,6 +257,37 @@ impl Robot {
                 coulomb: c,
                 ..crate::Friction::default()
             };
+        }
+        Ok(Self {
+            joints,
+            ..self.clone()
+        })
+    }
+
+    /// The model with each joint's Coulomb asymmetry `offset` (N m or N, one per joint; see
+    /// [`crate::Friction::offset`]). Sliding either way must still meet friction: each
+    /// `|offset|` plus the ripple is at most the joint's Coulomb level, else the joint is named.
+    pub fn with_friction_offset(&self, offset: &[f64]) -> Result<Self, ModelError> {
+        let n = self.dof();
+        let invalid = |reason: String| Err(ModelError::InvalidModel { reason });
+        if offset.len() != n || offset.iter().any(|v| !v.is_finite()) {
+            return invalid(format!(
+                "friction offset needs {n} finite values (one per joint), got {}",
+                offset.len()
+            ));
+        }
+        let mut joints = self.joints.clone();
+        for (joint, &value) in joints.iter_mut().zip(offset) {
+            let friction = &mut joint.friction;
+            friction.offset = value;
+            if friction.peak() > 2.0 * friction.coulomb * (1.0 + 1e-12) {
+                return invalid(format!(
+                    "joint '{}': the friction offset {value:.4} and ripple {:.4} exceed its Coulomb friction {:.4}: the friction would push it one way",
+                    joint.name,
+                    friction.ripple_bound(),
+                    friction.coulomb
+                ));
+            }
         }
         Ok(Self {
             joints,

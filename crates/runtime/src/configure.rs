@@ -129,7 +129,7 @@ pub(crate) fn configure_law<L: Tunable>(
     if !settings.friction_compensation && !identified_friction {
         for (allowance, joint) in friction_allowance.iter_mut().zip(robot.joints()) {
             let f = &joint.friction;
-            *allowance = [f.coulomb.abs(), f.viscous.abs()];
+            *allowance = [f.peak(), f.viscous.abs()];
         }
         let zero = vec![0.0; robot.dof()];
         robot = robot.with_friction(&zero, &zero)?;

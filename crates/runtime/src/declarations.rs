@@ -181,6 +181,7 @@ crate::settings! {
         publish_clock: bool = bool("publish_clock", false, "Publish the simulated time on /clock (rosgraph_msgs/Clock), as Gazebo does, for nodes with use_sim_time.").read_only();
         lockstep: bool = bool("lockstep", false, "With publish_clock: each step waits (up to 0.1 s) for the commands answering the last joint states, so a busy machine slows the simulated time instead of delaying the commands, as Gazebo steps with the controllers it hosts.").read_only();
         friction: bool = bool("friction", true, "Apply the model's friction.").read_only();
+        friction_offset: Vec<f64> = double_array("friction_offset", vec![], "The simulated arm's Coulomb friction asymmetry per joint, N m (N), chain order: sliding positively a joint meets its URDF friction + offset, negatively friction - offset; |offset| at most the URDF's friction (empty: none; needs friction).").read_only();
         robot_compensates_gravity: bool = bool("robot_compensates_gravity", false, "The simulated arm adds its own gravity torque G(q) to every command, as a Franka arm does through libfranka (for a controller with gravity_compensation: false).").read_only();
         scene_file: String = string("scene_file", "", "A scene (YAML, as armctl sim --scene: obstacles, contact points on URDF links, a force/torque sensor published on ~/wrench). Empty: nothing to touch.").read_only();
         noise_position: f64 = double("noise_position", 0.0, "Standard deviation of position noise, rad.").range(0.0, 1.0).read_only();

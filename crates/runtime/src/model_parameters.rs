@@ -1,6 +1,6 @@
 //! An identified model (`armctl identify --out`) given to controller_node as parameters:
 //! `model_base_names`, `model_base_parameters` and optionally `model_link_parameters` (the
-//! bodies that give them), `model_viscous`, `model_coulomb` and `model_friction_ripple`.
+//! bodies that give them), `model_viscous`, `model_coulomb`, `model_friction_ripple` and `model_friction_offset`.
 //! The controller, and the node's gravity hold, then compute with it instead of the URDF's
 //! inertials; the friction replaces the URDF's (computed torque compensates it).
 
@@ -10,7 +10,7 @@ use crate::RuntimeError;
 
 use armctl_control::{Declaration, ParameterValue};
 
-/// The six declarations (read-only).
+/// The seven declarations (read-only).
 pub fn model_declarations() -> Vec<Declaration> {
     let doubles =
         |name: &str, what: &str| Declaration::double_array(name, vec![], what).read_only();
@@ -21,6 +21,7 @@ pub fn model_declarations() -> Vec<Declaration> {
         doubles("model_viscous", "Identified model: viscous friction per joint (empty: the URDF's)."),
         doubles("model_coulomb", "Identified model: Coulomb friction per joint (empty: the URDF's)."),
         doubles("model_friction_ripple", "Identified model: the Coulomb friction's harmonics over each joint's position, joint after joint, [cos_1, sin_1, cos_2, sin_2, ..] each (empty: none)."),
+        doubles("model_friction_offset", "Identified model: the Coulomb friction's asymmetry per joint: sliding positively the joint meets Coulomb + offset, negatively Coulomb - offset; nothing at rest (empty: none)."),
     ]
 }
 
@@ -41,6 +42,7 @@ pub fn identified_model<'a>(
             "model_viscous",
             "model_coulomb",
             "model_friction_ripple",
+            "model_friction_offset",
         ] {
             if !doubles(value(name)).is_empty() {
                 return Err(RuntimeError::Parameter {
@@ -88,7 +90,23 @@ pub fn identified_model<'a>(
         viscous,
         coulomb: doubles(value("model_coulomb")),
         friction_ripple,
+        friction_offset: friction_offset(doubles(value("model_friction_offset")), joints)?,
     }))
+}
+
+/// The offsets given, one per joint of `model_viscous` (`joints`), or refused naming the
+/// parameter.
+fn friction_offset(offset: Vec<f64>, joints: usize) -> Result<Vec<f64>, RuntimeError> {
+    if offset.is_empty() || offset.len() == joints {
+        return Ok(offset);
+    }
+    Err(RuntimeError::Parameter {
+        name: "model_friction_offset".into(),
+        reason: format!(
+            "{} values for the {joints} joints of model_viscous: the offset rides on the identified Coulomb friction, one per joint",
+            offset.len()
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -99,24 +117,47 @@ mod tests {
         identified_model(|name| values.iter().find(|(n, _)| *n == name).map(|(_, v)| v))
     }
 
-    #[test]
-    fn the_friction_ripple_is_split_per_joint_or_refused_naming_it() {
-        let doubles = |v: &[f64]| ParameterValue::DoubleArray(v.to_vec());
-        let base = [
+    fn doubles(v: &[f64]) -> ParameterValue {
+        ParameterValue::DoubleArray(v.to_vec())
+    }
+
+    /// A two-joint identified model with friction, and `name: values`.
+    fn with(name: &'static str, values: &[f64]) -> Vec<(&'static str, ParameterValue)> {
+        vec![
             ("model_base_parameters", doubles(&[1.0])),
             ("model_viscous", doubles(&[0.1, 0.2])),
             ("model_coulomb", doubles(&[1.0, 1.0])),
-        ];
-        let mut given = base.to_vec();
-        given.push(("model_friction_ripple", doubles(&[0.1, 0.2, 0.3, 0.4])));
-        let found = model(&given).unwrap().unwrap();
+            (name, doubles(values)),
+        ]
+    }
+
+    #[test]
+    fn the_friction_ripple_is_split_per_joint_or_refused_naming_it() {
+        let found = model(&with("model_friction_ripple", &[0.1, 0.2, 0.3, 0.4]))
+            .unwrap()
+            .unwrap();
         assert_eq!(found.friction_ripple, vec![vec![0.1, 0.2], vec![0.3, 0.4]]);
-        let mut odd = base.to_vec();
-        odd.push(("model_friction_ripple", doubles(&[0.1, 0.2, 0.3])));
-        let e = model(&odd).unwrap_err().to_string();
+        let e = model(&with("model_friction_ripple", &[0.1, 0.2, 0.3]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("model_friction_ripple"), "{e}");
         let alone = [("model_friction_ripple", doubles(&[0.1, 0.2]))];
         let e = model(&alone).unwrap_err().to_string();
         assert!(e.contains("without model_base_parameters"), "{e}");
+    }
+
+    #[test]
+    fn the_friction_offset_is_one_per_joint_or_refused_naming_it() {
+        let found = model(&with("model_friction_offset", &[0.1, -0.2]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.friction_offset, vec![0.1, -0.2]);
+        let e = model(&with("model_friction_offset", &[0.1]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("model_friction_offset"), "{e}");
+        let alone = [("model_friction_offset", doubles(&[0.1, 0.2]))];
+        let e = model(&alone).unwrap_err().to_string();
+        assert!(e.contains("model_friction_offset"), "{e}");
     }
 }

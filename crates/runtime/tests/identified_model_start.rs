@@ -36,6 +36,8 @@ fn model_file(truth: &Robot, name: &str, friction: (f64, f64)) -> String {
         viscous: vec![friction.0; n],
         coulomb: vec![friction.1; n],
         friction_ripple: vec![],
+        // Sliding positively meets 0.6 of the 0.5 (+0.1), negatively 0.4.
+        friction_offset: vec![0.2 * friction.1; n],
     };
     let dir = std::env::temp_dir().join(format!("armctl-identified-start-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -76,6 +78,7 @@ fn the_identified_model_replaces_the_urdf_inertials_and_friction() {
     for joint in model.joints() {
         assert_eq!(joint.friction.viscous, 0.3, "{}", joint.name);
         assert_eq!(joint.friction.coulomb, 0.5, "{}", joint.name);
+        assert_eq!(joint.friction.offset, 0.1, "{}", joint.name);
     }
     let q = [0.2, -0.4, 0.1, -2.0, 0.3, 1.7, 0.5];
     let mut ws = DynamicsWorkspace::new(&urdf);

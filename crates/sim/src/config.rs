@@ -91,6 +91,11 @@ pub struct JointEffects {
     /// joint `[c_1, s_1, c_2, s_2, ..]` (see `armctl_model::Robot::with_friction_ripple`): the
     /// plant's, replacing the model's. Empty: the model's. Needs `friction`.
     pub friction_ripple: Vec<Vec<f64>>,
+    /// The Coulomb friction's asymmetry per joint, N m (N): sliding positively the plant's
+    /// joint meets `coulomb + offset`, negatively `coulomb - offset` (see
+    /// `armctl_model::Friction::offset`), replacing the model's. Empty: the model's. Needs
+    /// `friction`.
+    pub friction_offset: Vec<f64>,
     /// Viscous friction per joint, N m s/rad (N s/m): the plant's, replacing the URDF's
     /// `<dynamics damping>` (the controller keeps the URDF's), as a real arm has friction its
     /// vendor's URDF leaves out. Empty: the URDF's. Needs `friction`.
@@ -109,6 +114,7 @@ impl Default for JointEffects {
             backlash: Vec::new(),
             gear_stiffness: 1e4,
             friction_ripple: Vec::new(),
+            friction_offset: Vec::new(),
             viscous: Vec::new(),
             coulomb: Vec::new(),
         }

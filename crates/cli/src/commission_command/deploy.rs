@@ -200,7 +200,7 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
         Some((rate, _)) => format!(", slowed to {:.0} %", 100.0 * rate),
         None => String::new(),
     };
-    let _ = writeln!(text, "## Per joint\n\n| joint | viscous | Coulomb | held-out RMS | % of effort range | tracking, URDF model ({EXCITATION_LAW}{slowed}) | predicted | on the arm | kp | kd |\n|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(text, "## Per joint\n\n| joint | viscous | Coulomb | offset | held-out RMS | % of effort range | tracking, URDF model ({EXCITATION_LAW}{slowed}) | predicted | on the arm | kp | kd |\n|---|---|---|---|---|---|---|---|---|---|---|");
     let (before, predicted, after) = (
         outcome.nominal.tracking_rms(),
         outcome.predicted.tracking_rms(),
@@ -209,9 +209,10 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
     for (j, name) in names.iter().enumerate() {
         let _ = writeln!(
             text,
-            "| {name} | {:.4} | {:.4} | {:.3} | {:.2} | {:.2e} | {:.2e} | {:.2e} | {:.4} | {:.4} |",
+            "| {name} | {:.4} | {:.4} | {:+.4} | {:.3} | {:.2} | {:.2e} | {:.2e} | {:.2e} | {:.4} | {:.4} |",
             found.viscous[j],
             found.coulomb[j],
+            found.friction_offset.get(j).copied().unwrap_or(0.0),
             outcome.validation.rms[j],
             100.0 * outcome.validation.share_of_range[j],
             before[j],

@@ -205,6 +205,7 @@ impl Steps<'_> {
     ) -> Result<(Identification, EstimatorUsed)> {
         let options = IdentifyOptions {
             friction: true,
+            friction_offset: true,
             ..IdentifyOptions::default()
         };
         let found = identify(self.robot, &recording.log, &options).map_err(|e| {

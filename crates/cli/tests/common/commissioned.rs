@@ -42,6 +42,11 @@ fn check_every_link_is_a_body(urdf: &Path, file: &Path) {
         viscous: doubles(&values, "model_viscous"),
         coulomb: doubles(&values, "model_coulomb"),
         friction_ripple: vec![],
+        friction_offset: if values.iter().any(|(n, _)| n == "model_friction_offset") {
+            doubles(&values, "model_friction_offset")
+        } else {
+            vec![]
+        },
     };
     assert_eq!(model.link_parameters.len(), 10 * robot.dof());
     for (link, joint) in model.link_parameters.chunks(10).zip(robot.joints()) {
@@ -65,6 +70,7 @@ fn urdf_model_file(urdf: &Path, path: &Path) {
         viscous: vec![],
         coulomb: vec![],
         friction_ripple: vec![],
+        friction_offset: vec![],
     };
     std::fs::write(path, model.to_ros_parameters("the URDF's own model")).unwrap();
 }

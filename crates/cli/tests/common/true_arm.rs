@@ -123,13 +123,38 @@ pub(crate) fn generated_true_arm(seed: u64) -> GeneratedTrueArm {
 /// The Panda's joint friction as Gaz et al. (IEEE RA-L 2019) identified it: Coulomb, N m.
 pub(crate) const PANDA_COULOMB: [f64; 7] = [0.2731, 0.4361, 0.3203, 0.6397, 0.4195, 0.1515, 0.2824];
 
+/// Their friction's asymmetry, N m (`config/commissioning/panda_true_arm.yaml` derives it).
+pub(crate) const PANDA_OFFSET: [f64; 7] =
+    [-0.0275, -0.0509, 0.0735, -0.0645, -0.0457, 0.0270, -0.0052];
+
 /// The Coulomb friction a commissioned file identified, per joint.
 pub(crate) fn identified_coulomb(file: &std::path::Path) -> Vec<f64> {
+    identified_list(file, "model_coulomb")
+}
+
+/// The friction offset a commissioned file identified, per joint.
+pub(crate) fn identified_offset(file: &std::path::Path) -> Vec<f64> {
+    identified_list(file, "model_friction_offset")
+}
+
+/// Whether each identified offset is within `tolerance` N m of `truth`'s.
+pub(crate) fn check_offset(values: &[f64], truth: &[f64], tolerance: f64) {
+    assert_eq!(values.len(), truth.len(), "{values:?}");
+    for (found, truth_j) in values.iter().zip(truth) {
+        assert!(
+            (found - truth_j).abs() < tolerance,
+            "friction offset {values:?} against {truth:?}"
+        );
+    }
+}
+
+/// The list `key` of a commissioned file.
+fn identified_list(file: &std::path::Path, key: &str) -> Vec<f64> {
     let identified = std::fs::read_to_string(file).unwrap();
     let line = identified
         .lines()
-        .find(|l| l.trim_start().starts_with("model_coulomb:"))
-        .unwrap();
+        .find(|l| l.trim_start().starts_with(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("no {key} in {identified}"));
     line.split(['[', ']'])
         .nth(1)
         .unwrap()

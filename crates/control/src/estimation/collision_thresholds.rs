@@ -121,11 +121,7 @@ impl CollisionThresholds {
         let mut thresholds = Self {
             settings,
             friction: friction.to_vec(),
-            modelled_coulomb: robot
-                .joints()
-                .iter()
-                .map(|j| j.friction.coulomb.abs() + j.friction.ripple_bound())
-                .collect(),
+            modelled_coulomb: robot.joints().iter().map(|j| j.friction.peak()).collect(),
             noise: zeros.clone(),
             effort: zeros.clone(),
             speed: zeros.clone(),

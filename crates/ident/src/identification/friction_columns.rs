@@ -1,5 +1,6 @@
 //! The friction columns of the regressor: viscous and Coulomb per joint, then the Coulomb
-//! friction's harmonics over each joint's position where the log sweeps enough of its range.
+//! friction's harmonics over each joint's position where the log sweeps enough of its range,
+//! then (if asked) each joint's friction offset.
 
 use nalgebra::DMatrix;
 
@@ -15,6 +16,9 @@ pub(super) struct FrictionColumns {
     pub(super) harmonics: usize,
     /// Harmonics identified per joint (`harmonics`, or 0 where the log cannot tell them).
     pub(super) per_joint: Vec<usize>,
+    /// One column per joint for its Coulomb asymmetry, 1 on the rows where it slides
+    /// (Gautier's `Off_j`).
+    pub(super) offset: bool,
     pub(super) min_speed: f64,
 }
 
@@ -34,6 +38,7 @@ impl FrictionColumns {
             on: options.friction,
             harmonics,
             per_joint: vec![harmonics; n],
+            offset: options.friction && options.friction_offset,
             min_speed: options.min_speed,
         }
     }
@@ -70,10 +75,42 @@ impl FrictionColumns {
 
     /// Friction unknowns of all joints.
     pub(super) fn unknowns(&self) -> usize {
+        let n = self.per_joint.len();
         if self.on {
-            2 * self.per_joint.len() + 2 * self.per_joint.iter().sum::<usize>()
+            2 * n + 2 * self.per_joint.iter().sum::<usize>() + if self.offset { n } else { 0 }
         } else {
             0
+        }
+    }
+
+    /// The column of joint j's offset, after every harmonic.
+    pub(super) fn offset_column(&self, b: usize, j: usize) -> usize {
+        self.first_harmonic(b, self.per_joint.len()) + j
+    }
+
+    /// Joint j's friction entries in row `r` of `w`, at position `q` and velocity `qd`:
+    /// viscous `qd`, Coulomb `sgn(qd)`, its harmonics `sgn(qd) cos(k q)`, `sgn(qd) sin(k q)`
+    /// and the offset `|sgn(qd)|`.
+    pub(super) fn fill(
+        &self,
+        w: &mut DMatrix<f64>,
+        (r, b): (usize, usize),
+        j: usize,
+        q: f64,
+        qd: f64,
+    ) {
+        let n = self.per_joint.len();
+        let sign = qd.signum() * f64::from(qd != 0.0);
+        w[(r, b + j)] = qd;
+        w[(r, b + n + j)] = sign;
+        for h in 0..self.per_joint[j] {
+            let (sin, cos) = ((h + 1) as f64 * q).sin_cos();
+            let column = self.first_harmonic(b, j) + 2 * h;
+            w[(r, column)] = sign * cos;
+            w[(r, column + 1)] = sign * sin;
+        }
+        if self.offset {
+            w[(r, self.offset_column(b, j))] = sign.abs();
         }
     }
 

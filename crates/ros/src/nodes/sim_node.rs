@@ -166,6 +166,10 @@ fn config(settings: &SimNodeSettings, dt: f64) -> SimConfig {
             payload,
             mass_scale: Some(settings.mass_scale).filter(|s| (*s - 1.0).abs() > 0.0),
         },
+        joints: armctl_sim::JointEffects {
+            friction_offset: settings.friction_offset.clone(),
+            ..armctl_sim::JointEffects::default()
+        },
         ..SimConfig::default()
     }
 }

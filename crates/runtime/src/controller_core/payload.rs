@@ -47,10 +47,7 @@ impl ControllerCore {
         let (viscous, coulomb): (Vec<f64>, Vec<f64>) = joints
             .map(|(joint, [c, v])| {
                 let f = &joint.friction;
-                (
-                    f.viscous.abs(),
-                    f.coulomb.abs() + c + v * rest_poses::REST_SPEED,
-                )
+                (f.viscous.abs(), f.peak() + c + v * rest_poses::REST_SPEED)
             })
             .unzip();
         self.robot

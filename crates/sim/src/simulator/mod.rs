@@ -196,6 +196,33 @@ fn with_plant_friction(plant: Robot, config: &SimConfig) -> Result<Robot, SimErr
         .map_err(|e| bad("viscous, coulomb", e.to_string()))
 }
 
+/// `plant` with the settings' friction ripple and offset in place of its own, where given.
+fn with_plant_friction_shape(mut plant: Robot, config: &SimConfig) -> Result<Robot, SimError> {
+    let j = &config.joints;
+    let needs_friction = |name: &'static str| SimError::InvalidConfig {
+        name,
+        reason: "needs friction on".into(),
+    };
+    if !j.friction_ripple.is_empty() {
+        if !config.friction {
+            return Err(needs_friction("friction_ripple"));
+        }
+        plant = plant.with_friction_ripple(&j.friction_ripple)?;
+    }
+    if !j.friction_offset.is_empty() {
+        if !config.friction {
+            return Err(needs_friction("friction_offset"));
+        }
+        plant = plant
+            .with_friction_offset(&j.friction_offset)
+            .map_err(|e| SimError::InvalidConfig {
+                name: "friction_offset",
+                reason: e.to_string(),
+            })?;
+    }
+    Ok(plant)
+}
+
 impl Simulator {
     /// A simulator of `model` (changed by `config.mismatch`) starting at rest at `q0`.
     pub fn new(model: &Robot, q0: &[f64], config: SimConfig) -> Result<Self, SimError> {
@@ -214,16 +241,7 @@ impl Simulator {
             &config.joints.armature,
             backlash.as_ref(),
         )?;
-        plant = with_plant_friction(plant, &config)?;
-        if !config.joints.friction_ripple.is_empty() {
-            if !config.friction {
-                return Err(SimError::InvalidConfig {
-                    name: "friction_ripple",
-                    reason: "needs friction on".into(),
-                });
-            }
-            plant = plant.with_friction_ripple(&config.joints.friction_ripple)?;
-        }
+        plant = with_plant_friction_shape(with_plant_friction(plant, &config)?, &config)?;
         check_masses(&plant, q0)?;
         let noise = match config.noise {
             Some(n) => Some((

@@ -57,7 +57,7 @@ pub(super) fn stick_springs(
         .zip(statics)
         .enumerate()
         .map(|(i, (joint, &f_s))| {
-            let peak = joint.friction.coulomb + joint.friction.ripple_bound();
+            let peak = joint.friction.peak();
             if f_s > 0.0 && f_s < peak {
                 return Err(SimError::InvalidConfig {
                     name: "static_friction",
@@ -93,7 +93,10 @@ impl Simulator {
         friction_torques(&self.plant, &self.stage_q, qd, sign, &mut self.friction)?;
         for (i, (joint, &v)) in self.plant.joints().iter().zip(qd).enumerate() {
             let viscous = joint.friction.viscous;
-            let coulomb = joint.friction.coulomb_at(self.stage_q[i]);
+            // The level on the side the joint slides (the offset's kink at rest: the mean).
+            let f = &joint.friction;
+            let coulomb =
+                f.coulomb_at(self.stage_q[i]) + f.offset * v.signum() * f64::from(v != 0.0);
             if let Some(anchor) = self.anchors[i] {
                 // Stuck: the anchor spring replaces the Coulomb friction (limited to the
                 // breakaway torque by `update_sticking`), implicit like the limit springs.

@@ -281,3 +281,42 @@ fn the_plant_friction_replaces_the_urdf_s() {
     let e = Simulator::new(&arm, &[0.0], with(vec![0.1], false)).unwrap_err();
     assert!(e.to_string().contains("need friction on"), "{e}");
 }
+
+/// The plant's friction offset: sliding positively the joint meets Coulomb + offset and stops
+/// sooner, negatively Coulomb - offset; an offset above the Coulomb level, or friction off, is
+/// refused naming it.
+#[test]
+fn the_friction_offset_slows_one_way_harder() {
+    let (inertia, coulomb, offset) = (1e-2, 0.5, 0.2);
+    let arm = one_joint(inertia, 0.0, coulomb);
+    let with = |offset: f64, friction: bool| SimConfig {
+        friction,
+        joints: armctl_sim::JointEffects {
+            friction_offset: vec![offset],
+            ..armctl_sim::JointEffects::default()
+        },
+        ..SimConfig::default()
+    };
+    for (speed, level) in [(5.0, coulomb + offset), (-5.0, coulomb - offset)] {
+        let mut sim = Simulator::new(&arm, &[0.0], with(offset, true)).unwrap();
+        sim.set_state(&[0.0], &[speed]).unwrap();
+        let mut stopped_at = None;
+        for _ in 0..1000 {
+            sim.step(&[0.0]).unwrap();
+            if stopped_at.is_none() && sim.qd()[0].abs() < 1e-6 {
+                stopped_at = Some(sim.time());
+            }
+        }
+        let expected = inertia * 5.0 / level;
+        let stopped_at = stopped_at.expect("the joint stops");
+        // RK4 stops up to some 15 steps late (see the Coulomb test above).
+        assert!(
+            stopped_at > expected - 1e-3 && stopped_at < expected + 20e-3,
+            "from {speed} rad/s: stopped at {stopped_at} s, expected {expected} s"
+        );
+    }
+    let e = Simulator::new(&arm, &[0.0], with(0.6, true)).unwrap_err();
+    assert!(e.to_string().contains("friction_offset"), "{e}");
+    let e = Simulator::new(&arm, &[0.0], with(0.1, false)).unwrap_err();
+    assert!(e.to_string().contains("friction_offset"), "{e}");
+}
