@@ -33,17 +33,16 @@ fn the_friction_offset_is_identified_and_compensated() {
     };
     let found = identify(&plant, &log, &with(true)).unwrap();
     let without = identify(&plant, &log, &with(false)).unwrap();
+    let worst = offset
+        .iter()
+        .zip(&found.friction_offset)
+        .map(|(truth, got)| (truth - got).abs())
+        .fold(0.0, f64::max);
     eprintln!(
-        "offset {offset:?}\nidentified {:.4?}",
+        "offset {offset:?}\nidentified {:.4?}, at most {worst:.1e} off",
         found.friction_offset
     );
-    for (j, (truth, got)) in offset.iter().zip(&found.friction_offset).enumerate() {
-        assert!(
-            (truth - got).abs() < 3e-3,
-            "joint {}: {got} vs {truth}",
-            j + 1
-        );
-    }
+    assert!(worst < 5e-4, "{:?} vs {offset:?}", found.friction_offset);
     assert!(
         found.offset_limited.is_empty(),
         "{:?}",
@@ -57,7 +56,7 @@ fn the_friction_offset_is_identified_and_compensated() {
         100.0 * found.holdout_overall,
         100.0 * without.holdout_overall
     );
-    assert!(found.holdout_overall < 0.7 * without.holdout_overall);
+    assert!(found.holdout_overall < 0.2 * without.holdout_overall);
     let model = |found: &armctl_ident::Identification| found.model().apply(&plant).unwrap();
     let written = found.model().to_ros_parameters("test");
     assert!(
@@ -71,5 +70,5 @@ fn the_friction_offset_is_identified_and_compensated() {
     eprintln!(
         "computed torque RMS error: {skewed:.3e} rad with the offset, {symmetric:.3e} rad without"
     );
-    assert!(skewed < symmetric, "{skewed:e} vs {symmetric:e}");
+    assert!(skewed < 0.2 * symmetric, "{skewed:e} vs {symmetric:e}");
 }

@@ -297,6 +297,15 @@ fn the_panda_is_commissioned_against_its_true_arm() {
     check_panda_coulomb(&identified_coulomb(&file));
     eprintln!("friction offset {:?}", identified_offset(&file));
     check_offset(&identified_offset(&file), &PANDA_OFFSET, 0.02);
+    assert!(
+        stdout.contains("friction offset per joint, N m (standard deviation): -0.0"),
+        "{stdout}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("| friction | friction offset per joint"),
+        "{report}"
+    );
     let offline: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(offline["estimator"], "idim-iv");
     let commissioned = std::fs::read_to_string(out.join("commissioned.yaml")).unwrap();

@@ -330,9 +330,9 @@ fn identify_with(
             ),
         });
     }
-    if options.friction_harmonics > 0 && !options.friction {
+    if (options.friction_harmonics > 0 || options.friction_offset) && !options.friction {
         return Err(IdentError::Identification {
-            reason: "friction harmonics need friction identified too".into(),
+            reason: "friction harmonics and offsets need friction identified too".into(),
         });
     }
     if options.holdout > 0.0 && split >= log.len() - margin {
@@ -450,6 +450,9 @@ fn identify_with(
         }
         Method::LeastSquares => least_squares.clone(),
     };
+    // What the model carries, checked below: the friction's shape cut to its Coulomb level.
+    let mut estimate = estimate;
+    let (ripple_limited, offset_limited) = friction.limit(&mut estimate, b);
     let poses = spread(margin, log.len() - margin, MASS_MATRIX_POSES);
     check_mass_matrix(
         robot,
@@ -467,7 +470,7 @@ fn identify_with(
         &estimate,
         &log.time,
     )?;
-    let mut found = Identification {
+    let found = Identification {
         method: options.method,
         instrumental_variables: instruments.is_some(),
         least_squares_values: least_squares.rows(0, b).iter().copied().collect(),
@@ -499,8 +502,8 @@ fn identify_with(
             .filter(|_| friction.offset)
             .map(|j| estimate[friction.offset_column(b, j)])
             .collect(),
-        offset_limited: vec![],
-        ripple_limited: vec![],
+        offset_limited: offset_limited.iter().map(|&j| names[j].clone()).collect(),
+        ripple_limited: ripple_limited.iter().map(|&j| names[j].clone()).collect(),
         friction_at_zero,
         ripple_left_out: (0..n)
             .filter(|&j| friction.harmonics > 0 && friction.per_joint[j] == 0)
@@ -515,44 +518,7 @@ fn identify_with(
         holdout_overall: check.overall,
         holdout_series: check.series,
     };
-    limit_ripple(&mut found, &names);
     Ok(found)
-}
-
-/// Scales each joint's harmonics down to its Coulomb level (a model clamps a slightly
-/// negative level to zero) where they would exceed it, then cuts its offset to what the
-/// harmonics leave, naming the joint each time.
-fn limit_ripple(found: &mut Identification, names: &[String]) {
-    limit_harmonics(found, names);
-    for (j, name) in names.iter().enumerate().take(found.friction_offset.len()) {
-        let ripple: f64 = found
-            .friction_ripple
-            .get(j)
-            .map_or(0.0, |r| r.chunks(2).map(|p| p[0].hypot(p[1])).sum());
-        let room = (found.coulomb[j].max(0.0) - ripple).max(0.0);
-        let offset = &mut found.friction_offset[j];
-        if offset.abs() > room {
-            *offset = offset.signum() * room;
-            found.offset_limited.push(name.clone());
-        }
-    }
-}
-
-fn limit_harmonics(found: &mut Identification, names: &[String]) {
-    for ((ripple, coulomb), name) in found
-        .friction_ripple
-        .iter_mut()
-        .zip(&found.coulomb)
-        .zip(names)
-    {
-        let bound: f64 = ripple.chunks(2).map(|p| p[0].hypot(p[1])).sum();
-        let level = coulomb.max(0.0);
-        if bound > level {
-            let scale = if bound > 0.0 { level / bound } else { 0.0 };
-            ripple.iter_mut().for_each(|v| *v *= scale);
-            found.ripple_limited.push(name.clone());
-        }
-    }
 }
 
 /// A sampling time that looks like seconds, and (when anything is differentiated) a cutoff the

@@ -71,12 +71,12 @@ impl IdentifiedModel {
         if !self.friction_ripple.is_empty() {
             model = model
                 .with_friction_ripple(&self.friction_ripple)
-                .map_err(|e| refuse(e.to_string()))?;
+                .map_err(|e| refuse(format!("model_friction_ripple: {e}")))?;
         }
         if !self.friction_offset.is_empty() {
             model = model
                 .with_friction_offset(&self.friction_offset)
-                .map_err(|e| refuse(e.to_string()))?;
+                .map_err(|e| refuse(format!("model_friction_offset: {e}")))?;
         }
         Ok(model)
     }

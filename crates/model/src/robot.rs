@@ -224,9 +224,10 @@ impl Robot {
             }
             if friction.ripple_bound() + friction.offset.abs() > friction.coulomb * (1.0 + 1e-12) {
                 return invalid(format!(
-                    "joint '{}': the friction ripple (up to {:.4}) exceeds its Coulomb friction {:.4}: the friction would push somewhere",
+                    "joint '{}': the friction ripple (up to {:.4}) with its offset {:.4} exceeds its Coulomb friction {:.4}: the friction would push somewhere",
                     joint.name,
                     friction.ripple_bound(),
+                    friction.offset,
                     friction.coulomb
                 ));
             }

@@ -119,9 +119,17 @@ pub(crate) fn configure_law<L: Tunable>(
         .as_ref()
         .is_some_and(|m| !m.viscous.is_empty() || !m.coulomb.is_empty());
     if let Some(model) = identified {
-        robot = model
-            .apply(&robot)
-            .map_err(|e| invalid("model_base_parameters", e.to_string()))?;
+        robot = model.apply(&robot).map_err(|e| {
+            let reason = e.to_string();
+            // The parameter the refusal is about, where it names one.
+            let named = [
+                "model_link_parameters",
+                "model_friction_ripple",
+                "model_friction_offset",
+            ];
+            let name = named.into_iter().find(|n| reason.contains(n));
+            invalid(name.unwrap_or("model_base_parameters"), reason)
+        })?;
     }
     // URDF <dynamics damping friction> is usually a simulator's tuning, not a measurement:
     // compensated only when asked, or when an identified model measured it.

@@ -114,3 +114,26 @@ fn a_model_identified_on_another_arm_stops_the_node() {
     assert!(error.contains("model_base_parameters"), "{error}");
     assert!(error.contains("43"), "{error}");
 }
+
+/// An offset above its joint's Coulomb friction would make friction drive the joint: the node
+/// does not start, naming the parameter and the joint.
+#[test]
+fn a_friction_offset_above_the_coulomb_friction_stops_the_node() {
+    let file = model_file(&robot("urdf/panda.urdf"), "skewed.yaml", (0.3, 0.5));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let skewed: String =
+        text.lines()
+            .map(
+                |line| match line.trim_start().starts_with("model_friction_offset:") {
+                    true => "    model_friction_offset: [0.1, 0.1, 0.6, 0.1, 0.1, 0.1, 0.1]\n"
+                        .to_string(),
+                    false => format!("{line}\n"),
+                },
+            )
+            .collect();
+    assert_ne!(skewed, text);
+    std::fs::write(&file, skewed).unwrap();
+    let error = start("computed_torque", &file).err().unwrap().to_string();
+    assert!(error.contains("model_friction_offset"), "{error}");
+    assert!(error.contains("panda_joint3"), "{error}");
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use armctl_model::Robot;
 
-use super::model_steps::{Outcome, Steps, EXCITATION_LAW, LAW};
+use super::model_steps::{friction_notes, Outcome, Steps, EXCITATION_LAW, LAW};
 use super::recording::rms_over_joints;
 use crate::identify_command::held_out_plots::write_prediction_plots;
 use crate::plots::{panel_chart, Panel, Series};
@@ -184,6 +184,9 @@ fn render(steps: &Steps<'_>, outcome: &Outcome, plots: &[PathBuf]) -> String {
     };
     let _ = writeln!(text, "| identify | every link a body that exists; {bodies}; largest distance from least squares {:.2} sigma ({}) |", found.consistency_gap.largest_sigmas, found.consistency_gap.largest_parameter);
     let _ = writeln!(text, "| estimator | {} |", outcome.estimator.describe());
+    for note in friction_notes(found) {
+        let _ = writeln!(text, "| friction | {note} |");
+    }
     let (worst, share) = outcome.validation.worst();
     let _ = writeln!(
         text,

@@ -231,6 +231,9 @@ impl Steps<'_> {
             100.0 * found.holdout_overall
         );
         println!("   estimator: {}", used.describe());
+        for note in friction_notes(&found) {
+            println!("   {note}");
+        }
         Ok((found, used))
     }
 
@@ -423,4 +426,39 @@ fn joint_state(log: &JointLog, k: usize) -> JointState {
         velocity: log.velocity.as_ref().map_or(vec![], |v| v[k].clone()),
         effort: log.effort[k].clone(),
     }
+}
+
+/// What step 4 found of the friction beyond its levels: each joint's offset with its standard
+/// deviation, and what was written otherwise than fitted (a coefficient at zero, an offset or
+/// harmonics cut to the Coulomb level), naming the joints.
+pub(super) fn friction_notes(found: &Identification) -> Vec<String> {
+    let mut notes = vec![];
+    let n = found.friction_offset.len();
+    if n > 0 && found.friction_std.len() >= n {
+        let std = &found.friction_std[found.friction_std.len() - n..];
+        let each: Vec<String> = found
+            .friction_offset
+            .iter()
+            .zip(std)
+            .map(|(v, s)| format!("{v:+.4} ({s:.1e})"))
+            .collect();
+        notes.push(format!(
+            "friction offset per joint, N m (standard deviation): {}",
+            each.join(", ")
+        ));
+    }
+    notes.extend(found.friction_at_zero.iter().map(ToString::to_string));
+    if !found.offset_limited.is_empty() {
+        notes.push(format!(
+            "friction offset cut to the Coulomb level for {} (friction may drive a joint neither way)",
+            found.offset_limited.join(", ")
+        ));
+    }
+    if !found.ripple_limited.is_empty() {
+        notes.push(format!(
+            "Coulomb harmonics scaled down to the Coulomb level for {}",
+            found.ripple_limited.join(", ")
+        ));
+    }
+    notes
 }

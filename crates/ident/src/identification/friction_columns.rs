@@ -2,7 +2,7 @@
 //! friction's harmonics over each joint's position where the log sweeps enough of its range,
 //! then (if asked) each joint's friction offset.
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 
 use super::{condition_number, IdentifyOptions, Signals};
 
@@ -88,6 +88,41 @@ impl FrictionColumns {
         self.first_harmonic(b, self.per_joint.len()) + j
     }
 
+    /// Cuts each joint's harmonics to its Coulomb level (a model clamps a slightly negative
+    /// level to zero), then its offset to what the harmonics leave, so that the friction
+    /// drives the joint neither way (a model would refuse it otherwise): the joints whose
+    /// harmonics, and whose offset, were cut.
+    pub(super) fn limit(&self, estimate: &mut DVector<f64>, b: usize) -> (Vec<usize>, Vec<usize>) {
+        let n = self.per_joint.len();
+        let (mut ripple_cut, mut offset_cut) = (vec![], vec![]);
+        if !self.on {
+            return (ripple_cut, offset_cut);
+        }
+        for j in 0..n {
+            let level = estimate[b + n + j].max(0.0);
+            let first = self.first_harmonic(b, j);
+            let mut harmonics = estimate.rows_mut(first, 2 * self.per_joint[j]);
+            let bound: f64 = harmonics
+                .as_slice()
+                .chunks(2)
+                .map(|p| p[0].hypot(p[1]))
+                .sum();
+            if bound > level {
+                harmonics *= if bound > 0.0 { level / bound } else { 0.0 };
+                ripple_cut.push(j);
+            }
+            let room = level - bound.min(level);
+            if self.offset {
+                let offset = &mut estimate[self.offset_column(b, j)];
+                if offset.abs() > room {
+                    *offset = offset.signum() * room;
+                    offset_cut.push(j);
+                }
+            }
+        }
+        (ripple_cut, offset_cut)
+    }
+
     /// Joint j's friction entries in row `r` of `w`, at position `q` and velocity `qd`:
     /// viscous `qd`, Coulomb `sgn(qd)`, its harmonics `sgn(qd) cos(k q)`, `sgn(qd) sin(k q)`
     /// and the offset `|sgn(qd)|`.
@@ -118,5 +153,33 @@ impl FrictionColumns {
     /// columns.
     pub(super) fn first_harmonic(&self, b: usize, j: usize) -> usize {
         b + 2 * self.per_joint.len() + 2 * self.per_joint[..j].iter().sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Harmonics above the Coulomb level are scaled to it; offsets are cut to what is left.
+    #[test]
+    fn the_friction_shape_is_cut_to_the_coulomb_level_naming_the_joints() {
+        let columns = FrictionColumns {
+            on: true,
+            harmonics: 1,
+            per_joint: vec![1, 0],
+            offset: true,
+            min_speed: 0.1,
+        };
+        let b = 1;
+        assert_eq!(columns.unknowns(), 2 + 2 + 2 + 2);
+        assert_eq!(columns.offset_column(b, 1), 8);
+        // [base, viscous 1, 2, Coulomb 1, 2, cos 1, sin 1, offset 1, 2]
+        let mut estimate = DVector::from_vec(vec![1.0, 0.1, 0.1, 0.4, 0.2, 0.3, 0.4, 0.1, -0.5]);
+        let (ripple_cut, offset_cut) = columns.limit(&mut estimate, b);
+        assert_eq!((ripple_cut, offset_cut), (vec![0], vec![0, 1]));
+        assert!((estimate[5] - 0.24).abs() < 1e-12 && (estimate[6] - 0.32).abs() < 1e-12);
+        assert_eq!((estimate[7], estimate[8]), (0.0, -0.2));
+        let mut kept = DVector::from_vec(vec![1.0, 0.1, 0.1, 0.4, 0.2, 0.1, 0.0, 0.3, -0.2]);
+        assert_eq!(columns.limit(&mut kept, b), (vec![], vec![]));
     }
 }
